@@ -1,0 +1,214 @@
+"""The results contract: one raw file per matrix cell, merged into ``reports/matrix.json``.
+
+The shape is fixed by DESIGN.md ("results")::
+
+    {"schema": 1, "runs": [{"id": ..., "env": {...}, "install": {...}, "results": [...]}]}
+
+A raw file (``reports/raw/<run-id>.json``) has the same shape with exactly one run. Every write is
+atomic (temporary file in the same folder, then ``os.replace``), so a crash or a kill never leaves a
+half-written file behind: readers see the old file or the new one.
+
+>>> r = Result(probe="splitk", backend="interpret", target=None, status="pass")
+>>> run = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0"}, results=[r])
+>>> Run.from_dict(run.to_dict()) == run
+True
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = 1
+
+BACKENDS = ("interpret", "aot", "gpu")
+
+# Statuses any probe may end with besides its own (DESIGN.md).
+COMMON_STATUSES = ("skipped", "error", "crashed", "timeout")
+# Statuses that mean "this check did not work" wherever they appear.
+FAILURE_STATUSES = frozenset({"fail", "error", "crashed", "timeout"})
+# Statuses that mean "nothing was observed": the probe did not get to look.
+NO_OBSERVATION_STATUSES = frozenset({"skipped", "error", "crashed", "timeout"})
+
+INSTALL_STATUSES = ("ok", "failed", "no-such-release", "no-wheel", "skipped", "partial")
+
+
+class SchemaError(ValueError):
+    """A results document does not have the shape DESIGN.md promises; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """One observation: what ``probe`` saw on ``backend`` (for ``target``, where one applies)."""
+
+    probe: str
+    backend: str
+    target: str | None
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+    data: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        """Identifies the row of the matrix this result belongs to."""
+        return (self.probe, self.backend, self.target)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str = "result") -> Result:
+        _require(d, where, {"probe": str, "backend": str, "status": str})
+        if d.get("target") is not None and not isinstance(d["target"], str):
+            raise SchemaError(f"{where}.target: expected a string or null, got {d['target']!r}")
+        if d["backend"] not in BACKENDS:
+            raise SchemaError(f"{where}.backend: expected one of {BACKENDS}, got {d['backend']!r}")
+        return cls(
+            probe=d["probe"],
+            backend=d["backend"],
+            target=d.get("target"),
+            status=d["status"],
+            detail=str(d.get("detail", "")),
+            seconds=float(d.get("seconds", 0.0)),
+            data=dict(d.get("data") or {}),
+        )
+
+
+@dataclass
+class Run:
+    """One matrix cell: a Triton release (and numpy, for interpreter cells) in its own environment."""
+
+    id: str
+    env: dict[str, Any] = field(default_factory=dict)
+    install: dict[str, Any] = field(
+        default_factory=lambda: {"status": "ok", "seconds": 0.0, "detail": ""}
+    )
+    results: list[Result] = field(default_factory=list)
+    # Optional: per-test outcomes of a user's suite (--tests), cell timing, completion flag.
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "env": self.env,
+            "install": self.install,
+            "results": [r.to_dict() for r in self.results],
+        }
+        d.update(self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], where: str = "run") -> Run:
+        if not isinstance(d, dict):
+            raise SchemaError(f"{where}: expected an object, got {type(d).__name__}")
+        _require(d, where, {"id": str, "env": dict, "install": dict, "results": list})
+        results = [
+            Result.from_dict(r, f"{where}.results[{i}]") for i, r in enumerate(d["results"])
+        ]
+        known = {"id", "env", "install", "results"}
+        return cls(
+            id=d["id"],
+            env=dict(d["env"]),
+            install=dict(d["install"]),
+            results=results,
+            extra={k: v for k, v in d.items() if k not in known},
+        )
+
+    @property
+    def triton(self) -> str | None:
+        return self.env.get("triton")
+
+    @property
+    def complete(self) -> bool:
+        """False for a cell the runner has not finished (killed mid-run); reruns redo it."""
+        return bool(self.extra.get("complete", True))
+
+
+def _require(d: dict[str, Any], where: str, fields: dict[str, type]) -> None:
+    for name, typ in fields.items():
+        if name not in d:
+            raise SchemaError(f"{where}.{name}: missing")
+        if not isinstance(d[name], typ):
+            raise SchemaError(
+                f"{where}.{name}: expected {typ.__name__}, got {type(d[name]).__name__}"
+            )
+
+
+def document(runs: Iterable[Run]) -> dict[str, Any]:
+    """The JSON document for ``runs``, sorted by id so that the same runs give the same bytes."""
+    return {"schema": SCHEMA, "runs": [r.to_dict() for r in sorted(runs, key=lambda r: r.id)]}
+
+
+def parse(doc: Any, where: str = "document") -> list[Run]:
+    """Validate a results document and return its runs."""
+    if not isinstance(doc, dict):
+        raise SchemaError(f"{where}: expected an object, got {type(doc).__name__}")
+    if doc.get("schema") != SCHEMA:
+        raise SchemaError(f"{where}.schema: expected {SCHEMA}, got {doc.get('schema')!r}")
+    runs = doc.get("runs")
+    if not isinstance(runs, list):
+        raise SchemaError(f"{where}.runs: expected a list")
+    return [Run.from_dict(r, f"{where}.runs[{i}]") for i, r in enumerate(runs)]
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old content or the new, never a part."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+def write_raw(run: Run, path: str | os.PathLike[str]) -> None:
+    """Write one cell's raw file atomically."""
+    atomic_write_text(path, dumps(document([run])))
+
+
+def read_raw(path: str | os.PathLike[str]) -> Run:
+    """Read one cell's raw file; raises SchemaError (naming the file) if it is not one run."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise SchemaError(f"{path}: not JSON ({e})") from e
+    runs = parse(doc, str(path))
+    if len(runs) != 1:
+        raise SchemaError(f"{path}: a raw file holds exactly one run, found {len(runs)}")
+    return runs[0]
+
+
+def read_runs(path: str | os.PathLike[str]) -> list[Run]:
+    """Runs from a merged ``matrix.json``, a single raw file, or a folder of raw files."""
+    path = Path(path)
+    if path.is_dir():
+        return [read_raw(p) for p in sorted(path.glob("*.json"))]
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    return parse(doc, str(path))
+
+
+def merge(raw_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -> list[Run]:
+    """Merge every raw file in ``raw_dir`` into one ``matrix.json`` at ``out`` (atomically)."""
+    runs = read_runs(raw_dir)
+    ids = [r.id for r in runs]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise SchemaError(f"{raw_dir}: run ids must be unique, repeated: {dupes}")
+    atomic_write_text(out, dumps(document(runs)))
+    return runs
