@@ -506,7 +506,8 @@ class _Index:
     rows: list[_Row] = field(default_factory=list)
     # (release, backends the cell would have run, text): a gpu cell runs gpu, the others the rest.
     failed_installs: list[tuple[Version | None, tuple[str, ...], str]] = field(default_factory=list)
-    unusable: list[str] = field(default_factory=list)
+    # (probes the run has results for, text): runs whose env.triton is not a version.
+    unusable: list[tuple[frozenset[str], str]] = field(default_factory=list)
 
     @classmethod
     def build(cls, runs: Iterable[Run]) -> _Index:
@@ -526,8 +527,11 @@ class _Index:
             if release is None:
                 if run.results:
                     index.unusable.append(
-                        f"run {run.id}: env.triton {run.triton!r} is not a version; "
-                        f"its {len(run.results)} results are ignored"
+                        (
+                            frozenset(r.probe for r in run.results),
+                            f"run {run.id}: env.triton {run.triton!r} is not a version; "
+                            f"its {len(run.results)} results are ignored",
+                        )
                     )
                 continue
             index.rows.extend(_Row(release, run, r) for r in run.results)
@@ -593,7 +597,7 @@ def _eval_check(check: Check, index: _Index) -> tuple[str, list[str]]:
         for rel, kinds, text in index.failed_installs
         if (rel is None or _in(spec, rel)) and any(check.looks_at(k) for k in kinds)
     ]
-    evidence += index.unusable
+    evidence += [text for probes, text in index.unusable if check.probe in probes]
     of_probe = [w for w in index.rows if w.result.probe == check.probe]
     rows = [w for w in of_probe if _matches(check, w)]
     if not rows:

@@ -292,6 +292,8 @@ def test_a_run_without_a_version_is_reported_and_ignored(real):
     v = verdict(real, "block-ptr-deprecated-in-3.7", [bad])
     assert v.verdict == "untested"
     assert any("env.triton 'main' is not a version" in e for e in v.evidence)
+    v = verdict(real, "allow-tf32-deprecated", [bad])
+    assert v.evidence == ["no results for probe allow_tf32"]
 
 
 def test_a_release_candidate_counts_as_its_release(real):
