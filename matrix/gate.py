@@ -1,0 +1,343 @@
+"""The upgrade gate: is it safe to move from a baseline Triton release to a candidate?
+
+Compares results already recorded (``--results``: a folder of raw files or a ``matrix.json``);
+it installs nothing and needs no Triton, torch or numpy::
+
+    python -m matrix.gate --candidate 3.9.0 --results reports/raw [--baseline 3.8.0]
+                          [--scan my_kernels/ ...] [--out reports/gate]
+
+``--baseline`` defaults to the release pinned in ``matrix/data/pinned.toml``. ``--candidate``
+is required here: ``nox -s gate`` resolves its default (the newest release on the package index),
+runs the cells that are missing, and passes both in. The project's own ``kernels/`` are always
+scanned (``--no-project-scan`` turns that off); ``--scan`` adds a team's own sources.
+
+Findings (matrix/gate_compare.py): a *regression* (a check that passes on the baseline fails,
+errors, crashes or times out on the candidate: kernel numerics, compilation for an aot target,
+the user's tests), a *breaking API* (a scanned use of an API whose probe says "removed" on the
+candidate), a *behaviour change* (any other probe status difference), which fails the gate
+unless ``matrix/data/accepted_changes.toml`` acknowledges it with a reason.
+
+Exit status (``EXIT_*``), fail closed:
+
+- 0 safe: everything both sides recorded was compared and nothing is unsafe or undecided;
+- 1 unsafe: at least one regression, breaking API or unacknowledged behaviour change (anything
+  undecidable is listed as well);
+- 2 undecidable: missing results for either side, a failed install, an incomplete cell, a check
+  that could not be compared, bad arguments, malformed data files, or any unexpected error.
+
+Output: a Markdown summary (verdict line first, fit for a pull-request comment), printed and
+written to ``<out>/gate.md``, and the same as JSON in ``<out>/gate.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from packaging.version import InvalidVersion, Version
+
+from matrix import gate_compare as gc
+from matrix.gate_config import (
+    ACCEPTED_PATH,
+    PINNED_PATH,
+    ConfigError,
+    load_accepted,
+    pinned_release,
+)
+from matrix.results import SchemaError, atomic_write_text, read_runs
+from matrix.scan import RuleError, ScanReport, load_rules, scan_paths
+
+EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
+VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECIDABLE"}
+PROJECT_KERNELS = "kernels"
+DEFAULT_OUT = Path("reports") / "gate"
+
+SECTIONS = (
+    (gc.BREAKING, "Breaking API"),
+    (gc.REGRESSION, "Regressions"),
+    (gc.BEHAVIOUR, "Behaviour changes, not acknowledged"),
+    (gc.ACCEPTED, "Behaviour changes, acknowledged"),
+)
+
+
+class UsageError(ValueError):
+    """A command-line argument is wrong; the message names it, its value and what was expected."""
+
+
+@dataclass
+class GateReport:
+    """What the gate decided and why; rendered as Markdown and JSON."""
+
+    baseline: str | None
+    candidate: str | None
+    results: str | None
+    exit_code: int = EXIT_UNDECIDABLE
+    errors: list[str] = field(default_factory=list)
+    comparison: gc.Comparison = field(default_factory=gc.Comparison)
+    scanned: list[str] = field(default_factory=list)
+    scan_findings: list[dict[str, Any]] = field(default_factory=list)
+    accepted_file: str = ""
+
+    @property
+    def verdict(self) -> str:
+        return VERDICTS[self.exit_code]
+
+    def decide(self) -> int:
+        """Unsafe if proven unsafe; else undecidable if something is unknown; else safe."""
+        if self.errors:
+            self.exit_code = EXIT_UNDECIDABLE
+        elif self.comparison.unsafe:
+            self.exit_code = EXIT_UNSAFE
+        elif self.comparison.undecidable or not self.comparison.compared:
+            if not self.comparison.compared and not self.comparison.undecidable:
+                self.comparison.undecidable.append("nothing was compared")
+            self.exit_code = EXIT_UNDECIDABLE
+        else:
+            self.exit_code = EXIT_SAFE
+        return self.exit_code
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.comparison
+        return {
+            "verdict": self.verdict.lower(),
+            "exit_code": self.exit_code,
+            "baseline": self.baseline,
+            "candidate": self.candidate,
+            "results": self.results,
+            "errors": self.errors,
+            "findings": [f.to_dict() for f in c.findings],
+            "undecidable": c.undecidable,
+            "notes": c.notes,
+            "compared": c.compared,
+            "scanned": self.scanned,
+            "scan_findings": self.scan_findings,
+        }
+
+
+# ------------------------------------------------------------------------------------ markdown
+
+
+def _headline(report: GateReport) -> str:
+    upgrade = f"Triton {report.baseline or '?'} → {report.candidate or '?'}"
+    c = report.comparison
+    counts = {
+        kind: len({_group_key(f) for f in c.findings if f.kind == kind}) for kind, _ in SECTIONS
+    }
+    if report.exit_code == EXIT_SAFE:
+        why = "no regression, breaking API or unacknowledged behaviour change"
+    elif report.exit_code == EXIT_UNSAFE:
+        why = ", ".join(
+            f"{title}: {counts[k]}" for k, title in SECTIONS if k != gc.ACCEPTED and counts[k]
+        )
+    else:
+        n = len(report.errors) + len(c.undecidable)
+        why = f"{n} reason(s) the gate cannot decide; see below"
+    return f"**{report.verdict}** (exit {report.exit_code}): {upgrade}: {why}."
+
+
+def _group_key(f: gc.GateFinding) -> tuple[Any, ...]:
+    """Findings that differ only in column (and, for API uses, location) read as one entry."""
+    return (f.kind, f.probe, f.baseline, f.candidate, f.fix, f.reason)
+
+
+def _toml_ack(f: gc.GateFinding, where: str) -> str:
+    return (
+        f'[[change]]\nprobe = "{f.probe}"\nwhere = "{where}"\n'
+        f'from = "{f.baseline}"\nto = "{f.candidate}"\nreason = "..."  # why this is fine for you'
+    )
+
+
+def _display_path(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def render_markdown(report: GateReport) -> str:
+    """The PR-comment summary: verdict first, then each finding with evidence and fix."""
+    c = report.comparison
+    lines = [_headline(report), ""]
+    lines.append(f"- results: `{report.results}`")
+    if c.compared:
+        lines.append(f"- compared: {', '.join(c.compared)}")
+    if report.scanned:
+        shown = ", ".join(f"`{p}`" for p in report.scanned[:8])
+        more = f" and {len(report.scanned) - 8} more" if len(report.scanned) > 8 else ""
+        lines.append(
+            f"- scanned for API uses: {shown}{more} ({len(report.scan_findings)} hazard(s))"
+        )
+    else:
+        lines.append(
+            "- scanned for API uses: nothing (no kernels/ folder or --no-project-scan, and no"
+            " --scan), so no breaking-API check"
+        )
+    if report.errors:
+        lines += ["", "### Cannot decide", ""]
+        lines += [f"- {e}" for e in report.errors]
+    for kind, title in SECTIONS:
+        groups: dict[tuple[Any, ...], list[gc.GateFinding]] = {}
+        for f in c.findings:
+            if f.kind == kind:
+                groups.setdefault(_group_key(f), []).append(f)
+        if not groups:
+            continue
+        lines += ["", f"### {title} ({len(groups)})", ""]
+        for members in groups.values():
+            f = members[0]
+            wheres = list(dict.fromkeys(m.where for m in members))
+            uses = list(dict.fromkeys(u for m in members for u in m.uses))
+            change = f"`{f.baseline}` → `{f.candidate}`" if f.baseline else f"`{f.candidate}`"
+            lines.append(f"- **{f.probe}**: {change} on {', '.join(wheres)}")
+            for use in uses[:10]:
+                lines.append(f"  - used at `{use}`")
+            if len(uses) > 10:
+                lines.append(f"  - ... and {len(uses) - 10} more uses")
+            lines.append(f"  - evidence ({f.where}): " + "; ".join(f.evidence))
+            if f.fix:
+                lines.append(f"  - fix: {f.fix}")
+            if kind == gc.ACCEPTED:
+                lines.append(f"  - accepted because: {f.reason}")
+            if kind == gc.BEHAVIOUR:
+                accepted = _display_path(report.accepted_file)
+                lines.append(f"  - to acknowledge it, add to `{accepted}`:")
+                lines.append("")
+                lines.append("    ```toml")
+                where = wheres[0] if len(wheres) == 1 else "*"
+                lines += [f"    {t}" for t in _toml_ack(f, where).splitlines()]
+                lines.append("    ```")
+    if c.undecidable:
+        lines += ["", f"### Undecidable ({len(c.undecidable)})", ""]
+        lines += [f"- {u}" for u in c.undecidable]
+    if c.notes:
+        lines += ["", f"<details><summary>Notes ({len(c.notes)})</summary>", ""]
+        lines += [f"- {n}" for n in c.notes]
+        lines += ["", "</details>"]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------------------ CLI
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(
+            EXIT_UNDECIDABLE, f"{self.prog}: bad arguments: {message} (exit 2: undecidable)\n"
+        )
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="python -m matrix.gate",
+        description="Compare recorded matrix results of a baseline and a candidate Triton release.",
+        epilog="Exit status: 0 safe, 1 unsafe, 2 undecidable (missing/failed data, bad arguments).",
+    )
+    p.add_argument("--baseline", help=f"release to upgrade from (default: {PINNED_PATH.name})")
+    p.add_argument(
+        "--candidate",
+        required=True,
+        help="release to upgrade to (nox -s gate passes the newest on the index by default)",
+    )
+    p.add_argument("--results", required=True, help="raw results folder or a merged matrix.json")
+    p.add_argument(
+        "--scan", action="append", default=[], metavar="PATH", help="more sources to scan"
+    )
+    p.add_argument(
+        "--no-project-scan", action="store_true", help="do not scan the project's kernels/ folder"
+    )
+    p.add_argument("--accepted", default=str(ACCEPTED_PATH), help="accepted behaviour changes")
+    p.add_argument("--pinned", default=str(PINNED_PATH), help="file with the pinned release")
+    p.add_argument("--out", default=str(DEFAULT_OUT), help="folder for gate.md and gate.json")
+    return p
+
+
+def _release(arg: str, value: str) -> str:
+    try:
+        Version(value)
+    except InvalidVersion:
+        raise UsageError(f"{arg} {value!r}: expected a release like 3.9.0") from None
+    return value
+
+
+def run_gate(args: argparse.Namespace) -> GateReport:
+    """Everything but argument parsing and output; errors are recorded, never raised."""
+    report = GateReport(baseline=args.baseline, candidate=args.candidate, results=args.results)
+    report.accepted_file = args.accepted
+    try:
+        baseline = _release("--baseline", args.baseline or pinned_release(args.pinned))
+        report.baseline = baseline
+        candidate = _release("--candidate", args.candidate)
+        if gc.same_release(baseline, candidate):
+            raise UsageError(
+                f"--baseline {baseline!r} and --candidate {candidate!r} are the same release"
+            )
+        results = Path(args.results)
+        if not results.exists():
+            raise UsageError(f"--results {args.results!r}: no such folder or file")
+        accepted = load_accepted(args.accepted)
+        runs = read_runs(results)
+        scan_targets = list(args.scan)
+        if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
+            scan_targets.insert(0, PROJECT_KERNELS)
+        scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
+    except (UsageError, ConfigError, SchemaError, RuleError, FileNotFoundError) as e:
+        report.errors.append(str(e))
+        return report
+    except (OSError, json.JSONDecodeError) as e:
+        report.errors.append(f"--results {args.results!r}: cannot read ({e})")
+        return report
+
+    report.scanned = scan_targets
+    report.scan_findings = [f.to_dict() for f in scan.findings]
+    report.errors += [f"scan: {e}" for e in scan.errors]
+    base_runs, cand_runs = gc.runs_for(runs, baseline), gc.runs_for(runs, candidate)
+    report.errors += gc.check_runs("baseline", baseline, base_runs)
+    report.errors += gc.check_runs("candidate", candidate, cand_runs)
+    if report.errors:
+        return report
+    try:
+        report.comparison = gc.compare(
+            base_runs, cand_runs, baseline, candidate, accepted, scan.findings
+        )
+    except gc.DataError as e:
+        report.errors.append(f"bad data in {args.results}: {e}")
+    return report
+
+
+def write_outputs(report: GateReport, out: str | Path) -> str:
+    markdown = render_markdown(report)
+    out = Path(out)
+    atomic_write_text(out / "gate.md", markdown)
+    atomic_write_text(out / "gate.json", json.dumps(report.to_dict(), indent=1) + "\n")
+    return markdown
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        report = run_gate(args)
+        report.decide()
+    except Exception:  # fail closed: an unexpected error is "undecidable", never "safe"
+        report = GateReport(args.baseline, args.candidate, args.results)
+        report.errors.append("internal error in the gate:\n" + traceback.format_exc())
+        report.decide()
+    try:
+        markdown = write_outputs(report, args.out)
+    except OSError as e:
+        markdown = render_markdown(report)
+        print(markdown)
+        print(f"matrix.gate: --out {args.out!r}: cannot write the report ({e})", file=sys.stderr)
+        return EXIT_UNDECIDABLE
+    print(markdown)
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,452 @@
+"""Compare recorded results of a baseline and a candidate Triton release: the gate's findings.
+
+Pure data in, findings out: no installs, no Triton. The pairing follows the results contract:
+
+- interpreter results pair by numpy (every numpy both sides recorded; if none is shared, the
+  newest numpy of each side), because the interpreter's numerics come from numpy;
+- ``aot`` and ``gpu`` results pair by (backend, target), whatever numpy their cell had.
+
+Anything the comparison cannot vouch for becomes an ``undecidable`` item, never silence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from matrix.catalog import PROBES_BY_NAME
+from matrix.gate_config import AcceptedChange
+from matrix.results import FAILURE_STATUSES, Result, Run
+from matrix.scan import Finding as ScanFinding
+
+REGRESSION = "regression"
+BREAKING = "breaking-api"
+BEHAVIOUR = "behaviour-change"
+ACCEPTED = "accepted-change"
+# Finding kinds that make the upgrade unsafe (exit 1).
+UNSAFE_KINDS = (BREAKING, REGRESSION, BEHAVIOUR)
+
+PASSED_TEST = "passed"
+FAILED_TESTS = frozenset({"failed", "error", "crashed", "timeout", "xpassed-strict"})
+
+
+class DataError(ValueError):
+    """The recorded results contradict themselves or the contract (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """One place a probe runs: ``interpret`` (with its numpy), ``aot:cuda:90``, ``gpu:cuda:90``."""
+
+    backend: str
+    target: str | None
+
+    @property
+    def label(self) -> str:
+        return self.backend if self.target is None else f"{self.backend}:{self.target}"
+
+
+@dataclass
+class GateFinding:
+    """Something the gate found, with its evidence and, where known, the fix."""
+
+    kind: str
+    probe: str
+    where: str
+    baseline: str | None
+    candidate: str | None
+    evidence: list[str] = field(default_factory=list)
+    fix: str = ""
+    reason: str = ""
+    uses: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Comparison:
+    """Everything the gate learned: findings, what it could not decide, what it compared."""
+
+    findings: list[GateFinding] = field(default_factory=list)
+    undecidable: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    compared: list[str] = field(default_factory=list)
+
+    @property
+    def unsafe(self) -> list[GateFinding]:
+        return [f for f in self.findings if f.kind in UNSAFE_KINDS]
+
+
+# ----------------------------------------------------------------------------------- selection
+
+
+def same_release(recorded: Any, wanted: str) -> bool:
+    """``3.9`` and ``3.9.0`` are one release; unparsable strings compare as text."""
+    if not isinstance(recorded, str):
+        return False
+    try:
+        return Version(recorded) == Version(wanted)
+    except InvalidVersion:
+        return recorded == wanted
+
+
+def runs_for(runs: Iterable[Run], release: str) -> list[Run]:
+    return [r for r in runs if same_release(r.triton, release)]
+
+
+def check_runs(side: str, release: str, runs: Sequence[Run]) -> list[str]:
+    """Reasons the runs of one side cannot be trusted (missing, failed install, incomplete)."""
+    if not runs:
+        return [f"no results for the {side} Triton {release}: no run has env.triton == {release!r}"]
+    problems = []
+    for run in runs:
+        status = run.install.get("status")
+        if status != "ok":
+            detail = str(run.install.get("detail", "")).strip()
+            problems.append(
+                f"{side} run {run.id!r}: install status {status!r}, not 'ok'"
+                + (f" ({detail[:300]})" if detail else "")
+            )
+        elif not run.complete:
+            problems.append(f"{side} run {run.id!r}: incomplete cell (complete: false); rerun it")
+        elif not run.results and "tests" not in run.extra:
+            problems.append(f"{side} run {run.id!r}: installed but recorded no results")
+    return problems
+
+
+def _numpy_key(numpy: str) -> tuple[int, Any]:
+    try:
+        return (1, Version(numpy))
+    except InvalidVersion:
+        return (0, numpy)
+
+
+def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], dict[str, Result]]:
+    """``{(backend, target, numpy-or-None): {probe: Result}}``; conflicting duplicates raise."""
+    table: dict[tuple[str, str | None, str | None], dict[str, Result]] = {}
+    origin: dict[tuple[Any, ...], str] = {}
+    for run in runs:
+        numpy = run.env.get("numpy")
+        for r in run.results:
+            np_key = str(numpy) if r.backend == "interpret" else None
+            col = (r.backend, r.target, np_key)
+            cell = table.setdefault(col, {})
+            previous = cell.get(r.probe)
+            if previous is not None and previous.status != r.status:
+                raise DataError(
+                    f"conflicting results for {r.probe} on {Column(r.backend, r.target).label}"
+                    f" (Triton {run.triton}): {previous.status!r} in run "
+                    f"{origin[(*col, r.probe)]!r}, {r.status!r} in run {run.id!r}"
+                )
+            cell[r.probe] = previous or r
+            origin.setdefault((*col, r.probe), run.id)
+    return table
+
+
+def pair_numpy(base: Iterable[str], cand: Iterable[str]) -> list[tuple[str, str]]:
+    """Same numpy on both sides where there is one; otherwise the newest of each."""
+    base, cand = set(base), set(cand)
+    shared = sorted(base & cand, key=_numpy_key)
+    if shared:
+        return [(n, n) for n in shared]
+    if base and cand:
+        return [(max(base, key=_numpy_key), max(cand, key=_numpy_key))]
+    return []
+
+
+# ---------------------------------------------------------------------------------- comparison
+
+
+def _detail(side: str, release: str, r: Result) -> str:
+    text = " ".join(r.detail.split())
+    if len(text) > 400:
+        text = text[:400] + " ..."
+    return f"{side} {release}: `{r.status}`" + (f": {text}" if text else "")
+
+
+def compare(
+    base_runs: Sequence[Run],
+    cand_runs: Sequence[Run],
+    baseline: str,
+    candidate: str,
+    accepted: Sequence[AcceptedChange],
+    scan_findings: Sequence[ScanFinding],
+) -> Comparison:
+    """All findings of an upgrade from ``baseline`` to ``candidate`` on the recorded runs."""
+    out = Comparison()
+    base_cols, cand_cols = _columns(base_runs), _columns(cand_runs)
+    uses_by_probe: dict[str, list[ScanFinding]] = {}
+    for f in scan_findings:
+        if f.rule.probe:
+            uses_by_probe.setdefault(f.rule.probe, []).append(f)
+
+    pairs: list[tuple[tuple[Any, ...], tuple[Any, ...], str]] = []
+    interp_base = {c[2] for c in base_cols if c[0] == "interpret"}
+    interp_cand = {c[2] for c in cand_cols if c[0] == "interpret"}
+    targets_base = {c[1] for c in base_cols if c[0] == "interpret"}
+    targets_cand = {c[1] for c in cand_cols if c[0] == "interpret"}
+    for target in sorted(targets_base & targets_cand, key=str):
+        nb = {n for (b, t, n) in base_cols if b == "interpret" and t == target}
+        nc = {n for (b, t, n) in cand_cols if b == "interpret" and t == target}
+        for b_np, c_np in pair_numpy(nb, nc):
+            label = Column("interpret", target).label
+            shown = (
+                f"{label} (numpy {b_np})" if b_np == c_np else f"{label} (numpy {b_np} vs {c_np})"
+            )
+            pairs.append((("interpret", target, b_np), ("interpret", target, c_np), shown))
+    if interp_base and not interp_cand:
+        out.notes.append(f"not compared: interpreter results exist for {baseline} only")
+    if interp_cand and not interp_base:
+        out.notes.append(f"not compared: interpreter results exist for {candidate} only")
+    other_base = {c for c in base_cols if c[0] != "interpret"}
+    other_cand = {c for c in cand_cols if c[0] != "interpret"}
+    for col in sorted(other_base & other_cand, key=str):
+        pairs.append((col, col, Column(col[0], col[1]).label))
+    for col in sorted(other_base - other_cand, key=str):
+        out.notes.append(
+            f"not compared: {Column(col[0], col[1]).label} recorded for {baseline} only"
+        )
+    for col in sorted(other_cand - other_base, key=str):
+        out.notes.append(
+            f"not compared: {Column(col[0], col[1]).label} recorded for {candidate} only"
+        )
+
+    if not pairs and (base_cols or cand_cols):
+        out.undecidable.append(
+            f"no backend/target recorded for both {baseline} and {candidate}: nothing to compare"
+        )
+
+    probes_seen_on_candidate: set[str] = set()
+    for b_key, c_key, shown in pairs:
+        out.compared.append(shown)
+        where = Column(b_key[0], b_key[1]).label
+        b_res, c_res = base_cols[b_key], cand_cols[c_key]
+        probes_seen_on_candidate.update(p for p in c_res if c_res[p].status not in {"skipped"})
+        for probe in sorted(set(b_res) | set(c_res)):
+            _compare_probe(
+                out,
+                probe,
+                where,
+                shown,
+                b_res.get(probe),
+                c_res.get(probe),
+                baseline,
+                candidate,
+                accepted,
+                uses_by_probe.get(probe, []),
+            )
+
+    # A scanned use of an API whose probe the candidate never ran cannot be vouched for.
+    for probe, uses in sorted(uses_by_probe.items()):
+        if any(u.rule.breaking for u in uses) and probe not in probes_seen_on_candidate:
+            locs = ", ".join(f"{u.path}:{u.line}" for u in uses[:5])
+            out.undecidable.append(
+                f"the scanned code uses what probe {probe!r} measures ({locs}) but no compared "
+                f"backend recorded {probe} for {candidate}"
+            )
+    _compare_tests(out, base_runs, cand_runs, baseline, candidate)
+    # A change that breaks scanned code is reported once, as breaking, not again as a change.
+    broken = {(f.probe, f.where) for f in out.findings if f.kind == BREAKING}
+    out.findings = [
+        f
+        for f in out.findings
+        if not (f.kind in (BEHAVIOUR, ACCEPTED) and (f.probe, f.where) in broken)
+    ]
+    return out
+
+
+def _compare_probe(
+    out: Comparison,
+    probe: str,
+    where: str,
+    shown: str,
+    b: Result | None,
+    c: Result | None,
+    baseline: str,
+    candidate: str,
+    accepted: Sequence[AcceptedChange],
+    uses: Sequence[ScanFinding],
+) -> None:
+    spec = PROBES_BY_NAME.get(probe)
+    is_check = spec is not None and not spec.behavioural
+    good = spec.good if spec is not None else ()
+
+    if c is not None:
+        for use in uses:
+            if c.status in use.rule.breaking:
+                evidence = [_detail("candidate", candidate, c)]
+                if b is not None:
+                    evidence.insert(0, _detail("baseline", baseline, b))
+                out.findings.append(
+                    GateFinding(
+                        BREAKING,
+                        probe,
+                        where,
+                        b.status if b else None,
+                        c.status,
+                        evidence,
+                        fix=use.rule.fix,
+                        uses=[f"{use.path}:{use.line}:{use.col} {use.rule.id} {use.snippet}"],
+                    )
+                )
+
+    if b is None or c is None:
+        side = baseline if c is None else candidate
+        present = b if c is None else c
+        assert present is not None
+        if is_check and c is None and b is not None and b.status in good:
+            out.undecidable.append(
+                f"{probe} on {shown}: `{b.status}` on {baseline} but no result on {candidate}"
+            )
+        else:
+            out.notes.append(
+                f"not compared: {probe} on {shown} recorded for {side} only (`{present.status}`)"
+            )
+        return
+
+    if is_check:
+        if b.status in good and c.status in FAILURE_STATUSES:
+            out.findings.append(
+                GateFinding(
+                    REGRESSION,
+                    probe,
+                    where,
+                    b.status,
+                    c.status,
+                    [_detail("baseline", baseline, b), _detail("candidate", candidate, c)],
+                )
+            )
+        elif b.status in good and c.status not in good:
+            out.undecidable.append(
+                f"{probe} on {shown}: `{b.status}` on {baseline}, `{c.status}` on {candidate}"
+                " (not a result the gate can count as passing or failing)"
+            )
+        elif b.status not in good and c.status in good:
+            out.notes.append(f"improved: {probe} on {shown}: `{b.status}` -> `{c.status}`")
+        elif b.status not in good:
+            out.notes.append(
+                f"fails on both: {probe} on {shown}: `{b.status}` on {baseline}, "
+                f"`{c.status}` on {candidate} (not a regression)"
+            )
+        return
+
+    if b.status == c.status:
+        return
+    evidence = [_detail("baseline", baseline, b), _detail("candidate", candidate, c)]
+    use_text = [f"{u.path}:{u.line}:{u.col} {u.rule.id} {u.snippet}" for u in uses]
+    fixes = sorted({u.rule.fix for u in uses})
+    for ack in accepted:
+        if ack.matches(probe, where, b.status, c.status, baseline, candidate):
+            out.findings.append(
+                GateFinding(
+                    ACCEPTED,
+                    probe,
+                    where,
+                    b.status,
+                    c.status,
+                    evidence,
+                    reason=ack.reason,
+                    uses=use_text,
+                )
+            )
+            return
+    out.findings.append(
+        GateFinding(
+            BEHAVIOUR,
+            probe,
+            where,
+            b.status,
+            c.status,
+            evidence,
+            fix="; ".join(fixes),
+            uses=use_text,
+        )
+    )
+
+
+# ---------------------------------------------------------------------------------- user tests
+
+
+def parse_tests(run: Run) -> dict[str, str] | None:
+    """A run's user-test outcomes as ``{test id: outcome}``; None when it recorded none.
+
+    Accepted shapes: ``{"id": "passed"}``, ``{"id": {"outcome": "passed"}}``, or a list of
+    ``{"nodeid" or "name": ..., "outcome": ...}``. Anything else raises DataError.
+    """
+    raw = run.extra.get("tests")
+    if raw is None:
+        return None
+    out: dict[str, str] = {}
+    items: Iterable[tuple[Any, Any]]
+    if isinstance(raw, dict):
+        items = raw.items()
+    elif isinstance(raw, list):
+        items = []
+        for i, t in enumerate(raw):
+            if not isinstance(t, dict):
+                raise DataError(f"run {run.id!r}: tests[{i}] is not an object: {t!r}")
+            items.append((t.get("nodeid", t.get("name")), t))
+    else:
+        raise DataError(f"run {run.id!r}: 'tests' must be an object or a list, got {raw!r}")
+    for name, value in items:
+        outcome = value.get("outcome") if isinstance(value, dict) else value
+        if not isinstance(name, str) or not isinstance(outcome, str):
+            raise DataError(f"run {run.id!r}: test entry {name!r}: expected id -> outcome string")
+        out[name] = outcome
+    return out
+
+
+def _compare_tests(
+    out: Comparison,
+    base_runs: Sequence[Run],
+    cand_runs: Sequence[Run],
+    baseline: str,
+    candidate: str,
+) -> None:
+    def by_numpy(runs: Sequence[Run]) -> dict[str, dict[str, str]]:
+        table: dict[str, dict[str, str]] = {}
+        for run in runs:
+            tests = parse_tests(run)
+            if tests is not None:
+                table.setdefault(str(run.env.get("numpy")), {}).update(tests)
+        return table
+
+    base, cand = by_numpy(base_runs), by_numpy(cand_runs)
+    if base and not cand:
+        out.undecidable.append(
+            f"the user's tests ran on {baseline} but not on {candidate}: "
+            "rerun the candidate with them"
+        )
+        return
+    for b_np, c_np in pair_numpy(base, cand):
+        shown = f"tests (numpy {b_np})" if b_np == c_np else f"tests (numpy {b_np} vs {c_np})"
+        out.compared.append(shown)
+        for test, b_outcome in sorted(base[b_np].items()):
+            if b_outcome != PASSED_TEST:
+                continue
+            c_outcome = cand[c_np].get(test)
+            if c_outcome == PASSED_TEST:
+                continue
+            if c_outcome is None or c_outcome not in FAILED_TESTS:
+                out.undecidable.append(
+                    f"user test {test} ({shown}): passed on {baseline}, "
+                    f"{'missing' if c_outcome is None else repr(c_outcome)} on {candidate}"
+                )
+                continue
+            out.findings.append(
+                GateFinding(
+                    REGRESSION,
+                    f"test {test}",
+                    shown,
+                    b_outcome,
+                    c_outcome,
+                    [
+                        f"baseline {baseline}: `{b_outcome}`",
+                        f"candidate {candidate}: `{c_outcome}`",
+                    ],
+                )
+            )

@@ -1,0 +1,440 @@
+"""The gate on synthetic result sets: each exit code, for the right reason.
+
+Every case starts from ``tests/fixtures/gate/safe`` (3.8.0 and 3.9.0 behaving identically, plus
+a 3.7.0 cell that failed to install and must be ignored) and changes one thing. The statuses in
+the fixtures are made up; they test the gate's logic, not claims about Triton releases.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from matrix import gate
+from matrix import gate_compare as gc
+from matrix.results import Result, Run, read_raw, write_raw
+
+FIXTURES = Path(__file__).parent / "fixtures"
+GATE = FIXTURES / "gate"
+BLOCK_PTR_KERNEL = FIXTURES / "scan" / "tri001_block_ptr.py"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    dst = tmp_path / "raw"
+    shutil.copytree(GATE / "safe", dst)
+    return dst
+
+
+def mutate(raw: Path, release: str, change: Callable[[Run], Run | None]) -> None:
+    """Apply ``change`` to every run of ``release`` (returning None deletes the file)."""
+    for path in sorted(raw.glob("*.json")):
+        run = read_raw(path)
+        if run.triton != release:
+            continue
+        new = change(run)
+        if new is None:
+            path.unlink()
+        else:
+            write_raw(new, path)
+
+
+def set_status(
+    probe: str, status: str, detail: str = "", backend: str | None = None, target: str | None = None
+) -> Callable[[Run], Run]:
+    def change(run: Run) -> Run:
+        run.results = [
+            replace(r, status=status, detail=detail)
+            if r.probe == probe
+            and (backend is None or r.backend == backend)
+            and (target is None or r.target == target)
+            else r
+            for r in run.results
+        ]
+        return run
+
+    return change
+
+
+def run_gate(
+    tmp_path: Path,
+    raw: Path,
+    *extra: str,
+    accepted: str = "accepted_none.toml",
+    candidate: str = "3.9.0",
+    baseline: str | None = "3.8.0",
+) -> tuple[int, str, dict]:
+    out = tmp_path / "gate-out"
+    args = ["--candidate", candidate, "--results", str(raw), "--out", str(out)]
+    args += ["--accepted", str(GATE / accepted), "--no-project-scan", *extra]
+    if baseline is not None:
+        args += ["--baseline", baseline]
+    code = gate.main(args)
+    md = (out / "gate.md").read_text()
+    doc = json.loads((out / "gate.json").read_text())
+    assert doc["exit_code"] == code
+    return code, md, doc
+
+
+def kinds(doc: dict) -> set[str]:
+    return {f["kind"] for f in doc["findings"]}
+
+
+# -------------------------------------------------------------------------------------- exit 0
+
+
+def test_safe(tmp_path: Path, results: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 0, md
+    assert md.splitlines()[0].startswith("**SAFE** (exit 0): Triton 3.8.0 → 3.9.0")
+    assert doc["findings"] == [] and doc["undecidable"] == [] and doc["errors"] == []
+    # Both numpy versions of the interpreter and every aot target were compared.
+    assert set(doc["compared"]) == {
+        "interpret (numpy 1.26.4)",
+        "interpret (numpy 2.4.6)",
+        "aot:cuda:80",
+        "aot:cuda:90",
+        "aot:hip:gfx942",
+    }
+    assert capsys.readouterr().out.startswith("**SAFE**")
+
+
+def test_default_baseline_is_the_pinned_release(tmp_path: Path, results: Path) -> None:
+    code, md, doc = run_gate(
+        tmp_path, results, "--pinned", str(GATE / "pinned_3.8.0.toml"), baseline=None
+    )
+    assert code == 0, md
+    assert doc["baseline"] == "3.8.0"
+
+
+def test_project_pinned_file_names_a_release() -> None:
+    from packaging.version import Version
+
+    from matrix.gate_config import pinned_release
+
+    Version(pinned_release())  # raises if the committed pin is not a release
+
+
+# -------------------------------------------------------------------------------------- exit 1
+
+
+def test_regression_in_compilation_for_a_target(tmp_path: Path, results: Path) -> None:
+    err = "CompilationError: at 12:4: unsupported layout"
+    mutate(results, "3.9.0", set_status("splitk", "error", err, "aot", "cuda:90"))
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 1, md
+    assert kinds(doc) == {gc.REGRESSION}
+    (f,) = doc["findings"]
+    assert (f["probe"], f["where"], f["baseline"], f["candidate"]) == (
+        "splitk",
+        "aot:cuda:90",
+        "pass",
+        "error",
+    )
+    assert md.startswith("**UNSAFE** (exit 1)")
+    assert "### Regressions (1)" in md and err in md
+
+
+@pytest.mark.parametrize("status", ["fail", "crashed", "timeout"])
+def test_regression_in_numerics_under_one_numpy(tmp_path: Path, results: Path, status: str) -> None:
+    def change(run: Run) -> Run:
+        if run.env["numpy"] == "1.26.4":
+            return set_status("tiled", status, "worst rel err 0.31 (K=10)", "interpret")(run)
+        return run
+
+    mutate(results, "3.9.0", change)
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 1, md
+    (f,) = doc["findings"]
+    assert f["kind"] == gc.REGRESSION and f["candidate"] == status
+    assert "interpret (numpy 1.26.4)" in md or f["where"] == "interpret"
+    assert "worst rel err 0.31" in md
+
+
+def test_regression_in_a_user_test(tmp_path: Path, results: Path) -> None:
+    def with_tests(outcome: str) -> Callable[[Run], Run]:
+        def change(run: Run) -> Run:
+            run.extra["tests"] = {"tests/test_mine.py::test_matmul": outcome, "t::other": "passed"}
+            return run
+
+        return change
+
+    mutate(results, "3.8.0", with_tests("passed"))
+    mutate(results, "3.9.0", with_tests("failed"))
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 1, md
+    # One finding per numpy pairing the tests ran under; the test that still passes is silent.
+    assert {(f["kind"], f["probe"], f["where"]) for f in doc["findings"]} == {
+        (gc.REGRESSION, "test tests/test_mine.py::test_matmul", "tests (numpy 1.26.4)"),
+        (gc.REGRESSION, "test tests/test_mine.py::test_matmul", "tests (numpy 2.4.6)"),
+    }
+
+
+def test_breaking_api_needs_a_use_in_scanned_code(tmp_path: Path, results: Path) -> None:
+    removed = "NotImplementedError: Block pointers have been removed (synthetic)"
+    mutate(results, "3.9.0", set_status("block_ptr", "removed", removed))
+    # With the behaviour change acknowledged and no scan, the change alone is not unsafe...
+    code, md, doc = run_gate(tmp_path, results, accepted="accepted_block_ptr.toml")
+    assert code == 0, md
+    assert kinds(doc) == {gc.ACCEPTED}
+    assert "synthetic fixture: our kernels never build block pointers" in md
+    # ...but code that builds block pointers breaks, acknowledged or not.
+    code, md, doc = run_gate(
+        tmp_path, results, "--scan", str(BLOCK_PTR_KERNEL), accepted="accepted_block_ptr.toml"
+    )
+    assert code == 1, md
+    assert gc.BREAKING in kinds(doc)
+    assert "### Breaking API (1)" in md  # one entry listing both uses
+    assert f"used at `{BLOCK_PTR_KERNEL}:19:13 TRI001 tl.advance(...)`" in md
+    assert f"used at `{BLOCK_PTR_KERNEL}:10:13 TRI001 tl.make_block_ptr(...)`" in md
+    assert removed in md
+    assert "fix: build a tensor descriptor" in md
+
+
+def test_behaviour_change_unacknowledged_then_acknowledged(tmp_path: Path, results: Path) -> None:
+    mutate(results, "3.9.0", set_status("dot_f32_default_precision", "ieee", "", "aot", "cuda:90"))
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 1, md
+    assert kinds(doc) == {gc.BEHAVIOUR}
+    assert "**dot_f32_default_precision**: `tf32` → `ieee` on aot:cuda:90" in md
+    assert 'probe = "dot_f32_default_precision"' in md  # the ready-made acknowledgement
+
+    code, md, doc = run_gate(tmp_path, results, accepted="accepted_precision.toml")
+    assert code == 0, md
+    assert kinds(doc) == {gc.ACCEPTED}
+    assert "every float32 tl.dot of ours passes input_precision" in md
+
+
+def test_acknowledgement_outside_its_glob_does_not_apply(tmp_path: Path, results: Path) -> None:
+    mutate(
+        results, "3.9.0", set_status("dot_f32_default_precision", "tf32x3", "", "aot", "cuda:90")
+    )
+    code, md, doc = run_gate(tmp_path, results, accepted="accepted_precision.toml")
+    assert code == 1, md  # accepted is tf32 -> ieee, not tf32 -> tf32x3
+    assert kinds(doc) == {gc.BEHAVIOUR}
+
+
+def test_behaviour_change_lists_the_scanned_uses(tmp_path: Path, results: Path) -> None:
+    mutate(results, "3.9.0", set_status("dot_f32_default_precision", "ieee", "", "aot", "cuda:90"))
+    kernel = FIXTURES / "scan" / "tri004_dot_precision.py"
+    code, md, _ = run_gate(tmp_path, results, "--scan", str(kernel))
+    assert code == 1
+    assert f"used at `{kernel}:15:9 TRI004 tl.dot(...)`" in md
+    assert 'fix: pass input_precision="ieee"' in md
+
+
+def test_unsafe_wins_over_undecidable(tmp_path: Path, results: Path) -> None:
+    def change(run: Run) -> Run:
+        run = set_status("splitk", "fail", "worst rel err 1.0", "aot", "cuda:80")(run)
+        return set_status("tiled", "skipped", "no compiler", "aot", "cuda:80")(run)
+
+    mutate(results, "3.9.0", change)
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 1, md
+    assert any("tiled on aot:cuda:80" in u for u in doc["undecidable"])
+
+
+# -------------------------------------------------------------------------------------- exit 2
+
+
+def test_missing_candidate_results(tmp_path: Path, results: Path) -> None:
+    code, md, doc = run_gate(tmp_path, results, candidate="3.10.0")
+    assert code == 2, md
+    assert md.startswith("**UNDECIDABLE** (exit 2)")
+    assert any("no results for the candidate Triton 3.10.0" in e for e in doc["errors"])
+
+
+def test_missing_baseline_results(tmp_path: Path, results: Path) -> None:
+    mutate(results, "3.8.0", lambda run: None)
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("no results for the baseline Triton 3.8.0" in e for e in doc["errors"])
+
+
+@pytest.mark.parametrize("status", ["failed", "no-wheel", "no-such-release"])
+def test_candidate_install_failure(tmp_path: Path, results: Path, status: str) -> None:
+    def change(run: Run) -> Run:
+        if run.env["numpy"] == "2.4.6":
+            run.install = {"status": status, "seconds": 3.0, "detail": "pip: no matching wheel"}
+            run.results = []
+        return run
+
+    mutate(results, "3.9.0", change)
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 2, md
+    (err,) = doc["errors"]
+    assert "triton-3.9.0-numpy-2.4.6" in err and repr(status) in err and "no matching wheel" in err
+
+
+def test_incomplete_cell(tmp_path: Path, results: Path) -> None:
+    def change(run: Run) -> Run:
+        if run.env["numpy"] == "1.26.4":
+            run.extra["complete"] = False
+            run.results = run.results[:2]
+        return run
+
+    mutate(results, "3.9.0", change)
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("incomplete cell" in e for e in doc["errors"])
+
+
+def test_crashed_cell_without_results(tmp_path: Path, results: Path) -> None:
+    def change(run: Run) -> Run:
+        if run.env["numpy"] == "2.4.6":
+            run.results = []
+        return run
+
+    mutate(results, "3.8.0", change)
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("recorded no results" in e for e in doc["errors"])
+
+
+def test_passing_check_skipped_on_candidate(tmp_path: Path, results: Path) -> None:
+    mutate(results, "3.9.0", set_status("splitk", "skipped", "no compiler", "aot", "hip:gfx942"))
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("splitk on aot:hip:gfx942" in u for u in doc["undecidable"])
+
+
+def test_passing_check_missing_on_candidate(tmp_path: Path, results: Path) -> None:
+    def drop(run: Run) -> Run:
+        run.results = [r for r in run.results if not (r.probe == "tiled" and r.backend == "aot")]
+        return run
+
+    mutate(results, "3.9.0", drop)
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("tiled on aot:cuda:80" in u and "no result" in u for u in doc["undecidable"])
+
+
+def test_scanned_use_of_a_probe_the_candidate_never_ran(tmp_path: Path, results: Path) -> None:
+    def drop(run: Run) -> Run:
+        run.results = [r for r in run.results if r.probe != "block_ptr"]
+        return run
+
+    mutate(results, "3.9.0", drop)
+    code, _, doc = run_gate(tmp_path, results, "--scan", str(BLOCK_PTR_KERNEL))
+    assert code == 2
+    assert any("probe 'block_ptr'" in u for u in doc["undecidable"])
+
+
+def test_acknowledgement_without_reason_is_a_config_error(tmp_path: Path, results: Path) -> None:
+    code, _, doc = run_gate(tmp_path, results, accepted="accepted_no_reason.toml")
+    assert code == 2
+    (err,) = doc["errors"]
+    assert "change[0] (dot_f32_default_precision).reason: missing" in err
+
+
+def test_conflicting_duplicate_results_are_bad_data(tmp_path: Path, results: Path) -> None:
+    run = read_raw(results / "triton-3.9.0-numpy-2.4.6.json")
+    run.id = "triton-3.9.0-numpy-2.4.6-again"
+    run.results = [Result("splitk", "aot", "cuda:90", "fail", "rerun disagreed")]
+    write_raw(run, results / f"{run.id}.json")
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("conflicting results for splitk on aot:cuda:90" in e for e in doc["errors"])
+
+
+def test_malformed_raw_file(tmp_path: Path, results: Path) -> None:
+    (results / "broken.json").write_text('{"schema": 1, "runs": [{"id": "x"}]}')
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("broken.json" in e and "env: missing" in e for e in doc["errors"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--baseline", "3.9.0"], "are the same release"),
+        (["--baseline", "three"], "--baseline 'three': expected a release"),
+        (["--results", "/nonexistent/raw"], "--results '/nonexistent/raw': no such folder"),
+        (["--scan", "/nonexistent/kernels"], "'/nonexistent/kernels': no such file or folder"),
+    ],
+)
+def test_bad_arguments(tmp_path: Path, results: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "out"
+    argv = ["--candidate", "3.9.0", "--baseline", "3.8.0", "--results", str(results)]
+    argv += ["--out", str(out), "--accepted", str(GATE / "accepted_none.toml"), *args]
+    assert gate.main(argv) == 2
+    doc = json.loads((out / "gate.json").read_text())
+    assert any(message in e for e in doc["errors"]), doc["errors"]
+
+
+def test_missing_candidate_argument_exits_2() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "matrix.gate", "--results", "reports/raw"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "--candidate" in proc.stderr and "bad arguments" in proc.stderr
+
+
+def test_unexpected_error_fails_closed(
+    tmp_path: Path, results: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("synthetic bug")
+
+    monkeypatch.setattr(gc, "compare", boom)
+    code, md, _ = run_gate(tmp_path, results)
+    assert code == 2
+    assert "internal error" in md and "synthetic bug" in md
+
+
+# ------------------------------------------------------------------------------------- pairing
+
+
+def test_interpreter_pairs_newest_numpy_when_none_is_shared(tmp_path: Path, results: Path) -> None:
+    def renumber(run: Run) -> Run | None:
+        if run.env["numpy"] == "1.26.4":
+            return None
+        run.env["numpy"] = "2.3.5"
+        return run
+
+    mutate(results, "3.9.0", renumber)
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 0, md
+    assert "interpret (numpy 2.4.6 vs 2.3.5)" in doc["compared"]
+    assert "aot:cuda:90" in doc["compared"]
+
+
+def test_cli_subprocess_writes_markdown_and_json(tmp_path: Path, results: Path) -> None:
+    out = tmp_path / "o"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "matrix.gate",
+            "--baseline",
+            "3.8.0",
+            "--candidate",
+            "3.9.0",
+            "--results",
+            str(results),
+            "--out",
+            str(out),
+            "--no-project-scan",
+            "--accepted",
+            str(GATE / "accepted_none.toml"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("**SAFE**")
+    assert proc.stdout == (out / "gate.md").read_text() + "\n"  # print() adds one newline
