@@ -1,0 +1,46 @@
+"""Report pages for the matrix: ``python -m matrix.report --raw reports/raw --out reports``.
+
+``model`` turns runs into the matrix the pages show, ``charts`` draws inline SVG, ``sources``
+reads probe modules without importing them, ``verdicts`` fetches the seed-note claims, and
+``render`` writes the pages. Works without Triton, torch or numpy installed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from matrix.report import charts, model, render, verdicts
+from matrix.report.sources import PROBES_DIR
+from matrix.results import merge
+
+
+@dataclass(frozen=True)
+class Built:
+    """What a build wrote, and whether the claims could be evaluated."""
+
+    pages: list[Path]
+    runs: int
+    claims: verdicts.ClaimsOutcome
+
+
+def build(
+    raw_dir: Path,
+    out_dir: Path,
+    *,
+    bench_dir: Path | None = None,
+    probes_dir: Path = PROBES_DIR,
+) -> Built:
+    """Merge ``raw_dir`` into ``out_dir/matrix.json`` and write every page under ``out_dir``.
+
+    ``bench_dir`` defaults to ``out_dir/bench``; benchmark charts appear only if it has files.
+    """
+    raw_dir, out_dir = Path(raw_dir), Path(out_dir)
+    if not raw_dir.is_dir():
+        raise FileNotFoundError(f"raw_dir: {raw_dir} is not a folder of raw result files")
+    runs = merge(raw_dir, out_dir / "matrix.json")
+    matrix = model.build(runs)
+    claims = verdicts.evaluate_claims(matrix.runs)
+    bench = charts.load_bench(bench_dir if bench_dir is not None else out_dir / "bench")
+    pages = render.render_site(matrix, out_dir, claims=claims, bench=bench, probes_dir=probes_dir)
+    return Built([out_dir / "matrix.json", *pages], len(runs), claims)

@@ -1,0 +1,48 @@
+"""``python -m matrix.report``: rebuild matrix.json and the report pages from raw results.
+
+Exit status: 0 pages written; 1 pages written but the claims module raised (the claims page
+shows the error); 2 bad arguments or unreadable raw results (nothing trustworthy written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from matrix.report import build
+from matrix.report.sources import PROBES_DIR
+from matrix.results import SchemaError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m matrix.report", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument(
+        "--raw", type=Path, default=Path("reports/raw"), help="folder of raw run files"
+    )
+    parser.add_argument("--out", type=Path, default=Path("reports"), help="where pages are written")
+    parser.add_argument(
+        "--bench", type=Path, default=None, help="benchmark records folder (default: OUT/bench)"
+    )
+    parser.add_argument(
+        "--probes", type=Path, default=PROBES_DIR, help="probe modules shown on probe pages"
+    )
+    args = parser.parse_args(argv)
+    try:
+        built = build(args.raw, args.out, bench_dir=args.bench, probes_dir=args.probes)
+    except (FileNotFoundError, SchemaError) as e:
+        print(f"matrix.report: {e}", file=sys.stderr)
+        return 2
+    print(f"matrix.report: {built.runs} runs -> {len(built.pages)} files in {args.out}")
+    if built.claims.missing:
+        print(f"matrix.report: claims page says 'not available': {built.claims.missing}")
+    if built.claims.error:
+        print(f"matrix.report: claims evaluation failed: {built.claims.error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

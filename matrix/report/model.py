@@ -1,0 +1,642 @@
+"""The page model: runs grouped into a matrix that templates only have to walk.
+
+Everything a page shows is decided here, in plain data, so that it can be unit-tested without
+rendering and so that rendering stays a dumb walk over sorted lists (the same runs always give
+the same bytes). Nothing here imports Triton, torch or numpy.
+
+Layout of the matrix:
+
+- columns are releases sorted by ``packaging.version.Version``; each release has a numpy
+  sub-axis (every numpy of any non-GPU run) that interpreter rows are split over;
+- rows are ``(probe, backend, target)`` in catalog order (unknown probes last, flagged);
+- an interpreter row has one cell per (release, numpy); an aot or gpu row has one cell per
+  release, spanning that release's numpy sub-columns.
+
+>>> from matrix.results import Result, Run
+>>> run = Run("a", {"triton": "3.9.0", "numpy": "2.4.6"},
+...           results=[Result("splitk", "interpret", None, "pass")])
+>>> m = build([run])
+>>> [c.status for c in m.rows[0].cells]
+['pass']
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from matrix.catalog import AOT_TARGETS, PROBES, PROBES_BY_NAME, ProbeSpec
+from matrix.results import BACKENDS, FAILURE_STATUSES, Result, Run
+
+# The probes that run the project's own kernels: the summary says where they pass.
+KERNEL_PROBES = ("splitk", "tiled")
+
+# Statuses for cells with no observation at all (no Result), as opposed to probe statuses.
+MISSING = "missing"
+NOT_INSTALLED = "not installed"
+
+# Tone decides colour; the status text is always shown next to it (never colour alone).
+TONE_LABELS = {
+    "good": "good news for an upgrade (the catalog's good statuses)",
+    "bad": "failure: fail, error, crashed, timeout",
+    "neutral": "a behaviour to know about (neither good nor a failure), or an unknown status",
+    "skipped": "skipped by the probe (reason in the evidence)",
+    "absent": "no observation: no run, no result, or the release did not install",
+}
+
+# Long strings are cut in the evidence; the full text stays in matrix.json.
+EVIDENCE_TEXT_LIMIT = 4000
+
+
+def version_key(text: str | None) -> tuple[int, Any, str]:
+    """Sort key: valid versions by ``Version``, then anything else by its text, then None.
+
+    >>> sorted(["3.10.0", "3.9.0", "main", None], key=version_key)
+    ['3.9.0', '3.10.0', 'main', None]
+    """
+    if text is None:
+        return (2, (), "")
+    try:
+        return (0, Version(text), text)
+    except InvalidVersion:
+        return (1, (), text)
+
+
+def tone(spec: ProbeSpec | None, status: str) -> str:
+    """The colour family of ``status`` for ``spec`` (None: a probe the catalog does not know)."""
+    if status in (MISSING, NOT_INSTALLED):
+        return "absent"
+    if status in FAILURE_STATUSES:
+        return "bad"
+    if status == "skipped":
+        return "skipped"
+    if spec is not None and status in spec.good:
+        return "good"
+    return "neutral"
+
+
+def clip(text: str, limit: int = EVIDENCE_TEXT_LIMIT) -> str:
+    """``text`` cut at ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut: {len(text)} characters in all; full text in matrix.json)"
+
+
+def fmt_seconds(seconds: float) -> str:
+    return f"{seconds:.2f} s"
+
+
+@dataclass(frozen=True, order=True)
+class RowKey:
+    """One row of the matrix: what probe, on which backend, for which target."""
+
+    probe: str
+    backend: str
+    target: str | None
+
+    @property
+    def label(self) -> str:
+        return self.backend if self.target is None else f"{self.backend} {self.target}"
+
+    def __str__(self) -> str:
+        return f"{self.probe} [{self.label}]"
+
+
+@dataclass
+class Release:
+    """One Triton release: its runs and the numpy sub-axis its interpreter rows use.
+
+    ``numpys`` is the matrix-wide axis; ``run_numpys`` the ones this release was run with.
+    """
+
+    version: str
+    runs: list[Run]
+    numpys: list[str | None]
+    slug: str
+
+    @property
+    def run_numpys(self) -> list[str | None]:
+        return sorted({r.env.get("numpy") for r in self.runs if not is_gpu_run(r)}, key=version_key)
+
+    @property
+    def installed_runs(self) -> list[Run]:
+        return [r for r in self.runs if r.install.get("status") == "ok"]
+
+    @property
+    def install_status(self) -> str:
+        """ "ok" when every run installed, else a summary like ``failed (1 of 3 runs)``."""
+        bad = [r for r in self.runs if r.install.get("status") != "ok"]
+        if not bad:
+            return "ok"
+        kinds = sorted({str(r.install.get("status")) for r in bad})
+        return f"{', '.join(kinds)} ({len(bad)} of {len(self.runs)} runs)"
+
+    @property
+    def seconds(self) -> float:
+        return sum(run_seconds(r) for r in self.runs)
+
+
+@dataclass
+class Cell:
+    """One box of the matrix: an observation, or why there is none."""
+
+    release: str
+    numpy: str | None
+    span: int
+    status: str
+    tone: str
+    evidence_id: str
+    result: Result | None = None
+    run: Run | None = None
+    note: str = ""
+    # Why there is no result: "no-run", "no-result" or "not-installed" ("" when observed).
+    reason: str = ""
+    unknown_status: bool = False
+    # Same row and release, other runs (aot/gpu rows gathered over several runs).
+    others: list[tuple[Run, Result]] = field(default_factory=list)
+
+    @property
+    def observed(self) -> bool:
+        return self.result is not None
+
+    @property
+    def title(self) -> str:
+        """A one-line tooltip: status and the first line of the evidence."""
+        first = (self.result.detail if self.result else self.note).splitlines()
+        return f"{self.status}: {first[0]}" if first and first[0] else self.status
+
+    @property
+    def data_items(self) -> list[tuple[str, str]]:
+        if self.result is None:
+            return []
+        return [(k, clip(_show(v))) for k, v in sorted(self.result.data.items())]
+
+
+@dataclass
+class Row:
+    key: RowKey
+    spec: ProbeSpec | None
+    cells: list[Cell]
+
+    @property
+    def known(self) -> bool:
+        return self.spec is not None
+
+    @property
+    def split_by_numpy(self) -> bool:
+        return self.key.backend == "interpret"
+
+
+@dataclass(frozen=True)
+class Change:
+    """An observation that differs from the previous release that observed the same row."""
+
+    key: RowKey
+    numpy: str | None
+    before_release: str
+    after_release: str
+    before: str
+    after: str
+    before_detail: str
+    after_detail: str
+    # Releases in between with no observation for this row (not installed, missing).
+    skipped_releases: tuple[str, ...] = ()
+    # For interpreter rows compared at the newest numpy each release has (no common numpy).
+    before_numpy: str | None = None
+
+    @property
+    def behavioural(self) -> bool:
+        spec = PROBES_BY_NAME.get(self.key.probe)
+        return spec is None or spec.behavioural
+
+    @property
+    def where(self) -> str:
+        if self.key.backend != "interpret":
+            return self.key.label
+        if self.before_numpy is not None and self.before_numpy != self.numpy:
+            return f"interpret, numpy {self.before_numpy} -> {self.numpy}"
+        return f"interpret, numpy {self.numpy}"
+
+    @property
+    def text(self) -> str:
+        """``3.6.0 -> 3.7.1: block_ptr supported -> deprecated (UserWarning: ...)``"""
+        line = f"{self.before_release} -> {self.after_release}: {self.key.probe} "
+        line += f"{self.before} -> {self.after}"
+        first = self.after_detail.splitlines()[0] if self.after_detail else ""
+        return f"{line} ({clip(first, 160)})" if first else line
+
+
+@dataclass(frozen=True)
+class ChangeGroup:
+    """One summary line: a probe whose status changed the same way on several rows."""
+
+    probe: str
+    before_release: str
+    after_release: str
+    before: str
+    after: str
+    changes: tuple[Change, ...]
+
+    @property
+    def wheres(self) -> list[str]:
+        return [c.where for c in self.changes]
+
+    @property
+    def where_summary(self) -> str:
+        """Where, per backend: ``interpret (numpy 1.26.4, 2.4.6); aot (cuda:80, cuda:90)``."""
+        parts: dict[str, list[str]] = {}
+        for c in self.changes:
+            if c.key.backend == "interpret":
+                item = f"numpy {c.numpy}" if not parts.get("interpret") else str(c.numpy)
+                if c.before_numpy is not None and c.before_numpy != c.numpy:
+                    item = f"numpy {c.before_numpy} -> {c.numpy}"
+            else:
+                item = c.key.target or "-"
+            parts.setdefault(c.key.backend, []).append(item)
+        return "; ".join(f"{b} ({', '.join(items)})" for b, items in parts.items())
+
+    @property
+    def detail(self) -> str:
+        """The first line of the newer release's evidence (the same for most members)."""
+        for c in self.changes:
+            if c.after_detail:
+                return clip(c.after_detail.splitlines()[0], 200)
+        return ""
+
+
+@dataclass(frozen=True)
+class KernelVerdict:
+    """Where one release stands for the kernel probes: pass, fail, untested, not installed."""
+
+    release: str
+    verdict: str
+    passed: int
+    failed: int
+    other: int
+    failures: tuple[str, ...]
+
+
+@dataclass
+class Matrix:
+    releases: list[Release]
+    rows: list[Row]
+    changes: list[Change]
+    kernels: list[KernelVerdict]
+    runs: list[Run]
+    unmeasured_probes: list[str]
+
+    @property
+    def highlights(self) -> list[ChangeGroup]:
+        """Behaviour changes and anything that flipped colour (a kernel that stopped passing),
+        grouped per probe and release pair, newest release first."""
+        out = []
+        for c in self.changes:
+            spec = PROBES_BY_NAME.get(c.key.probe)
+            flipped = tone(spec, c.before) != tone(spec, c.after)
+            if c.behavioural or flipped:
+                out.append(c)
+        return group_changes(out)
+
+    def rows_for(self, probe: str) -> list[Row]:
+        return [r for r in self.rows if r.key.probe == probe]
+
+    def release(self, version: str) -> Release:
+        for r in self.releases:
+            if r.version == version:
+                return r
+        raise KeyError(
+            f"release: no runs for {version!r}; have {[r.version for r in self.releases]}"
+        )
+
+
+def run_seconds(run: Run) -> float:
+    """Time a cell cost: installing plus every probe (what the timing chart shows)."""
+    return float(run.install.get("seconds") or 0.0) + sum(r.seconds for r in run.results)
+
+
+def is_gpu_run(run: Run) -> bool:
+    return bool(run.env.get("gpu"))
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a release or probe name (letters, digits, ``._-`` kept)."""
+    safe = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in text)
+    return safe.strip(".") or "_"
+
+
+def group_releases(runs: Iterable[Run]) -> list[Release]:
+    """Runs by ``env["triton"]``, releases sorted by version, all with the same numpy sub-axis."""
+    runs = list(runs)
+    by_release: dict[str, list[Run]] = {}
+    for run in runs:
+        by_release.setdefault(str(run.triton or "unknown"), []).append(run)
+    # One numpy axis for every release, so that a numpy a release was not run with shows up
+    # as a missing cell rather than silently narrowing that release's columns.
+    numpys = sorted({r.env.get("numpy") for r in runs if not is_gpu_run(r)}, key=version_key) or [
+        None
+    ]
+    releases = []
+    used: set[str] = set()
+    for version in sorted(by_release, key=version_key):
+        group = sorted(by_release[version], key=lambda r: (version_key(r.env.get("numpy")), r.id))
+        name = slug(version)
+        while name in used:
+            name += "_"
+        used.add(name)
+        releases.append(Release(version, group, list(numpys), name))
+    return releases
+
+
+def _target_key(target: str | None) -> tuple[int, str]:
+    if target is None:
+        return (-1, "")
+    if target in AOT_TARGETS:
+        return (AOT_TARGETS.index(target), target)
+    return (len(AOT_TARGETS), target)
+
+
+def row_keys(runs: Iterable[Run]) -> list[RowKey]:
+    """Every row seen in the data: catalog probes in catalog order, then unknown probes by name."""
+    seen = {r.key for run in runs for r in run.results}
+    order = {p.name: i for i, p in enumerate(PROBES)}
+
+    def sort_key(k: tuple[str, str, str | None]) -> tuple[Any, ...]:
+        probe, backend, target = k
+        return (
+            order.get(probe, len(order)),
+            probe,
+            BACKENDS.index(backend) if backend in BACKENDS else len(BACKENDS),
+            backend,
+            _target_key(target),
+        )
+
+    return [RowKey(*k) for k in sorted(seen, key=sort_key)]
+
+
+def _absent(release: Release, runs: Sequence[Run], what: str) -> tuple[str, str, str]:
+    """Status, reason and note for a cell with no result: not installed, or missing and why."""
+    if not runs:
+        return MISSING, "no-run", f"no run for Triton {release.version} {what}"
+    failed = [r for r in runs if r.install.get("status") != "ok"]
+    if len(failed) == len(runs):
+        r = failed[0]
+        detail = r.install.get("detail") or "(no detail)"
+        return NOT_INSTALLED, "not-installed", f"install {r.install.get('status')}: {detail}"
+    incomplete = [r.id for r in runs if not r.complete]
+    if incomplete:
+        note = f"no result: run {', '.join(incomplete)} was interrupted (complete: false)"
+    else:
+        note = f"no result for this row in run {', '.join(r.id for r in runs)}"
+    return MISSING, "no-result", note
+
+
+def _cell(
+    key: RowKey,
+    spec: ProbeSpec | None,
+    release: Release,
+    numpy: str | None,
+    span: int,
+    runs: Sequence[Run],
+    evidence_id: str,
+    what: str,
+) -> Cell:
+    found = [
+        (run, res)
+        for run in runs
+        for res in run.results
+        if res.key == (key.probe, key.backend, key.target)
+    ]
+    if not found:
+        status, reason, note = _absent(release, runs, what)
+        return Cell(
+            release.version,
+            numpy,
+            span,
+            status,
+            tone(spec, status),
+            evidence_id,
+            note=note,
+            reason=reason,
+        )
+    # Several observations (aot results in more than one run): show the newest numpy's, list all.
+    found.sort(key=lambda rr: (version_key(rr[0].env.get("numpy")), rr[0].id), reverse=True)
+    run, res = found[0]
+    others = found[1:]
+    note = ""
+    differing = sorted({r.status for _, r in others if r.status != res.status})
+    if differing:
+        note = f"other runs of this release saw: {', '.join(differing)}"
+    unknown = spec is not None and res.status not in spec.all_statuses
+    return Cell(
+        release.version,
+        numpy,
+        span,
+        res.status,
+        tone(spec, res.status),
+        evidence_id,
+        result=res,
+        run=run,
+        note=note,
+        unknown_status=unknown,
+        others=others,
+    )
+
+
+def build_rows(releases: Sequence[Release], keys: Sequence[RowKey]) -> list[Row]:
+    rows = []
+    for i, key in enumerate(keys):
+        spec = PROBES_BY_NAME.get(key.probe)
+        cells: list[Cell] = []
+        for release in releases:
+            if key.backend == "interpret":
+                for numpy in release.numpys:
+                    runs = [
+                        r for r in release.runs if not is_gpu_run(r) and r.env.get("numpy") == numpy
+                    ]
+                    cells.append(
+                        _cell(
+                            key,
+                            spec,
+                            release,
+                            numpy,
+                            1,
+                            runs,
+                            f"ev-{i}-{len(cells)}",
+                            f"with numpy {numpy}",
+                        )
+                    )
+            else:
+                runs = [r for r in release.runs if (key.backend == "gpu") == is_gpu_run(r)]
+                what = "on a GPU" if key.backend == "gpu" else f"for backend {key.backend}"
+                cells.append(
+                    _cell(
+                        key,
+                        spec,
+                        release,
+                        None,
+                        len(release.numpys),
+                        runs,
+                        f"ev-{i}-{len(cells)}",
+                        what,
+                    )
+                )
+        rows.append(Row(key, spec, cells))
+    return rows
+
+
+def _changes_in(key: RowKey, series: list[tuple[Cell, str | None]]) -> list[Change]:
+    """Changes along one series of cells (ordered by release), skipping cells with no result."""
+    out = []
+    prev: tuple[Cell, str | None] | None = None
+    gap: list[str] = []
+    for cell, numpy in series:
+        if not cell.observed:
+            gap.append(cell.release)
+            continue
+        if prev is not None and prev[0].status != cell.status:
+            p = prev[0]
+            out.append(
+                Change(
+                    key,
+                    numpy,
+                    p.release,
+                    cell.release,
+                    p.status,
+                    cell.status,
+                    p.result.detail if p.result else "",
+                    cell.result.detail if cell.result else "",
+                    tuple(gap),
+                    prev[1],
+                )
+            )
+        prev, gap = (cell, numpy), []
+    return out
+
+
+def compute_changes(releases: Sequence[Release], rows: Sequence[Row]) -> list[Change]:
+    """Every status that differs from the previous release observing the same row.
+
+    Interpreter rows compare at the same numpy; where two consecutive releases share no numpy,
+    they compare the newest numpy each has.
+    """
+    changes: list[Change] = []
+    for row in rows:
+        if not row.split_by_numpy:
+            changes += _changes_in(row.key, [(c, None) for c in row.cells])
+            continue
+        by_release: dict[str, dict[str | None, Cell]] = {}
+        for c in row.cells:
+            by_release.setdefault(c.release, {})[c.numpy] = c
+        versions = [r.version for r in releases]
+        # Pairwise over consecutive releases that have at least one observation in this row.
+        observed = [v for v in versions if any(c.observed for c in by_release[v].values())]
+        for before, after in itertools.pairwise(observed):
+            b, a = by_release[before], by_release[after]
+            gap = tuple(v for v in versions[versions.index(before) + 1 : versions.index(after)])
+            common = sorted(
+                (n for n in a if n in b and a[n].observed and b[n].observed), key=version_key
+            )
+            pairs = [(n, n) for n in common]
+            if not pairs:
+                nb = max((n for n in b if b[n].observed), key=version_key)
+                na = max((n for n in a if a[n].observed), key=version_key)
+                pairs = [(nb, na)]
+            for nb, na in pairs:
+                cb, ca = b[nb], a[na]
+                if cb.status != ca.status:
+                    changes.append(
+                        Change(
+                            row.key,
+                            na,
+                            before,
+                            after,
+                            cb.status,
+                            ca.status,
+                            cb.result.detail if cb.result else "",
+                            ca.result.detail if ca.result else "",
+                            gap,
+                            nb,
+                        )
+                    )
+    order = {r.version: i for i, r in enumerate(releases)}
+    keys = {row.key: i for i, row in enumerate(rows)}
+    changes.sort(key=lambda c: (order[c.after_release], keys[c.key], version_key(c.numpy)))
+    return changes
+
+
+def kernel_verdicts(releases: Sequence[Release], rows: Sequence[Row]) -> list[KernelVerdict]:
+    """Per release: fail if any kernel cell failed, pass if some passed and none failed.
+
+    Cells without a pass or a failure (skipped, missing, not installed) do not decide the
+    verdict; their count (``other``, leaving out cells with no run at all) is kept so that the
+    pages can say how much of what was run gave no kernel result.
+    """
+    out = []
+    kernel_rows = [r for r in rows if r.key.probe in KERNEL_PROBES]
+    for release in releases:
+        cells = [
+            (row.key, c) for row in kernel_rows for c in row.cells if c.release == release.version
+        ]
+        passed = [c for _, c in cells if c.tone == "good"]
+        failed = [(k, c) for k, c in cells if c.tone == "bad"]
+        # A backend or numpy this release was never run with is not a gap in its kernel results.
+        other = sum(c.tone not in ("good", "bad") and c.reason != "no-run" for _, c in cells)
+        if not release.installed_runs:
+            verdict = NOT_INSTALLED
+        elif failed:
+            verdict = "fail"
+        elif passed:
+            verdict = "pass"
+        else:
+            verdict = "untested"
+        failures = tuple(
+            f"{k.probe} [{k.label}{'' if c.numpy is None else f', numpy {c.numpy}'}]: {c.status}"
+            for k, c in failed
+        )
+        out.append(
+            KernelVerdict(release.version, verdict, len(passed), len(failed), other, failures)
+        )
+    return out
+
+
+def group_changes(changes: Iterable[Change]) -> list[ChangeGroup]:
+    """Changes with the same probe, releases and statuses as one line, newest release first."""
+    groups: dict[tuple[str, str, str, str, str], list[Change]] = {}
+    for c in changes:
+        key = (c.key.probe, c.before_release, c.after_release, c.before, c.after)
+        groups.setdefault(key, []).append(c)
+    out = [ChangeGroup(*key, tuple(members)) for key, members in groups.items()]
+    out.sort(
+        key=lambda g: (version_key(g.after_release), version_key(g.before_release)), reverse=True
+    )
+    return out
+
+
+def build(runs: Iterable[Run]) -> Matrix:
+    """The whole page model for ``runs`` (any order; the result is sorted)."""
+    runs = sorted(runs, key=lambda r: r.id)
+    releases = group_releases(runs)
+    keys = row_keys(runs)
+    rows = build_rows(releases, keys)
+    measured = {k.probe for k in keys}
+    return Matrix(
+        releases=releases,
+        rows=rows,
+        changes=compute_changes(releases, rows),
+        kernels=kernel_verdicts(releases, rows),
+        runs=runs,
+        unmeasured_probes=[p.name for p in PROBES if p.name not in measured],
+    )
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)

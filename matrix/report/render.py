@@ -1,0 +1,176 @@
+"""Write the report pages from the page model with Jinja2 templates (``matrix/templates/``).
+
+Pages are static and self-contained (inline CSS, JS and SVG; no network), so they open from
+``file://`` and from a CI artifact. Nothing here reads the clock: the same inputs give the same
+bytes, which keeps ``reports/`` diffs down to what the matrix actually saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from matrix.catalog import PROBES, PROBES_BY_NAME
+from matrix.report import charts
+from matrix.report.model import (
+    MISSING,
+    NOT_INSTALLED,
+    TONE_LABELS,
+    Cell,
+    Matrix,
+    Row,
+    fmt_seconds,
+    run_seconds,
+    slug,
+    tone,
+)
+from matrix.report.sources import PROBES_DIR, read_probe_source
+from matrix.report.verdicts import VERDICT_TONES, ClaimsOutcome
+from matrix.results import atomic_write_text
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+# Markdown marks per tone, next to the status text (never the mark alone).
+MD_MARKS = {"good": "✅", "bad": "❌", "neutral": "🟡", "skipped": "⚪", "absent": "➖"}
+
+# Colour of a release's kernel verdict (model.kernel_verdicts).
+KERNEL_TONES = {"pass": "good", "fail": "bad", "untested": "skipped"}
+
+# How many what-changed lines the summary shows before pointing to the full page.
+HIGHLIGHTS_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class ProbePage:
+    name: str
+    slug: str
+    known: bool
+    measured: bool
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
+        autoescape=jinja2.select_autoescape(["html"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["seconds"] = fmt_seconds
+    env.filters["md"] = _md
+    env.filters["svg"] = Markup  # charts.py escapes every text it puts in an SVG
+    env.globals.update(
+        MISSING=MISSING,
+        NOT_INSTALLED=NOT_INSTALLED,
+        TONE_LABELS=TONE_LABELS,
+        MD_MARKS=MD_MARKS,
+        KERNEL_TONES=KERNEL_TONES,
+        VERDICT_TONES=VERDICT_TONES,
+        PROBES_BY_NAME=PROBES_BY_NAME,
+        run_seconds=run_seconds,
+        run_label=charts.run_label,
+        tone=tone,
+        md_cell=_md_cell,
+    )
+    return env
+
+
+def _md(text: Any) -> str:
+    """Text safe inside a Markdown table cell: no pipes or newlines breaking the row."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _md_cell(row: Row, release: str) -> str:
+    """A Markdown cell: the status, or per-numpy statuses where the interpreter cells differ."""
+    cells = [c for c in row.cells if c.release == release]
+
+    def one(c: Cell) -> str:
+        return f"{MD_MARKS[c.tone]} {_md(c.status)}"
+
+    if len({c.status for c in cells}) <= 1:
+        return one(cells[0]) if cells else ""
+    return "<br>".join(f"np {c.numpy}: {one(c)}" for c in cells)
+
+
+def probe_pages(matrix: Matrix) -> list[ProbePage]:
+    """Every catalog probe (measured or not), then probes only the data knows, by name."""
+    measured = {row.key.probe for row in matrix.rows}
+    unknown = sorted(measured - set(PROBES_BY_NAME))
+    pages, used = [], set()
+    for name in [p.name for p in PROBES] + unknown:
+        s = slug(name)
+        while s in used:
+            s += "_"
+        used.add(s)
+        pages.append(ProbePage(name, s, name in PROBES_BY_NAME, name in measured))
+    return pages
+
+
+def render_site(
+    matrix: Matrix,
+    out_dir: Path,
+    *,
+    claims: ClaimsOutcome,
+    bench: Sequence[charts.BenchSet] = (),
+    probes_dir: Path = PROBES_DIR,
+) -> list[Path]:
+    """Write every page under ``out_dir``; return their paths (sorted). Stale pages are removed."""
+    env = environment()
+    probes = probe_pages(matrix)
+    common = {
+        "m": matrix,
+        "claims": claims,
+        "probe_pages": probes,
+        "probe_slugs": {p.name: p.slug for p in probes},
+        "release_slugs": {r.version: r.slug for r in matrix.releases},
+        "highlights_shown": HIGHLIGHTS_SHOWN,
+    }
+    pages: dict[Path, str] = {}
+
+    def page(rel: str, template: str, **ctx: Any) -> None:
+        root = "../" * rel.count("/")
+        pages[out_dir / rel] = env.get_template(template).render(
+            **common, root=root, page_path=rel, **ctx
+        )
+
+    page(
+        "index.html",
+        "index.html",
+        time_chart=charts.time_chart(matrix.runs),
+        bench=list(bench),
+    )
+    page("changes.html", "changes.html")
+    page("claims.html", "claims.html")
+    for release in matrix.releases:
+        page(
+            f"releases/{release.slug}.html",
+            "release.html",
+            release=release,
+            time_chart=charts.time_chart(release.runs),
+        )
+    for p in probes:
+        page(
+            f"probes/{p.slug}.html",
+            "probe.html",
+            probe=p,
+            spec=PROBES_BY_NAME.get(p.name),
+            source=read_probe_source(p.name, probes_dir),
+            rows=matrix.rows_for(p.name),
+        )
+    page("README.md", "README.md.j2")
+
+    for sub in ("releases", "probes"):
+        folder = out_dir / sub
+        if folder.is_dir():
+            for stale in sorted(folder.glob("*.html")):
+                if stale not in pages:
+                    stale.unlink()
+    for path, text in sorted(pages.items()):
+        atomic_write_text(path, text)
+    return sorted(pages)

@@ -1,0 +1,376 @@
+"""The report pages (matrix.report): what they show, self-contained and deterministic."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from matrix.catalog import PROBES
+from matrix.report import __main__ as cli
+from matrix.report import build, charts, model, render, verdicts
+from matrix.results import Result, Run, SchemaError, read_runs, write_raw
+
+FIXTURES = Path(__file__).parent / "fixtures"
+RAW = FIXTURES / "raw"
+BENCH = FIXTURES / "bench"
+
+
+@dataclass
+class StandInVerdict:
+    """The shape matrix.claims.Verdict promises: id, note, quote, verdict, evidence."""
+
+    id: str
+    note: str
+    quote: str
+    verdict: str
+    evidence: list[str]
+
+
+def stand_in_claims(verdict_list: list[StandInVerdict]) -> types.ModuleType:
+    module = types.ModuleType("matrix.claims")
+    module.evaluate = lambda runs: list(verdict_list)  # type: ignore[attr-defined]
+    return module
+
+
+STAND_IN = [
+    StandInVerdict(
+        "bp-removed-3.9", "matmul", "removed in 3.9", "holds", ["3.9.0 aot cuda:90: removed"]
+    ),
+    StandInVerdict(
+        "bp-deprecated-3.7", "matmul", "deprecated in 3.7", "fails", ["3.7.1: supported"]
+    ),
+    StandInVerdict("acc-dtype-3.8", "matmul", "Triton 3.8 changed the dtype", "untested", []),
+]
+
+
+def render_fixtures(out: Path, claims: verdicts.ClaimsOutcome | None = None, **kw) -> model.Matrix:
+    runs = read_runs(RAW)
+    m = model.build(runs)
+    if claims is None:
+        claims = verdicts.evaluate_claims(runs, lambda name: stand_in_claims(STAND_IN))
+    render.render_site(m, out, claims=claims, bench=charts.load_bench(BENCH), **kw)
+    return m
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, model.Matrix]:
+    out = tmp_path_factory.mktemp("site")
+    return out, render_fixtures(out)
+
+
+def text(path: Path) -> str:
+    return path.read_text(encoding="utf-8")
+
+
+def test_index_has_every_release_and_every_row(site: tuple[Path, model.Matrix]) -> None:
+    out, m = site
+    html = text(out / "index.html")
+    runs = read_runs(RAW)
+    for release in {r.env["triton"] for r in runs}:
+        assert f'data-release="{release}"' in html
+    for probe in {res.probe for r in runs for res in r.results}:
+        assert f'data-probe="{probe}"' in html
+    for row in m.rows:
+        assert f'data-probe="{row.key.probe}" data-backend="{row.key.backend}"' in html
+    assert html.count('class="cell tone-') == sum(len(r.cells) for r in m.rows)
+
+
+def test_cells_show_status_as_text_and_colour(site: tuple[Path, model.Matrix]) -> None:
+    html = text(site[0] / "index.html")
+    buttons = re.findall(r'<button type="button" class="cell tone-(\w+)"[^>]*>([^<]+)<', html)
+    assert buttons
+    assert all(label.strip() for _, label in buttons)
+    tones = {label: tone for tone, label in buttons}
+    assert tones["pass"] == "good" and tones["fail"] == "bad" and tones["crashed"] == "bad"
+    assert tones["deprecated"] == "neutral" and tones["skipped"] == "skipped"
+    assert tones["missing"] == "absent" and tones["not installed"] == "absent"
+    for tone in model.TONE_LABELS:
+        assert f'class="chip tone-{tone}"' in html  # the legend
+
+
+def test_missing_and_uninstalled_cells_explain_themselves(site: tuple[Path, model.Matrix]) -> None:
+    html = text(site[0] / "index.html")
+    detail = read_runs(RAW / "triton-3.3.1-numpy-2.3.5.json")[0].install["detail"]
+    assert detail in html
+    assert "no run for Triton 3.6.0 with numpy 2.3.5" in html
+    assert "was interrupted (complete: false)" in html
+    assert "child process died with signal 11" in html
+    assert "unknown probe" in html
+
+
+def test_evidence_shows_data_fields_and_seconds(site: tuple[Path, model.Matrix]) -> None:
+    html = text(site[0] / "index.html")
+    title = "<h3>dot_f32_default_precision · aot cuda:90 · Triton 3.9.0</h3>"
+    ev = re.search(
+        r'<section class="evidence" id="ev-[\d-]+" hidden>\s*' + re.escape(title) + ".*?</section>",
+        html,
+        re.S,
+    )
+    assert ev, "no evidence block for dot_f32_default_precision aot cuda:90 on 3.9.0"
+    block = ev.group(0)
+    assert "<dt>asm_excerpt</dt>" in block and "mma.sync" in block
+    assert "<dt>ttir</dt>" in block and "0.80 s" in block
+
+
+def test_summary_names_kernel_releases_changes_and_wrong_claims(
+    site: tuple[Path, model.Matrix],
+) -> None:
+    html = text(site[0] / "index.html")
+    summary = html[html.index('id="summary"') : html.index('id="matrix"')]
+    kernels = summary[summary.index("summary-kernels") : summary.index("summary-changes")]
+    assert re.search(r"pass</span> on\s*<a[^>]*>3.3.1</a>", kernels)
+    assert "3.9.0: splitk [interpret, numpy 1.26.4]: fail" in kernels
+    assert "block_ptr" in summary and "deprecated" in summary
+    claims = summary[summary.index("summary-claims") :]
+    assert "bp-deprecated-3.7" in claims and "bp-removed-3.9" not in claims
+
+
+def test_pages_are_self_contained(site: tuple[Path, model.Matrix]) -> None:
+    out = site[0]
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) == 3 + len(site[1].releases) + len(PROBES) + 1  # +1: the unknown probe
+    for page in pages:
+        html = text(page)
+        assert not re.search(r"""(src|href)\s*=\s*["'](https?:)?//""", html), page
+        assert "<link" not in html and "<script src" not in html and "@import" not in html, page
+        assert "<style>" in html and "<script>" in html
+
+
+def test_links_between_pages_resolve(site: tuple[Path, model.Matrix]) -> None:
+    out = site[0]
+    for page in out.rglob("*.html"):
+        for href in re.findall(r'href="([^"#]+)(?:#[^"]*)?"', text(page)):
+            assert (page.parent / href).resolve().is_file(), f"{page.name}: broken link {href}"
+
+
+def test_rendering_is_deterministic(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    shutil.copytree(RAW, raw)
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        build(raw, out, bench_dir=BENCH)
+        outs.append(out)
+    files_a = sorted(p.relative_to(outs[0]) for p in outs[0].rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(outs[1]) for p in outs[1].rglob("*") if p.is_file())
+    assert files_a == files_b and len(files_a) > 10
+    for rel in files_a:
+        assert (outs[0] / rel).read_bytes() == (outs[1] / rel).read_bytes(), rel
+
+
+def test_merge_writes_matrix_json(tmp_path: Path) -> None:
+    built = build(RAW, tmp_path, bench_dir=BENCH)
+    doc = json.loads((tmp_path / "matrix.json").read_text())
+    assert built.runs == len(doc["runs"]) == len(list(RAW.glob("*.json")))
+
+
+def test_release_page_has_env_install_results_and_timings(site: tuple[Path, model.Matrix]) -> None:
+    html = text(site[0] / "releases" / "3.3.1.html")
+    assert "triton-3.3.1-numpy-2.3.5" in html and "Install failed" in html
+    assert "torch" in html and "2.13.0+cpu" in html
+    assert "<svg" in html
+    gpu = text(site[0] / "releases" / "3.9.0.html")
+    assert "NVIDIA H200 (9.0)" in gpu
+    assert "tests/test_user_kernels.py::test_matmul[fp32]" in gpu  # a run's extra "tests" key
+    assert "interrupted" in gpu
+
+
+def test_probe_page_reads_source_without_importing(tmp_path: Path) -> None:
+    probes = tmp_path / "probes"
+    probes.mkdir()
+    (probes / "block_ptr.py").write_text(
+        '"""Does tl.make_block_ptr still work, warn, or raise?"""\n'
+        "import triton_not_installed_here  # importing this module would fail\n\n"
+        "def run(backend):\n    '''Compile and run a block-pointer kernel.'''\n"
+    )
+    out = tmp_path / "site"
+    render_fixtures(out, probes_dir=probes)
+    page = text(out / "probes" / "block_ptr.html")
+    assert "Does tl.make_block_ptr still work, warn, or raise?" in page
+    assert "Compile and run a block-pointer kernel." in page
+    assert "import triton_not_installed_here" in page
+    missing = text(out / "probes" / "tiled.html")
+    assert "tiled.py does not exist (yet)" in missing
+    broken = probes / "loader.py"
+    broken.write_text("def (:\n")
+    render_fixtures(out, probes_dir=probes)
+    assert "does not parse" in text(out / "probes" / "loader.html")
+
+
+def test_unknown_probe_has_a_page(site: tuple[Path, model.Matrix]) -> None:
+    page = text(site[0] / "probes" / "dot_scaled_fp8.html")
+    assert "not in <code>matrix.catalog.PROBES</code>" in page
+
+
+def test_changes_page_lists_every_change(site: tuple[Path, model.Matrix]) -> None:
+    out, m = site
+    html = text(out / "changes.html")
+    assert m.changes
+    for c in m.changes:
+        assert c.text.replace(">", "&gt;") in html or c.text in html
+
+
+def test_claims_page_with_verdicts(site: tuple[Path, model.Matrix]) -> None:
+    html = text(site[0] / "claims.html")
+    for v in STAND_IN:
+        assert f'id="claim-{v.id}"' in html and v.quote in html
+    assert "3.7.1: supported" in html
+
+
+def test_claims_not_available_is_said_visibly(tmp_path: Path) -> None:
+    def absent(name: str) -> types.ModuleType:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+    outcome = verdicts.evaluate_claims([], absent)
+    assert not outcome.available and "not there yet" in outcome.missing
+    render_fixtures(tmp_path, claims=outcome)
+    assert 'id="claims-unavailable"' in text(tmp_path / "claims.html")
+    assert "Claims not available" in text(tmp_path / "index.html")
+    assert "not available" in text(tmp_path / "README.md")
+
+
+def test_a_broken_claims_module_is_an_error_not_absence() -> None:
+    def broken_import(name: str) -> types.ModuleType:
+        raise ModuleNotFoundError("No module named 'tomlkit'", name="tomlkit")
+
+    assert "tomlkit" in verdicts.evaluate_claims([], broken_import).error
+
+    def raising(runs: list[Run]) -> list[StandInVerdict]:
+        raise RuntimeError("claims.toml: bad check")
+
+    module = types.ModuleType("matrix.claims")
+    module.evaluate = raising  # type: ignore[attr-defined]
+    outcome = verdicts.evaluate_claims([], lambda name: module)
+    assert "claims.toml: bad check" in outcome.error and not outcome.available
+    bad = stand_in_claims([StandInVerdict("x", "n", "q", "maybe", [])])
+    assert "expected one of" in verdicts.evaluate_claims([], lambda name: bad).error
+
+
+def test_cli_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    assert cli.main(["--raw", str(tmp_path / "nope"), "--out", str(tmp_path / "o")]) == 2
+    assert "raw_dir" in capsys.readouterr().err
+    monkeypatch.setattr(
+        verdicts, "evaluate_claims", lambda runs: verdicts.ClaimsOutcome(error="RuntimeError: boom")
+    )
+    assert cli.main(["--raw", str(RAW), "--out", str(tmp_path / "o")]) == 1
+    assert "boom" in capsys.readouterr().err
+    assert "boom" in text(tmp_path / "o" / "claims.html")
+
+
+def test_cli_with_the_real_claims_module_when_present(tmp_path: Path) -> None:
+    """The build must work with whatever matrix.claims is in the tree (or its absence)."""
+    rc = cli.main(["--raw", str(RAW), "--out", str(tmp_path), "--bench", str(BENCH)])
+    assert rc == 0
+    outcome = verdicts.evaluate_claims(read_runs(RAW))
+    assert outcome.available or outcome.missing
+    page = text(tmp_path / "claims.html")
+    assert ("claim-" in page) if outcome.available else ("claims-unavailable" in page)
+
+
+def test_bad_raw_file_fails_loudly(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "broken.json").write_text('{"schema": 1, "runs": [{"id": "x"}]}')
+    assert cli.main(["--raw", str(raw), "--out", str(tmp_path / "o")]) == 2
+
+
+def test_empty_raw_folder_renders_pages(tmp_path: Path) -> None:
+    (tmp_path / "raw").mkdir()
+    built = build(tmp_path / "raw", tmp_path / "o")
+    assert built.runs == 0
+    assert "No results yet" in text(tmp_path / "o" / "index.html")
+
+
+def test_stale_pages_are_removed(tmp_path: Path) -> None:
+    stale = tmp_path / "releases" / "9.9.9.html"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("old")
+    render_fixtures(tmp_path)
+    assert not stale.exists() and (tmp_path / "releases" / "3.9.0.html").exists()
+
+
+def test_untrusted_text_is_escaped(tmp_path: Path) -> None:
+    raw = tmp_path / "raw"
+    run = Run(
+        "evil",
+        {"triton": "3.9.0", "numpy": "2.4.6"},
+        results=[
+            Result(
+                "block_ptr",
+                "interpret",
+                None,
+                "removed",
+                detail="<script>alert(1)</script>",
+                data={"note": "<img src=x onerror=alert(1)>"},
+            )
+        ],
+    )
+    write_raw(run, raw / "evil.json")
+    build(raw, tmp_path / "o")
+    for page in (tmp_path / "o").rglob("*.html"):
+        html = text(page)
+        assert "<script>alert(1)" not in html and "<img src=x" not in html, page
+
+
+def test_readme_has_the_matrix_in_markdown(site: tuple[Path, model.Matrix]) -> None:
+    out, m = site
+    md = text(out / "README.md")
+    header = next(line for line in md.splitlines() if line.startswith("| probe | backend |"))
+    assert [c.strip() for c in header.strip("| ").split("|")][2:] == [r.version for r in m.releases]
+    for row in m.rows:
+        assert f"| {row.key.probe}" in md and f"| {row.key.label} |" in md
+    table = [line for line in md.splitlines() if line.startswith("| splitk | interpret")]
+    assert table and "❌ fail" in table[0] and "✅ pass" in table[0]
+
+
+def test_bench_ratios_come_from_the_records() -> None:
+    doc = json.loads((BENCH / "splitk-vs-cublas.json").read_text())
+    recs = doc["records"]
+    ratios, unmatched = charts.bench_ratios(recs)
+    for r in ratios:
+        key = ("m", "n", "k", "dtype", "layout")
+        same = [x for x in recs if all(x[f] == r.record[f] for f in key)]
+        assert r.shape == "{m}×{n}×{k} {dtype} {layout}".format(**r.record)
+        fastest = min(x["us"] for x in same if x["impl"] == r.impl)
+        cublas = min(x["us"] for x in same if x["impl"] == "cublas")
+        assert r.ratio == pytest.approx(cublas / fastest)
+    assert {r.impl for r in ratios} == {"splitk", "splitk_deterministic", "tiled"}
+    assert unmatched == ["32×32×65536 float16 tn: no cublas record"]
+
+
+def test_bench_chart_on_the_index(site: tuple[Path, model.Matrix]) -> None:
+    html = text(site[0] / "index.html")
+    assert "Split-K speed over cuBLAS" in html and "splitk-vs-cublas.json" in html
+    assert html.count("<svg") == 2  # time per cell and the benchmark
+
+
+def test_bad_bench_record_names_the_field(tmp_path: Path) -> None:
+    (tmp_path / "b.json").write_text(
+        json.dumps([{"m": 1, "n": 1, "k": 1, "dtype": "float16", "layout": "nn", "impl": "splitk"}])
+    )
+    with pytest.raises(SchemaError, match=r"b.json\[0\]\.us: missing"):
+        charts.load_bench(tmp_path)
+    (tmp_path / "b.json").write_text(json.dumps({"rows": []}))
+    with pytest.raises(SchemaError, match="expected a list of records"):
+        charts.load_bench(tmp_path)
+
+
+def test_time_chart_totals_install_and_probe_seconds() -> None:
+    run = Run(
+        "r",
+        {"triton": "3.9.0", "numpy": "2.4.6"},
+        install={"status": "ok", "seconds": 4.25, "detail": ""},
+        results=[
+            Result("splitk", "interpret", None, "pass", seconds=1.5),
+            Result("tiled", "interpret", None, "pass", seconds=2.0),
+        ],
+    )
+    svg = charts.time_chart([run])
+    assert svg.startswith("<svg") and "7.8 s" in svg and "total 7.75 s" in svg
+    assert model.run_seconds(run) == pytest.approx(7.75)
