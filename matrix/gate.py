@@ -22,8 +22,11 @@ Exit status (``EXIT_*``), fail closed:
 - 0 safe: everything both sides recorded was compared and nothing is unsafe or undecided;
 - 1 unsafe: at least one regression, breaking API or unacknowledged behaviour change (anything
   undecidable is listed as well);
-- 2 undecidable: missing results for either side, a failed install, an incomplete cell, a check
-  that could not be compared, bad arguments, malformed data files, or any unexpected error.
+- 2 undecidable: no results (or no installed cell) for either side, a candidate cell that did
+  not install where the baseline's did, an incomplete cell, a backend recorded for the baseline
+  but not the candidate, a passing check with no comparable candidate result, bad arguments,
+  malformed data files, or any unexpected error. (A baseline cell that never installed is only a
+  note: the upgrade loses nothing there.)
 
 Output: a Markdown summary (verdict line first, fit for a pull-request comment), printed and
 written to ``<out>/gate.md``, and the same as JSON in ``<out>/gate.json``.
@@ -297,17 +300,20 @@ def run_gate(args: argparse.Namespace) -> GateReport:
     report.scanned = scan_targets
     report.scan_findings = [f.to_dict() for f in scan.findings]
     report.errors += [f"scan: {e}" for e in scan.errors]
-    base_runs, cand_runs = gc.runs_for(runs, baseline), gc.runs_for(runs, candidate)
-    report.errors += gc.check_runs("baseline", baseline, base_runs)
-    report.errors += gc.check_runs("candidate", candidate, cand_runs)
+    sel = gc.select_runs(
+        gc.runs_for(runs, baseline), gc.runs_for(runs, candidate), baseline, candidate
+    )
+    report.errors += sel.errors
     if report.errors:
         return report
     try:
         report.comparison = gc.compare(
-            base_runs, cand_runs, baseline, candidate, accepted, scan.findings
+            sel.base, sel.cand, baseline, candidate, accepted, scan.findings
         )
     except gc.DataError as e:
         report.errors.append(f"bad data in {args.results}: {e}")
+    report.comparison.undecidable[:0] = sel.undecidable
+    report.comparison.notes[:0] = sel.notes
     return report
 
 

@@ -98,24 +98,80 @@ def runs_for(runs: Iterable[Run], release: str) -> list[Run]:
     return [r for r in runs if same_release(r.triton, release)]
 
 
-def check_runs(side: str, release: str, runs: Sequence[Run]) -> list[str]:
-    """Reasons the runs of one side cannot be trusted (missing, failed install, incomplete)."""
-    if not runs:
-        return [f"no results for the {side} Triton {release}: no run has env.triton == {release!r}"]
-    problems = []
-    for run in runs:
-        status = run.install.get("status")
-        if status != "ok":
-            detail = str(run.install.get("detail", "")).strip()
-            problems.append(
-                f"{side} run {run.id!r}: install status {status!r}, not 'ok'"
-                + (f" ({detail[:300]})" if detail else "")
+@dataclass
+class Selection:
+    """The runs of both sides that installed, and what the failed or unusable ones mean."""
+
+    base: list[Run] = field(default_factory=list)
+    cand: list[Run] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    undecidable: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _install_text(run: Run) -> str:
+    detail = " ".join(str(run.install.get("detail", "")).split())
+    status = run.install.get("status")
+    return f"install status {status!r}" + (f" ({detail[:300]})" if detail else "")
+
+
+def select_runs(
+    base_runs: Sequence[Run], cand_runs: Sequence[Run], baseline: str, candidate: str
+) -> Selection:
+    """Keep the runs that installed; decide what every other run means for the verdict.
+
+    - no run at all, no run that installed, an incomplete cell, or an installed cell with no
+      results: an error (exit 2), on either side;
+    - a candidate cell that did not install where the baseline's cell with the same numpy did:
+      undecidable (the candidate cannot be installed where the baseline could);
+    - a cell that did not install on the baseline (or on both sides): a note, since the
+      baseline never worked there and nothing is lost by upgrading.
+    """
+    sel = Selection()
+    for side, release, runs in (
+        ("baseline", baseline, base_runs),
+        ("candidate", candidate, cand_runs),
+    ):
+        if not runs:
+            sel.errors.append(
+                f"no results for the {side} Triton {release}: no run has env.triton == {release!r}"
             )
-        elif not run.complete:
-            problems.append(f"{side} run {run.id!r}: incomplete cell (complete: false); rerun it")
-        elif not run.results and "tests" not in run.extra:
-            problems.append(f"{side} run {run.id!r}: installed but recorded no results")
-    return problems
+            continue
+        ok = [r for r in runs if r.install.get("status") == "ok"]
+        for run in ok:
+            if not run.complete:
+                sel.errors.append(
+                    f"{side} run {run.id!r}: incomplete cell (complete: false); rerun it"
+                )
+            elif not run.results and "tests" not in run.extra:
+                sel.errors.append(f"{side} run {run.id!r}: installed but recorded no results")
+        if not ok:
+            failed = "; ".join(f"{r.id!r}: {_install_text(r)}" for r in runs)
+            sel.errors.append(f"the {side} Triton {release} did not install in any cell: {failed}")
+        (sel.base if side == "baseline" else sel.cand).extend(ok)
+
+    base_numpys = {str(r.env.get("numpy")) for r in sel.base}
+    for run in base_runs:
+        if run.install.get("status") != "ok":
+            sel.notes.append(
+                f"baseline cell {run.id!r} did not install ({_install_text(run)}): nothing to "
+                "compare there"
+            )
+    for run in cand_runs:
+        if run.install.get("status") == "ok":
+            continue
+        numpy = str(run.env.get("numpy"))
+        if numpy in base_numpys:
+            sel.undecidable.append(
+                f"candidate cell {run.id!r} did not install ({_install_text(run)}), but the "
+                f"baseline {baseline} installed with numpy {numpy}"
+            )
+        else:
+            sel.notes.append(
+                f"candidate cell {run.id!r} did not install ({_install_text(run)}); the baseline "
+                f"has no installed cell with numpy {numpy} either"
+            )
+    return sel
 
 
 def _numpy_key(numpy: str) -> tuple[int, Any]:
@@ -199,7 +255,9 @@ def compare(
             )
             pairs.append((("interpret", target, b_np), ("interpret", target, c_np), shown))
     if interp_base and not interp_cand:
-        out.notes.append(f"not compared: interpreter results exist for {baseline} only")
+        out.undecidable.append(
+            f"the baseline {baseline} has interpreter results and the candidate {candidate} none"
+        )
     if interp_cand and not interp_base:
         out.notes.append(f"not compared: interpreter results exist for {candidate} only")
     other_base = {c for c in base_cols if c[0] != "interpret"}
@@ -207,8 +265,9 @@ def compare(
     for col in sorted(other_base & other_cand, key=str):
         pairs.append((col, col, Column(col[0], col[1]).label))
     for col in sorted(other_base - other_cand, key=str):
-        out.notes.append(
-            f"not compared: {Column(col[0], col[1]).label} recorded for {baseline} only"
+        out.undecidable.append(
+            f"{Column(col[0], col[1]).label}: results for the baseline {baseline} but none for "
+            f"the candidate {candidate}"
         )
     for col in sorted(other_cand - other_base, key=str):
         out.notes.append(

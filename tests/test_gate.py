@@ -259,10 +259,12 @@ def test_missing_baseline_results(tmp_path: Path, results: Path) -> None:
     assert any("no results for the baseline Triton 3.8.0" in e for e in doc["errors"])
 
 
-@pytest.mark.parametrize("status", ["failed", "no-wheel", "no-such-release"])
-def test_candidate_install_failure(tmp_path: Path, results: Path, status: str) -> None:
+@pytest.mark.parametrize("status", ["failed", "no-wheel"])
+def test_candidate_install_failure_where_the_baseline_installed(
+    tmp_path: Path, results: Path, status: str
+) -> None:
     def change(run: Run) -> Run:
-        if run.env["numpy"] == "2.4.6":
+        if run.env["numpy"] == "1.26.4":
             run.install = {"status": status, "seconds": 3.0, "detail": "pip: no matching wheel"}
             run.results = []
         return run
@@ -270,8 +272,49 @@ def test_candidate_install_failure(tmp_path: Path, results: Path, status: str) -
     mutate(results, "3.9.0", change)
     code, md, doc = run_gate(tmp_path, results)
     assert code == 2, md
-    (err,) = doc["errors"]
-    assert "triton-3.9.0-numpy-2.4.6" in err and repr(status) in err and "no matching wheel" in err
+    (why,) = doc["undecidable"]
+    assert "triton-3.9.0-numpy-1.26.4" in why and repr(status) in why
+    assert "no matching wheel" in why and "numpy 1.26.4" in why
+
+
+def test_candidate_that_installs_nowhere(tmp_path: Path, results: Path) -> None:
+    def change(run: Run) -> Run:
+        run.install = {"status": "no-such-release", "seconds": 0.5, "detail": "not on the index"}
+        run.results = []
+        return run
+
+    mutate(results, "3.9.0", change)
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 2, md
+    assert any("did not install in any cell" in e for e in doc["errors"])
+
+
+def test_baseline_cell_that_never_installed_is_only_a_note(tmp_path: Path, results: Path) -> None:
+    # The baseline never worked with numpy 1.26.4: upgrading loses nothing there.
+    def change(run: Run) -> Run:
+        if run.env["numpy"] == "1.26.4":
+            run.install = {"status": "failed", "seconds": 1.0, "detail": "no torch build"}
+            run.results = []
+        return run
+
+    mutate(results, "3.8.0", change)
+    code, md, doc = run_gate(tmp_path, results)
+    assert code == 0, md
+    assert any(
+        "baseline cell 'triton-3.8.0-numpy-1.26.4' did not install" in n for n in doc["notes"]
+    )
+    assert "interpret (numpy 2.4.6)" in doc["compared"]
+
+
+def test_backend_recorded_for_the_baseline_only(tmp_path: Path, results: Path) -> None:
+    def drop(run: Run) -> Run:
+        run.results = [r for r in run.results if r.target != "hip:gfx942"]
+        return run
+
+    mutate(results, "3.9.0", drop)
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any(u.startswith("aot:hip:gfx942: results for the baseline") for u in doc["undecidable"])
 
 
 def test_incomplete_cell(tmp_path: Path, results: Path) -> None:
@@ -438,3 +481,18 @@ def test_cli_subprocess_writes_markdown_and_json(tmp_path: Path, results: Path) 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("**SAFE**")
     assert proc.stdout == (out / "gate.md").read_text() + "\n"  # print() adds one newline
+
+
+def test_interpreter_recorded_for_the_baseline_only(tmp_path: Path, results: Path) -> None:
+    def aot_only(run: Run) -> Run | None:
+        if run.env["numpy"] == "1.26.4":
+            return None
+        run.results = [r for r in run.results if r.backend != "interpret"]
+        return run
+
+    mutate(results, "3.9.0", aot_only)
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any(
+        "has interpreter results and the candidate 3.9.0 none" in u for u in doc["undecidable"]
+    )
