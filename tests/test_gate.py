@@ -496,3 +496,13 @@ def test_interpreter_recorded_for_the_baseline_only(tmp_path: Path, results: Pat
     assert any(
         "has interpreter results and the candidate 3.9.0 none" in u for u in doc["undecidable"]
     )
+
+
+def test_merged_matrix_json_is_accepted_as_results(tmp_path: Path, results: Path) -> None:
+    from matrix.results import merge
+
+    merged = tmp_path / "matrix.json"
+    merge(results, merged)
+    code, md, doc = run_gate(tmp_path, merged)
+    assert code == 0, md
+    assert len(doc["compared"]) == 5
