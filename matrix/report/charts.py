@@ -168,6 +168,16 @@ class BenchSet:
     def chart(self) -> str:
         return bench_chart(self)
 
+    @property
+    def meta_text(self) -> str:
+        """The file's other top-level keys, flattened: ``env: triton 3.9.0, gpu NVIDIA H200``."""
+        parts = []
+        for key, value in sorted(self.meta.items()):
+            if isinstance(value, dict):
+                value = ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
+            parts.append(f"{key}: {value}")
+        return "; ".join(parts)
+
 
 def _records(doc: Any, where: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     if isinstance(doc, list):

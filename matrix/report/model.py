@@ -360,22 +360,28 @@ def _target_key(target: str | None) -> tuple[int, str]:
     return (len(AOT_TARGETS), target)
 
 
+def _row_sort_key(k: tuple[str, str, str | None]) -> tuple[Any, ...]:
+    """Catalog order of probes (unknown ones last, by name), then backend, then target."""
+    probe, backend, target = k
+    order = {p.name: i for i, p in enumerate(PROBES)}
+    return (
+        order.get(probe, len(order)),
+        probe,
+        BACKENDS.index(backend) if backend in BACKENDS else len(BACKENDS),
+        backend,
+        _target_key(target),
+    )
+
+
+def sorted_results(results: Iterable[Result]) -> list[Result]:
+    """Results in the order the matrix rows have."""
+    return sorted(results, key=lambda r: _row_sort_key(r.key))
+
+
 def row_keys(runs: Iterable[Run]) -> list[RowKey]:
     """Every row seen in the data: catalog probes in catalog order, then unknown probes by name."""
     seen = {r.key for run in runs for r in run.results}
-    order = {p.name: i for i, p in enumerate(PROBES)}
-
-    def sort_key(k: tuple[str, str, str | None]) -> tuple[Any, ...]:
-        probe, backend, target = k
-        return (
-            order.get(probe, len(order)),
-            probe,
-            BACKENDS.index(backend) if backend in BACKENDS else len(BACKENDS),
-            backend,
-            _target_key(target),
-        )
-
-    return [RowKey(*k) for k in sorted(seen, key=sort_key)]
+    return [RowKey(*k) for k in sorted(seen, key=_row_sort_key)]
 
 
 def _absent(release: Release, runs: Sequence[Run], what: str) -> tuple[str, str, str]:

@@ -27,6 +27,7 @@ from matrix.report.model import (
     fmt_seconds,
     run_seconds,
     slug,
+    sorted_results,
     tone,
 )
 from matrix.report.sources import PROBES_DIR, read_probe_source
@@ -40,6 +41,9 @@ MD_MARKS = {"good": "✅", "bad": "❌", "neutral": "🟡", "skipped": "⚪", "a
 
 # Colour of a release's kernel verdict (model.kernel_verdicts).
 KERNEL_TONES = {"pass": "good", "fail": "bad", "untested": "skipped"}
+
+# Colour of a per-test outcome of a user's suite (a run's extra "tests" key).
+TEST_TONES = {"passed": "good", "failed": "bad", "error": "bad", "skipped": "skipped"}
 
 # How many what-changed lines the summary shows before pointing to the full page.
 HIGHLIGHTS_SHOWN = 8
@@ -65,6 +69,7 @@ def environment() -> jinja2.Environment:
     env.filters["seconds"] = fmt_seconds
     env.filters["md"] = _md
     env.filters["svg"] = Markup  # charts.py escapes every text it puts in an SVG
+    env.filters["wbr"] = _wbr
     env.globals.update(
         MISSING=MISSING,
         NOT_INSTALLED=NOT_INSTALLED,
@@ -74,11 +79,18 @@ def environment() -> jinja2.Environment:
         VERDICT_TONES=VERDICT_TONES,
         PROBES_BY_NAME=PROBES_BY_NAME,
         run_seconds=run_seconds,
+        sorted_results=sorted_results,
+        TEST_TONES=TEST_TONES,
         run_label=charts.run_label,
         tone=tone,
         md_cell=_md_cell,
     )
     return env
+
+
+def _wbr(name: str) -> Markup:
+    """A long identifier that may break after its underscores (narrower matrix rows)."""
+    return Markup("_<wbr>").join(str(name).split("_"))
 
 
 def _md(text: Any) -> str:

@@ -17,6 +17,8 @@ from matrix.results import Run
 
 CLAIMS_MODULE = "matrix.claims"
 VERDICTS = ("holds", "fails", "partly", "untested")
+# Page order: what the matrix contradicts first.
+VERDICTS_SHOWN = ("fails", "partly", "holds", "untested")
 # Colour family of each verdict on the pages (same tones as matrix cells).
 VERDICT_TONES = {"holds": "good", "fails": "bad", "partly": "neutral", "untested": "skipped"}
 
@@ -70,7 +72,8 @@ def _claim(v: Any, i: int) -> Claim:
 def evaluate_claims(
     runs: Sequence[Run], importer: Callable[[str], Any] = importlib.import_module
 ) -> ClaimsOutcome:
-    """Verdicts for ``runs``, sorted by (note, id) so the pages do not depend on module order."""
+    """Verdicts for ``runs``: contradicted claims first, then by (note, id), so that the pages
+    lead with what matters and do not depend on the module's order."""
     try:
         module = importer(CLAIMS_MODULE)
     except ModuleNotFoundError as e:
@@ -83,7 +86,9 @@ def evaluate_claims(
         claims = [_claim(v, i) for i, v in enumerate(module.evaluate(list(runs)))]
     except Exception as e:
         return ClaimsOutcome(error=_describe(e))
-    return ClaimsOutcome(sorted(claims, key=lambda c: (c.note, c.id)))
+    return ClaimsOutcome(
+        sorted(claims, key=lambda c: (VERDICTS_SHOWN.index(c.verdict), c.note, c.id))
+    )
 
 
 def _describe(e: BaseException) -> str:
