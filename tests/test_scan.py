@@ -180,3 +180,15 @@ def test_scanner_imports_no_triton_torch_or_numpy() -> None:
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
+
+
+def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
+    from matrix.catalog import PROBES_BY_NAME
+
+    for rule in scan.load_rules():
+        if rule.probe is None:
+            continue
+        assert rule.probe in PROBES_BY_NAME, f"{rule.id}: unknown probe {rule.probe!r}"
+        statuses = set(PROBES_BY_NAME[rule.probe].all_statuses)
+        assert set(rule.concerns) <= statuses, f"{rule.id}: {set(rule.concerns) - statuses}"
+        assert set(rule.breaking) <= statuses, f"{rule.id}: {set(rule.breaking) - statuses}"
