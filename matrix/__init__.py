@@ -1,1 +1,4 @@
-"""The matrix machinery: probes, backends, runner, results, report and gate.\n\nNothing here is imported by ``compat`` or ``kernels``."""
+"""The matrix machinery: probes, backends, runner, results, report and gate.
+
+Nothing here is imported by ``compat`` or ``kernels``.
+"""

@@ -1,8 +1,8 @@
 """What the matrix measures, as data: every probe, the statuses it can end with, its backends.
 
-The probe modules (``matrix/probes/<name>.py``) do the measuring; this table is what the report,
-the gate and the claims read, so that they never need to import Triton. A status not listed here
-for a probe is still rendered (as "unknown"), never dropped.
+This table is the registry: the runner runs ``matrix/probes/<name>.py`` for each entry on each
+of its backends, and the report, the gate and the claims read it without importing Triton.
+A status not listed here for a probe is still rendered (as "unknown"), never dropped.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ class ProbeSpec:
     good: tuple[str, ...] = ()
     # True when a change of status between releases is a behaviour change worth listing.
     behavioural: bool = True
+    # Extra environment for the probe's child process (e.g. TRITON_F32_DEFAULT).
+    env: tuple[tuple[str, str], ...] = ()
+    # The aot targets it compiles for; frontend-only questions need one target, not three.
+    aot_targets: tuple[str, ...] = AOT_TARGETS
 
     @property
     def all_statuses(self) -> tuple[str, ...]:
@@ -70,7 +74,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
         "tensor_descriptor",
         "an in-kernel tensor-descriptor constructor",
-        ("absent", "experimental", "supported"),
+        ("absent", "experimental", "supported", "broken"),
         ("interpret", "aot", "gpu"),
         good=("supported", "experimental"),
     ),
@@ -82,18 +86,26 @@ PROBES: tuple[ProbeSpec, ...] = (
         good=("rejected-compile", "rejected-host", "rejected-runtime"),
     ),
     ProbeSpec(
+        "descriptor_misaligned_stride",
+        "a tensor descriptor whose row stride is not a multiple of 16 bytes",
+        ("rejected-compile", "rejected-host", "rejected-runtime", "accepted"),
+        ("interpret", "gpu"),
+        good=("rejected-compile", "rejected-host", "rejected-runtime"),
+    ),
+    ProbeSpec(
         "dot_f32_default_precision",
         "the input precision of a float32 tl.dot with no argument",
-        ("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32"),
+        ("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32", "unknown"),
         ("aot", "gpu"),
         good=("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32"),
     ),
     ProbeSpec(
         "dot_f32_default_precision_env_ieee",
         "the same with TRITON_F32_DEFAULT=ieee set",
-        ("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32", "ignored"),
+        ("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32", "unknown"),
         ("aot", "gpu"),
         good=("ieee",),
+        env=(("TRITON_F32_DEFAULT", "ieee"),),
     ),
     ProbeSpec(
         "dot_acc_out_dtype",
@@ -101,6 +113,59 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("error", "fp16", "fp32"),
         ("interpret", "aot", "gpu"),
         good=("fp16", "fp32"),
+    ),
+    ProbeSpec(
+        "allow_tf32",
+        "tl.dot(..., allow_tf32=True), the keyword input_precision replaced",
+        ("accepted", "deprecated", "removed"),
+        ("interpret", "aot", "gpu"),
+        good=("accepted",),
+        aot_targets=("cuda:90",),
+    ),
+    ProbeSpec(
+        "boundary_check",
+        "the boundary_check keyword of tl.load / tl.store",
+        ("accepted", "deprecated", "removed"),
+        ("interpret", "aot", "gpu"),
+        good=("accepted",),
+        aot_targets=("cuda:90",),
+    ),
+    ProbeSpec(
+        "atomic_add_fp16",
+        "tl.atomic_add into a float16 tensor",
+        ("accepted", "rejected"),
+        ("interpret", "aot", "gpu"),
+        good=("accepted",),
+    ),
+    ProbeSpec(
+        "atomic_add_bf16",
+        "tl.atomic_add into a bfloat16 tensor",
+        ("accepted", "rejected"),
+        ("interpret", "aot", "gpu"),
+        good=("accepted",),
+    ),
+    ProbeSpec(
+        "python_min_runtime",
+        "Python min() on runtime scalars in a kernel",
+        ("works", "rejected"),
+        ("interpret", "aot", "gpu"),
+        good=("works",),
+        aot_targets=("cuda:90",),
+    ),
+    ProbeSpec(
+        "true_div_program_id",
+        "/ on a program id, used as a pointer offset",
+        ("rejected", "works"),
+        ("interpret", "aot", "gpu"),
+        good=("rejected",),
+        aot_targets=("cuda:90",),
+    ),
+    ProbeSpec(
+        "interpreter_bf16_dot",
+        "the interpreter's own bfloat16 tl.dot (numpy-backed)",
+        ("correct", "wrong", "raises"),
+        ("interpret",),
+        good=("correct",),
     ),
 )
 

@@ -39,7 +39,7 @@ INSTALL_STATUSES = ("ok", "failed", "no-such-release", "no-wheel", "skipped", "p
 
 
 class SchemaError(ValueError):
-    """A results document does not have the shape DESIGN.md promises; the message names the field."""
+    """A results document lacks the shape DESIGN.md promises; the message names the field."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class Result:
 
 @dataclass
 class Run:
-    """One matrix cell: a Triton release (and numpy, for interpreter cells) in its own environment."""
+    """One matrix cell: a Triton release (and numpy, for interpreter cells) in its own env."""
 
     id: str
     env: dict[str, Any] = field(default_factory=dict)
@@ -108,9 +108,7 @@ class Run:
         if not isinstance(d, dict):
             raise SchemaError(f"{where}: expected an object, got {type(d).__name__}")
         _require(d, where, {"id": str, "env": dict, "install": dict, "results": list})
-        results = [
-            Result.from_dict(r, f"{where}.results[{i}]") for i, r in enumerate(d["results"])
-        ]
+        results = [Result.from_dict(r, f"{where}.results[{i}]") for i, r in enumerate(d["results"])]
         known = {"id", "env", "install", "results"}
         return cls(
             id=d["id"],

@@ -1,4 +1,5 @@
-"""How the kernel tests judge numbers: float64 reference, relative Frobenius error, and a
+"""How the kernel tests and the numerics probes judge numbers: float64 reference, relative
+Frobenius error, and a
 tolerance built from measurement and the output format, never a guess.
 
 * accumulation noise: the error torch's own float32 matmul makes on the same (rounded) inputs,
@@ -10,6 +11,8 @@ tolerance built from measurement and the output format, never a guess.
 
 A dropped K tile or a wrong mask moves the error to 1e-2 or more, orders above these bounds;
 ``test_tolerance_catches_a_dropped_tile`` checks that.
+
+Imported by tests and probes only (it needs torch); the report and gate never import it.
 """
 
 import torch
@@ -20,24 +23,25 @@ FLOOR = 1e-6
 
 
 def rel_err(c: torch.Tensor, ref: torch.Tensor) -> float:
-    diff = (c.double() - ref).norm()
+    diff = (c.double().cpu() - ref.cpu()).norm()
     return float(diff / ref.norm()) if ref.norm() > 0 else float(diff)
 
 
 def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return a.double() @ b.double()
+    return a.double().cpu() @ b.double().cpu()
 
 
 def tolerance(a: torch.Tensor, b: torch.Tensor, out_dtype: torch.dtype) -> float:
     ref = reference(a, b)
-    torch_err = rel_err(a.float() @ b.float(), ref)
+    # torch's float32 product computed on the CPU, with TF32 never involved.
+    torch_err = rel_err(a.float().cpu() @ b.float().cpu(), ref.cpu())
     rounding = 2 * UNIT_ROUNDOFF[out_dtype] if out_dtype != torch.float32 else 0.0
     return max(ORDER_FACTOR * torch_err, FLOOR) + rounding
 
 
-def random_operands(m: int, n: int, k: int, dtype: torch.dtype, seed: int):
+def random_operands(m: int, n: int, k: int, dtype: torch.dtype, seed: int, device: str = "cpu"):
     """Fresh, non-symmetric, non-constant data (a and b drawn independently)."""
     gen = torch.Generator().manual_seed(seed)
     a = torch.randn(m, k, generator=gen).to(dtype)
     b = (torch.rand(k, n, generator=gen) * 2 - 0.5).to(dtype)
-    return a, b
+    return a.to(device), b.to(device)

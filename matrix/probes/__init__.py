@@ -1,0 +1,1 @@
+"""One module per probe; the registry is ``matrix.catalog.PROBES``."""

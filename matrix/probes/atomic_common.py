@@ -1,0 +1,43 @@
+"""Shared by the low-precision atomic probes: ``tl.atomic_add`` on a float16/bfloat16 pointer."""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from matrix.probes.base import Context, Observation, exercise, root_cause
+
+N = 64
+
+
+@triton.jit
+def atomic_add_twice(dst, src, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(src + offs)
+    tl.atomic_add(dst + offs, x)
+    tl.atomic_add(dst + offs, x)
+
+
+def observe_atomic(ctx: Context, dtype_name: str) -> Observation:
+    """accepted (with data.correct: dst == 2*src, exact for small integers) or rejected."""
+    import torch
+
+    dtype = getattr(torch, dtype_name)
+    device = "cpu" if ctx.backend == "aot" else ctx.device
+    src = torch.randint(-8, 9, (N,)).to(dtype).to(device)
+    dst = torch.zeros(N, dtype=dtype, device=device)
+    out = exercise(ctx, atomic_add_twice, {"dst": dst, "src": src}, {"N": N})
+    if out.raised:
+        from matrix.aot import AotUnavailable
+
+        if isinstance(out.exception, AotUnavailable):
+            return Observation("skipped", str(out.exception))
+        cause = root_cause(out.exception)
+        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        return Observation("rejected", text, {"exception": text})
+    data = {"warnings": out.warning_texts()}
+    if ctx.backend == "aot":
+        return Observation("accepted", f"atomic_add on *{dtype_name} compiled", data)
+    data["correct"] = bool(torch.equal(dst, src * 2))
+    verdict = "exact" if data["correct"] else "WRONG numbers"
+    return Observation("accepted", f"atomic_add on {dtype_name} ran: {verdict}", data)

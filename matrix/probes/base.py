@@ -1,0 +1,157 @@
+"""What a probe module provides, and the helpers probes share.
+
+A probe module (``matrix/probes/<name>.py``) has a docstring that says what it establishes and
+how, and defines::
+
+    NAME = "block_ptr"                      # the row name in the results
+    BACKENDS = ("interpret", "aot", "gpu")  # where it means something
+    ENV = {}                                # extra environment for its child process (optional)
+    def observe(ctx: Context) -> Observation
+
+``observe`` runs in a child process (see ``matrix.child``) whose backend is fixed before Triton
+is imported: ``TRITON_INTERPRET=1`` for ``interpret``, unset for ``aot`` and ``gpu``. A probe
+returns its own status; an exception it does not expect escapes and becomes ``error`` with the
+traceback, a crash becomes ``crashed``, a hang ``timeout``; never a pass.
+"""
+
+from __future__ import annotations
+
+import traceback
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where an observation is made: ``backend`` and, for aot and gpu, the ``target``."""
+
+    backend: str
+    target: str | None
+
+    @property
+    def device(self) -> str:
+        """The torch device tensors go to: CPU for the interpreter, CUDA on a GPU."""
+        if self.backend == "aot":
+            raise ValueError("the aot backend compiles only; it has no device to run on")
+        return "cpu" if self.backend == "interpret" else "cuda"
+
+
+@dataclass
+class Observation:
+    status: str
+    detail: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """What calling something did: its value, or the exception; and the warnings it raised."""
+
+    value: Any = None
+    exception: BaseException | None = None
+    warnings: list[warnings.WarningMessage] = field(default_factory=list)
+
+    @property
+    def raised(self) -> bool:
+        return self.exception is not None
+
+    def exception_text(self, limit: int = 400) -> str:
+        e = self.exception
+        if e is None:
+            return ""
+        text = str(e).strip()
+        return f"{type(e).__name__}: {text}"[:limit]
+
+    def warning_texts(self, limit: int = 300) -> list[str]:
+        return [f"{w.category.__name__}: {str(w.message).strip()}"[:limit] for w in self.warnings]
+
+
+def attempt(fn: Callable[[], Any]) -> Outcome:
+    """Call ``fn`` recording every warning (all categories, each time) and any exception.
+
+    Triton's warnings are not all DeprecationWarning, so nothing is filtered by category.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = fn()
+        except Exception as e:  # recorded and classified by the probe, never dropped
+            return Outcome(exception=e, warnings=list(caught))
+    return Outcome(value=value, warnings=list(caught))
+
+
+def root_cause(e: BaseException) -> BaseException:
+    """The innermost exception: Triton wraps frontend errors in CompilationError chains."""
+    while e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
+        e = e.__cause__ or e.__context__  # type: ignore[assignment]
+    return e
+
+
+def first_line(text: str, limit: int = 300) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:limit]
+    return ""
+
+
+def format_exception(e: BaseException, limit: int = 2000) -> str:
+    return "".join(traceback.format_exception(type(e), e, e.__traceback__))[-limit:]
+
+
+def excerpt(text: str, needle: str, context: int = 1, limit: int = 6) -> str:
+    """Lines of ``text`` containing ``needle`` (``context`` lines around), for evidence."""
+    lines = text.splitlines()
+    hits = [i for i, line in enumerate(lines) if needle in line][:limit]
+    keep: list[str] = []
+    for i in hits:
+        keep.extend(lines[max(0, i - context) : i + context + 1])
+        keep.append("...")
+    return "\n".join(keep)[:2000]
+
+
+TORCH_TYPE_STRINGS = {
+    "torch.float32": "fp32",
+    "torch.float16": "fp16",
+    "torch.bfloat16": "bf16",
+    "torch.int32": "i32",
+    "torch.int64": "i64",
+    "torch.int8": "i8",
+}
+
+
+def type_string(value: Any) -> str:
+    """Triton's signature type for a launch argument: a tensor is a pointer, an int is i32."""
+    if isinstance(value, bool):
+        return "i1"
+    if isinstance(value, int):
+        return "i32"
+    dtype = str(getattr(value, "dtype", ""))
+    if dtype in TORCH_TYPE_STRINGS:
+        return "*" + TORCH_TYPE_STRINGS[dtype]
+    raise TypeError(f"no Triton signature type for {type(value).__name__} {dtype}")
+
+
+def exercise(
+    ctx: Context, kernel: Any, args: dict[str, Any], constexprs: dict[str, Any], grid=(1,)
+) -> Outcome:
+    """Launch ``kernel`` (interpret, gpu) or compile it for ``ctx.target`` (aot).
+
+    For aot, the launch arguments are only described: tensors give pointer types, ints ``i32``.
+    The Outcome's value is the compile ``Artifacts`` for aot, None for a launch.
+    """
+    if ctx.backend == "aot":
+        from matrix.aot import compile_for_target
+
+        signature = {name: type_string(v) for name, v in args.items()}
+        return attempt(lambda: compile_for_target(kernel, signature, constexprs, ctx.target))
+
+    def launch() -> None:
+        kernel[grid](**args, **constexprs)
+        if ctx.device == "cuda":
+            import torch
+
+            torch.cuda.synchronize()
+
+    return attempt(launch)

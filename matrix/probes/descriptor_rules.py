@@ -1,0 +1,52 @@
+"""Shared by the descriptor alignment probes: run the padded load on a broken layout, classify."""
+
+from __future__ import annotations
+
+from matrix.probes.base import Context, Observation, attempt, root_cause
+
+
+def misaligned_case(ctx: Context, base_offset: int, row_stride: int, what: str) -> Observation:
+    import torch
+    import triton.language as tl
+
+    from compat import trials
+    from compat.features import find_descriptor_constructor
+
+    found = find_descriptor_constructor(tl)
+    if found is None:
+        return Observation("skipped", "no in-kernel tensor-descriptor constructor on this release")
+    status = found[0]
+    rows, block = 12, 8
+    storage = torch.randn(rows, row_stride + base_offset, device=ctx.device)
+    src = storage[:, base_offset:]
+    dst = torch.full((block, block), float("nan"), device=ctx.device)
+    if ctx.device == "cuda":
+        from compat.allocator import ensure_allocator
+
+        ensure_allocator()
+
+    def launch() -> None:
+        trials._padded_load[(1,)](src, dst, rows, 12, src.stride(0), BLOCK=block,
+                                  EXPERIMENTAL=status == "experimental")  # fmt: skip
+        if ctx.device == "cuda":
+            torch.cuda.synchronize()
+
+    outcome = attempt(launch)
+    data = {"layout": what, "base_mod_16": src.data_ptr() % 16,
+            "row_stride_bytes": src.stride(0) * 4, "warnings": outcome.warning_texts()}  # fmt: skip
+    if outcome.raised:
+        e = outcome.exception
+        cause = root_cause(e)
+        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        data["exception"] = text
+        kind = type(e).__name__
+        if "Compilation" in kind or "Compilation" in type(cause).__name__:
+            return Observation("rejected-compile", text, data)
+        if ctx.backend == "interpret" or "CUDA" in text or "illegal" in text.lower():
+            return Observation("rejected-runtime", text, data)
+        return Observation("rejected-host", text, data)
+    expected = torch.zeros(block, block, device=ctx.device)
+    expected[: rows - block, : 12 - block] = src[block:rows, block:12]
+    data["correct"] = bool(torch.equal(dst, expected))
+    verdict = "numbers right" if data["correct"] else "numbers WRONG"
+    return Observation("accepted", f"{what}: ran silently, {verdict}", data)

@@ -1,0 +1,75 @@
+"""``tl.dot(f16, f16, acc=f16)`` with no ``out_dtype``: an error, or which dtype it returns.
+
+The kernel asks, at trace time, which dtype the dot returned (``d.dtype == tl.float16``) and
+stores a code (16 or 32); interpret/gpu run it. aot compiles it and reads the result type of
+``tt.dot`` in the TTIR. An exception (the frontend refusing an f16 accumulator without
+``out_dtype``) is ``error``-as-observed: status ``error`` here is this probe's own verdict, with
+the exception in the detail, not a broken probe.
+"""
+
+from __future__ import annotations
+
+import re
+
+import triton
+import triton.language as tl
+
+from matrix.probes.base import Context, Observation, exercise, root_cause
+
+BLOCK = 16
+
+
+@triton.jit
+def f16_acc_dot(a, b, c, code, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(a + offs[:, None] * BLOCK + offs[None, :])
+    y = tl.load(b + offs[:, None] * BLOCK + offs[None, :])
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float16)
+    d = tl.dot(x, y, acc)
+    # Storing d keeps the dot alive in compiled IR, where its result type is read.
+    tl.store(c + offs[:, None] * BLOCK + offs[None, :], d.to(tl.float32))
+    if d.dtype == tl.float16:
+        tl.store(code, 16)
+    elif d.dtype == tl.float32:
+        tl.store(code, 32)
+    else:
+        tl.store(code, 1)
+
+
+TT_DOT_RESULT = re.compile(r"tt\.dot.*->\s*tensor<[0-9x]+x(\w+)")
+
+
+def observe(ctx: Context) -> Observation:
+    import torch
+
+    if ctx.backend == "aot":
+        t = torch.empty(BLOCK, BLOCK, dtype=torch.float16)
+        args = {"a": t, "b": t, "c": t.float(), "code": torch.empty(1, dtype=torch.int32)}
+    else:
+        gen = torch.Generator().manual_seed(2)
+        a = torch.randn(BLOCK, BLOCK, generator=gen).half().to(ctx.device)
+        b = torch.randn(BLOCK, BLOCK, generator=gen).half().to(ctx.device)
+        code = torch.zeros(1, dtype=torch.int32, device=ctx.device)
+        c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
+        args = {"a": a, "b": b, "c": c, "code": code}
+    out = exercise(ctx, f16_acc_dot, args, {"BLOCK": BLOCK})
+    if out.raised:
+        from matrix.aot import AotUnavailable
+
+        if isinstance(out.exception, AotUnavailable):
+            return Observation("skipped", str(out.exception))
+        cause = root_cause(out.exception)
+        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        return Observation("error", f"raised: {text}", {"exception": text})
+    if ctx.backend == "aot":
+        ttir = out.value.ir.get("ttir", "")
+        m = TT_DOT_RESULT.search(ttir)
+        line = next((ln.strip() for ln in ttir.splitlines() if "tt.dot" in ln), "")
+        if not m:
+            return Observation("error", f"could not read tt.dot's result type: {line[:300]}")
+        status = {"f16": "fp16", "f32": "fp32"}.get(m.group(1), m.group(1))
+        return Observation(status, f"TTIR: {line[:300]}", {"ttir_dot": line[:300]})
+    value = int(args["code"].item())
+    status = {16: "fp16", 32: "fp32"}.get(value, f"other({value})")
+    return Observation(status, f"the dot returned {status} (traced dtype code {value})",
+                       {"code": value, "warnings": out.warning_texts()})  # fmt: skip

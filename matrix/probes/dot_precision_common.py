@@ -1,0 +1,97 @@
+"""Shared by the two default-precision probes: compile or run a float32 ``tl.dot`` with no
+``input_precision`` and report what it got, with TTIR and assembly evidence."""
+
+from __future__ import annotations
+
+import os
+
+import triton
+import triton.language as tl
+
+from matrix.probes.base import Context, Observation, exercise, first_line
+from matrix.probes.precision_evidence import asm_instructions, dot_line, ttir_precision
+
+BLOCK = 32
+
+
+@triton.jit
+def f32_dot_default(a, b, c, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(a + offs[:, None] * BLOCK + offs[None, :])
+    y = tl.load(b + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(c + offs[:, None] * BLOCK + offs[None, :], tl.dot(x, y))
+
+
+@triton.jit
+def f32_dot_explicit(a, b, c, BLOCK: tl.constexpr, PRECISION: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(a + offs[:, None] * BLOCK + offs[None, :])
+    y = tl.load(b + offs[:, None] * BLOCK + offs[None, :])
+    tl.store(c + offs[:, None] * BLOCK + offs[None, :], tl.dot(x, y, input_precision=PRECISION))
+
+
+def observe_default_precision(ctx: Context) -> Observation:
+    import torch
+
+    env = {"TRITON_F32_DEFAULT": os.environ.get("TRITON_F32_DEFAULT")}
+    if ctx.backend == "aot":
+        t = torch.empty(BLOCK, BLOCK)
+        out = exercise(ctx, f32_dot_default, {"a": t, "b": t, "c": t}, {"BLOCK": BLOCK})
+        if out.raised:
+            from matrix.aot import AotUnavailable
+
+            if isinstance(out.exception, AotUnavailable):
+                return Observation("skipped", str(out.exception))
+            raise out.exception
+        ir = out.value.ir
+        ttir = ir.get("ttir", "")
+        status = ttir_precision(ttir)
+        if status is None:
+            return Observation("error", "no tt.dot in the TTIR", {"ttir": ttir[-2000:]})
+        asm = ir.get("ptx") or ir.get("amdgcn") or ""
+        counts = asm_instructions(asm)
+        seen = ", ".join(f"{k}={v}" for k, v in counts.items() if v) or "no MMA/FMA found"
+        return Observation(
+            status,
+            f"TTIR: {dot_line(ttir)}; asm: {seen}",
+            {"ttir_dot": dot_line(ttir), "asm_counts": counts, "env": env},
+        )
+    return _measure_on_gpu(ctx, env)
+
+
+def _measure_on_gpu(ctx: Context, env: dict) -> Observation:
+    """On hardware: which explicit precision the default's numbers match, bit for bit."""
+    import torch
+
+    gen = torch.Generator().manual_seed(5)
+    a = torch.randn(BLOCK, BLOCK, generator=gen).to(ctx.device)
+    b = torch.randn(BLOCK, BLOCK, generator=gen).to(ctx.device)
+    ref = (a.double() @ b.double()).cpu()
+    results = {}
+    c = torch.full_like(a, float("nan"))
+    f32_dot_default[(1,)](a, b, c, BLOCK=BLOCK)
+    results["default"] = c.clone()
+    for p in ("ieee", "tf32", "tf32x3"):
+        c = torch.full_like(a, float("nan"))
+        try:
+            f32_dot_explicit[(1,)](a, b, c, BLOCK=BLOCK, PRECISION=p)
+            results[p] = c.clone()
+        except Exception as e:  # a precision this release lacks: recorded as such
+            results[p] = first_line(f"{type(e).__name__}: {e}")
+    torch.cuda.synchronize()
+    errors = {
+        k: (float((v.double().cpu() - ref).norm() / ref.norm()) if not isinstance(v, str) else v)
+        for k, v in results.items()
+    }
+    default = results["default"]
+    same = [
+        p
+        for p in ("ieee", "tf32", "tf32x3")
+        if not isinstance(results[p], str) and torch.equal(results[p], default)
+    ]
+    status = same[0] if same else "unknown"
+    return Observation(
+        status,
+        f"default matches {same or 'none'} bit for bit; rel. errors {errors}",
+        {"rel_err": errors, "matches": same, "env": env},
+    )

@@ -1,0 +1,81 @@
+"""Shared by the ``splitk`` and ``tiled`` probes: the seed cases, judged like the test suite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from matrix.probes.base import Context, Observation, attempt, exercise, first_line
+
+# The seed notes' cases (M != N, neither a block multiple): K = 200 gives a partial tile in a
+# chunk, K = 40 and K = 10 give short and empty chunks (4 splits, 2 and 1 K tiles).
+SEED_CASES = ((37, 53, 200, 4), (37, 53, 40, 4), (33, 65, 10, 4))
+DTYPES = ("float32", "float16", "bfloat16")
+
+
+def numerics(ctx: Context, run: Callable[[Any, Any, int, bool], Any], modes: tuple[bool, ...]):
+    """Run every seed case, dtype and mode; ``fail`` on the first wrong or raising case, with the
+    worst relative error seen and the case it came from in the data."""
+    import torch
+
+    from matrix.numerics import random_operands, reference, rel_err, tolerance
+
+    worst: dict[str, Any] = {"rel_err": 0.0}
+    checked = 0
+    for seed, (m, n, k, split) in enumerate(SEED_CASES):
+        for dtype_name in DTYPES:
+            dtype = getattr(torch, dtype_name)
+            for deterministic in modes:
+                case = f"{dtype_name} {m}x{n}x{k} split_k={split} deterministic={deterministic}"
+                a, b = random_operands(m, n, k, dtype, seed=1000 + seed, device=ctx.device)
+                out = attempt(lambda a=a, b=b, d=deterministic, s=split: run(a, b, s, d))
+                if out.raised:
+                    return Observation("fail", f"{case}: raised {out.exception_text()}",
+                                       {"case": case, "checked": checked})  # fmt: skip
+                c = out.value
+                unwritten = int(torch.isnan(c.float()).sum())
+                err, tol = rel_err(c, reference(a, b)), tolerance(a, b, dtype)
+                checked += 1
+                if err > worst["rel_err"] or unwritten:
+                    worst = {"rel_err": err, "tolerance": tol, "case": case}
+                if unwritten or not err <= tol:
+                    return Observation(
+                        "fail",
+                        f"{case}: relative error {err:.3e} > tolerance {tol:.3e}"
+                        + (f", {unwritten} unwritten (NaN) elements" if unwritten else ""),
+                        {**worst, "unwritten": unwritten, "checked": checked},
+                    )
+    return Observation(
+        "pass",
+        f"{checked} cases within tolerance; worst {worst['rel_err']:.2e} ({worst['case']})",
+        {**worst, "checked": checked},
+    )
+
+
+def compile_variants(ctx: Context, kernel: Any, variants: dict[str, tuple[dict, dict]]):
+    """Compile each variant (launch args, constexprs) for ``ctx.target``; ``pass`` if all do.
+
+    Evidence: per variant, the matrix instructions seen in the assembly.
+    """
+    from matrix.aot import AotUnavailable
+
+    data: dict[str, Any] = {}
+    for name, (args, constexprs) in variants.items():
+        out = exercise(ctx, kernel, args, constexprs)
+        if out.raised and isinstance(out.exception, AotUnavailable):
+            return Observation("skipped", str(out.exception))
+        if out.raised:
+            return Observation("fail", f"{name}: {first_line(out.exception_text(2000))}",
+                               {"variant": name, "error": out.exception_text(2000)})  # fmt: skip
+        asm = out.value.ir
+        text = asm.get("ptx") or asm.get("amdgcn") or ""
+        data[name] = {
+            "stages": sorted(asm),
+            "matrix_instructions": sorted(
+                {w for w in ("wgmma", "mma.sync", "v_mfma", "fma.rn") if w in text}
+            ),
+            "asm_lines": text.count("\n"),
+        }
+    summary = "; ".join(f"{k}: {', '.join(v['matrix_instructions']) or 'no MMA'}"
+                        for k, v in data.items())  # fmt: skip
+    return Observation("pass", f"compiled {', '.join(variants)} ({summary})", data)

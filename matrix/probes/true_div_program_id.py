@@ -1,0 +1,36 @@
+"""``/`` on a program id used in pointer arithmetic: rejected (with the error) or works.
+
+``/`` is true division in Triton, so ``pid / 2`` is a float; adding it to a pointer should fail.
+The detail keeps the exception text (the seed note names ``IncompatibleTypeErrorImpl``).
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from matrix.probes.base import Context, Observation, exercise, root_cause
+
+
+@triton.jit
+def true_div_index(out):
+    pid = tl.program_id(0)
+    half = pid / 2
+    tl.store(out + half, 1.0)
+
+
+def observe(ctx: Context) -> Observation:
+    import torch
+
+    device = "cpu" if ctx.backend == "aot" else ctx.device
+    out_t = torch.zeros(4, device=device)
+    outcome = exercise(ctx, true_div_index, {"out": out_t}, {})
+    if outcome.raised:
+        from matrix.aot import AotUnavailable
+
+        if isinstance(outcome.exception, AotUnavailable):
+            return Observation("skipped", str(outcome.exception))
+        cause = root_cause(outcome.exception)
+        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        return Observation("rejected", text, {"exception": text})
+    return Observation("works", "a float offset was accepted in pointer arithmetic", {})
