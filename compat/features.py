@@ -52,6 +52,12 @@ def interpreter_enabled() -> bool:
     return type(triton.jit(_noop)).__name__ == "InterpretedFunction"
 
 
+CONSTRUCTOR_NAMES = {
+    "supported": "tl.make_tensor_descriptor",
+    "experimental": "tl._experimental_make_tensor_descriptor",
+}
+
+
 def find_descriptor_constructor(lang: Any) -> tuple[str, Any] | None:
     """The in-kernel tensor-descriptor constructor: ``(status, function)`` or None.
 
@@ -139,7 +145,7 @@ def descriptor_trial() -> str:
         return "not tried: no in-kernel constructor"
     from compat import trials
 
-    return run_trial(trials.descriptor_load, found[1])
+    return run_trial(trials.descriptor_load)
 
 
 def detect() -> Features:
@@ -154,9 +160,7 @@ def detect() -> Features:
     block_ptr_present = callable(getattr(tl, "make_block_ptr", None))
     return Features(
         tensor_descriptor=found[0] if found else "absent",
-        descriptor_constructor=(
-            f"tl.{found[1].__name__}" if found and hasattr(found[1], "__name__") else None
-        ),
+        descriptor_constructor=CONSTRUCTOR_NAMES[found[0]] if found else None,
         descriptor_trial=descriptor_trial(),
         dot_input_precision=dot_input_precision,
         dot_out_dtype=dot_out_dtype,

@@ -13,8 +13,8 @@ from compat.descriptors import make_descriptor_2d
 
 
 @triton.jit
-def _padded_load(src, dst, R, C, stride_r, BLOCK: tl.constexpr, EXPERIMENTAL: tl.constexpr):
-    desc = make_descriptor_2d(src, R, C, stride_r, BLOCK, BLOCK, EXPERIMENTAL)
+def _padded_load(src, dst, R, C, stride_r, BLOCK: tl.constexpr):
+    desc = make_descriptor_2d(src, R, C, stride_r, BLOCK, BLOCK)
     tile = desc.load([BLOCK, BLOCK])
     offs = tl.arange(0, BLOCK)
     tl.store(dst + offs[:, None] * BLOCK + offs[None, :], tile)
@@ -34,7 +34,7 @@ def _first_mismatch(got: Any, expected: Any) -> str:
     return f"element {bad} is {got[tuple(bad)].item()}, expected {expected[tuple(bad)].item()}"
 
 
-def descriptor_load(constructor: Any, device: str) -> str:
+def descriptor_load(device: str) -> str:
     """``"ok"`` if loading the ragged corner block of a 12x12 float32 matrix gives its values with
     zeros outside; ``"failed: ..."`` with the first wrong element otherwise."""
     import torch
@@ -46,8 +46,7 @@ def descriptor_load(constructor: Any, device: str) -> str:
     block, rows, cols = 8, 12, 12
     src = torch.arange(rows * 16, dtype=torch.float32, device=device).reshape(rows, 16) + 1.0
     dst = torch.full((block, block), float("nan"), dtype=torch.float32, device=device)
-    experimental = constructor is getattr(tl, "_experimental_make_tensor_descriptor", None)
-    _padded_load[(1,)](src, dst, rows, cols, src.stride(0), BLOCK=block, EXPERIMENTAL=experimental)
+    _padded_load[(1,)](src, dst, rows, cols, src.stride(0), BLOCK=block)
     expected = torch.zeros((block, block), dtype=torch.float32, device=device)
     expected[: rows - block, : cols - block] = src[block:rows, block:cols]
     return "ok" if torch.equal(dst, expected) else f"failed: {_first_mismatch(dst, expected)}"

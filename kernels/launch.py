@@ -92,10 +92,9 @@ def interpreted() -> bool:
 
 
 def compile_flags(dtype: torch.dtype) -> dict[str, bool]:
-    """Compile-time switches: how to spell the descriptor constructor and tl.dot on this release,
-    and whether ``dtype`` tiles must be upcast because this backend's bf16 dot failed its trial."""
+    """Compile-time switches: how to spell tl.dot's precision on this release, and whether
+    ``dtype`` tiles must be upcast because this backend's bf16 dot failed its trial."""
     return {
-        "DESC_EXPERIMENTAL": compat.FEATURES.tensor_descriptor == "experimental",
         "HAS_INPUT_PRECISION": compat.FEATURES.dot_input_precision,
         "UPCAST": dtype == torch.bfloat16 and compat.FEATURES.bf16_dot_trial != "ok",
     }

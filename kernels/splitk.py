@@ -23,6 +23,7 @@ import triton.language as tl
 from compat.descriptors import make_descriptor_2d
 from kernels.checks import check_matmul
 from kernels.config import TileConfig, cdiv, choose_split_k, tile_config
+from kernels.dot import dot_acc
 from kernels.launch import (
     LoaderPlan,
     compile_flags,
@@ -31,7 +32,6 @@ from kernels.launch import (
     loader_plan,
     target_programs,
 )
-from kernels.tile_loaders import dot_acc, load_b_descriptor_tile
 
 SUM_BLOCK = 1024
 
@@ -43,7 +43,7 @@ def splitk_kernel(
     stride_ws_split, stride_ws_m, stride_ws_n,
     SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     PRECISION: tl.constexpr, HAS_INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-    USE_DESC: tl.constexpr, DESC_EXPERIMENTAL: tl.constexpr, B_KMAJOR: tl.constexpr,
+    USE_DESC: tl.constexpr, B_KMAJOR: tl.constexpr,
     ATOMIC: tl.constexpr,
 ):  # fmt: skip
     pid = tl.program_id(0)
@@ -63,15 +63,19 @@ def splitk_kernel(
     offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if USE_DESC:
-        a_desc = make_descriptor_2d(a_ptr, M, K, stride_am, BLOCK_M, BLOCK_K, DESC_EXPERIMENTAL)
+        a_desc = make_descriptor_2d(a_ptr, M, K, stride_am, BLOCK_M, BLOCK_K)
         if B_KMAJOR:
-            b_desc = make_descriptor_2d(b_ptr, N, K, stride_bn, BLOCK_N, BLOCK_K, DESC_EXPERIMENTAL)
+            b_desc = make_descriptor_2d(b_ptr, N, K, stride_bn, BLOCK_N, BLOCK_K)
         else:
-            b_desc = make_descriptor_2d(b_ptr, K, N, stride_bk, BLOCK_K, BLOCK_N, DESC_EXPERIMENTAL)
+            b_desc = make_descriptor_2d(b_ptr, K, N, stride_bk, BLOCK_K, BLOCK_N)
         for i in range(0, k_tiles):
             k = k_start + i * BLOCK_K
             a = a_desc.load([pid_m * BLOCK_M, k])
-            b = load_b_descriptor_tile(b_desc, k, pid_n * BLOCK_N, B_KMAJOR)
+            # Inline, not a helper: 3.3 cannot pass a descriptor to a jitted function.
+            if B_KMAJOR:
+                b = tl.trans(b_desc.load([pid_n * BLOCK_N, k]))
+            else:
+                b = b_desc.load([k, pid_n * BLOCK_N])
             acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
     else:
         # Wrap rows/cols onto valid ones (the store mask drops the duplicates).

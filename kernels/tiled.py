@@ -13,8 +13,8 @@ import triton.language as tl
 from compat.descriptors import make_descriptor_2d
 from kernels.checks import check_matmul
 from kernels.config import cdiv, tile_config
+from kernels.dot import dot_acc
 from kernels.launch import compile_flags, interpreted, launch_options, loader_plan
-from kernels.tile_loaders import dot_acc, load_b_descriptor_tile
 
 
 @triton.jit
@@ -23,7 +23,7 @@ def tiled_kernel(
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     PRECISION: tl.constexpr, HAS_INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-    USE_DESC: tl.constexpr, DESC_EXPERIMENTAL: tl.constexpr, B_KMAJOR: tl.constexpr,
+    USE_DESC: tl.constexpr, B_KMAJOR: tl.constexpr,
 ):  # fmt: skip
     pid = tl.program_id(0)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -34,14 +34,18 @@ def tiled_kernel(
     offs_k = tl.arange(0, BLOCK_K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if USE_DESC:
-        a_desc = make_descriptor_2d(a_ptr, M, K, stride_am, BLOCK_M, BLOCK_K, DESC_EXPERIMENTAL)
+        a_desc = make_descriptor_2d(a_ptr, M, K, stride_am, BLOCK_M, BLOCK_K)
         if B_KMAJOR:
-            b_desc = make_descriptor_2d(b_ptr, N, K, stride_bn, BLOCK_N, BLOCK_K, DESC_EXPERIMENTAL)
+            b_desc = make_descriptor_2d(b_ptr, N, K, stride_bn, BLOCK_N, BLOCK_K)
         else:
-            b_desc = make_descriptor_2d(b_ptr, K, N, stride_bk, BLOCK_K, BLOCK_N, DESC_EXPERIMENTAL)
+            b_desc = make_descriptor_2d(b_ptr, K, N, stride_bk, BLOCK_K, BLOCK_N)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
-            b = load_b_descriptor_tile(b_desc, k * BLOCK_K, pid_n * BLOCK_N, B_KMAJOR)
+            # Inline, not a helper: 3.3 cannot pass a descriptor to a jitted function.
+            if B_KMAJOR:
+                b = tl.trans(b_desc.load([pid_n * BLOCK_N, k * BLOCK_K]))
+            else:
+                b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
             acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
     else:
         offs_m = rows % M

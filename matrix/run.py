@@ -36,6 +36,16 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_TIMEOUT_S = 300.0
 POLL_S = 0.05
 
+# The child running now, so that a SIGTERM/SIGINT to the runner also ends the child's process
+# group (children run in their own session and would not see a Ctrl-C).
+_active: subprocess.Popen | None = None
+
+
+def _stop(signum: int, frame: Any) -> None:
+    if _active is not None and _active.poll() is None:
+        os.killpg(_active.pid, signal.SIGKILL)
+    raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
+
 
 @dataclass(frozen=True)
 class Task:
@@ -116,6 +126,7 @@ def run_group(
     workdir: Path,
 ) -> None:
     """Run ``tasks`` (one backend and environment) in children until each has a result."""
+    global _active
     remaining = list(tasks)
     attempt_no = 0
     while remaining:
@@ -136,6 +147,7 @@ def run_group(
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # so a timeout can kill its whole process group
             )
+            _active = proc
             done = _watch(proc, remaining, events_file, log_file, timeout_s, on_result)
         remaining = remaining[done:]
 
@@ -282,6 +294,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
     t0 = time.monotonic()
     gpu = detect_gpu() if "gpu" in args.backends else None
     env = collect_env(gpu)

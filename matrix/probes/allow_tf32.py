@@ -5,8 +5,6 @@ compiled (aot); an exception is ``removed``, a warning mentioning it or deprecat
 ``deprecated``, silence is ``accepted``.
 """
 
-from __future__ import annotations
-
 import triton
 import triton.language as tl
 

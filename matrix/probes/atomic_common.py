@@ -1,11 +1,9 @@
 """Shared by the low-precision atomic probes: ``tl.atomic_add`` on a float16/bfloat16 pointer."""
 
-from __future__ import annotations
-
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, root_cause
+from matrix.probes.base import Context, Observation, cause_text, exercise
 
 N = 64
 
@@ -32,8 +30,7 @@ def observe_atomic(ctx: Context, dtype_name: str) -> Observation:
 
         if isinstance(out.exception, AotUnavailable):
             return Observation("skipped", str(out.exception))
-        cause = root_cause(out.exception)
-        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        text = cause_text(out.exception)
         return Observation("rejected", text, {"exception": text})
     data = {"warnings": out.warning_texts()}
     if ctx.backend == "aot":

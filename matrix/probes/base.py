@@ -89,6 +89,20 @@ def root_cause(e: BaseException) -> BaseException:
     return e
 
 
+def cause_text(e: BaseException, limit: int = 500) -> str:
+    """``Type: message`` of the innermost cause; an empty message gets the raising line instead,
+    so that a bare ``assert`` inside Triton still says where it failed."""
+    cause = root_cause(e)
+    text = f"{type(cause).__name__}: {str(cause).strip()}"
+    if not str(cause).strip():
+        frames = traceback.extract_tb(cause.__traceback__)
+        if frames:
+            f = frames[-1]
+            where = "/".join(f.filename.split("/")[-3:])
+            text += f"(raised at {where}:{f.lineno}: {(f.line or '').strip()})"
+    return text[:limit]
+
+
 def first_line(text: str, limit: int = 300) -> str:
     for line in text.splitlines():
         if line.strip():

@@ -10,12 +10,10 @@ supported: no exception, no warning about block pointers; deprecated: it works a
 removed: it raises.
 """
 
-from __future__ import annotations
-
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, root_cause
+from matrix.probes.base import Context, Observation, cause_text, exercise
 
 BLOCK = 16
 
@@ -39,8 +37,7 @@ def classify(outcome, correct: bool | None) -> Observation:
     warns = outcome.warning_texts()
     data = {"warnings": warns, "correct": correct}
     if outcome.raised:
-        cause = root_cause(outcome.exception)
-        data["exception"] = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        data["exception"] = cause_text(outcome.exception)
         return Observation("removed", data["exception"], data)
     relevant = [w for w in warns if any(m in w.lower() for m in MENTIONS)]
     if relevant:

@@ -5,8 +5,6 @@ empty value every release documents as the default). ``removed`` if the keyword 
 ``deprecated`` if it warns, ``accepted`` if silent. Run on the interpreter, compiled for aot.
 """
 
-from __future__ import annotations
-
 import triton
 import triton.language as tl
 

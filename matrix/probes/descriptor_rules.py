@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation, attempt, root_cause
+from matrix.probes.base import Context, Observation, attempt, cause_text
 
 
 def misaligned_case(ctx: Context, base_offset: int, row_stride: int, what: str) -> Observation:
@@ -15,7 +15,6 @@ def misaligned_case(ctx: Context, base_offset: int, row_stride: int, what: str) 
     found = find_descriptor_constructor(tl)
     if found is None:
         return Observation("skipped", "no in-kernel tensor-descriptor constructor on this release")
-    status = found[0]
     rows, block = 12, 8
     storage = torch.randn(rows, row_stride + base_offset, device=ctx.device)
     src = storage[:, base_offset:]
@@ -25,25 +24,26 @@ def misaligned_case(ctx: Context, base_offset: int, row_stride: int, what: str) 
 
         ensure_allocator()
 
+    phase = {"step": "launch"}  # which step raised: compiling/launching, or the device run
+
     def launch() -> None:
-        trials._padded_load[(1,)](src, dst, rows, 12, src.stride(0), BLOCK=block,
-                                  EXPERIMENTAL=status == "experimental")  # fmt: skip
+        trials._padded_load[(1,)](src, dst, rows, 12, src.stride(0), BLOCK=block)
         if ctx.device == "cuda":
+            phase["step"] = "device"
             torch.cuda.synchronize()
 
     outcome = attempt(launch)
     data = {"layout": what, "base_mod_16": src.data_ptr() % 16,
             "row_stride_bytes": src.stride(0) * 4, "warnings": outcome.warning_texts()}  # fmt: skip
     if outcome.raised:
-        e = outcome.exception
-        cause = root_cause(e)
-        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        text = cause_text(outcome.exception)
         data["exception"] = text
-        kind = type(e).__name__
-        if "Compilation" in kind or "Compilation" in type(cause).__name__:
-            return Observation("rejected-compile", text, data)
-        if ctx.backend == "interpret" or "CUDA" in text or "illegal" in text.lower():
+        data["raised_during"] = phase["step"]
+        if phase["step"] == "device" or ctx.backend == "interpret":
+            # The interpreter runs the kernel inside the launch call: that is run time.
             return Observation("rejected-runtime", text, data)
+        if "Compilation" in type(outcome.exception).__name__:
+            return Observation("rejected-compile", text, data)
         return Observation("rejected-host", text, data)
     expected = torch.zeros(block, block, device=ctx.device)
     expected[: rows - block, : 12 - block] = src[block:rows, block:12]

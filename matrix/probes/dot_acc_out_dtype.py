@@ -7,14 +7,12 @@ stores a code (16 or 32); interpret/gpu run it. aot compiles it and reads the re
 the exception in the detail, not a broken probe.
 """
 
-from __future__ import annotations
-
 import re
 
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, root_cause
+from matrix.probes.base import Context, Observation, cause_text, exercise
 
 BLOCK = 16
 
@@ -58,8 +56,7 @@ def observe(ctx: Context) -> Observation:
 
         if isinstance(out.exception, AotUnavailable):
             return Observation("skipped", str(out.exception))
-        cause = root_cause(out.exception)
-        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        text = cause_text(out.exception)
         return Observation("error", f"raised: {text}", {"exception": text})
     if ctx.backend == "aot":
         ttir = out.value.ir.get("ttir", "")

@@ -1,8 +1,6 @@
 """Shared by the two default-precision probes: compile or run a float32 ``tl.dot`` with no
 ``input_precision`` and report what it got, with TTIR and assembly evidence."""
 
-from __future__ import annotations
-
 import os
 
 import triton

@@ -9,7 +9,7 @@ kernels upcast bfloat16 tiles where it fails.)
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation, attempt, root_cause
+from matrix.probes.base import Context, Observation, attempt, cause_text
 
 
 def observe(ctx: Context) -> Observation:
@@ -17,8 +17,7 @@ def observe(ctx: Context) -> Observation:
 
     out = attempt(lambda: trials.low_precision_dot("bfloat16", ctx.device))
     if out.raised:
-        cause = root_cause(out.exception)
-        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        text = cause_text(out.exception)
         return Observation("raises", text, {"exception": text})
     if out.value == "ok":
         return Observation("correct", "16x16 bf16 dot of small integers is exact")

@@ -3,7 +3,7 @@ kernel that passes it, then classify: raised -> removed, warned -> deprecated, e
 
 from __future__ import annotations
 
-from matrix.probes.base import Observation, Outcome, root_cause
+from matrix.probes.base import Observation, Outcome, cause_text
 
 
 def classify_keyword(outcome: Outcome, keyword: str, correct: bool | None) -> Observation:
@@ -14,8 +14,7 @@ def classify_keyword(outcome: Outcome, keyword: str, correct: bool | None) -> Ob
 
         if isinstance(outcome.exception, AotUnavailable):
             return Observation("skipped", str(outcome.exception))
-        cause = root_cause(outcome.exception)
-        data["exception"] = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        data["exception"] = cause_text(outcome.exception)
         return Observation("removed", data["exception"], data)
     relevant = [w for w in warns if keyword in w or "deprecat" in w.lower()]
     if relevant:

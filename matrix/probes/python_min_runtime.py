@@ -1,15 +1,14 @@
-"""Python's ``min`` on two runtime scalars inside a kernel: works, or rejected.
+"""Python's ``min`` on two runtime scalars inside a kernel: works, rejected, or wrong.
 
 ``k_end = min(k_start + chunk, K)`` with both operands runtime values. ``works`` needs the
-right value too (checked on the interpreter); aot only learns whether it compiles.
+right value too (checked where it runs); ``wrong`` means it ran without an error but stored
+something else (or nothing); aot only learns whether it compiles.
 """
-
-from __future__ import annotations
 
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, root_cause
+from matrix.probes.base import Context, Observation, cause_text, exercise
 
 
 @triton.jit
@@ -29,12 +28,13 @@ def observe(ctx: Context) -> Observation:
 
         if isinstance(outcome.exception, AotUnavailable):
             return Observation("skipped", str(outcome.exception))
-        cause = root_cause(outcome.exception)
-        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        text = cause_text(outcome.exception)
         return Observation("rejected", text, {"exception": text})
     if ctx.backend == "aot":
         return Observation("works", "min(runtime, runtime) compiled", {})
     value = int(out_t.item())
     if value != 5:
-        return Observation("rejected", f"ran but gave {value}, expected 5", {"value": value})
+        what = "nothing (the output kept its -1 fill)" if value == -1 else str(value)
+        return Observation("wrong", f"ran without error but stored {what}, expected 5",
+                           {"value": value})  # fmt: skip
     return Observation("works", "min(7, 5) of runtime values gave 5", {"value": value})

@@ -9,36 +9,35 @@ that exists but raises or gives wrong numbers is ``broken``.
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation, attempt, exercise, root_cause
+from matrix.probes.base import Context, Observation, attempt, cause_text, exercise
 
 
 def observe(ctx: Context) -> Observation:
     import triton.language as tl
 
     from compat import trials
-    from compat.features import find_descriptor_constructor
+    from compat.features import CONSTRUCTOR_NAMES, find_descriptor_constructor
 
     found = find_descriptor_constructor(tl)
     if found is None:
         return Observation("absent", "neither tl.make_tensor_descriptor nor "
                            "tl._experimental_make_tensor_descriptor exists")  # fmt: skip
-    status, constructor = found
-    name = f"tl.{constructor.__name__}"
+    status = found[0]
+    name = CONSTRUCTOR_NAMES[status]
     if ctx.backend == "aot":
         import torch
 
         src = torch.empty(12, 16)
         args = {"src": src, "dst": src, "R": 12, "C": 12, "stride_r": 16}
-        consts = {"BLOCK": 8, "EXPERIMENTAL": status == "experimental"}
+        consts = {"BLOCK": 8}
         outcome = exercise(ctx, trials._padded_load, args, consts)
         verdict = "compiled" if not outcome.raised else None
     else:
-        outcome = attempt(lambda: trials.descriptor_load(constructor, ctx.device))
+        outcome = attempt(lambda: trials.descriptor_load(ctx.device))
         verdict = outcome.value
     data = {"constructor": name, "warnings": outcome.warning_texts()}
     if outcome.raised:
-        cause = root_cause(outcome.exception)
-        data["exception"] = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        data["exception"] = cause_text(outcome.exception)
         return Observation("broken", f"{name} exists but raised {data['exception']}", data)
     if verdict not in ("ok", "compiled"):
         return Observation("broken", f"{name} exists but its padded load was {verdict}", data)

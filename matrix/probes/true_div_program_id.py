@@ -4,12 +4,10 @@
 The detail keeps the exception text (the seed note names ``IncompatibleTypeErrorImpl``).
 """
 
-from __future__ import annotations
-
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, root_cause
+from matrix.probes.base import Context, Observation, cause_text, exercise
 
 
 @triton.jit
@@ -30,7 +28,6 @@ def observe(ctx: Context) -> Observation:
 
         if isinstance(outcome.exception, AotUnavailable):
             return Observation("skipped", str(outcome.exception))
-        cause = root_cause(outcome.exception)
-        text = f"{type(cause).__name__}: {str(cause).strip()}"[:500]
+        text = cause_text(outcome.exception)
         return Observation("rejected", text, {"exception": text})
     return Observation("works", "a float offset was accepted in pointer arithmetic", {})

@@ -1,8 +1,10 @@
-"""The two tile loaders and the dot both kernels share, as ``@triton.jit`` helpers.
+"""The dot both kernels share, as a ``@triton.jit`` helper.
 
-* pointer: pointer arithmetic with masks, works on every release and any strides;
-* descriptor: an in-kernel tensor descriptor that zero-pads outside the matrix (built by
-  ``compat.descriptors``), used only where the host checked its alignment rules.
+The two tile loaders live inline in each kernel, behind the ``USE_DESC`` compile-time switch:
+pointer arithmetic with masks (every release, any strides), or an in-kernel tensor descriptor
+that zero-pads outside the matrix (built by ``compat.descriptors``, used only where the host
+checked its alignment rules). Descriptors stay inline because Triton 3.3 cannot pass a
+descriptor to a jitted helper ("'tensor_descriptor_type' object has no attribute 'is_tuple'").
 
 Module-level ``import triton.language as tl`` matters: older releases resolve names in jitted
 functions only through the module's globals.
@@ -31,17 +33,3 @@ def dot_acc(
     else:
         acc = tl.dot(a, b, acc, allow_tf32=PRECISION == "tf32")
     return acc
-
-
-@triton.jit
-def load_b_descriptor_tile(b_desc, k, n, B_KMAJOR: tl.constexpr):
-    """The (BLOCK_K, BLOCK_N) tile of B at (k, n).
-
-    With B_KMAJOR the descriptor covers the (N, K) weight that ``b`` is a transposed view of
-    (what a linear layer passes), and the tile is loaded as (BLOCK_N, BLOCK_K) then transposed.
-    """
-    if B_KMAJOR:
-        tile = tl.trans(b_desc.load([n, k]))
-    else:
-        tile = b_desc.load([k, n])
-    return tile

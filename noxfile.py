@@ -1,0 +1,125 @@
+"""Sessions only: which environments, what to install, what to run in each.
+
+    nox -s matrix [-- --releases 3.8.0,3.9.0 --discover --tests PATH --force]
+    nox -s matrix_cell                        # one cell; `nox -l --json` lists them for CI
+    nox -s report                             # rebuild the pages from reports/raw
+    nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
+    nox -s tests                              # the pytest suite on the newest release and 3.2.0
+    nox -s lint
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import nox
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from matrix.cells import load_matrix, plan  # noqa: E402
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.needs_version = ">=2024.10.9"
+
+MATRIX = load_matrix()
+CELLS = plan(MATRIX)
+# Packages the matrix machinery itself needs (not the cells: they get their own environments).
+TOOLING = ["uv", "packaging", "jinja2"]
+
+# Where the kernel tests run: the newest release with the newest numpy, and a release without
+# tl.make_tensor_descriptor with a numpy its interpreter works with (notes/aot-and-numpy.md:
+# 3.2.0's interpreter raises "only 0-dimensional arrays can be converted to Python scalars"
+# on runtime loop bounds under numpy 2.4.6, and works under 1.26.4).
+TEST_TARGETS = {
+    "3.9.0": {"numpy": "2.4.6", "paths": ["tests"]},
+    "3.2.0": {"numpy": "1.26.4", "paths": ["tests/test_kernels.py", "tests/test_compat.py"]},
+}
+TEST_EXTRAS = ["pytest", "packaging", "jinja2", "playwright", "check-jsonschema"]
+
+
+def find_links() -> list[str]:
+    """pip reads PIP_FIND_LINKS by itself; uv must be told, or it fetches a CUDA torch."""
+    links = os.environ.get("PIP_FIND_LINKS")
+    return ["--find-links", links] if links else []
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """Every default cell (release x numpy), each in its own environment, then the report."""
+    session.install(*TOOLING)
+    session.run("python", "-m", "matrix.orchestrate", *session.posargs)
+    session.run("python", "-m", "matrix.report", "--raw", "reports/raw", "--out", "reports")
+
+
+@nox.session
+@nox.parametrize(
+    ["release", "numpy"],
+    [(c.release, c.numpy) for c in CELLS],
+    ids=[c.id for c in CELLS],
+)
+def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:
+    """One cell: its environment, its probes, its raw file (for CI fan-out)."""
+    session.install(*TOOLING)
+    session.run(
+        "python", "-m", "matrix.orchestrate", "--releases", release, "--numpy", numpy,
+        "--jobs", "1", *session.posargs,
+    )  # fmt: skip
+
+
+@nox.session
+def report(session: nox.Session) -> None:
+    """Merge reports/raw into reports/matrix.json and rebuild the pages."""
+    session.install("packaging", "jinja2")
+    session.run("python", "-m", "matrix.report", "--raw", "reports/raw", "--out", "reports",
+                *session.posargs)  # fmt: skip
+
+
+@nox.session
+def gate(session: nox.Session) -> None:
+    """Is it safe to upgrade? Runs the cells it needs (unless --results), then compares."""
+    session.install(*TOOLING)
+    args = list(session.posargs)
+    if "--candidate" not in args:
+        newest = session.run(
+            "python", "-c",
+            "from matrix.discover import index_versions; print(index_versions()[-1])",
+            silent=True,
+        ).strip().splitlines()[-1]  # fmt: skip
+        session.log(f"candidate: {newest} (the newest release on the package index)")
+        args += ["--candidate", newest]
+    if "--results" not in args:
+        baseline = _arg(args, "--baseline") or session.run(
+            "python", "-c", "from matrix.gate_config import pinned_release; print(pinned_release())",
+            silent=True,
+        ).strip().splitlines()[-1]  # fmt: skip
+        candidate = _arg(args, "--candidate")
+        session.log(f"running the cells of {baseline} and {candidate} (complete ones are reused)")
+        session.run("python", "-m", "matrix.orchestrate", "--releases", f"{baseline},{candidate}")
+        args += ["--results", "reports/raw"]
+    session.run("python", "-m", "matrix.gate", *args)
+
+
+def _arg(args: list[str], name: str) -> str | None:
+    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+
+
+@nox.session
+@nox.parametrize("triton", list(TEST_TARGETS))
+def tests(session: nox.Session, triton: str) -> None:
+    """The pytest suite under the interpreter, on the newest release and on 3.2.0."""
+    target = TEST_TARGETS[triton]
+    session.install(
+        *find_links(), f"torch=={MATRIX.torch}", f"triton=={triton}", f"numpy=={target['numpy']}",
+        *TEST_EXTRAS,
+    )  # fmt: skip
+    session.run("python", "-m", "pytest", *target["paths"], *session.posargs,
+                env={"TRITON_INTERPRET": "1"})  # fmt: skip
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
