@@ -1,11 +1,11 @@
 """Sessions only: which environments, what to install, what to run in each.
 
-    nox -s matrix [-- --releases 3.8.0,3.9.0 --discover --tests PATH --force]
-    nox -s matrix_cell                        # one cell; `nox -l --json` lists them for CI
-    nox -s report                             # rebuild the pages from reports/raw
-    nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
-    nox -s tests                              # the pytest suite on the newest release and 3.2.0
-    nox -s lint
+nox -s matrix [-- --releases 3.8.0,3.9.0 --discover --tests PATH --force]
+nox -s matrix_cell                        # one cell; `nox -l --json` lists them for CI
+nox -s report                             # rebuild the pages from reports/raw
+nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
+nox -s tests                              # the pytest suite on the newest release and 3.2.0
+nox -s lint
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import nox
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from matrix.cells import load_matrix, plan  # noqa: E402
+from matrix.cells import load_matrix, plan
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.needs_version = ">=2024.10.9"
@@ -50,7 +50,6 @@ def matrix(session: nox.Session) -> None:
     """Every default cell (release x numpy), each in its own environment, then the report."""
     session.install(*TOOLING)
     session.run("python", "-m", "matrix.orchestrate", *session.posargs)
-    session.run("python", "-m", "matrix.report", "--raw", "reports/raw", "--out", "reports")
 
 
 @nox.session
@@ -64,7 +63,7 @@ def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:
     session.install(*TOOLING)
     session.run(
         "python", "-m", "matrix.orchestrate", "--releases", release, "--numpy", numpy,
-        "--jobs", "1", *session.posargs,
+        "--jobs", "1", "--no-report", *session.posargs,
     )  # fmt: skip
 
 
@@ -82,23 +81,25 @@ def gate(session: nox.Session) -> None:
     session.install(*TOOLING)
     args = list(session.posargs)
     if "--candidate" not in args:
-        newest = session.run(
-            "python", "-c",
-            "from matrix.discover import index_versions; print(index_versions()[-1])",
-            silent=True,
-        ).strip().splitlines()[-1]  # fmt: skip
+        newest = _python_value(session, "from matrix.discover import index_versions as f")
         session.log(f"candidate: {newest} (the newest release on the package index)")
         args += ["--candidate", newest]
     if "--results" not in args:
-        baseline = _arg(args, "--baseline") or session.run(
-            "python", "-c", "from matrix.gate_config import pinned_release; print(pinned_release())",
-            silent=True,
-        ).strip().splitlines()[-1]  # fmt: skip
+        baseline = _arg(args, "--baseline") or _python_value(
+            session, "from matrix.gate_config import pinned_release as f"
+        )
         candidate = _arg(args, "--candidate")
         session.log(f"running the cells of {baseline} and {candidate} (complete ones are reused)")
-        session.run("python", "-m", "matrix.orchestrate", "--releases", f"{baseline},{candidate}")
+        session.run("python", "-m", "matrix.orchestrate", "--releases", f"{baseline},{candidate}",
+                    "--no-report")  # fmt: skip
         args += ["--results", "reports/raw"]
     session.run("python", "-m", "matrix.gate", *args)
+
+
+def _python_value(session: nox.Session, import_f: str) -> str:
+    """The last line ``f()`` prints (a list's last item) in the session's Python."""
+    code = f"{import_f}; v = f(); print(v[-1] if isinstance(v, list) else v)"
+    return session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
 
 
 def _arg(args: list[str], name: str) -> str | None:

@@ -147,7 +147,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
         "python_min_runtime",
         "Python min() on runtime scalars in a kernel",
-        ("works", "rejected"),
+        ("works", "rejected", "wrong"),
         ("interpret", "aot", "gpu"),
         good=("works",),
         aot_targets=("cuda:90",),
@@ -166,6 +166,28 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("correct", "wrong", "raises"),
         ("interpret",),
         good=("correct",),
+    ),
+    ProbeSpec(
+        "splitk_nondeterminism",
+        "split-K run to run on a GPU: atomic mode's largest difference in ulps "
+        "(data.max_ulps); deterministic mode must be bitwise stable",
+        ("nondeterministic", "deterministic", "broken"),
+        ("gpu",),
+        good=("nondeterministic", "deterministic"),
+    ),
+    ProbeSpec(
+        "dot_f32_precision_error",
+        "the error of a float32 tl.dot's default precision against ieee and tf32x3 (K = 4096)",
+        ("ieee", "tf32", "tf32x3", "near-ieee", "near-tf32", "near-tf32x3", "unknown"),
+        ("gpu",),
+        good=("ieee", "tf32", "tf32x3"),
+    ),
+    ProbeSpec(
+        "allocator_required",
+        "whether an in-kernel tensor descriptor needs triton.set_allocator on a GPU",
+        ("required", "not-required", "absent", "broken"),
+        ("gpu",),
+        good=("required", "not-required"),
     ),
 )
 

@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import sys
 import time
 from typing import Any
 
 from matrix.probes.base import Context, Observation, format_exception
+
+
+def probe_package() -> str:
+    """Where probe modules live; tests point this at fixture probes that crash or hang."""
+    return os.environ.get("MATRIX_PROBE_PACKAGE", "matrix.probes")
 
 
 def _emit(stream: Any, event: dict[str, Any]) -> None:
@@ -25,7 +31,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     ctx = Context(backend=task["backend"], target=task.get("target"))
     start = time.perf_counter()
     try:
-        module = importlib.import_module(f"matrix.probes.{task['probe']}")
+        module = importlib.import_module(f"{probe_package()}.{task['probe']}")
         obs = module.observe(ctx)
         if not isinstance(obs, Observation):
             raise TypeError(f"probe {task['probe']} returned {type(obs).__name__}, not Observation")

@@ -3,11 +3,12 @@
     python -m matrix.orchestrate [--releases 3.8.0,3.9.0] [--numpy 2.4.6] [--discover]
                                  [--tests PATH] [--force] [--jobs N] [--raw-dir reports/raw]
 
-``nox -s matrix`` calls this, then builds the report. Faults are recorded, never fatal: a
-release that does not exist, one with no wheel for this Python, or a numpy that cannot be
-installed each gives a raw file whose ``install`` says what happened, and the other cells go on.
-A cell whose raw file is complete is skipped on a rerun (``--force`` redoes it); an interrupted
-cell (``"complete": false``) is finished: the probes it already has are kept.
+``nox -s matrix`` calls this: it runs the cells, then builds the report from the raw folder.
+Faults are recorded, never fatal: a release that does not exist, one with no wheel for this
+Python, or a numpy that cannot be installed each gives a raw file whose ``install`` says what
+happened, and the other cells go on. A cell whose raw file is complete is skipped on a rerun
+(``--force`` redoes it); an interrupted cell (``"complete": false``) is finished: the probes
+it already has are kept.
 """
 
 from __future__ import annotations
@@ -197,8 +198,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--force", action="store_true", help="redo cells that are already complete")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per probe")
-    p.add_argument("--raw-dir", type=Path, default=DEFAULT_RAW)
-    p.add_argument("--envs-dir", type=Path, default=DEFAULT_ENVS)
+    p.add_argument("--raw-dir", type=Path, default=DEFAULT_RAW, help="where raw files go")
+    p.add_argument("--envs-dir", type=Path, default=DEFAULT_ENVS, help="cell environments")
+    p.add_argument(
+        "--report-dir", type=Path, help="where the pages go (default: the folder above --raw-dir)"
+    )
+    p.add_argument("--no-report", action="store_true", help="run the cells only")
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error(f"--jobs: expected at least 1, got {args.jobs}")
@@ -233,7 +238,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         outcomes = list(pool.map(lambda c: run_cell(c, args, progress), cells))
     print("\n" + summary_table(outcomes), flush=True)
     print(f"\nmatrix: {len(cells)} cells in {progress._elapsed()}", flush=True)
-    return 0
+    if args.no_report:
+        return 0
+    from matrix.report.__main__ import main as report_main
+
+    report_dir = args.report_dir or args.raw_dir.parent
+    return report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from matrix import junit
-from matrix.catalog import PROBES, PROBES_BY_NAME, ProbeSpec
+from matrix.catalog import PROBES, ProbeSpec
+from matrix.child import probe_package
 from matrix.results import BACKENDS, Result, Run, read_raw, write_raw
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -65,6 +66,16 @@ class Task:
 
     def __str__(self) -> str:
         return f"{self.probe}[{self.backend}{':' + self.target if self.target else ''}]"
+
+
+def registry() -> tuple[ProbeSpec, ...]:
+    """The catalog, or the ``PROBES`` of the package MATRIX_PROBE_PACKAGE names (tests)."""
+    package = probe_package()
+    if package == "matrix.probes":
+        return PROBES
+    import importlib
+
+    return tuple(importlib.import_module(package).PROBES)
 
 
 def plan_tasks(
@@ -280,10 +291,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if b not in BACKENDS:
             p.error(f"--backends: unknown backend {b!r}; expected some of {', '.join(BACKENDS)}")
     if args.probes:
+        known = [spec.name for spec in registry()]
         names = [n.strip() for n in args.probes.split(",") if n.strip()]
-        unknown = [n for n in names if n not in PROBES_BY_NAME]
+        unknown = [n for n in names if n not in known]
         if unknown:
-            p.error(f"--probes: unknown {unknown}; known: {', '.join(PROBES_BY_NAME)}")
+            p.error(f"--probes: unknown {unknown}; known: {', '.join(known)}")
         args.probes = names
     if args.timeout <= 0:
         p.error(f"--timeout: expected seconds > 0, got {args.timeout}")
@@ -307,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = Run(
         id=args.id or default_run_id(env), env=env, install=install, extra={"complete": False}
     )
-    specs = [PROBES_BY_NAME[n] for n in args.probes] if args.probes else list(PROBES)
+    specs = [s for s in registry() if not args.probes or s.name in args.probes]
     tasks = plan_tasks(specs, args.backends, gpu_target_of(gpu))
     if args.resume and args.out.exists():
         previous = read_raw(args.out)

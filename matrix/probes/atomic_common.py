@@ -3,7 +3,7 @@
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, cause_text, exercise
+from matrix.probes.base import Context, Observation, exercise, refusal
 
 N = 64
 
@@ -25,13 +25,9 @@ def observe_atomic(ctx: Context, dtype_name: str) -> Observation:
     src = torch.randint(-8, 9, (N,)).to(dtype).to(device)
     dst = torch.zeros(N, dtype=dtype, device=device)
     out = exercise(ctx, atomic_add_twice, {"dst": dst, "src": src}, {"N": N})
-    if out.raised:
-        from matrix.aot import AotUnavailable
-
-        if isinstance(out.exception, AotUnavailable):
-            return Observation("skipped", str(out.exception))
-        text = cause_text(out.exception)
-        return Observation("rejected", text, {"exception": text})
+    refused = refusal(out, "rejected")
+    if refused:
+        return refused
     data = {"warnings": out.warning_texts()}
     if ctx.backend == "aot":
         return Observation("accepted", f"atomic_add on *{dtype_name} compiled", data)

@@ -103,6 +103,18 @@ def cause_text(e: BaseException, limit: int = 500) -> str:
     return text[:limit]
 
 
+def refusal(outcome: Outcome, status: str) -> Observation | None:
+    """For an outcome that raised: ``skipped`` when a compile tool is missing (aot), else
+    ``status`` with the innermost cause as detail and data. None when nothing was raised."""
+    if not outcome.raised:
+        return None
+    e = outcome.exception
+    if type(e).__name__ == "AotUnavailable":
+        return Observation("skipped", str(e))
+    text = cause_text(e)
+    return Observation(status, text, {"exception": text, "warnings": outcome.warning_texts()})
+
+
 def first_line(text: str, limit: int = 300) -> str:
     for line in text.splitlines():
         if line.strip():

@@ -5,6 +5,20 @@ from __future__ import annotations
 from matrix.probes.base import Context, Observation, attempt, cause_text
 
 
+def classify_rejection(e: BaseException, step: str, backend: str, data: dict) -> Observation:
+    """Where a broken layout was refused: at compile time, by the host, or while running.
+
+    The interpreter runs the kernel inside the launch call, so its refusals are run time.
+    """
+    text = cause_text(e)
+    data = {**data, "exception": text, "raised_during": step}
+    if step == "device" or backend == "interpret":
+        return Observation("rejected-runtime", text, data)
+    if "Compilation" in type(e).__name__:
+        return Observation("rejected-compile", text, data)
+    return Observation("rejected-host", text, data)
+
+
 def misaligned_case(ctx: Context, base_offset: int, row_stride: int, what: str) -> Observation:
     import torch
     import triton.language as tl
@@ -36,15 +50,7 @@ def misaligned_case(ctx: Context, base_offset: int, row_stride: int, what: str) 
     data = {"layout": what, "base_mod_16": src.data_ptr() % 16,
             "row_stride_bytes": src.stride(0) * 4, "warnings": outcome.warning_texts()}  # fmt: skip
     if outcome.raised:
-        text = cause_text(outcome.exception)
-        data["exception"] = text
-        data["raised_during"] = phase["step"]
-        if phase["step"] == "device" or ctx.backend == "interpret":
-            # The interpreter runs the kernel inside the launch call: that is run time.
-            return Observation("rejected-runtime", text, data)
-        if "Compilation" in type(outcome.exception).__name__:
-            return Observation("rejected-compile", text, data)
-        return Observation("rejected-host", text, data)
+        return classify_rejection(outcome.exception, phase["step"], ctx.backend, data)
     expected = torch.zeros(block, block, device=ctx.device)
     expected[: rows - block, : 12 - block] = src[block:rows, block:12]
     data["correct"] = bool(torch.equal(dst, expected))

@@ -12,7 +12,7 @@ import re
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, cause_text, exercise
+from matrix.probes.base import Context, Observation, exercise, refusal
 
 BLOCK = 16
 
@@ -37,6 +37,16 @@ def f16_acc_dot(a, b, c, code, BLOCK: tl.constexpr):
 TT_DOT_RESULT = re.compile(r"tt\.dot.*->\s*tensor<[0-9x]+x(\w+)")
 
 
+def classify_ttir(ttir: str) -> Observation:
+    """Status from the result type of the first ``tt.dot`` in TTIR."""
+    line = next((ln.strip() for ln in ttir.splitlines() if "tt.dot" in ln), "")
+    m = TT_DOT_RESULT.search(line)
+    if not m:
+        return Observation("error", f"could not read tt.dot's result type: {line[:300]!r}")
+    status = {"f16": "fp16", "f32": "fp32"}.get(m.group(1), m.group(1))
+    return Observation(status, f"TTIR: {line[:300]}", {"ttir_dot": line[:300]})
+
+
 def observe(ctx: Context) -> Observation:
     import torch
 
@@ -51,21 +61,11 @@ def observe(ctx: Context) -> Observation:
         c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
         args = {"a": a, "b": b, "c": c, "code": code}
     out = exercise(ctx, f16_acc_dot, args, {"BLOCK": BLOCK})
-    if out.raised:
-        from matrix.aot import AotUnavailable
-
-        if isinstance(out.exception, AotUnavailable):
-            return Observation("skipped", str(out.exception))
-        text = cause_text(out.exception)
-        return Observation("error", f"raised: {text}", {"exception": text})
+    refused = refusal(out, "error")
+    if refused:
+        return refused
     if ctx.backend == "aot":
-        ttir = out.value.ir.get("ttir", "")
-        m = TT_DOT_RESULT.search(ttir)
-        line = next((ln.strip() for ln in ttir.splitlines() if "tt.dot" in ln), "")
-        if not m:
-            return Observation("error", f"could not read tt.dot's result type: {line[:300]}")
-        status = {"f16": "fp16", "f32": "fp32"}.get(m.group(1), m.group(1))
-        return Observation(status, f"TTIR: {line[:300]}", {"ttir_dot": line[:300]})
+        return classify_ttir(out.value.ir.get("ttir", ""))
     value = int(args["code"].item())
     status = {16: "fp16", 32: "fp32"}.get(value, f"other({value})")
     return Observation(status, f"the dot returned {status} (traced dtype code {value})",

@@ -36,25 +36,27 @@ def observe_default_precision(ctx: Context) -> Observation:
         t = torch.empty(BLOCK, BLOCK)
         out = exercise(ctx, f32_dot_default, {"a": t, "b": t, "c": t}, {"BLOCK": BLOCK})
         if out.raised:
-            from matrix.aot import AotUnavailable
-
-            if isinstance(out.exception, AotUnavailable):
+            if type(out.exception).__name__ == "AotUnavailable":
                 return Observation("skipped", str(out.exception))
-            raise out.exception
+            raise out.exception  # a float32 dot that does not compile is a broken probe
         ir = out.value.ir
-        ttir = ir.get("ttir", "")
-        status = ttir_precision(ttir)
-        if status is None:
-            return Observation("error", "no tt.dot in the TTIR", {"ttir": ttir[-2000:]})
-        asm = ir.get("ptx") or ir.get("amdgcn") or ""
-        counts = asm_instructions(asm)
-        seen = ", ".join(f"{k}={v}" for k, v in counts.items() if v) or "no MMA/FMA found"
-        return Observation(
-            status,
-            f"TTIR: {dot_line(ttir)}; asm: {seen}",
-            {"ttir_dot": dot_line(ttir), "asm_counts": counts, "env": env},
-        )
+        return classify_precision(ir.get("ttir", ""), ir.get("ptx") or ir.get("amdgcn") or "",
+                                  env)  # fmt: skip
     return _measure_on_gpu(ctx, env)
+
+
+def classify_precision(ttir: str, asm: str, env: dict) -> Observation:
+    """Status from the TTIR attribute, with the assembly's instruction counts as evidence."""
+    status = ttir_precision(ttir)
+    if status is None:
+        return Observation("error", "no tt.dot in the TTIR", {"ttir": ttir[-2000:]})
+    counts = asm_instructions(asm)
+    seen = ", ".join(f"{k}={v}" for k, v in counts.items() if v) or "no MMA/FMA found"
+    return Observation(
+        status,
+        f"TTIR: {dot_line(ttir)}; asm: {seen}",
+        {"ttir_dot": dot_line(ttir), "asm_counts": counts, "env": env},
+    )
 
 
 def _measure_on_gpu(ctx: Context, env: dict) -> Observation:

@@ -3,19 +3,15 @@ kernel that passes it, then classify: raised -> removed, warned -> deprecated, e
 
 from __future__ import annotations
 
-from matrix.probes.base import Observation, Outcome, cause_text
+from matrix.probes.base import Observation, Outcome, refusal
 
 
 def classify_keyword(outcome: Outcome, keyword: str, correct: bool | None) -> Observation:
     warns = outcome.warning_texts()
     data = {"warnings": warns, "correct": correct}
-    if outcome.raised:
-        from matrix.aot import AotUnavailable
-
-        if isinstance(outcome.exception, AotUnavailable):
-            return Observation("skipped", str(outcome.exception))
-        data["exception"] = cause_text(outcome.exception)
-        return Observation("removed", data["exception"], data)
+    refused = refusal(outcome, "removed")
+    if refused:
+        return refused
     relevant = [w for w in warns if keyword in w or "deprecat" in w.lower()]
     if relevant:
         return Observation("deprecated", relevant[0], data)

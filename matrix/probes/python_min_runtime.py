@@ -8,7 +8,7 @@ something else (or nothing); aot only learns whether it compiles.
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, cause_text, exercise
+from matrix.probes.base import Context, Observation, exercise, refusal
 
 
 @triton.jit
@@ -23,13 +23,9 @@ def observe(ctx: Context) -> Observation:
     device = "cpu" if ctx.backend == "aot" else ctx.device
     out_t = torch.full((1,), -1, dtype=torch.int32, device=device)
     outcome = exercise(ctx, python_min, {"out": out_t, "a": 7, "b": 5}, {})
-    if outcome.raised:
-        from matrix.aot import AotUnavailable
-
-        if isinstance(outcome.exception, AotUnavailable):
-            return Observation("skipped", str(outcome.exception))
-        text = cause_text(outcome.exception)
-        return Observation("rejected", text, {"exception": text})
+    refused = refusal(outcome, "rejected")
+    if refused:
+        return refused
     if ctx.backend == "aot":
         return Observation("works", "min(runtime, runtime) compiled", {})
     value = int(out_t.item())

@@ -7,7 +7,7 @@ The detail keeps the exception text (the seed note names ``IncompatibleTypeError
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, cause_text, exercise
+from matrix.probes.base import Context, Observation, exercise, refusal
 
 
 @triton.jit
@@ -23,11 +23,7 @@ def observe(ctx: Context) -> Observation:
     device = "cpu" if ctx.backend == "aot" else ctx.device
     out_t = torch.zeros(4, device=device)
     outcome = exercise(ctx, true_div_index, {"out": out_t}, {})
-    if outcome.raised:
-        from matrix.aot import AotUnavailable
-
-        if isinstance(outcome.exception, AotUnavailable):
-            return Observation("skipped", str(outcome.exception))
-        text = cause_text(outcome.exception)
-        return Observation("rejected", text, {"exception": text})
+    refused = refusal(outcome, "rejected")
+    if refused:
+        return refused
     return Observation("works", "a float offset was accepted in pointer arithmetic", {})

@@ -1,0 +1,130 @@
+"""The matrix's faults end up recorded, never fatal (issue: nonexistent release, no wheel for
+this Python, a numpy that cannot be installed, an interrupted run), each with a raw file that
+says what happened while the other cells complete.
+
+These build real environments with uv (the package index is reachable here and in CI); the
+interrupted-run test uses stand-in probes (tests/fixtures/probes) so that a cell takes seconds.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from matrix import cells as cells_mod
+from matrix.envs import EnvSpec, classify_failure
+from matrix.results import read_raw
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+def _orchestrate(tmp: Path, envs: Path, *args: str, env: dict | None = None, **popen):
+    cmd = [sys.executable, "-m", "matrix.orchestrate", "--raw-dir", str(tmp / "raw"),
+           "--envs-dir", str(envs), "--no-report", "--jobs", "1", *args]  # fmt: skip
+    return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def envs_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("envs")
+
+
+def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir):
+    """3.99.0 does not exist; 1.1.1 has no cp311 wheel; numpy 1.99.0 does not exist."""
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.99.0,1.1.1,3.9.0",
+                        "--numpy", "2.4.6,1.99.0", "--no-such-flag")  # fmt: skip
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "unrecognized arguments" in out  # bad arguments are loud
+
+    env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT)}
+    # Only the fast fixture probes that pass, so the one good cell takes seconds.
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.99.0,1.1.1,3.9.0",
+                        "--numpy", "2.4.6,1.99.0", "--timeout", "5", env=env)  # fmt: skip
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
+    raw = tmp_path / "raw"
+    status = {p.stem: read_raw(p).install["status"] for p in raw.glob("*.json")}
+    assert status == {
+        "triton-3.99.0-numpy-2.4.6": "no-such-release",
+        "triton-3.99.0-numpy-1.99.0": "no-such-release",
+        "triton-1.1.1-numpy-2.4.6": "no-wheel",
+        "triton-1.1.1-numpy-1.99.0": "no-wheel",
+        "triton-3.9.0-numpy-1.99.0": "failed",
+        "triton-3.9.0-numpy-2.4.6": "ok",
+    }, out
+    assert "numpy==1.99.0" in read_raw(raw / "triton-3.9.0-numpy-1.99.0.json").install["detail"]
+    assert "does not exist" in read_raw(raw / "triton-3.99.0-numpy-2.4.6.json").install["detail"]
+    good = read_raw(raw / "triton-3.9.0-numpy-2.4.6.json")
+    assert good.complete and good.results, "the installable cell still ran its probes"
+    assert "install no-such-release" in out  # the progress line names the fault
+
+
+def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
+    """Kill the matrix mid-cell: the finished cell is kept, the partial one is resumed."""
+    env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT),
+           "SLOW_PROBE_SECONDS": "60"}  # fmt: skip
+    args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "120")
+    raw = tmp_path / "raw"
+    first, second = raw / "triton-3.9.0-numpy-2.3.5.json", raw / "triton-3.9.0-numpy-2.4.6.json"
+    proc = _orchestrate(tmp_path, envs_dir, *args, env={**env, "SLOW_PROBE_SECONDS": "0.1"},
+                        start_new_session=True)  # fmt: skip
+    # Let the first cell finish, then make the second slow and kill everything mid-cell.
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline and not (first.exists() and read_raw(first).complete):
+        time.sleep(0.5)
+    assert first.exists() and read_raw(first).complete
+    proc.kill()
+    proc.communicate()
+    proc = _orchestrate(tmp_path, envs_dir, *args, env=env, start_new_session=True)
+    while time.monotonic() < deadline and not (second.exists() and read_raw(second).results):
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)  # a kill mid-cell: nothing gets to clean up
+    proc.communicate()
+    partial = read_raw(second)
+    assert not partial.complete and partial.results
+    kept_mtime = first.stat().st_mtime
+
+    proc = _orchestrate(tmp_path, envs_dir, *args, env={**env, "SLOW_PROBE_SECONDS": "0.1"})
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
+    assert first.stat().st_mtime == kept_mtime, "a complete cell must not be redone"
+    assert "[kept: already complete]" in out and "[resumed]" in out
+    done = read_raw(second)
+    assert done.complete
+    assert done.results[0].seconds == partial.results[0].seconds  # kept, not redone
+
+
+def test_classify_failure_messages():
+    spec = EnvSpec(python="3.11", triton="3.99.0", numpy="2.4.6", torch="2.13.0")
+    uv_missing = ("error: No solution found when resolving dependencies\n  cause: Because there "
+                  "is no version of triton==3.99.0 and you require triton==3.99.0, ...")  # fmt: skip
+    assert classify_failure(uv_missing, spec)[0] == "no-such-release"
+    uv_wheel = ("cause: Because triton==1.1.1 has no wheels with a matching Python ABI tag "
+                "(e.g., `cp311`) and you require triton==1.1.1, ...")  # fmt: skip
+    assert classify_failure(uv_wheel, spec)[0] == "no-wheel"
+    numpy = "cause: Because there is no version of numpy==2.4.6 and you require numpy==2.4.6"
+    status, detail = classify_failure(numpy, spec)
+    assert status == "failed" and "numpy==2.4.6" in detail
+    assert classify_failure("network unreachable", spec) == ("failed", "network unreachable")
+
+
+def test_plan_runs_aot_once_per_release():
+    config = cells_mod.load_matrix()
+    planned = cells_mod.plan(config)
+    assert len(planned) == len(config.releases) * len(config.numpy)
+    aot = [c for c in planned if "aot" in c.backends]
+    assert sorted(c.release for c in aot) == sorted(config.releases)
+    assert all(c.numpy == config.aot_numpy for c in aot)
+
+
+def test_bad_selection_is_refused():
+    with pytest.raises(cells_mod.MatrixConfigError, match="--releases"):
+        cells_mod.parse_list("3.9.0,banana", "--releases")
+    with pytest.raises(cells_mod.MatrixConfigError, match="--releases"):
+        cells_mod.parse_list(" , ", "--releases")

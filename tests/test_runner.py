@@ -1,0 +1,118 @@
+"""The runner survives its probes: a segfault, a hang and an unexpected exception each cost one
+result, recorded with evidence, and every other result is in the file. Uses stand-in probes
+(tests/fixtures/probes), so no Triton is needed."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from matrix import run as runner
+from matrix.results import read_raw
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_PACKAGE = "tests.fixtures.probes"
+
+
+@pytest.fixture
+def fixture_probes(monkeypatch):
+    monkeypatch.setenv("MATRIX_PROBE_PACKAGE", FIXTURE_PACKAGE)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+
+
+def _run(out: Path, *extra: str, env: dict | None = None, **popen):
+    cmd = [sys.executable, "-m", "matrix.run", "--out", str(out), "--backends", "interpret",
+           "--quiet", *extra]  # fmt: skip
+    full_env = {**os.environ, "MATRIX_PROBE_PACKAGE": FIXTURE_PACKAGE, "PYTHONPATH": str(ROOT),
+                **(env or {})}  # fmt: skip
+    return subprocess.Popen(cmd, cwd=ROOT, env=full_env, **popen)
+
+
+def test_crash_hang_and_exception_cost_one_result_each(tmp_path, fixture_probes):
+    out = tmp_path / "raw.json"
+    proc = _run(out, "--timeout", "3", "--id", "fixture-run")
+    assert proc.wait(timeout=120) == 0
+    run = read_raw(out)
+    statuses = {r.probe: r.status for r in run.results}
+    assert statuses == {
+        "ok_first": "pass",
+        "segfault": "crashed",
+        "ok_middle": "pass",
+        "hang": "timeout",
+        "raises": "error",
+        "slow": "pass",
+        "ok_last": "pass",
+    }
+    by_name = {r.probe: r for r in run.results}
+    assert "SIGSEGV" in by_name["segfault"].detail
+    assert "about to crash" in by_name["segfault"].detail  # the child's output is evidence
+    assert "3 s limit" in by_name["hang"].detail
+    assert "unexpected failure inside the probe" in by_name["raises"].detail
+    assert run.complete and run.id == "fixture-run"
+    # Results keep the catalog's order, whatever order the children finished in.
+    assert [r.probe for r in run.results][:3] == ["ok_first", "segfault", "ok_middle"]
+
+
+def test_a_killed_run_leaves_a_valid_partial_file_that_resume_finishes(tmp_path):
+    out = tmp_path / "raw.json"
+    proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "30"})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # wait until ok_first is recorded
+        if out.exists() and any(r.probe == "ok_first" for r in read_raw(out).results):
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    partial = read_raw(out)
+    assert not partial.complete
+    assert [r.probe for r in partial.results] == ["ok_first"]
+
+    proc = _run(out, "--probes", "ok_first,slow,ok_last", "--resume",
+                env={"SLOW_PROBE_SECONDS": "0.1"})  # fmt: skip
+    assert proc.wait(timeout=120) == 0
+    done = read_raw(out)
+    assert done.complete
+    assert [r.probe for r in done.results] == ["ok_first", "slow", "ok_last"]
+    assert done.results[0].seconds == partial.results[0].seconds  # kept, not redone
+
+
+def test_unknown_probe_and_backend_are_refused(tmp_path):
+    for args, needle in ((["--probes", "nope"], "unknown ['nope']"),
+                         (["--backends", "tpu"], "unknown backend 'tpu'")):  # fmt: skip
+        proc = _run(tmp_path / "x.json", *args, stderr=subprocess.PIPE, text=True)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2 and needle in err
+
+
+def test_plan_tasks_only_adds_gpu_rows_where_a_gpu_was_found():
+    specs = runner.registry()
+    no_gpu = runner.plan_tasks(specs, ["interpret", "aot", "gpu"], None)
+    assert all(t.backend != "gpu" for t in no_gpu)
+    with_gpu = runner.plan_tasks(specs, ["gpu"], "cuda:90")
+    assert with_gpu and all(t.target == "cuda:90" for t in with_gpu)
+    aot = runner.plan_tasks(specs, ["aot"], None)
+    assert {t.target for t in aot if t.probe == "splitk"} == {"cuda:80", "cuda:90", "hip:gfx942"}
+
+
+def test_child_environment_fixes_the_backend(tmp_path):
+    env = runner.child_environment("interpret", (("X", "1"),), str(tmp_path))
+    assert env["TRITON_INTERPRET"] == "1" and env["X"] == "1"
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path)
+    assert "TRITON_INTERPRET" not in runner.child_environment("aot", (), str(tmp_path))
+
+
+def test_raw_file_is_json_after_every_result(tmp_path, fixture_probes):
+    """Each intermediate write is a whole document (atomic replace), never a torn file."""
+    out = tmp_path / "raw.json"
+    seen = []
+    proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "1"})
+    while proc.poll() is None:
+        if out.exists():
+            seen.append(json.loads(out.read_text()))  # raises on a torn write
+        time.sleep(0.05)
+    assert proc.returncode == 0 and seen
