@@ -102,8 +102,10 @@ def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
 
 def test_classify_failure_messages():
     spec = EnvSpec(python="3.11", triton="3.99.0", numpy="2.4.6", torch="2.13.0")
-    uv_missing = ("error: No solution found when resolving dependencies\n  cause: Because there "
-                  "is no version of triton==3.99.0 and you require triton==3.99.0, ...")  # fmt: skip
+    uv_missing = (
+        "error: No solution found when resolving dependencies\n  cause: Because there "
+        "is no version of triton==3.99.0 and you require triton==3.99.0, ..."
+    )
     assert classify_failure(uv_missing, spec)[0] == "no-such-release"
     uv_wheel = ("cause: Because triton==1.1.1 has no wheels with a matching Python ABI tag "
                 "(e.g., `cp311`) and you require triton==1.1.1, ...")  # fmt: skip
