@@ -4,6 +4,8 @@
 # into the given Python environment. Idempotent and quiet: a second run changes nothing.
 #
 # Usage: .ci/install-browser.sh [PYTHON]   (default: .venv/bin/python, else python3)
+#        .ci/install-browser.sh -          only the browser (the nox tests session installs
+#                                          playwright into its own environment)
 set -eu
 
 PY="${1:-}"
@@ -15,6 +17,11 @@ if ! command -v chromium >/dev/null 2>&1; then
     export DEBIAN_FRONTEND=noninteractive DEBCONF_NOWARNINGS=yes
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+fi
+
+if [ "$PY" = "-" ]; then
+    command -v chromium >/dev/null 2>&1 || { echo "install-browser: chromium not on PATH after install" >&2; exit 1; }
+    exit 0
 fi
 
 if ! "$PY" -c "import playwright" >/dev/null 2>&1; then
