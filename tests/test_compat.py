@@ -11,9 +11,9 @@ import pytest
 
 pytest.importorskip("triton")
 
-import compat  # noqa: E402
-from compat import features  # noqa: E402
-from compat.loader import LoaderError, choose_loader  # noqa: E402
+import compat
+from compat import features
+from compat.loader import LoaderError, choose_loader
 
 
 def _features(**overrides):
@@ -119,12 +119,15 @@ class TestLoaderChoice:
             choose_loader(_features(descriptor_constructor=None), "descriptor")
 
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def _python_m_compat(*args, **env):
     full_env = {**os.environ, "TRITON_INTERPRET": "1", **env}
     return subprocess.run(
         [sys.executable, "-m", "compat", *args],
         capture_output=True, text=True, env=full_env, timeout=300,
-        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        cwd=ROOT,
     )  # fmt: skip
 
 
@@ -154,8 +157,10 @@ def test_import_stays_light():
         "bad = [m for m in ('jinja2', 'nox', 'matrix') if m in sys.modules]; "
         "print(','.join(bad))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "TRITON_INTERPRET": "1"}, timeout=300,
-                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True, text=True, env={**os.environ, "TRITON_INTERPRET": "1"},
+        timeout=300, cwd=ROOT,
+    )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
