@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 
 import torch
@@ -98,3 +99,25 @@ def compile_flags(dtype: torch.dtype) -> dict[str, bool]:
         "HAS_INPUT_PRECISION": compat.FEATURES.dot_input_precision,
         "UPCAST": dtype == torch.bfloat16 and compat.FEATURES.bf16_dot_trial != "ok",
     }
+
+
+RELAXED_ENV = "KERNELS_RELAXED_ATOMICS"
+
+
+@functools.cache
+def relaxed_atomics() -> bool:
+    """Whether the fused split-K may add partials with ``sem="relaxed"`` atomics.
+
+    Found by trying (``kernels.trials.relaxed_atomic_add``): a release may lack the keyword or
+    reject the value. The counter that publishes the partials stays acq_rel either way, so
+    relaxed adds are correct. ``KERNELS_RELAXED_ATOMICS=0/1`` forces the choice (benchmarks).
+    """
+    forced = os.environ.get(RELAXED_ENV, "").strip()
+    if forced in ("0", "1"):
+        return forced == "1"
+    if forced:
+        raise ValueError(f"{RELAXED_ENV}={forced!r}: expected 0 or 1")
+    from kernels.trials import relaxed_atomic_add
+
+    device = "cpu" if interpreted() else "cuda"
+    return relaxed_atomic_add(device) == "ok"

@@ -1,0 +1,146 @@
+"""Single-launch split-K for a GPU: the splits of a tile meet through a per-tile arrival counter.
+
+The classic split-K (``kernels.splitk.splitk_kernel``) needs a zeroing launch before it (atomic
+mode), or a summing launch after it (deterministic mode), plus a cast launch for fp16/bf16
+results. On small skinny shapes those extra launches and their gaps cost more than the matmul.
+Here every program, after adding (or storing) its partial tile, bumps a counter for its output
+tile; the program that arrives last finishes the tile:
+
+* atomic mode (``ORDERED=False``): partials are added with relaxed atomics into a float32
+  workspace that is kept zeroed between calls; the last program reads the tile, writes ``c``
+  in its dtype, and zeroes the workspace tile again;
+* ordered mode (``ORDERED=True``, bitwise reproducible): each split stores its partial into its
+  own slice; the last program adds the slices in split order 0, 1, ..., whoever it is.
+
+The last program also resets the counter, so the counters and the atomic workspace are clean
+at the end of every launch and need no memset (``kernels.workspace`` keeps one set per device
+and stream). Memory ordering: every thread writes its part and fences (``fence.acq_rel.gpu``),
+a CTA barrier, then one acq_rel atomic on the counter; the last program fences again and its
+loads are volatile (neither cached in L1 nor moved above the counter by the compiler). The
+fences are inline PTX, so ``FENCE`` is off in the interpreter
+(which runs programs one after another and needs none).
+
+``SPLIT_K`` is a runtime argument (one compiled kernel serves every split), programs are ordered
+tile-fastest so that programs reading the same K chunk run together and share it in L2, and
+``EVEN_*`` switches drop the wrap-around and masks where the host knows the tiles are full,
+which also lets the compiler know the contiguous axis is aligned (vector loads).
+
+This path is chosen on the host for CUDA tensors only; the interpreter keeps the classic kernel.
+Keep ``import triton.language as tl`` at module level (old releases resolve names through the
+module globals) and no ``from __future__ import annotations`` here.
+"""
+
+import triton
+import triton.language as tl
+
+from compat.descriptors import make_descriptor_2d
+from kernels.dot import dot_acc
+
+
+@triton.jit
+def _fence_gpu(x):
+    """``fence.acq_rel.gpu`` in every thread (a scalar argument runs it once per thread)."""
+    tl.inline_asm_elementwise(
+        "fence.acq_rel.gpu; mov.u32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=False, pack=1
+    )
+
+
+@triton.jit
+def splitk_fused_kernel(
+    a_ptr, b_ptr, c_ptr, ws_ptr, lock_ptr, M, N, K, chunk_k, split_k,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    PRECISION: tl.constexpr, HAS_INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+    USE_DESC: tl.constexpr, B_KMAJOR: tl.constexpr,
+    EVEN_M: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
+    SINGLE: tl.constexpr, ORDERED: tl.constexpr, RELAXED: tl.constexpr, FENCE: tl.constexpr,
+):  # fmt: skip
+    pid = tl.program_id(0)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_tiles = tl.cdiv(M, BLOCK_M) * num_pid_n
+    tile = pid % num_tiles
+    pid_k = pid // num_tiles
+    pid_m = tile // num_pid_n
+    pid_n = tile % num_pid_n
+
+    k_start = pid_k * chunk_k
+    k_end = tl.minimum(k_start + chunk_k, K)
+    k_tiles = tl.cdiv(k_end - k_start, BLOCK_K)
+
+    rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if USE_DESC:
+        a_desc = make_descriptor_2d(a_ptr, M, K, stride_am, BLOCK_M, BLOCK_K)
+        if B_KMAJOR:
+            b_desc = make_descriptor_2d(b_ptr, N, K, stride_bn, BLOCK_N, BLOCK_K)
+        else:
+            b_desc = make_descriptor_2d(b_ptr, K, N, stride_bk, BLOCK_K, BLOCK_N)
+        for i in range(0, k_tiles):
+            k = k_start + i * BLOCK_K
+            a = a_desc.load([pid_m * BLOCK_M, k])
+            # Inline, not a helper: 3.3 cannot pass a descriptor to a jitted function.
+            if B_KMAJOR:
+                b = tl.trans(b_desc.load([pid_n * BLOCK_N, k]))
+            else:
+                b = b_desc.load([k, pid_n * BLOCK_N])
+            acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+    else:
+        # Full tiles need no wrap-around; the hints then tell the truth (contiguous, aligned).
+        if EVEN_M:
+            rows_in = tl.max_contiguous(tl.multiple_of(rows, BLOCK_M), BLOCK_M)
+        else:
+            rows_in = rows % M
+        if EVEN_N:
+            cols_in = tl.max_contiguous(tl.multiple_of(cols, BLOCK_N), BLOCK_N)
+        else:
+            cols_in = cols % N
+        a_ptrs = a_ptr + rows_in[:, None] * stride_am + (k_start + offs_k)[None, :] * stride_ak
+        b_ptrs = b_ptr + (k_start + offs_k)[:, None] * stride_bk + cols_in[None, :] * stride_bn
+        for i in range(0, k_tiles):
+            if EVEN_K:
+                a = tl.load(a_ptrs)
+                b = tl.load(b_ptrs)
+            else:
+                k_left = k_end - k_start - i * BLOCK_K
+                a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
+                b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
+            acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+
+    c_mask = (rows[:, None] < M) & (cols[None, :] < N)
+    c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
+    if SINGLE:
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=c_mask)
+    else:
+        # Workspace tiles are row-major (M, N); ordered mode has one such slice per split.
+        ws_ptrs = ws_ptr + rows[:, None] * N + cols[None, :]
+        if ORDERED:
+            tl.store(ws_ptrs + pid_k * M * N, acc, mask=c_mask)
+        elif RELAXED:
+            tl.atomic_add(ws_ptrs, acc, mask=c_mask, sem="relaxed")
+        else:
+            tl.atomic_add(ws_ptrs, acc, mask=c_mask)
+        # Every thread's partial must be visible GPU-wide before the one thread that bumps the
+        # counter does so: a CTA barrier alone was not enough for the relaxed atomic adds
+        # (wrong sums in 96 of ~800 tuning runs on an H200), so each thread fences first.
+        if FENCE:
+            _fence_gpu(pid)
+        tl.debug_barrier()
+        arrived = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel")
+        if arrived == split_k - 1:
+            if FENCE:
+                _fence_gpu(pid)
+            if ORDERED:
+                total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+                for s in range(0, split_k):
+                    total += tl.load(ws_ptrs + s * M * N, mask=c_mask, other=0.0, volatile=True)
+            else:
+                # volatile: a plain load may be hoisted above the counter atomic (seen on an
+                # H200: wrong fp16/bf16 sums in ~25% of atomic-mode runs with .cg loads).
+                total = tl.load(ws_ptrs, mask=c_mask, other=0.0, volatile=True)
+                tl.store(ws_ptrs, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32), mask=c_mask)
+            tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=c_mask)
+            tl.store(lock_ptr + tile, 0)

@@ -1,0 +1,122 @@
+"""Tiles, split and loader for the GPU split-K: a measured table per device, then a heuristic.
+
+``kernels/data/splitk_tuned.toml`` holds the configuration that timed fastest for each shape of
+the benchmark suite on a device (written by ``python -m kernels.bench --tune``; each entry keeps
+the time it measured). A shape in the table gets its entry; another shape on a tuned device
+borrows the tiles of the nearest tuned shape (log-distance in M, N, K) and picks its own split;
+an untuned device gets the default GPU tiles of ``kernels.config``. The table is data: retuning
+a device rewrites the file, not this module.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from kernels.config import TileConfig, choose_split_k, tile_config
+
+TABLE_PATH = Path(__file__).resolve().parent / "data" / "splitk_tuned.toml"
+# Another table (e.g. one a tuning run just wrote) for this process.
+TABLE_ENV = "KERNELS_SPLITK_TABLE"
+LOADER_PREFS = ("pointer", "descriptor")
+MODES = ("atomic", "ordered")
+# The workspace of ordered mode is addressed with 32-bit offsets in the kernel.
+MAX_WS_ELEMS = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class GpuChoice:
+    """One GPU split-K configuration and where it came from (``source``: table/nearest/default)."""
+
+    tile: TileConfig
+    split_k: int
+    loader: str  # preferred loader: "pointer", or "descriptor" where the inputs allow it
+    source: str
+
+    def __str__(self) -> str:
+        return f"{self.tile}-S{self.split_k}-{self.loader} ({self.source})"
+
+
+def dtype_key(dtype: torch.dtype, precision: str) -> str:
+    """The table's dtype column: ``fp16``, ``bf16``, ``fp32-ieee``, ``fp32-tf32``, ..."""
+    names = {torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32"}
+    name = names[dtype]
+    return f"{name}-{precision}" if dtype == torch.float32 else name
+
+
+def layout_key(b: torch.Tensor) -> str:
+    """``nk_t`` for the transposed (N, K) weight a linear layer passes, else ``kn``."""
+    return "nk_t" if b.stride(0) == 1 and b.stride(1) != 1 and b.shape[1] > 1 else "kn"
+
+
+def table_path() -> Path:
+    return Path(os.environ.get(TABLE_ENV) or TABLE_PATH)
+
+
+@functools.cache
+def load_table(path: Path | None = None) -> tuple[dict, ...]:
+    """The tuned entries (empty when the file does not exist); malformed entries raise."""
+    path = path or table_path()
+    if not path.exists():
+        return ()
+    with path.open("rb") as f:
+        doc = tomllib.load(f)
+    entries = doc.get("entry", [])
+    need = ("device", "dtype", "layout", "mode", "m", "n", "k", "block_m", "block_n",
+            "block_k", "num_warps", "num_stages", "split_k", "loader")  # fmt: skip
+    for i, e in enumerate(entries):
+        missing = [k for k in need if k not in e]
+        if missing:
+            raise ValueError(f"{path}: entry {i} lacks {missing}")
+        if e["loader"] not in LOADER_PREFS or e["mode"] not in MODES:
+            raise ValueError(
+                f"{path}: entry {i}: loader {e['loader']!r} / mode {e['mode']!r}; expected "
+                f"one of {LOADER_PREFS} / {MODES}"
+            )
+    return tuple(entries)
+
+
+def _tile_of(e: dict) -> TileConfig:
+    return TileConfig(e["block_m"], e["block_n"], e["block_k"], e["num_warps"], e["num_stages"])
+
+
+def _distance(e: dict, m: int, n: int, k: int) -> float:
+    """Log-distance, M weighted most: a tile's rows must fit M (16-row tiles for M = 16)."""
+    return sum(w * abs(math.log2(max(x, 1)) - math.log2(max(e[f], 1))) for f, x, w in
+               (("m", m, 4), ("n", n, 1), ("k", k, 1)))  # fmt: skip
+
+
+def choose(
+    device: str, dkey: str, layout: str, mode: str, m: int, n: int, k: int, programs: int,
+    *, element_size: int, table: tuple[dict, ...] | None = None,
+) -> GpuChoice:  # fmt: skip
+    """The configuration for one call (see the module docstring for the order of lookups)."""
+    entries = [
+        e for e in (load_table() if table is None else table)
+        if e["device"] == device and e["dtype"] == dkey and e["layout"] == layout
+        and e["mode"] == mode
+    ]  # fmt: skip
+    for e in entries:
+        if (e["m"], e["n"], e["k"]) == (m, n, k):
+            return GpuChoice(_tile_of(e), e["split_k"], e["loader"], "table")
+    if entries:
+        near = min(entries, key=lambda e: _distance(e, m, n, k))
+        tile = _tile_of(near)
+        source = f"nearest tuned {near['m']}x{near['n']}x{near['k']}"
+        loader = near["loader"]
+    else:
+        tile = tile_config("cuda", element_size)
+        source, loader = "default", "pointer"
+    split = choose_split_k(m, n, k, tile, programs)
+    return GpuChoice(tile, split, loader, source)
+
+
+def fits_workspace(split: int, m: int, n: int) -> bool:
+    """Whether ordered mode's ``split`` slices of (M, N) stay within 32-bit offsets."""
+    return split * m * n <= MAX_WS_ELEMS
