@@ -31,6 +31,9 @@ class ProbeSpec:
     env: tuple[tuple[str, str], ...] = ()
     # The aot targets it compiles for; frontend-only questions need one target, not three.
     aot_targets: tuple[str, ...] = AOT_TARGETS
+    # Run alone in its own child process: what it provokes (a misaligned access) can poison
+    # the CUDA context for every later probe in the same process.
+    isolated: bool = False
 
     @property
     def all_statuses(self) -> tuple[str, ...]:
@@ -84,6 +87,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("rejected-compile", "rejected-host", "rejected-runtime", "accepted"),
         ("interpret", "gpu"),
         good=("rejected-compile", "rejected-host", "rejected-runtime"),
+        isolated=True,
     ),
     ProbeSpec(
         "descriptor_misaligned_stride",
@@ -91,6 +95,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("rejected-compile", "rejected-host", "rejected-runtime", "accepted"),
         ("interpret", "gpu"),
         good=("rejected-compile", "rejected-host", "rejected-runtime"),
+        isolated=True,
     ),
     ProbeSpec(
         "dot_f32_default_precision",

@@ -56,6 +56,7 @@ class Task:
     backend: str
     target: str | None
     env: tuple[tuple[str, str], ...] = ()
+    isolated: bool = False
 
     @property
     def key(self) -> tuple[str, str, str | None]:
@@ -95,7 +96,7 @@ def plan_tasks(
                 targets = (gpu_target,)
             else:
                 targets = (None,)
-            tasks.extend(Task(spec.name, backend, t, spec.env) for t in targets)
+            tasks.extend(Task(spec.name, backend, t, spec.env, spec.isolated) for t in targets)
     return tasks
 
 
@@ -142,7 +143,7 @@ def run_group(
     attempt_no = 0
     while remaining:
         attempt_no += 1
-        base = workdir / f"{backend}-{abs(hash(extra_env)) % 10**6}-{attempt_no}"
+        base = workdir / f"{backend}-{tasks[0].probe}-{abs(hash(extra_env)) % 10**6}-{attempt_no}"
         tasks_file, events_file, log_file = (
             base.with_suffix(s) for s in (".json", ".jsonl", ".log")
         )
@@ -341,11 +342,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{result.status} ({result.seconds:.1f} s)")  # fmt: skip
 
     write_raw(run, args.out)
-    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[Task]] = {}
+    # One child per backend and environment; an isolated probe gets a child of its own.
+    groups: dict[tuple, list[Task]] = {}
     for task in todo:
-        groups.setdefault((task.backend, task.env), []).append(task)
+        key = (task.backend, task.env, task.key if task.isolated else None)
+        groups.setdefault(key, []).append(task)
     with tempfile.TemporaryDirectory(prefix="matrix-run-") as workdir:
-        for (backend, extra_env), group in groups.items():
+        for (backend, extra_env, _), group in groups.items():
             run_group(group, backend, extra_env, args.timeout, record, Path(workdir))
         if args.tests is not None:
             run.extra["tests"] = junit.run_suite(args.tests, Path(workdir), log)

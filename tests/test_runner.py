@@ -116,3 +116,28 @@ def test_raw_file_is_json_after_every_result(tmp_path, fixture_probes):
             seen.append(json.loads(out.read_text()))  # raises on a torn write
         time.sleep(0.05)
     assert proc.returncode == 0 and seen
+
+
+def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
+    """A probe that may poison its process (a misaligned GPU access) runs alone."""
+    spawned = []
+    real_popen = subprocess.Popen
+
+    def counting_popen(cmd, *args, **kwargs):
+        if "matrix.child" in cmd:
+            spawned.append(json.loads(Path(cmd[-2]).read_text()))
+        return real_popen(cmd, *args, **kwargs)
+
+    monkeypatch.setattr(runner.subprocess, "Popen", counting_popen)
+    monkeypatch.setenv("MATRIX_PROBE_PACKAGE", FIXTURE_PACKAGE)
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    specs = [s for s in runner.registry() if s.name in ("ok_first", "ok_middle", "ok_last")]
+    specs[1] = runner.ProbeSpec("ok_middle", "", ("pass",), ("interpret",), isolated=True)
+    monkeypatch.setattr(runner, "registry", lambda: tuple(specs))
+    assert runner.main(["--out", str(tmp_path / "r.json"), "--backends", "interpret",
+                        "--quiet"]) == 0  # fmt: skip
+    assert sorted([t["probe"] for t in child] for child in spawned) == [
+        ["ok_first", "ok_last"],
+        ["ok_middle"],
+    ]
+    assert [r.status for r in read_raw(tmp_path / "r.json").results] == ["pass"] * 3

@@ -52,8 +52,8 @@ def numerics(ctx: Context, run: Callable[[Any, Any, int, bool], Any], modes: tup
     )
 
 
-def compile_variants(ctx: Context, kernel: Any, variants: dict[str, tuple[dict, dict]]):
-    """Compile each loader variant (launch args, constexprs) for ``ctx.target``.
+def compile_variants(ctx: Context, variants: dict[str, tuple[Any, dict, dict]]):
+    """Compile each variant (kernel, launch args, constexprs) for ``ctx.target``.
 
     ``pass`` needs the pointer variant to compile. The descriptor variant must compile too
     wherever ``compat``'s own descriptor trial kernel compiles for the target (there compat
@@ -65,7 +65,7 @@ def compile_variants(ctx: Context, kernel: Any, variants: dict[str, tuple[dict, 
 
     data: dict[str, Any] = {}
     notes = []
-    for name, (args, constexprs) in variants.items():
+    for name, (kernel, args, constexprs) in variants.items():
         out = exercise(ctx, kernel, args, constexprs)
         if out.raised and isinstance(out.exception, AotUnavailable):
             return Observation("skipped", str(out.exception))

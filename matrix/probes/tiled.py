@@ -24,16 +24,15 @@ def _aot_variants():
             "stride_cm": 64, "stride_cn": 1}  # fmt: skip
     base = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "PRECISION": "ieee",
             "B_KMAJOR": False, **compile_flags(torch.float16)}  # fmt: skip
-    variants = {"pointer": (args, {**base, "USE_DESC": False})}
+    variants = {"pointer": (tiled_kernel, args, {**base, "USE_DESC": False})}
     if compat.FEATURES.descriptor_constructor is not None:
-        variants["descriptor"] = (args, {**base, "USE_DESC": True})
-    return tiled_kernel, variants
+        variants["descriptor"] = (tiled_kernel, args, {**base, "USE_DESC": True})
+    return variants
 
 
 def observe(ctx: Context) -> Observation:
     if ctx.backend == "aot":
-        kernel, variants = _aot_variants()
-        return compile_variants(ctx, kernel, variants)
+        return compile_variants(ctx, _aot_variants())
     from kernels import tiled_matmul
 
     return numerics(ctx, lambda a, b, s, d: tiled_matmul(a, b), (False,))
