@@ -10,6 +10,7 @@ marker: the install was interrupted) is rebuilt.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -55,8 +56,14 @@ class Install:
         return {"status": self.status, "seconds": round(self.seconds, 1), "detail": self.detail}
 
 
+@functools.cache
 def uv_binary() -> str:
-    """uv from the running environment (nox installs it), else from PATH."""
+    """uv from the running environment (nox installs it), else from PATH.
+
+    Resolve it once, before starting worker threads: ``uv.find_uv_bin`` reads
+    ``sysconfig.get_config_var``, whose first call is not thread-safe (a concurrent first call
+    was seen returning None here).
+    """
     try:
         from uv import find_uv_bin
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from matrix.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.discover import discover_releases
-from matrix.envs import EnvSpec, Install, ensure_env
+from matrix.envs import EnvSpec, Install, ensure_env, uv_binary
 from matrix.results import Run, SchemaError, read_raw, write_raw
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +103,19 @@ def install_failure_run(cell: Cell, install: Install) -> Run:
 
 
 def run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOutcome:
+    """One cell, whatever happens: an unexpected failure here is recorded in its raw file."""
+    try:
+        return _run_cell(cell, args, progress)
+    except Exception as e:  # recorded for this cell; the other cells go on
+        detail = f"the matrix itself failed on this cell: {type(e).__name__}: {e}"
+        install = Install("failed", 0.0, detail, None)
+        write_raw(install_failure_run(cell, install), cell.raw_path(args.raw_dir))
+        outcome = CellOutcome(cell, install="failed", note=f" [{detail}]")
+        progress.end(outcome)
+        return outcome
+
+
+def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOutcome:
     out = cell.raw_path(args.raw_dir)
     state = "missing" if args.force else existing_state(out, cell)
     outcome = CellOutcome(cell)
@@ -229,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"discover: {', '.join(extra) or 'no releases beyond the data file'}", flush=True)
     cells = plan(config, releases=releases, numpys=numpys, extra_releases=extra)
     args.raw_dir.mkdir(parents=True, exist_ok=True)
+    uv_binary()  # resolved here, once, before the worker threads (see uv_binary)
     progress = Progress(len(cells))
     print(
         f"matrix: {len(cells)} cells, {args.jobs} at a time, raw files in {args.raw_dir}",
