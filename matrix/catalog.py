@@ -31,8 +31,8 @@ class ProbeSpec:
     env: tuple[tuple[str, str], ...] = ()
     # The aot targets it compiles for; frontend-only questions need one target, not three.
     aot_targets: tuple[str, ...] = AOT_TARGETS
-    # Run alone in its own child process: what it provokes (a misaligned access) can poison
-    # the CUDA context for every later probe in the same process.
+    # On a GPU, run alone in its own child process: what it provokes (a misaligned access) can
+    # poison the CUDA context for every later probe in the same process.
     isolated: bool = False
 
     @property

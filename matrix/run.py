@@ -96,7 +96,9 @@ def plan_tasks(
                 targets = (gpu_target,)
             else:
                 targets = (None,)
-            tasks.extend(Task(spec.name, backend, t, spec.env, spec.isolated) for t in targets)
+            # Isolation guards a CUDA context; elsewhere a child of its own only costs imports.
+            isolated = spec.isolated and backend == "gpu"
+            tasks.extend(Task(spec.name, backend, t, spec.env, isolated) for t in targets)
     return tasks
 
 

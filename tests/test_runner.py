@@ -118,6 +118,22 @@ def test_raw_file_is_json_after_every_result(tmp_path, fixture_probes):
     assert proc.returncode == 0 and seen
 
 
+def _as_gpu(plan):
+    def planned(specs, backends, gpu_target):
+        tasks = plan(specs, backends, gpu_target)
+        return [runner.Task(t.probe, t.backend, t.target, t.env,
+                            next(s.isolated for s in specs if s.name == t.probe))
+                for t in tasks]  # fmt: skip
+
+    return planned
+
+
+def test_isolation_only_applies_on_a_gpu():
+    spec = runner.ProbeSpec("x", "", ("pass",), ("interpret", "gpu"), isolated=True)
+    tasks = runner.plan_tasks([spec], ["interpret", "gpu"], "cuda:90")
+    assert [(t.backend, t.isolated) for t in tasks] == [("interpret", False), ("gpu", True)]
+
+
 def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
     """A probe that may poison its process (a misaligned GPU access) runs alone."""
     spawned = []
@@ -134,6 +150,8 @@ def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
     specs = [s for s in runner.registry() if s.name in ("ok_first", "ok_middle", "ok_last")]
     specs[1] = runner.ProbeSpec("ok_middle", "", ("pass",), ("interpret",), isolated=True)
     monkeypatch.setattr(runner, "registry", lambda: tuple(specs))
+    # Isolation is for the GPU (a poisoned CUDA context); pretend these run there.
+    monkeypatch.setattr(runner, "plan_tasks", _as_gpu(runner.plan_tasks))
     assert runner.main(["--out", str(tmp_path / "r.json"), "--backends", "interpret",
                         "--quiet"]) == 0  # fmt: skip
     assert sorted([t["probe"] for t in child] for child in spawned) == [
