@@ -39,6 +39,7 @@ class Features:
         return asdict(self)
 
 
+@functools.cache
 def interpreter_enabled() -> bool:
     """True when ``@triton.jit`` gives interpreted functions, found by decorating a function.
 

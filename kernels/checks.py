@@ -27,6 +27,15 @@ class MatmulProblem:
     device: torch.device
 
 
+def trivial_result(p: MatmulProblem) -> torch.Tensor | None:
+    """The result of an empty product, with no launch: empty for M or N = 0, zeros for K = 0."""
+    if p.m == 0 or p.n == 0:
+        return torch.empty((p.m, p.n), dtype=p.out_dtype, device=p.device)
+    if p.k == 0:
+        return torch.zeros((p.m, p.n), dtype=p.out_dtype, device=p.device)
+    return None
+
+
 def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 

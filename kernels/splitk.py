@@ -24,7 +24,7 @@ import triton.language as tl
 import compat
 from compat.descriptors import make_descriptor_2d
 from kernels import gpu_plan, workspace
-from kernels.checks import MatmulProblem, check_matmul
+from kernels.checks import MatmulProblem, check_matmul, trivial_result
 from kernels.config import TileConfig, cdiv, choose_split_k, tile_config
 from kernels.dot import dot_acc
 from kernels.fused import splitk_fused_kernel
@@ -228,10 +228,9 @@ def splitk_matmul(
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic: expected a bool, got {deterministic!r}")
     p = check_matmul(a, b, out_dtype, precision, interpreted=interpreted())
-    if p.m == 0 or p.n == 0:
-        return torch.empty((p.m, p.n), dtype=p.out_dtype, device=p.device)
-    if p.k == 0:
-        return torch.zeros((p.m, p.n), dtype=p.out_dtype, device=p.device)
+    trivial = trivial_result(p)
+    if trivial is not None:
+        return trivial
     if p.device.type == "cuda":
         # Host time is a large share of a small split-K call: plan once per kind of call.
         key = (p.device, a.dtype, p.out_dtype, precision, deterministic, split_k, p.m, p.n,

@@ -11,7 +11,7 @@ import triton
 import triton.language as tl
 
 from compat.descriptors import make_descriptor_2d
-from kernels.checks import check_matmul
+from kernels.checks import check_matmul, trivial_result
 from kernels.config import cdiv, tile_config
 from kernels.dot import dot_acc
 from kernels.launch import compile_flags, interpreted, launch_options, loader_plan
@@ -72,10 +72,9 @@ def tiled_matmul(
 ) -> torch.Tensor:
     """``a @ b`` with one program per output tile; float32 accumulation, result in ``out_dtype``."""
     p = check_matmul(a, b, out_dtype, precision, interpreted=interpreted())
-    if p.m == 0 or p.n == 0:
-        return torch.empty((p.m, p.n), dtype=p.out_dtype, device=p.device)
-    if p.k == 0:
-        return torch.zeros((p.m, p.n), dtype=p.out_dtype, device=p.device)
+    trivial = trivial_result(p)
+    if trivial is not None:
+        return trivial
     cfg = tile_config(p.device.type, a.element_size())
     plan = loader_plan(a, b, cfg)
     c = torch.empty((p.m, p.n), dtype=p.out_dtype, device=p.device)

@@ -14,6 +14,7 @@ it already has are kept.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import subprocess
@@ -151,7 +152,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             "--backends",
             ",".join(cell.backends),
             "--install",
-            _json(install.record()),
+            json.dumps(install.record()),
             "--quiet",
             "--timeout",
             str(args.timeout),
@@ -171,12 +172,6 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     outcome.seconds = time.monotonic() - t0
     progress.end(outcome)
     return outcome
-
-
-def _json(d: dict) -> str:
-    import json
-
-    return json.dumps(d)
 
 
 def _counts(run: Run) -> dict[str, int]:

@@ -35,8 +35,6 @@ FAILURE_STATUSES = frozenset({"fail", "error", "crashed", "timeout"})
 # Statuses that mean "nothing was observed": the probe did not get to look.
 NO_OBSERVATION_STATUSES = frozenset({"skipped", "error", "crashed", "timeout"})
 
-INSTALL_STATUSES = ("ok", "failed", "no-such-release", "no-wheel", "skipped", "partial")
-
 
 class SchemaError(ValueError):
     """A results document lacks the shape DESIGN.md promises; the message names the field."""

@@ -25,7 +25,7 @@ def dot_allow_tf32(a, b, c, BLOCK: tl.constexpr):
 def observe(ctx: Context) -> Observation:
     import torch
 
-    device = "cpu" if ctx.backend == "aot" else ctx.device
+    device = ctx.tensor_device
     gen = torch.Generator().manual_seed(3)
     a = torch.randn(BLOCK, BLOCK, generator=gen).to(device)
     b = torch.randn(BLOCK, BLOCK, generator=gen).to(device)

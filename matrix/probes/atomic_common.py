@@ -21,7 +21,7 @@ def observe_atomic(ctx: Context, dtype_name: str) -> Observation:
     import torch
 
     dtype = getattr(torch, dtype_name)
-    device = "cpu" if ctx.backend == "aot" else ctx.device
+    device = ctx.tensor_device
     src = torch.randint(-8, 9, (N,)).to(dtype).to(device)
     dst = torch.zeros(N, dtype=dtype, device=device)
     out = exercise(ctx, atomic_add_twice, {"dst": dst, "src": src}, {"N": N})

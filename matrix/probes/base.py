@@ -37,6 +37,12 @@ class Context:
             raise ValueError("the aot backend compiles only; it has no device to run on")
         return "cpu" if self.backend == "interpret" else "cuda"
 
+    @property
+    def tensor_device(self) -> str:
+        """Where a probe allocates its tensors: the run device, or the CPU for aot, whose
+        tensors only describe the launch arguments (``exercise`` reads their dtypes)."""
+        return "cpu" if self.backend == "aot" else self.device
+
 
 @dataclass
 class Observation:
@@ -124,17 +130,6 @@ def first_line(text: str, limit: int = 300) -> str:
 
 def format_exception(e: BaseException, limit: int = 2000) -> str:
     return "".join(traceback.format_exception(type(e), e, e.__traceback__))[-limit:]
-
-
-def excerpt(text: str, needle: str, context: int = 1, limit: int = 6) -> str:
-    """Lines of ``text`` containing ``needle`` (``context`` lines around), for evidence."""
-    lines = text.splitlines()
-    hits = [i for i, line in enumerate(lines) if needle in line][:limit]
-    keep: list[str] = []
-    for i in hits:
-        keep.extend(lines[max(0, i - context) : i + context + 1])
-        keep.append("...")
-    return "\n".join(keep)[:2000]
 
 
 TORCH_TYPE_STRINGS = {

@@ -24,7 +24,7 @@ def copy_with_boundary_check(src, dst, BLOCK: tl.constexpr):
 def observe(ctx: Context) -> Observation:
     import torch
 
-    device = "cpu" if ctx.backend == "aot" else ctx.device
+    device = ctx.tensor_device
     src = torch.randn(BLOCK, device=device)
     dst = torch.full((BLOCK,), float("nan"), device=device)
     out = exercise(ctx, copy_with_boundary_check, {"src": src, "dst": dst}, {"BLOCK": BLOCK})

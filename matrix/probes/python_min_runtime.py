@@ -20,7 +20,7 @@ def python_min(out, a, b):
 def observe(ctx: Context) -> Observation:
     import torch
 
-    device = "cpu" if ctx.backend == "aot" else ctx.device
+    device = ctx.tensor_device
     out_t = torch.full((1,), -1, dtype=torch.int32, device=device)
     outcome = exercise(ctx, python_min, {"out": out_t, "a": 7, "b": 5}, {})
     refused = refusal(outcome, "rejected")

@@ -20,7 +20,7 @@ def true_div_index(out):
 def observe(ctx: Context) -> Observation:
     import torch
 
-    device = "cpu" if ctx.backend == "aot" else ctx.device
+    device = ctx.tensor_device
     out_t = torch.zeros(4, device=device)
     outcome = exercise(ctx, true_div_index, {"out": out_t}, {})
     refused = refusal(outcome, "rejected")
