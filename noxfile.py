@@ -18,7 +18,7 @@ import nox
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from matrix.cells import load_matrix, plan
+from matrix.measure.cells import load_matrix, plan
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.needs_version = ">=2024.10.9"
@@ -81,12 +81,12 @@ def gate(session: nox.Session) -> None:
     session.install(*TOOLING)
     args = list(session.posargs)
     if "--candidate" not in args:
-        newest = _python_value(session, "from matrix.discover import index_versions as f")
+        newest = _python_value(session, "from matrix.measure.discover import index_versions as f")
         session.log(f"candidate: {newest} (the newest release on the package index)")
         args += ["--candidate", newest]
     if "--results" not in args:
         baseline = _arg(args, "--baseline") or _python_value(
-            session, "from matrix.gate_config import pinned_release as f"
+            session, "from matrix.gate.config import pinned_release as f"
         )
         candidate = _arg(args, "--candidate")
         session.log(f"running the cells of {baseline} and {candidate} (complete ones are reused)")

@@ -31,9 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.results import Run, SchemaError, read_runs
+from matrix.core import DATA_DIR
+from matrix.measure.results import Run, SchemaError, read_runs
 
-RULES_PATH = Path(__file__).parent / "data" / "scan_rules.toml"
+RULES_PATH = DATA_DIR / "scan_rules.toml"
 
 TL = "triton.language"
 # Modules whose attributes are the same triton.language builtins.

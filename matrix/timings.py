@@ -1,60 +1,11 @@
-"""``python -m matrix.timings RAW_DIR``: how long each cell and each release took, from raw files.
+"""``python -m matrix.timings``: per-release timings from raw files.
 
-Prints a Markdown table: per release, the install and runner seconds of each of its cells and
-their sum, plus the slowest probe. Reads only recorded numbers, so it can be rerun any time.
+The code lives in ``matrix.report.timings``; this entry point keeps the short command working.
 """
 
-from __future__ import annotations
-
-import argparse
 import sys
-from collections import defaultdict
-from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
-from matrix.results import Run, read_runs
-
-
-def _version_key(v: str) -> tuple[int, Version | str]:
-    try:
-        return (0, Version(v))
-    except InvalidVersion:
-        return (1, v)
-
-
-def table(runs: list[Run]) -> str:
-    by_release: dict[str, list[Run]] = defaultdict(list)
-    for run in runs:
-        by_release[str(run.env.get("triton"))].append(run)
-    lines = [
-        "| release | cells | install s | runner s | total s | slowest probe |",
-        "|---|---|---|---|---|---|",
-    ]
-    for release in sorted(by_release, key=_version_key):
-        cells = by_release[release]
-        install = sum(float(r.install.get("seconds", 0.0)) for r in cells)
-        runner = sum(float(r.extra.get("seconds", 0.0)) for r in cells)
-        results = [res for r in cells for res in r.results]
-        slow = max(results, key=lambda res: res.seconds, default=None)
-        where = (
-            f"{slow.backend}:{slow.target}"
-            if slow and slow.target
-            else getattr(slow, "backend", "")
-        )
-        slowest = f"{slow.probe} [{where}] {slow.seconds:.1f} s" if slow else "-"
-        lines.append(f"| {release} | {len(cells)} | {install:.1f} | {runner:.1f} | "
-                     f"{install + runner:.1f} | {slowest} |")  # fmt: skip
-    return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m matrix.timings", description=__doc__.split("\n")[0])
-    p.add_argument("raw", type=Path, nargs="?", default=Path("reports/raw"))
-    args = p.parse_args(argv)
-    print(table([r for r in read_runs(args.raw) if not r.env.get("gpu")]))
-    return 0
-
+from matrix.report.timings import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,4 +1,4 @@
-"""matrix.aot and matrix.lld: target parsing, ASTSource spelling detection, ld.lld search.
+"""matrix.backends (aot, lld): target parsing, ASTSource spelling detection, ld.lld search.
 
 The spelling tests use stand-in classes shaped like each release's ``ASTSource`` and
 ``AttrsDescriptor`` (3.0/3.1, 3.2, 3.3+), so they run without Triton. One test compiles a real
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix import aot, lld
+from matrix.backends import aot, lld
 from matrix.catalog import AOT_TARGETS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -261,7 +261,7 @@ RUNNER = textwrap.dedent(
     """
     import json, sys
     sys.path[:0] = [sys.argv[1], sys.argv[2]]
-    from matrix.aot import AotUnavailable, compile_for_target
+    from matrix.backends.aot import AotUnavailable, compile_for_target
     from aot_test_kernel import dot16
     try:
         sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}

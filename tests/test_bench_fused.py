@@ -11,7 +11,7 @@ import compat  # noqa: E402
 from kernels import splitk, workspace  # noqa: E402
 from kernels.checks import check_matmul  # noqa: E402
 from kernels.config import TileConfig  # noqa: E402
-from matrix.numerics import random_operands, reference, rel_err, tolerance  # noqa: E402
+from kernels.numerics import random_operands, reference, rel_err, tolerance  # noqa: E402
 
 pytestmark = pytest.mark.interpreter
 TILE = TileConfig(32, 32, 32)

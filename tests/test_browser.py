@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from matrix.measure.results import read_runs
 from matrix.report import build
-from matrix.results import read_runs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-output"

@@ -1,4 +1,4 @@
-"""Tests of matrix.claims: the claims file is well formed, and each verdict arises for its reason.
+"""matrix.report.claims: the claims file is well formed, and each verdict arises for its reason.
 
 The runs here are small, made up, and deliberately cover both sides of each claim: the seed notes
 are partly wrong, so no fixture assumes which side a real release is on.
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix import claims as C
 from matrix.catalog import PROBES_BY_NAME
-from matrix.results import Result, Run, write_raw
+from matrix.measure.results import Result, Run, write_raw
+from matrix.report import claims as C
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = Path(__file__).parent / "fixtures" / "claims" / "seeds"
@@ -531,8 +531,8 @@ def test_works_without_triton_torch_or_numpy():
                 if name.split(".")[0] in BLOCKED:
                     raise ImportError("blocked: " + name)
         sys.meta_path.insert(0, Block())
-        from matrix import claims
-        from matrix.results import Result, Run
+        from matrix.report import claims
+        from matrix.measure.results import Result, Run
         r = Result("block_ptr", "aot", "cuda:90", "removed", "NotImplementedError: gone")
         vs = claims.evaluate([Run(id="x", env={"triton": "3.9.0"}, results=[r])])
         print({v.id: v.verdict for v in vs}["block-ptr-kernel-fails-before-gpu"])

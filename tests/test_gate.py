@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix import gate
-from matrix import gate_compare as gc
-from matrix.results import Result, Run, read_raw, write_raw
+from matrix.gate import compare as gc
+from matrix.gate import verdict as gate
+from matrix.measure.results import Result, Run, read_raw, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GATE = FIXTURES / "gate"
@@ -118,7 +118,7 @@ def test_default_baseline_is_the_pinned_release(tmp_path: Path, results: Path) -
 def test_project_pinned_file_names_a_release() -> None:
     from packaging.version import Version
 
-    from matrix.gate_config import pinned_release
+    from matrix.gate.config import pinned_release
 
     Version(pinned_release())  # raises if the committed pin is not a release
 
@@ -499,7 +499,7 @@ def test_interpreter_recorded_for_the_baseline_only(tmp_path: Path, results: Pat
 
 
 def test_merged_matrix_json_is_accepted_as_results(tmp_path: Path, results: Path) -> None:
-    from matrix.results import merge
+    from matrix.measure.results import merge
 
     merged = tmp_path / "matrix.json"
     merge(results, merged)

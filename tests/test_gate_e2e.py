@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix.gate_compare import runs_for
-from matrix.results import SchemaError, read_runs
+from matrix.gate.compare import runs_for
+from matrix.measure.results import SchemaError, read_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "reports" / "raw"

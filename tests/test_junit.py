@@ -5,8 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from matrix.junit import parse_junit
-from matrix.results import read_raw
+from matrix.measure.junit import parse_junit
+from matrix.measure.results import read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "tests" / "fixtures" / "user_suite"
@@ -48,7 +48,7 @@ def test_runner_records_each_user_test(tmp_path):
 
 
 def test_a_suite_that_cannot_run_is_an_error_not_a_pass(tmp_path):
-    from matrix.junit import run_suite
+    from matrix.measure.junit import run_suite
 
     empty = tmp_path / "empty_suite"
     empty.mkdir()

@@ -11,7 +11,7 @@ pytest.importorskip("triton")
 import compat  # noqa: E402
 import kernels  # noqa: E402
 from kernels import launch  # noqa: E402
-from matrix.numerics import random_operands, reference, rel_err, tolerance  # noqa: E402
+from kernels.numerics import random_operands, reference, rel_err, tolerance  # noqa: E402
 
 pytestmark = pytest.mark.interpreter
 

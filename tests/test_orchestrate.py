@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from matrix import cells as cells_mod
-from matrix.envs import EnvSpec, classify_failure
-from matrix.results import read_raw
+from matrix.measure import cells as cells_mod
+from matrix.measure.envs import EnvSpec, classify_failure
+from matrix.measure.results import read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
 
 def _orchestrate(tmp: Path, envs: Path, *args: str, env: dict | None = None, **popen):
-    cmd = [sys.executable, "-m", "matrix.orchestrate", "--raw-dir", str(tmp / "raw"),
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--raw-dir", str(tmp / "raw"),
            "--envs-dir", str(envs), "--no-report", "--jobs", "1", *args]  # fmt: skip
     return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)  # fmt: skip

@@ -6,12 +6,13 @@ import warnings
 
 import pytest
 
-from matrix.aot import AotUnavailable
-from matrix.probes import block_ptr, dot_acc_out_dtype, keyword_probe
-from matrix.probes.base import Observation, Outcome, cause_text, refusal
-from matrix.probes.descriptor_rules import classify_rejection
-from matrix.probes.dot_precision_common import classify_precision
-from matrix.probes.precision_evidence import asm_instructions, ttir_precision
+from matrix.backends.aot import AotUnavailable
+from matrix.probes import block_ptr, dot_acc_out_dtype
+from matrix.probes.support import keywords as keyword_probe
+from matrix.probes.support.base import Observation, Outcome, cause_text, refusal
+from matrix.probes.support.descriptor_rules import classify_rejection
+from matrix.probes.support.dot_precision import classify_precision
+from matrix.probes.support.precision_evidence import asm_instructions, ttir_precision
 
 # Recorded TTIR lines of `tl.dot(x, y)` on float32 tiles.
 TTIR_TF32 = (
@@ -182,8 +183,8 @@ class TestNumerics:
         pytest.importorskip("torch")
 
     def _observe(self, run):
-        from matrix.probes.base import Context
-        from matrix.probes.matmul_common import numerics
+        from matrix.probes.support.base import Context
+        from matrix.probes.support.matmul import numerics
 
         return numerics(Context("interpret", None), run, (False, True))
 

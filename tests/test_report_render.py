@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from matrix.catalog import PROBES
+from matrix.measure.results import Result, Run, SchemaError, read_runs, write_raw
 from matrix.report import __main__ as cli
 from matrix.report import build, charts, model, render, verdicts
-from matrix.results import Result, Run, SchemaError, read_runs, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW = FIXTURES / "raw"
@@ -23,7 +23,7 @@ BENCH = FIXTURES / "bench"
 
 @dataclass
 class StandInVerdict:
-    """The shape matrix.claims.Verdict promises: id, note, quote, verdict, evidence."""
+    """The shape matrix.report.claims.Verdict promises: id, note, quote, verdict, evidence."""
 
     id: str
     note: str
@@ -33,7 +33,7 @@ class StandInVerdict:
 
 
 def stand_in_claims(verdict_list: list[StandInVerdict]) -> types.ModuleType:
-    module = types.ModuleType("matrix.claims")
+    module = types.ModuleType("matrix.report.claims")
     module.evaluate = lambda runs: list(verdict_list)  # type: ignore[attr-defined]
     return module
 
@@ -244,7 +244,7 @@ def test_a_broken_claims_module_is_an_error_not_absence() -> None:
     def raising(runs: list[Run]) -> list[StandInVerdict]:
         raise RuntimeError("claims.toml: bad check")
 
-    module = types.ModuleType("matrix.claims")
+    module = types.ModuleType("matrix.report.claims")
     module.evaluate = raising  # type: ignore[attr-defined]
     outcome = verdicts.evaluate_claims([], lambda name: module)
     assert "claims.toml: bad check" in outcome.error and not outcome.available
@@ -264,7 +264,7 @@ def test_cli_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys)
 
 
 def test_cli_with_the_real_claims_module_when_present(tmp_path: Path) -> None:
-    """The build must work with whatever matrix.claims is in the tree (or its absence)."""
+    """The build must work with whatever matrix.report.claims is in the tree (or its absence)."""
     rc = cli.main(["--raw", str(RAW), "--out", str(tmp_path), "--bench", str(BENCH)])
     assert rc == 0
     outcome = verdicts.evaluate_claims(read_runs(RAW))

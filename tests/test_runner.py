@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix import run as runner
-from matrix.results import read_raw
+from matrix.measure import runner
+from matrix.measure.results import read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_PACKAGE = "tests.fixtures.probes"
@@ -140,7 +140,7 @@ def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
     real_popen = subprocess.Popen
 
     def counting_popen(cmd, *args, **kwargs):
-        if "matrix.child" in cmd:
+        if "matrix.measure.child" in cmd:
             spawned.append(json.loads(Path(cmd[-2]).read_text()))
         return real_popen(cmd, *args, **kwargs)
 

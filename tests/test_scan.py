@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from matrix import scan
-from matrix.results import Result, Run, write_raw
+from matrix.measure.results import Result, Run, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scan"
 RULE_FILES = sorted(FIXTURES.glob("tri*.py"))

@@ -182,7 +182,7 @@ def test_final_job_gates_pin_changes_on_fresh_results() -> None:
     )
     assert 'git diff --quiet "$BASE_SHA...$HEAD_SHA" -- matrix/data/pinned.toml' in text
     # The gate reads matrix/data/pinned.toml with the same key the workflow reads.
-    from matrix.gate_config import PINNED_PATH, pinned_release
+    from matrix.gate.config import PINNED_PATH, pinned_release
 
     assert '["triton"]["release"]' in text
     assert pinned_release(PINNED_PATH)

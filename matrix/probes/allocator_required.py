@@ -18,7 +18,7 @@ import sys
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, attempt, cause_text
+from matrix.probes.support.base import Context, Observation, attempt, cause_text
 
 # Old releases resolve every tl.<name> a kernel mentions, even in dead branches: one definition
 # per spelling, chosen here (as compat.descriptors does, without importing compat).

@@ -8,8 +8,8 @@ compiled (aot); an exception is ``removed``, a warning mentioning it or deprecat
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise
-from matrix.probes.keyword_probe import classify_keyword
+from matrix.probes.support.base import Context, Observation, exercise
+from matrix.probes.support.keywords import classify_keyword
 
 BLOCK = 16
 

@@ -5,8 +5,8 @@ exactly, aot compiles for the target. The seed note says low-precision atomics "
 supported"; this records where.
 """
 
-from matrix.probes.atomic_common import observe_atomic
-from matrix.probes.base import Context, Observation
+from matrix.probes.support.atomic import observe_atomic
+from matrix.probes.support.base import Context, Observation
 
 
 def observe(ctx: Context) -> Observation:

@@ -3,8 +3,8 @@
 Same method as ``atomic_add_bf16``.
 """
 
-from matrix.probes.atomic_common import observe_atomic
-from matrix.probes.base import Context, Observation
+from matrix.probes.support.atomic import observe_atomic
+from matrix.probes.support.base import Context, Observation
 
 
 def observe(ctx: Context) -> Observation:

@@ -13,7 +13,7 @@ removed: it raises.
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, cause_text, exercise
+from matrix.probes.support.base import Context, Observation, cause_text, exercise
 
 BLOCK = 16
 

@@ -14,8 +14,8 @@ own child process.
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation
-from matrix.probes.descriptor_rules import misaligned_case
+from matrix.probes.support.base import Context, Observation
+from matrix.probes.support.descriptor_rules import misaligned_case
 
 
 def observe(ctx: Context) -> Observation:

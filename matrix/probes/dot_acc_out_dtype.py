@@ -12,7 +12,7 @@ import re
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, refusal
+from matrix.probes.support.base import Context, Observation, exercise, refusal
 
 BLOCK = 16
 

@@ -6,8 +6,8 @@ PTX/AMDGCN as evidence. gpu: runs the default and each explicit precision on the
 reports the one whose numbers the default matches bit for bit, with every relative error.
 """
 
-from matrix.probes.base import Context, Observation
-from matrix.probes.dot_precision_common import observe_default_precision
+from matrix.probes.support.base import Context, Observation
+from matrix.probes.support.dot_precision import observe_default_precision
 
 
 def observe(ctx: Context) -> Observation:

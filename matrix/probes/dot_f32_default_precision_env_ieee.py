@@ -5,8 +5,8 @@ Same method; the runner sets the variable for this probe's child process (see th
 A release that ignores the variable reports what it does without it.
 """
 
-from matrix.probes.base import Context, Observation
-from matrix.probes.dot_precision_common import observe_default_precision
+from matrix.probes.support.base import Context, Observation
+from matrix.probes.support.dot_precision import observe_default_precision
 
 
 def observe(ctx: Context) -> Observation:

@@ -12,7 +12,7 @@ with the nearest error (``near-<name>``); ``unknown`` if no explicit variant ran
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, first_line
+from matrix.probes.support.base import Context, Observation, first_line
 
 BLOCK = 64
 K = 4096

@@ -9,7 +9,7 @@ kernels upcast bfloat16 tiles where it fails.)
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation, attempt, cause_text
+from matrix.probes.support.base import Context, Observation, attempt, cause_text
 
 
 def observe(ctx: Context) -> Observation:

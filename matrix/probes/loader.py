@@ -7,7 +7,7 @@ descriptor loader is only chosen after a zero-padded trial load gave exact numbe
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation
+from matrix.probes.support.base import Context, Observation
 
 
 def observe(ctx: Context) -> Observation:

@@ -8,7 +8,7 @@ something else (or nothing); aot only learns whether it compiles.
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, refusal
+from matrix.probes.support.base import Context, Observation, exercise, refusal
 
 
 @triton.jit

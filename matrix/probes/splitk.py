@@ -14,8 +14,8 @@ fence); the evidence lists the matrix instructions found in the assembly.
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation
-from matrix.probes.matmul_common import compile_variants, numerics
+from matrix.probes.support.base import Context, Observation
+from matrix.probes.support.matmul import compile_variants, numerics
 
 
 def _aot_variants(target: str):

@@ -11,7 +11,7 @@ against a float64 product, so a stable but wrong result cannot pass.
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation
+from matrix.probes.support.base import Context, Observation
 
 M = N = 64
 K = 32768
@@ -35,7 +35,7 @@ def observe(ctx: Context) -> Observation:
     import torch
 
     from kernels import plan_splitk, splitk_matmul
-    from matrix.numerics import random_operands
+    from kernels.numerics import random_operands
 
     a, b = random_operands(M, N, K, torch.float32, seed=17, device=ctx.device)
     ref = a.double() @ b.double()

@@ -9,7 +9,7 @@ that exists but raises or gives wrong numbers is ``broken``.
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation, attempt, cause_text, exercise
+from matrix.probes.support.base import Context, Observation, attempt, cause_text, exercise
 
 
 def observe(ctx: Context) -> Observation:

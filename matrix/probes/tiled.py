@@ -7,8 +7,8 @@ aot: compiles ``tiled_kernel`` for the target with each available loader.
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation
-from matrix.probes.matmul_common import compile_variants, numerics
+from matrix.probes.support.base import Context, Observation
+from matrix.probes.support.matmul import compile_variants, numerics
 
 
 def _aot_variants():

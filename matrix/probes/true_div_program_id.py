@@ -7,7 +7,7 @@ The detail keeps the exception text (the seed note names ``IncompatibleTypeError
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, refusal
+from matrix.probes.support.base import Context, Observation, exercise, refusal
 
 
 @triton.jit

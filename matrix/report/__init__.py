@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from matrix.measure.results import merge
 from matrix.report import charts, model, render, verdicts
 from matrix.report.sources import PROBES_DIR
-from matrix.results import merge
 
 
 @dataclass(frozen=True)

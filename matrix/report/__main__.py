@@ -10,9 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from matrix.measure.results import SchemaError
 from matrix.report import build
 from matrix.report.sources import PROBES_DIR
-from matrix.results import SchemaError
 
 
 def main(argv: list[str] | None = None) -> int:

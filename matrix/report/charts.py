@@ -15,8 +15,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from matrix.measure.results import Run, SchemaError
 from matrix.report.model import is_gpu_run, version_key
-from matrix.results import Run, SchemaError
 
 # Colours match the page's CSS variables (style.css); SVG is inlined, so they are spelled out.
 INSTALL_COLOUR = "#9db4d0"

@@ -12,7 +12,7 @@ Layout of the matrix:
 - an interpreter row has one cell per (release, numpy); an aot or gpu row has one cell per
   release, spanning that release's numpy sub-columns.
 
->>> from matrix.results import Result, Run
+>>> from matrix.measure.results import Result, Run
 >>> run = Run("a", {"triton": "3.9.0", "numpy": "2.4.6"},
 ...           results=[Result("splitk", "interpret", None, "pass")])
 >>> m = build([run])
@@ -31,7 +31,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from matrix.catalog import AOT_TARGETS, PROBES, PROBES_BY_NAME, ProbeSpec
-from matrix.results import BACKENDS, FAILURE_STATUSES, Result, Run
+from matrix.measure.results import BACKENDS, FAILURE_STATUSES, Result, Run
 
 # The probes that run the project's own kernels: the summary says where they pass.
 KERNEL_PROBES = ("splitk", "tiled")

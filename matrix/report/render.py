@@ -1,4 +1,4 @@
-"""Write the report pages from the page model with Jinja2 templates (``matrix/templates/``).
+"""Write the report pages from the page model with Jinja2 templates (``matrix/report/templates/``).
 
 Pages are static and self-contained (inline CSS, JS and SVG; no network), so they open from
 ``file://`` and from a CI artifact. Nothing here reads the clock: the same inputs give the same
@@ -16,6 +16,7 @@ import jinja2
 from markupsafe import Markup
 
 from matrix.catalog import PROBES, PROBES_BY_NAME
+from matrix.measure.results import atomic_write_text
 from matrix.report import charts
 from matrix.report.model import (
     MISSING,
@@ -32,9 +33,8 @@ from matrix.report.model import (
 )
 from matrix.report.sources import PROBES_DIR, read_probe_source
 from matrix.report.verdicts import VERDICT_TONES, ClaimsOutcome
-from matrix.results import atomic_write_text
 
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
 # Markdown marks per tone, next to the status text (never the mark alone).
 MD_MARKS = {"good": "✅", "bad": "❌", "neutral": "🟡", "skipped": "⚪", "absent": "➖"}

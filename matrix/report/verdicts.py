@@ -1,6 +1,6 @@
-"""The seed notes' claims with their verdicts, from ``matrix.claims`` when it is there.
+"""The seed notes' claims with their verdicts, from ``matrix.report.claims`` when it is there.
 
-``matrix.claims`` is written separately; the report imports it lazily so that the pages still
+``matrix.report.claims`` is written separately; the report imports it lazily so that the pages still
 build (with a visible "claims not available" notice) before it exists. Only the absence of the
 module itself is tolerated: an error inside it is shown on the page and makes the build fail.
 """
@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.results import Run
+from matrix.measure.results import Run
 
-CLAIMS_MODULE = "matrix.claims"
+CLAIMS_MODULE = "matrix.report.claims"
 VERDICTS = ("holds", "fails", "partly", "untested")
 # Page order: what the matrix contradicts first.
 VERDICTS_SHOWN = ("fails", "partly", "holds", "untested")
@@ -25,7 +25,7 @@ VERDICT_TONES = {"holds": "good", "fails": "bad", "partly": "neutral", "untested
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim as the pages show it (a copy of ``matrix.claims.Verdict``'s fields)."""
+    """One claim as the pages show it (a copy of ``matrix.report.claims.Verdict``'s fields)."""
 
     id: str
     note: str
@@ -79,7 +79,7 @@ def evaluate_claims(
     except ModuleNotFoundError as e:
         if e.name != CLAIMS_MODULE:
             return ClaimsOutcome(error=_describe(e))
-        return ClaimsOutcome(missing=f"{CLAIMS_MODULE} (matrix/claims.py) is not there yet")
+        return ClaimsOutcome(missing=f"{CLAIMS_MODULE} (matrix/report/claims.py) is not there yet")
     except Exception as e:
         return ClaimsOutcome(error=_describe(e))
     try:

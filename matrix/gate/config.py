@@ -16,7 +16,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).parent / "data"
+from matrix.core import DATA_DIR
+
+DATA = DATA_DIR
 PINNED_PATH = DATA / "pinned.toml"
 ACCEPTED_PATH = DATA / "accepted_changes.toml"
 

@@ -69,9 +69,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from matrix.catalog import PROBES_BY_NAME
-from matrix.results import BACKENDS, NO_OBSERVATION_STATUSES, Result, Run
+from matrix.core import DATA_DIR
+from matrix.measure.results import BACKENDS, NO_OBSERVATION_STATUSES, Result, Run
 
-DEFAULT_PATH = Path(__file__).parent / "data" / "claims.toml"
+DEFAULT_PATH = DATA_DIR / "claims.toml"
 
 NOTES = ("split-k", "matmul")
 VERDICTS = ("holds", "fails", "partly", "untested")
@@ -764,10 +765,12 @@ def _short(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m matrix.claims reports/matrix.json``: each claim's verdict and evidence."""
-    from matrix.results import SchemaError, read_runs
+    """``python -m matrix.report.claims reports/matrix.json``: each claim's verdict and evidence."""
+    from matrix.measure.results import SchemaError, read_runs
 
-    parser = argparse.ArgumentParser(prog="python -m matrix.claims", description=main.__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m matrix.report.claims", description=main.__doc__
+    )
     parser.add_argument("results", help="matrix.json, a raw file, or a folder of raw files")
     parser.add_argument("--claims", default=str(DEFAULT_PATH), help="claims file (TOML)")
     parser.add_argument("--json", action="store_true", help="print the verdicts as JSON")

@@ -12,7 +12,7 @@ import sys
 
 from packaging.version import InvalidVersion, Version
 
-from matrix.cells import MatrixConfig
+from matrix.measure.cells import MatrixConfig
 
 
 def parse_index_versions(output: str) -> list[str]:

@@ -8,9 +8,10 @@ how, and defines::
     ENV = {}                                # extra environment for its child process (optional)
     def observe(ctx: Context) -> Observation
 
-``observe`` runs in a child process (see ``matrix.child``) whose backend is fixed before Triton
-is imported: ``TRITON_INTERPRET=1`` for ``interpret``, unset for ``aot`` and ``gpu``. A probe
-returns its own status; an exception it does not expect escapes and becomes ``error`` with the
+``observe`` runs in a child process (see ``matrix.measure.child``) whose backend is fixed
+before Triton is imported: ``TRITON_INTERPRET=1`` for ``interpret``, unset for ``aot`` and
+``gpu``. A probe returns its own status; an exception it does not expect escapes and becomes
+``error`` with the
 traceback, a crash becomes ``crashed``, a hang ``timeout``; never a pass.
 """
 
@@ -163,7 +164,7 @@ def exercise(
     The Outcome's value is the compile ``Artifacts`` for aot, None for a launch.
     """
     if ctx.backend == "aot":
-        from matrix.aot import compile_for_target
+        from matrix.backends.aot import compile_for_target
 
         signature = {name: type_string(v) for name, v in args.items()}
         return attempt(lambda: compile_for_target(kernel, signature, constexprs, ctx.target))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from matrix.probes.base import Context, Observation, attempt, cause_text
+from matrix.probes.support.base import Context, Observation, attempt, cause_text
 
 
 def classify_rejection(e: BaseException, step: str, backend: str, data: dict) -> Observation:

@@ -18,8 +18,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from matrix.catalog import PROBES_BY_NAME
-from matrix.gate_config import AcceptedChange
-from matrix.results import FAILURE_STATUSES, Result, Run
+from matrix.gate.config import AcceptedChange
+from matrix.measure.results import FAILURE_STATUSES, Result, Run
 from matrix.scan import Finding as ScanFinding
 
 REGRESSION = "regression"

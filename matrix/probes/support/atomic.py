@@ -3,7 +3,7 @@
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, refusal
+from matrix.probes.support.base import Context, Observation, exercise, refusal
 
 N = 64
 

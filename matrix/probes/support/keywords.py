@@ -3,7 +3,7 @@ kernel that passes it, then classify: raised -> removed, warned -> deprecated, e
 
 from __future__ import annotations
 
-from matrix.probes.base import Observation, Outcome, refusal
+from matrix.probes.support.base import Observation, Outcome, refusal
 
 
 def classify_keyword(outcome: Outcome, keyword: str, correct: bool | None) -> Observation:

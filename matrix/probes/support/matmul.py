@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from matrix.probes.base import Context, Observation, attempt, exercise, first_line
+from matrix.probes.support.base import Context, Observation, attempt, exercise, first_line
 
 # The seed notes' cases (M != N, neither a block multiple): K = 200 gives a partial tile in a
 # chunk, K = 40 and K = 10 give short and empty chunks (4 splits, 2 and 1 K tiles).
@@ -18,7 +18,7 @@ def numerics(ctx: Context, run: Callable[[Any, Any, int, bool], Any], modes: tup
     worst relative error seen and the case it came from in the data."""
     import torch
 
-    from matrix.numerics import random_operands, reference, rel_err, tolerance
+    from kernels.numerics import random_operands, reference, rel_err, tolerance
 
     worst: dict[str, Any] = {"rel_err": 0.0}
     checked = 0
@@ -61,7 +61,7 @@ def compile_variants(ctx: Context, variants: dict[str, tuple[Any, dict, dict]]):
     so the variant's failure is recorded as evidence, not as a kernel failure.
     Evidence: per variant, the matrix instructions seen in the assembly.
     """
-    from matrix.aot import AotUnavailable
+    from matrix.backends.aot import AotUnavailable
 
     data: dict[str, Any] = {}
     notes = []

@@ -1,4 +1,4 @@
-"""The child process that runs probes: ``python -m matrix.child TASKS.json EVENTS.jsonl``.
+"""The child process that runs probes: ``python -m matrix.measure.child TASKS.json EVENTS.jsonl``.
 
 Its backend was fixed by the parent through the environment before Triton is imported. For each
 task it appends a ``start`` event, runs the probe, then appends a ``result`` event, flushing each
@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from matrix.probes.base import Context, Observation, format_exception
+from matrix.probes.support.base import Context, Observation, format_exception
 
 
 def probe_package() -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from matrix.lld import LLD_ENV, LldNotFound, find_lld
+from matrix.backends.lld import LLD_ENV, LldNotFound, find_lld
 
 if TYPE_CHECKING:  # pragma: no cover
     from triton.backends.compiler import GPUTarget

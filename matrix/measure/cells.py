@@ -16,7 +16,9 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-DATA = Path(__file__).parent / "data" / "matrix.toml"
+from matrix.core import DATA_DIR
+
+DATA = DATA_DIR / "matrix.toml"
 
 
 class MatrixConfigError(ValueError):

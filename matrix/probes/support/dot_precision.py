@@ -6,8 +6,8 @@ import os
 import triton
 import triton.language as tl
 
-from matrix.probes.base import Context, Observation, exercise, first_line
-from matrix.probes.precision_evidence import asm_instructions, dot_line, ttir_precision
+from matrix.probes.support.base import Context, Observation, exercise, first_line
+from matrix.probes.support.precision_evidence import asm_instructions, dot_line, ttir_precision
 
 BLOCK = 32
 

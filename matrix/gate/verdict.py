@@ -11,7 +11,7 @@ is required here: ``nox -s gate`` resolves its default (the newest release on th
 runs the cells that are missing, and passes both in. The project's own ``kernels/`` are always
 scanned (``--no-project-scan`` turns that off); ``--scan`` adds a team's own sources.
 
-Findings (matrix/gate_compare.py): a *regression* (a check that passes on the baseline fails,
+Findings (matrix/gate/compare.py): a *regression* (a check that passes on the baseline fails,
 errors, crashes or times out on the candidate: kernel numerics, compilation for an aot target,
 the user's tests), a *breaking API* (a scanned use of an API whose probe says "removed" on the
 candidate), a *behaviour change* (any other probe status difference), which fails the gate
@@ -45,15 +45,15 @@ from typing import Any, NoReturn
 
 from packaging.version import InvalidVersion, Version
 
-from matrix import gate_compare as gc
-from matrix.gate_config import (
+from matrix.gate import compare as gc
+from matrix.gate.config import (
     ACCEPTED_PATH,
     PINNED_PATH,
     ConfigError,
     load_accepted,
     pinned_release,
 )
-from matrix.results import SchemaError, atomic_write_text, read_runs
+from matrix.measure.results import SchemaError, atomic_write_text, read_runs
 from matrix.scan import RuleError, ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2

@@ -1,0 +1,1 @@
+"""The upgrade gate: ``python -m matrix.gate`` (see ``matrix.gate.verdict``)."""

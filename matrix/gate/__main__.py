@@ -1,0 +1,7 @@
+"""``python -m matrix.gate``: the upgrade verdict, exit 0 safe, 1 unsafe, 2 undecidable."""
+
+import sys
+
+from matrix.gate.verdict import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Measuring: cells, their environments, the runner and its children, raw files."""

@@ -1,0 +1,373 @@
+"""Run every probe on every applicable backend for the installed Triton; write one raw file.
+
+    python -m matrix.run --out reports/raw/triton-3.9.0-numpy-2.4.6.json [--backends interpret,aot]
+
+The runner itself imports neither Triton nor torch: probes run in child processes
+(``matrix.measure.child``), one per backend and environment, each with a fresh ``TRITON_CACHE_DIR``.
+A child that crashes (even by a signal) or hangs past ``--timeout`` costs the probe it was
+running, which is recorded as ``crashed`` or ``timeout`` with the evidence; a new child picks up
+the remaining probes. The raw file is rewritten atomically after every result and marked
+``"complete": true`` only at the end, so a kill leaves a valid, partial file that ``--resume``
+(or the matrix) finishes later.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from matrix.catalog import PROBES, ProbeSpec
+from matrix.core import REPO_ROOT
+from matrix.measure import junit
+from matrix.measure.child import probe_package
+from matrix.measure.results import BACKENDS, Result, Run, read_raw, write_raw
+
+DEFAULT_TIMEOUT_S = 300.0
+POLL_S = 0.05
+
+# The child running now, so that a SIGTERM/SIGINT to the runner also ends the child's process
+# group (children run in their own session and would not see a Ctrl-C).
+_active: subprocess.Popen | None = None
+
+
+def _stop(signum: int, frame: Any) -> None:
+    if _active is not None and _active.poll() is None:
+        os.killpg(_active.pid, signal.SIGKILL)
+    raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One probe on one backend (and target): one result."""
+
+    probe: str
+    backend: str
+    target: str | None
+    env: tuple[tuple[str, str], ...] = ()
+    isolated: bool = False
+
+    @property
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.probe, self.backend, self.target)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"probe": self.probe, "backend": self.backend, "target": self.target}
+
+    def __str__(self) -> str:
+        return f"{self.probe}[{self.backend}{':' + self.target if self.target else ''}]"
+
+
+def registry() -> tuple[ProbeSpec, ...]:
+    """The catalog, or the ``PROBES`` of the package MATRIX_PROBE_PACKAGE names (tests)."""
+    package = probe_package()
+    if package == "matrix.probes":
+        return PROBES
+    import importlib
+
+    return tuple(importlib.import_module(package).PROBES)
+
+
+def plan_tasks(
+    specs: Iterable[ProbeSpec], backends: Sequence[str], gpu_target: str | None
+) -> list[Task]:
+    """Every (probe, backend, target) to observe; gpu rows only where a GPU was found."""
+    tasks = []
+    for spec in specs:
+        for backend in spec.backends:
+            if backend not in backends:
+                continue
+            if backend == "aot":
+                targets: Sequence[str | None] = spec.aot_targets
+            elif backend == "gpu":
+                if gpu_target is None:
+                    continue
+                targets = (gpu_target,)
+            else:
+                targets = (None,)
+            # Isolation guards a CUDA context; elsewhere a child of its own only costs imports.
+            isolated = spec.isolated and backend == "gpu"
+            tasks.extend(Task(spec.name, backend, t, spec.env, isolated) for t in targets)
+    return tasks
+
+
+def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir: str) -> dict:
+    """The environment a child starts with: the backend is fixed here, before Triton loads."""
+    env = dict(os.environ)
+    env.pop("TRITON_INTERPRET", None)
+    if backend == "interpret":
+        env["TRITON_INTERPRET"] = "1"
+    env["TRITON_CACHE_DIR"] = cache_dir
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(dict(extra))
+    return env
+
+
+def _death(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
+def _tail(path: Path, limit: int = 1500) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-limit:]
+    except OSError:
+        return ""
+
+
+def run_group(
+    tasks: Sequence[Task],
+    backend: str,
+    extra_env: tuple[tuple[str, str], ...],
+    timeout_s: float,
+    on_result: Callable[[Result], None],
+    workdir: Path,
+) -> None:
+    """Run ``tasks`` (one backend and environment) in children until each has a result."""
+    global _active
+    remaining = list(tasks)
+    attempt_no = 0
+    while remaining:
+        attempt_no += 1
+        base = workdir / f"{backend}-{tasks[0].probe}-{abs(hash(extra_env)) % 10**6}-{attempt_no}"
+        tasks_file, events_file, log_file = (
+            base.with_suffix(s) for s in (".json", ".jsonl", ".log")
+        )
+        tasks_file.write_text(json.dumps([t.to_json() for t in remaining]), encoding="utf-8")
+        events_file.write_text("", encoding="utf-8")
+        cache_dir = tempfile.mkdtemp(prefix="triton-cache-", dir=workdir)
+        with log_file.open("w", encoding="utf-8") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "matrix.measure.child", str(tasks_file), str(events_file)],
+                env=child_environment(backend, extra_env, cache_dir),
+                cwd=REPO_ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # so a timeout can kill its whole process group
+            )
+            _active = proc
+            done = _watch(proc, remaining, events_file, log_file, timeout_s, on_result)
+        remaining = remaining[done:]
+
+
+def _watch(
+    proc: subprocess.Popen,
+    tasks: Sequence[Task],
+    events_file: Path,
+    log_file: Path,
+    timeout_s: float,
+    on_result: Callable[[Result], None],
+) -> int:
+    """Follow one child's events; return how many of ``tasks`` got a result (incl. a failure)."""
+    finished = 0
+    started_at: float | None = None
+    offset = 0
+    spawned = time.monotonic()
+    while True:
+        with events_file.open(encoding="utf-8") as f:
+            f.seek(offset)
+            chunk = f.read()
+        complete_lines = chunk[: chunk.rfind("\n") + 1] if "\n" in chunk else ""
+        offset += len(complete_lines.encode("utf-8"))
+        for line in complete_lines.splitlines():
+            event = json.loads(line)
+            if event["event"] == "start":
+                started_at = time.monotonic()
+            elif event["event"] == "result":
+                on_result(Result.from_dict(event["result"]))
+                finished = event["index"] + 1
+                started_at = None
+        if finished == len(tasks):
+            proc.wait()
+            return finished
+        running = tasks[finished]
+        if proc.poll() is not None:
+            if started_at is None and finished == 0:
+                # Died before the first probe started: the import itself fails here, so every
+                # remaining task would die the same way.
+                why = f"child process {_death(proc.returncode)} before any probe started"
+                for task in tasks:
+                    on_result(_failure(task, "crashed", why, _tail(log_file), 0.0))
+                return len(tasks)
+            elapsed = time.monotonic() - (started_at or spawned)
+            why = f"child process {_death(proc.returncode)} while running {running}"
+            on_result(_failure(running, "crashed", why, _tail(log_file), elapsed))
+            return finished + 1
+        if started_at is not None and time.monotonic() - started_at > timeout_s:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            why = f"{running} ran past the {timeout_s:g} s limit and was killed"
+            on_result(_failure(running, "timeout", why, _tail(log_file), timeout_s))
+            return finished + 1
+        time.sleep(POLL_S)
+
+
+def _failure(task: Task, status: str, why: str, log_tail: str, seconds: float) -> Result:
+    detail = why + (f"\n--- child output (tail) ---\n{log_tail}" if log_tail.strip() else "")
+    return Result(task.probe, task.backend, task.target, status, detail, round(seconds, 3), {})
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+GPU_QUERY = (
+    "import json, torch; ok = torch.cuda.is_available(); "
+    "print(json.dumps({'name': torch.cuda.get_device_name(0), "
+    "'capability': '%d.%d' % torch.cuda.get_device_capability(0)} if ok else None))"
+)
+
+
+def detect_gpu() -> dict[str, str] | None:
+    """The CUDA device torch sees, asked in a child process so that this one stays light."""
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", GPU_QUERY], capture_output=True, text=True, timeout=180
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
+    except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
+        return None
+
+
+def gpu_target_of(gpu: dict[str, str] | None) -> str | None:
+    if not gpu:
+        return None
+    major, minor = gpu["capability"].split(".")
+    return f"cuda:{major}{minor}"
+
+
+def collect_env(gpu: dict[str, str] | None) -> dict[str, Any]:
+    return {
+        "triton": _version("triton"),
+        "numpy": _version("numpy"),
+        "torch": _version("torch"),
+        "python": platform.python_version(),
+        "platform": f"{platform.system().lower()}-{platform.machine()}",
+        "gpu": gpu,
+    }
+
+
+def default_run_id(env: dict[str, Any]) -> str:
+    rid = f"triton-{env['triton']}-numpy-{env['numpy']}"
+    if env.get("gpu"):
+        rid += "-gpu-" + env["gpu"]["name"].split()[-1].lower()
+    return rid
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="python -m matrix.measure.runner", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--out", required=True, type=Path, help="raw results file to write")
+    p.add_argument("--id", help="run id (default: triton-<ver>-numpy-<ver>[-gpu-<name>])")
+    p.add_argument(
+        "--backends",
+        default="interpret,aot,gpu",
+        help="comma-separated subset of interpret,aot,gpu (gpu only runs where a GPU is found)",
+    )
+    p.add_argument("--probes", help="comma-separated probe names (default: all)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per probe")
+    p.add_argument("--resume", action="store_true", help="keep results of an unfinished --out")
+    p.add_argument("--tests", type=Path, help="also run this pytest suite; record each test")
+    p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = p.parse_args(argv)
+    args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    for b in args.backends:
+        if b not in BACKENDS:
+            p.error(f"--backends: unknown backend {b!r}; expected some of {', '.join(BACKENDS)}")
+    if args.probes:
+        known = [spec.name for spec in registry()]
+        names = [n.strip() for n in args.probes.split(",") if n.strip()]
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            p.error(f"--probes: unknown {unknown}; known: {', '.join(known)}")
+        args.probes = names
+    if args.timeout <= 0:
+        p.error(f"--timeout: expected seconds > 0, got {args.timeout}")
+    if args.tests is not None and not args.tests.exists():
+        p.error(f"--tests: {args.tests} does not exist")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    t0 = time.monotonic()
+    gpu = detect_gpu() if "gpu" in args.backends else None
+    env = collect_env(gpu)
+    if env["triton"] is None:
+        print("matrix.measure.runner: triton is not installed in this environment", file=sys.stderr)
+        return 2
+    install = json.loads(args.install) if args.install else {"status": "ok", "seconds": 0.0,
+                                                               "detail": ""}  # fmt: skip
+    run = Run(
+        id=args.id or default_run_id(env), env=env, install=install, extra={"complete": False}
+    )
+    specs = [s for s in registry() if not args.probes or s.name in args.probes]
+    tasks = plan_tasks(specs, args.backends, gpu_target_of(gpu))
+    if args.resume and args.out.exists():
+        previous = read_raw(args.out)
+        if (
+            previous.env.get("triton") == env["triton"]
+            and previous.env.get("numpy") == env["numpy"]
+        ):
+            wanted = {t.key for t in tasks}
+            run.results = [r for r in previous.results if r.key in wanted]
+    done = {r.key for r in run.results}
+    todo = [t for t in tasks if t.key not in done]
+    log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
+    log(f"[{run.id}] {len(todo)} of {len(tasks)} probe results to observe")
+
+    def record(result: Result) -> None:
+        run.results.append(result)
+        write_raw(run, args.out)
+        log(f"[{run.id}] {result.probe} {result.backend} {result.target or ''} -> "
+            f"{result.status} ({result.seconds:.1f} s)")  # fmt: skip
+
+    write_raw(run, args.out)
+    # One child per backend and environment; an isolated probe gets a child of its own.
+    groups: dict[tuple, list[Task]] = {}
+    for task in todo:
+        key = (task.backend, task.env, task.key if task.isolated else None)
+        groups.setdefault(key, []).append(task)
+    with tempfile.TemporaryDirectory(prefix="matrix-run-") as workdir:
+        for (backend, extra_env, _), group in groups.items():
+            run_group(group, backend, extra_env, args.timeout, record, Path(workdir))
+        if args.tests is not None:
+            run.extra["tests"] = junit.run_suite(args.tests, Path(workdir), log)
+    order = {t.key: i for i, t in enumerate(tasks)}
+    run.results.sort(key=lambda r: order.get(r.key, len(order)))
+    run.extra["complete"] = True
+    run.extra["seconds"] = round(time.monotonic() - t0, 1)
+    write_raw(run, args.out)
+    counts: dict[str, int] = {}
+    for r in run.results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    log(f"[{run.id}] done in {run.extra['seconds']} s: "
+        + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

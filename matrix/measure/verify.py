@@ -1,0 +1,62 @@
+"""``python -m matrix.measure.verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
+
+Fails (exit 1, naming each problem) when a cell is missing or incomplete, an install failed,
+or a probe ended ``crashed``, ``timeout`` or an ``error`` that is not one of its own statuses
+(a broken probe rather than an observation). Exit 0 when everything is there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from matrix.catalog import PROBES_BY_NAME
+from matrix.measure.results import Run, SchemaError, read_runs
+
+BROKEN = ("crashed", "timeout", "error")
+
+
+def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
+    found = []
+    if expected_cells is not None and len(runs) != expected_cells:
+        found.append(f"expected {expected_cells} cells, found {len(runs)}")
+    for run in runs:
+        if not run.complete:
+            found.append(f"{run.id}: incomplete (interrupted)")
+        if run.install.get("status") != "ok":
+            found.append(f"{run.id}: install {run.install.get('status')}: "
+                         f"{run.install.get('detail', '')[:200]}")  # fmt: skip
+        elif not run.results:
+            found.append(f"{run.id}: installed but recorded no results")
+        for r in run.results:
+            spec = PROBES_BY_NAME.get(r.probe)
+            own = spec.statuses if spec else ()
+            if r.status in BROKEN and r.status not in own:
+                where = f"{r.backend}{':' + r.target if r.target else ''}"
+                found.append(f"{run.id}: {r.probe} [{where}] {r.status}: {r.detail[:300]}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m matrix.measure.verify", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("raw", type=Path, help="folder of raw files (or a matrix.json)")
+    p.add_argument("--cells", type=int, help="how many cells there must be")
+    args = p.parse_args(argv)
+    try:
+        runs = read_runs(args.raw)
+    except (OSError, SchemaError) as e:
+        print(f"matrix.measure.verify: {e}", file=sys.stderr)
+        return 2
+    found = problems(runs, args.cells)
+    for line in found:
+        print(f"matrix.measure.verify: {line}", file=sys.stderr)
+    results = sum(len(r.results) for r in runs)
+    print(f"matrix.measure.verify: {len(runs)} cells, {results} results, {len(found)} problems")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Helpers the probes share: the probe contract (base), and common observation code."""
