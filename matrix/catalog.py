@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from matrix.measure.results import COMMON_STATUSES
+from matrix.core import COMMON_STATUSES
 
 # Targets the aot backend compiles for, with no GPU present.
 AOT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")

@@ -1,14 +1,264 @@
 """The words every stage of the matrix shares.
 
 Importable by every stage (measure, backends, probes, report, gate, scan); imports none of them.
+Each value here is parsed once, where it enters (command line, TOML, raw file), and passed on as
+the value, never as text to be parsed again:
+
+- ``Release``: a Triton (or numpy) release, its one sort key and its one spelling;
+- ``run_id``: the id of a matrix cell and the stem of its raw file;
+- ``Column``: where a probe ran, ``backend`` and ``target``, spelt ``aot:cuda:90``;
+- ``pair_numpy``: which interpreter cells of two releases are compared with each other;
+- the status sets every probe shares;
+- ``load_toml`` and ``DataFileError``: one loader and one error for every data file;
+- ``AotUnavailable``: the ahead-of-time backend cannot run here (a tool is missing).
 """
 
 from __future__ import annotations
 
+import fnmatch
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import total_ordering
 from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
 
 MATRIX_DIR = Path(__file__).resolve().parent
 # The matrix's own data files: the default matrix, claims, scanner rules, pins.
 DATA_DIR = MATRIX_DIR / "data"
 # The checkout: children run from here so ``kernels``/``compat``/``matrix`` import.
 REPO_ROOT = MATRIX_DIR.parent
+
+# ------------------------------------------------------------------------------------ releases
+
+
+class ReleaseError(ValueError):
+    """A text is not a release; the message names where it came from, the text, and the form.
+
+    >>> Release.parse("main", "--candidate")
+    Traceback (most recent call last):
+    ...
+    matrix.core.ReleaseError: --candidate: 'main' is not a release; expected X.Y.Z, e.g. 3.9.0
+    """
+
+
+@total_ordering
+@dataclass(frozen=True, eq=False)
+class Release:
+    """A release, parsed once. ``3.8`` means exactly ``3.8.0``: it is spelt, matched and sorted
+    as ``3.8.0`` everywhere (gate, scan, orchestrate, accepted changes).
+
+    >>> str(Release.parse("3.8"))
+    '3.8.0'
+    >>> Release.parse("3.8") == Release.parse("3.8.0")
+    True
+    >>> sorted(Release.parse(t) for t in ["3.10.0", "3.9.0", "3.9.0rc1"])
+    [Release('3.9.0rc1'), Release('3.9.0'), Release('3.10.0')]
+    >>> Release.parse("3.8").matches("3.8.*")
+    True
+    """
+
+    version: Version
+
+    @classmethod
+    def parse(cls, text: object, where: str = "release") -> Release:
+        """The release ``text`` names; ``where`` (an argument, a file and key) is named if not."""
+        if isinstance(text, Release):
+            return text
+        if not isinstance(text, str):
+            raise ReleaseError(f"{where}: expected a release string X.Y.Z, got {text!r}")
+        try:
+            version = Version(text.strip())
+        except InvalidVersion:
+            raise ReleaseError(
+                f"{where}: {text!r} is not a release; expected X.Y.Z, e.g. 3.9.0"
+            ) from None
+        return cls(version)
+
+    def __str__(self) -> str:
+        v = self.version
+        parts = list(v.release) + [0] * (3 - len(v.release))
+        text = ".".join(map(str, parts))
+        if v.pre:
+            text += f"{v.pre[0]}{v.pre[1]}"
+        if v.post is not None:
+            text += f".post{v.post}"
+        if v.dev is not None:
+            text += f".dev{v.dev}"
+        if v.local:
+            text += f"+{v.local}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Release({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Release) and self.version == other.version
+
+    def __lt__(self, other: Release) -> bool:
+        return self.version < other.version
+
+    def __hash__(self) -> int:
+        return hash(self.version)
+
+    @property
+    def final(self) -> Release:
+        """The release without pre-, post-, dev- or local parts: ``3.9.0rc1`` -> ``3.9.0``."""
+        return Release(Version(self.version.base_version))
+
+    def matches(self, pattern: str) -> bool:
+        """Glob over the one spelling (``3.8.*`` matches ``3.8``, spelt ``3.8.0``)."""
+        return fnmatch.fnmatchcase(str(self), pattern)
+
+
+def release_key(text: object) -> tuple[int, Any, str]:
+    """The one sort key for release-like text that may not parse (recorded env values).
+
+    Valid releases by version, then any other text by itself, then None.
+
+    >>> sorted(["3.10.0", "3.9.0", "main", None], key=release_key)
+    ['3.9.0', '3.10.0', 'main', None]
+    """
+    if text is None:
+        return (2, (), "")
+    if isinstance(text, Release):
+        return (0, text.version, str(text))
+    try:
+        return (0, Release.parse(text).version, str(text))
+    except ReleaseError:
+        return (1, (), str(text))
+
+
+def parse_releases(value: str, where: str) -> list[Release]:
+    """``"3.8, 3.9.0"`` -> ``[Release('3.8.0'), Release('3.9.0')]``; an empty list is refused."""
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise ReleaseError(f"{where}: expected a comma-separated list of releases, got {value!r}")
+    return [Release.parse(v, where) for v in items]
+
+
+def run_id(triton: Release | str, numpy: Release | str, suffix: str = "") -> str:
+    """The id of a matrix cell and the stem of its raw file.
+
+    >>> run_id(Release.parse("3.9"), "2.4.6")
+    'triton-3.9.0-numpy-2.4.6'
+    >>> run_id("3.6.0", "2.5.2", "gpu-h200")
+    'triton-3.6.0-numpy-2.5.2-gpu-h200'
+    """
+    text = f"triton-{Release.parse(triton)}-numpy-{Release.parse(numpy)}"
+    return f"{text}-{suffix}" if suffix else text
+
+
+# -------------------------------------------------------------------------------------- columns
+
+BACKENDS = ("interpret", "aot", "gpu")
+
+
+@dataclass(frozen=True, order=True)
+class Column:
+    """Where a probe ran: a backend and, for ``aot``/``gpu``, a target. One spelling.
+
+    >>> str(Column("aot", "cuda:90")), str(Column("interpret", None))
+    ('aot:cuda:90', 'interpret')
+    >>> Column.parse("gpu:cuda:90")
+    Column(backend='gpu', target='cuda:90')
+    """
+
+    backend: str
+    target: str | None = None
+
+    def __str__(self) -> str:
+        return self.backend if self.target is None else f"{self.backend}:{self.target}"
+
+    @property
+    def label(self) -> str:
+        return str(self)
+
+    @classmethod
+    def parse(cls, text: str) -> Column:
+        backend, _, target = text.partition(":")
+        if backend not in BACKENDS:
+            raise ValueError(f"column {text!r}: expected one of {BACKENDS}, optionally :target")
+        return cls(backend, target or None)
+
+
+def pair_numpy(base: Iterable[str], cand: Iterable[str]) -> list[tuple[str, str]]:
+    """Which numpy of one release's interpreter cells is compared with which of another's.
+
+    The interpreter's numerics come from numpy, so the same numpy on both sides where there is
+    one; otherwise the newest of each.
+
+    >>> pair_numpy(["1.26.4", "2.4.6"], ["2.4.6", "2.5.2"])
+    [('2.4.6', '2.4.6')]
+    >>> pair_numpy(["1.26.4"], ["2.5.2"])
+    [('1.26.4', '2.5.2')]
+    """
+    base, cand = set(base), set(cand)
+    shared = sorted(base & cand, key=release_key)
+    if shared:
+        return [(n, n) for n in shared]
+    if base and cand:
+        return [(max(base, key=release_key), max(cand, key=release_key))]
+    return []
+
+
+# ------------------------------------------------------------------------------------- statuses
+
+# Statuses any probe may end with besides its own (DESIGN.md). ``error`` means only that the
+# probe itself broke; a release refusing code is ``rejected`` (or a probe's own refusal word).
+COMMON_STATUSES = ("skipped", "error", "crashed", "timeout")
+# Statuses that mean "this check did not work" wherever they appear.
+FAILURE_STATUSES = frozenset({"fail", "error", "crashed", "timeout"})
+# Statuses that mean "nothing was observed": the probe did not get to look.
+NO_OBSERVATION_STATUSES = frozenset({"skipped", "error", "crashed", "timeout"})
+
+# ----------------------------------------------------------------------------------- data files
+
+
+class DataFileError(ValueError):
+    """A data file is missing, unreadable or malformed: names the file, the key, the expectation.
+
+    >>> str(DataFileError("matrix/data/pinned.toml", "triton.release", "a release X.Y.Z", 3))
+    'matrix/data/pinned.toml: triton.release: expected a release X.Y.Z, got 3'
+    """
+
+    def __init__(self, path: object, key: str, expected: str, got: object = ...) -> None:
+        self.path, self.key, self.expected = str(path), key, expected
+        text = f"{path}: {key}: expected {expected}" if key else f"{path}: expected {expected}"
+        if got is not ...:
+            text += f", got {got!r}"
+        super().__init__(text)
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    """A TOML data file as a dict; a missing, unreadable or invalid file is a DataFileError."""
+    try:
+        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as e:
+        raise DataFileError(path, "", f"a readable file ({e.strerror or e})") from e
+    except tomllib.TOMLDecodeError as e:
+        raise DataFileError(path, "", f"valid TOML ({e})") from e
+
+
+def release_at(doc: dict[str, Any], key: str, path: str | Path) -> Release:
+    """The release at dotted ``key`` of a loaded data file, parsed (a DataFileError if not)."""
+    value: Any = doc
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    try:
+        return Release.parse(value, f"{path}: {key}")
+    except ReleaseError:
+        raise DataFileError(path, key, "a release X.Y.Z", value) from None
+
+
+# ------------------------------------------------------------------------------------- backends
+
+
+class AotUnavailable(Exception):
+    """The ahead-of-time backend cannot run here (a compiler tool is missing): no observation.
+
+    Recognised by ``isinstance`` wherever a probe must tell "cannot look" from "the release
+    refused": it lives here so that probes need not import the backend to recognise it.
+    """

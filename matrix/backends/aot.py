@@ -29,13 +29,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from matrix.backends.lld import LLD_ENV, LldNotFound, find_lld
+from matrix.core import AotUnavailable
 
 if TYPE_CHECKING:  # pragma: no cover
     from triton.backends.compiler import GPUTarget
-
-
-class AotUnavailable(Exception):
-    """A tool the compile needs is missing (e.g. no ``ld.lld`` for HIP): a skip, not a failure."""
 
 
 class SpellingNotRecognised(TypeError):

@@ -15,11 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from matrix.catalog import PROBES_BY_NAME
+from matrix.core import FAILURE_STATUSES, Column, Release, pair_numpy
 from matrix.gate.config import AcceptedChange
-from matrix.measure.results import FAILURE_STATUSES, Result, Run
+from matrix.measure.results import Result, Run
 from matrix.scan import Finding as ScanFinding
 
 REGRESSION = "regression"
@@ -35,18 +34,6 @@ FAILED_TESTS = frozenset({"failed", "error", "crashed", "timeout", "xpassed-stri
 
 class DataError(ValueError):
     """The recorded results contradict themselves or the contract (exit 2)."""
-
-
-@dataclass(frozen=True)
-class Column:
-    """One place a probe runs: ``interpret`` (with its numpy), ``aot:cuda:90``, ``gpu:cuda:90``."""
-
-    backend: str
-    target: str | None
-
-    @property
-    def label(self) -> str:
-        return self.backend if self.target is None else f"{self.backend}:{self.target}"
 
 
 @dataclass
@@ -84,18 +71,9 @@ class Comparison:
 # ----------------------------------------------------------------------------------- selection
 
 
-def same_release(recorded: Any, wanted: str) -> bool:
-    """``3.9`` and ``3.9.0`` are one release; unparsable strings compare as text."""
-    if not isinstance(recorded, str):
-        return False
-    try:
-        return Version(recorded) == Version(wanted)
-    except InvalidVersion:
-        return recorded == wanted
-
-
-def runs_for(runs: Iterable[Run], release: str) -> list[Run]:
-    return [r for r in runs if same_release(r.triton, release)]
+def runs_for(runs: Iterable[Run], release: Release) -> list[Run]:
+    """The runs of ``release`` (``3.9`` is ``3.9.0``: the runs were parsed when read)."""
+    return [r for r in runs if r.release == release]
 
 
 @dataclass
@@ -116,7 +94,7 @@ def _install_text(run: Run) -> str:
 
 
 def select_runs(
-    base_runs: Sequence[Run], cand_runs: Sequence[Run], baseline: str, candidate: str
+    base_runs: Sequence[Run], cand_runs: Sequence[Run], baseline: Release, candidate: Release
 ) -> Selection:
     """Keep the runs that installed; decide what every other run means for the verdict.
 
@@ -134,7 +112,7 @@ def select_runs(
     ):
         if not runs:
             sel.errors.append(
-                f"no results for the {side} Triton {release}: no run has env.triton == {release!r}"
+                f"no results for the {side} Triton {release}: no run has env.triton == '{release}'"
             )
             continue
         ok = [r for r in runs if r.install.get("status") == "ok"]
@@ -174,13 +152,6 @@ def select_runs(
     return sel
 
 
-def _numpy_key(numpy: str) -> tuple[int, Any]:
-    try:
-        return (1, Version(numpy))
-    except InvalidVersion:
-        return (0, numpy)
-
-
 def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], dict[str, Result]]:
     """``{(backend, target, numpy-or-None): {probe: Result}}``; conflicting duplicates raise."""
     table: dict[tuple[str, str | None, str | None], dict[str, Result]] = {}
@@ -194,7 +165,7 @@ def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], di
             previous = cell.get(r.probe)
             if previous is not None and previous.status != r.status:
                 raise DataError(
-                    f"conflicting results for {r.probe} on {Column(r.backend, r.target).label}"
+                    f"conflicting results for {r.probe} on {Column(r.backend, r.target)}"
                     f" (Triton {run.triton}): {previous.status!r} in run "
                     f"{origin[(*col, r.probe)]!r}, {r.status!r} in run {run.id!r}"
                 )
@@ -203,21 +174,10 @@ def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], di
     return table
 
 
-def pair_numpy(base: Iterable[str], cand: Iterable[str]) -> list[tuple[str, str]]:
-    """Same numpy on both sides where there is one; otherwise the newest of each."""
-    base, cand = set(base), set(cand)
-    shared = sorted(base & cand, key=_numpy_key)
-    if shared:
-        return [(n, n) for n in shared]
-    if base and cand:
-        return [(max(base, key=_numpy_key), max(cand, key=_numpy_key))]
-    return []
-
-
 # ---------------------------------------------------------------------------------- comparison
 
 
-def _detail(side: str, release: str, r: Result) -> str:
+def _detail(side: str, release: Release, r: Result) -> str:
     text = " ".join(r.detail.split())
     if len(text) > 400:
         text = text[:400] + " ..."
@@ -227,13 +187,14 @@ def _detail(side: str, release: str, r: Result) -> str:
 def compare(
     base_runs: Sequence[Run],
     cand_runs: Sequence[Run],
-    baseline: str,
-    candidate: str,
+    baseline: Release,
+    candidate: Release,
     accepted: Sequence[AcceptedChange],
     scan_findings: Sequence[ScanFinding],
 ) -> Comparison:
     """All findings of an upgrade from ``baseline`` to ``candidate`` on the recorded runs."""
     out = Comparison()
+    upgrade = Upgrade(baseline, candidate, tuple(accepted))
     base_cols, cand_cols = _columns(base_runs), _columns(cand_runs)
     uses_by_probe: dict[str, list[ScanFinding]] = {}
     for f in scan_findings:
@@ -249,7 +210,7 @@ def compare(
         nb = {n for (b, t, n) in base_cols if b == "interpret" and t == target}
         nc = {n for (b, t, n) in cand_cols if b == "interpret" and t == target}
         for b_np, c_np in pair_numpy(nb, nc):
-            label = Column("interpret", target).label
+            label = str(Column("interpret", target))
             shown = (
                 f"{label} (numpy {b_np})" if b_np == c_np else f"{label} (numpy {b_np} vs {c_np})"
             )
@@ -263,16 +224,14 @@ def compare(
     other_base = {c for c in base_cols if c[0] != "interpret"}
     other_cand = {c for c in cand_cols if c[0] != "interpret"}
     for col in sorted(other_base & other_cand, key=str):
-        pairs.append((col, col, Column(col[0], col[1]).label))
+        pairs.append((col, col, str(Column(col[0], col[1]))))
     for col in sorted(other_base - other_cand, key=str):
         out.undecidable.append(
-            f"{Column(col[0], col[1]).label}: results for the baseline {baseline} but none for "
+            f"{Column(col[0], col[1])}: results for the baseline {baseline} but none for "
             f"the candidate {candidate}"
         )
     for col in sorted(other_cand - other_base, key=str):
-        out.notes.append(
-            f"not compared: {Column(col[0], col[1]).label} recorded for {candidate} only"
-        )
+        out.notes.append(f"not compared: {Column(col[0], col[1])} recorded for {candidate} only")
 
     if not pairs and (base_cols or cand_cols):
         out.undecidable.append(
@@ -282,22 +241,19 @@ def compare(
     probes_seen_on_candidate: set[str] = set()
     for b_key, c_key, shown in pairs:
         out.compared.append(shown)
-        where = Column(b_key[0], b_key[1]).label
+        where = str(Column(b_key[0], b_key[1]))
         b_res, c_res = base_cols[b_key], cand_cols[c_key]
         probes_seen_on_candidate.update(p for p in c_res if c_res[p].status not in {"skipped"})
         for probe in sorted(set(b_res) | set(c_res)):
-            _compare_probe(
-                out,
+            pair = ProbePair(
                 probe,
                 where,
                 shown,
                 b_res.get(probe),
                 c_res.get(probe),
-                baseline,
-                candidate,
-                accepted,
                 uses_by_probe.get(probe, []),
             )
+            _compare_probe(out, upgrade, pair)
 
     # A scanned use of an API whose probe the candidate never ran cannot be vouched for.
     for probe, uses in sorted(uses_by_probe.items()):
@@ -318,18 +274,33 @@ def compare(
     return out
 
 
-def _compare_probe(
-    out: Comparison,
-    probe: str,
-    where: str,
-    shown: str,
-    b: Result | None,
-    c: Result | None,
-    baseline: str,
-    candidate: str,
-    accepted: Sequence[AcceptedChange],
-    uses: Sequence[ScanFinding],
-) -> None:
+@dataclass(frozen=True)
+class Upgrade:
+    """What is being decided: from ``baseline`` to ``candidate``, with the accepted changes."""
+
+    baseline: Release
+    candidate: Release
+    accepted: tuple[AcceptedChange, ...] = ()
+
+
+@dataclass(frozen=True)
+class ProbePair:
+    """One probe in one compared column: both sides' results and the scanned uses of it."""
+
+    probe: str
+    where: str  # the column's label, ``aot:cuda:90``
+    shown: str  # the label as listed, with the numpy of interpreter cells
+    base: Result | None
+    cand: Result | None
+    uses: Sequence[ScanFinding] = ()
+
+
+def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
+    """Add what one probe's pair of results means for the upgrade to ``out``."""
+    probe, where, shown, b, c, uses = (
+        pair.probe, pair.where, pair.shown, pair.base, pair.cand, pair.uses
+    )  # fmt: skip
+    baseline, candidate, accepted = upgrade.baseline, upgrade.candidate, upgrade.accepted
     spec = PROBES_BY_NAME.get(probe)
     is_check = spec is not None and not spec.behavioural
     good = spec.good if spec is not None else ()
@@ -463,8 +434,8 @@ def _compare_tests(
     out: Comparison,
     base_runs: Sequence[Run],
     cand_runs: Sequence[Run],
-    baseline: str,
-    candidate: str,
+    baseline: Release,
+    candidate: Release,
 ) -> None:
     def by_numpy(runs: Sequence[Run]) -> dict[str, dict[str, str]]:
         table: dict[str, dict[str, str]] = {}

@@ -1,48 +1,32 @@
 """The gate's data files: the pinned release (default baseline) and the accepted changes.
 
-Both are TOML under ``matrix/data/``. A malformed file is a ``ConfigError``, which the gate turns
-into exit 2 (undecidable): a typo in an acknowledgement must never silently accept a change.
+Both are TOML under ``matrix/data/``. A malformed file is a ``DataFileError``, which the gate
+turns into exit 2 (undecidable): a typo in an acknowledgement must never silently accept a change.
+Release globs match the one spelling of a release (``Release``: ``3.8`` is ``3.8.0``).
 
->>> AcceptedChange("block_ptr", "*", "deprecated", "removed", "unused here").matches(
-...     "block_ptr", "aot:cuda:90", "deprecated", "removed", "3.8.0", "3.9.0")
+>>> from matrix.core import Release
+>>> AcceptedChange("block_ptr", "*", "deprecated", "removed", "unused here", "3.8.*").matches(
+...     "block_ptr", "aot:cuda:90", "deprecated", "removed", Release.parse("3.8"),
+...     Release.parse("3.9"))
 True
 """
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
 
-from matrix.core import DATA_DIR
+from matrix.core import DATA_DIR, DataFileError, Release, load_toml, release_at
 
 DATA = DATA_DIR
 PINNED_PATH = DATA / "pinned.toml"
 ACCEPTED_PATH = DATA / "accepted_changes.toml"
 
 
-class ConfigError(ValueError):
-    """A gate data file is missing, unreadable or malformed; the message names file and field."""
-
-
-def _load_toml(path: str | Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read ({e.strerror or e})") from e
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML ({e})") from e
-
-
-def pinned_release(path: str | Path = PINNED_PATH) -> str:
+def pinned_release(path: str | Path = PINNED_PATH) -> Release:
     """The release the project pins (``[triton] release = "..."``): the default baseline."""
-    doc = _load_toml(path)
-    release = doc.get("triton", {}).get("release") if isinstance(doc.get("triton"), dict) else None
-    if not isinstance(release, str) or not release.strip():
-        raise ConfigError(f'{path}: expected [triton] release = "X.Y.Z", got {release!r}')
-    return release.strip()
+    return release_at(load_toml(path), "triton.release", path)
 
 
 @dataclass(frozen=True)
@@ -58,15 +42,15 @@ class AcceptedChange:
     candidate: str = "*"
 
     def matches(
-        self, probe: str, where: str, old: str, new: str, baseline: str, candidate: str
+        self, probe: str, where: str, old: str, new: str, baseline: Release, candidate: Release
     ) -> bool:
         return (
             self.probe == probe
             and fnmatchcase(where, self.where)
             and fnmatchcase(old, self.from_status)
             and fnmatchcase(new, self.to_status)
-            and fnmatchcase(baseline, self.baseline)
-            and fnmatchcase(candidate, self.candidate)
+            and baseline.matches(self.baseline)
+            and candidate.matches(self.candidate)
         )
 
 
@@ -75,31 +59,29 @@ _CHANGE_KEYS = {"probe", "where", "from", "to", "reason", "baseline", "candidate
 
 def load_accepted(path: str | Path = ACCEPTED_PATH) -> list[AcceptedChange]:
     """Read the accepted changes; every entry needs probe, from, to and a non-empty reason."""
-    doc = _load_toml(path)
+    doc = load_toml(path)
     unknown_top = set(doc) - {"change"}
     if unknown_top:
-        raise ConfigError(f"{path}: unknown top-level keys {sorted(unknown_top)}; use [[change]]")
+        raise DataFileError(path, "", "only [[change]] tables", sorted(unknown_top))
     entries = doc.get("change", [])
     if not isinstance(entries, list):
-        raise ConfigError(f"{path}: 'change' must be an array of tables ([[change]])")
+        raise DataFileError(path, "change", "an array of tables ([[change]])", entries)
     out: list[AcceptedChange] = []
     for i, e in enumerate(entries):
-        where = f"{path}: change[{i}]"
+        where = f"change[{i}]"
         unknown = set(e) - _CHANGE_KEYS
         if unknown:
-            raise ConfigError(
-                f"{where}: unknown keys {sorted(unknown)}; expected {sorted(_CHANGE_KEYS)}"
+            raise DataFileError(
+                path, where, f"only the keys {sorted(_CHANGE_KEYS)}", sorted(unknown)
             )
         for key in ("probe", "from", "to", "reason"):
             value = e.get(key)
             if not isinstance(value, str) or not value.strip():
                 what = "a reason (why this change is fine)" if key == "reason" else "a string"
-                raise ConfigError(
-                    f"{where} ({e.get('probe', '?')}).{key}: missing; expected {what}"
-                )
+                raise DataFileError(path, f"{where} ({e.get('probe', '?')}).{key}", what, value)
         for key in ("where", "baseline", "candidate"):
             if key in e and (not isinstance(e[key], str) or not e[key]):
-                raise ConfigError(f"{where}.{key}: expected a non-empty glob, got {e[key]!r}")
+                raise DataFileError(path, f"{where}.{key}", "a non-empty glob", e[key])
         out.append(
             AcceptedChange(
                 probe=e["probe"],

@@ -43,13 +43,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from packaging.version import InvalidVersion, Version
-
+from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate import compare as gc
 from matrix.gate.config import (
     ACCEPTED_PATH,
     PINNED_PATH,
-    ConfigError,
     load_accepted,
     pinned_release,
 )
@@ -261,12 +259,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _release(arg: str, value: str) -> str:
+def _release(arg: str, value: str | Release) -> Release:
+    """The release an argument names (``3.8`` is exactly ``3.8.0``)."""
     try:
-        Version(value)
-    except InvalidVersion:
-        raise UsageError(f"{arg} {value!r}: expected a release like 3.9.0") from None
-    return value
+        return Release.parse(value, arg)
+    except ReleaseError as e:
+        raise UsageError(str(e)) from None
 
 
 def run_gate(args: argparse.Namespace) -> GateReport:
@@ -275,9 +273,10 @@ def run_gate(args: argparse.Namespace) -> GateReport:
     report.accepted_file = args.accepted
     try:
         baseline = _release("--baseline", args.baseline or pinned_release(args.pinned))
-        report.baseline = baseline
+        report.baseline = str(baseline)
         candidate = _release("--candidate", args.candidate)
-        if gc.same_release(baseline, candidate):
+        report.candidate = str(candidate)
+        if baseline == candidate:
             raise UsageError(
                 f"--baseline {baseline!r} and --candidate {candidate!r} are the same release"
             )
@@ -290,10 +289,10 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
-    except (UsageError, ConfigError, SchemaError, RuleError, FileNotFoundError) as e:
+    except (UsageError, DataFileError, SchemaError, RuleError, FileNotFoundError) as e:
         report.errors.append(str(e))
         return report
-    except (OSError, json.JSONDecodeError) as e:
+    except OSError as e:
         report.errors.append(f"--results {args.results!r}: cannot read ({e})")
         return report
 

@@ -9,37 +9,35 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
-from matrix.core import DATA_DIR
+from matrix.core import DATA_DIR, DataFileError, Release, ReleaseError, load_toml, run_id
 
 DATA = DATA_DIR / "matrix.toml"
 
 
 class MatrixConfigError(ValueError):
-    """The matrix data file or a command-line selection is not usable; the message says which."""
+    """A command-line selection of cells is not usable; the message names the argument."""
 
 
 @dataclass(frozen=True)
 class MatrixConfig:
     python: str
     torch: str
-    releases: tuple[str, ...]
+    releases: tuple[Release, ...]
     numpy: tuple[str, ...]
     aot_numpy: str
-    discover_from: str
+    discover_from: Release
 
 
 @dataclass(frozen=True)
 class Cell:
     """One environment and one raw file: a Triton release with one numpy."""
 
-    release: str
+    release: Release
     numpy: str
     backends: tuple[str, ...]
     python: str
@@ -47,7 +45,7 @@ class Cell:
 
     @property
     def id(self) -> str:
-        return f"triton-{self.release}-numpy-{self.numpy}"
+        return run_id(self.release, self.numpy)
 
     def __str__(self) -> str:
         return self.id
@@ -56,69 +54,69 @@ class Cell:
         return raw_dir / f"{self.id}.json"
 
 
-def _check_version(value: object, where: str) -> str:
-    if not isinstance(value, str):
-        raise MatrixConfigError(f"{where}: expected a version string, got {value!r}")
+def _release(value: Any, path: Path, key: str) -> Release:
     try:
-        Version(value)
-    except InvalidVersion:
-        raise MatrixConfigError(f"{where}: {value!r} is not a version") from None
-    return value
+        return Release.parse(value, f"{path}: {key}")
+    except ReleaseError:
+        raise DataFileError(path, key, "a release X.Y.Z", value) from None
 
 
 def load_matrix(path: Path = DATA) -> MatrixConfig:
-    """Read and check the matrix data file."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise MatrixConfigError(f"{path}: {e}") from e
+    """Read and check the matrix data file (a DataFileError names the key that is wrong)."""
+    raw = load_toml(path)
     for key in ("python", "torch", "releases", "numpy", "aot_numpy", "discover_from"):
         if key not in raw:
-            raise MatrixConfigError(f"{path}: missing key {key!r}")
+            raise DataFileError(path, key, "a value (the key is missing)")
     for key in ("releases", "numpy"):
         if not isinstance(raw[key], list) or not raw[key]:
-            raise MatrixConfigError(f"{path}: {key!r} must be a non-empty list")
-    releases = tuple(_check_version(v, f"{path}: releases") for v in raw["releases"])
-    numpys = tuple(_check_version(v, f"{path}: numpy") for v in raw["numpy"])
-    aot_numpy = _check_version(raw["aot_numpy"], f"{path}: aot_numpy")
+            raise DataFileError(path, key, "a non-empty list of releases", raw[key])
+    releases = tuple(_release(v, path, "releases") for v in raw["releases"])
+    numpys = tuple(str(_release(v, path, "numpy")) for v in raw["numpy"])
+    aot_numpy = str(_release(raw["aot_numpy"], path, "aot_numpy"))
     if aot_numpy not in numpys:
-        raise MatrixConfigError(f"{path}: aot_numpy {aot_numpy} is not one of numpy {numpys}")
+        raise DataFileError(path, "aot_numpy", f"one of numpy {numpys}", raw["aot_numpy"])
     return MatrixConfig(
         python=str(raw["python"]),
-        torch=_check_version(raw["torch"], f"{path}: torch"),
+        torch=str(_release(raw["torch"], path, "torch")),
         releases=releases,
         numpy=numpys,
         aot_numpy=aot_numpy,
-        discover_from=_check_version(raw["discover_from"], f"{path}: discover_from"),
+        discover_from=_release(raw["discover_from"], path, "discover_from"),
     )
 
 
-def parse_list(value: str, what: str) -> list[str]:
-    """``"3.8.0, 3.9.0"`` -> ``["3.8.0", "3.9.0"]``, each a valid version."""
+def parse_list(value: str, what: str) -> list[Release]:
+    """``"3.8, 3.9.0"`` -> ``[Release('3.8.0'), Release('3.9.0')]``, each a valid release."""
     items = [v.strip() for v in value.split(",") if v.strip()]
     if not items:
         raise MatrixConfigError(
             f"{what}: expected a comma-separated list of versions, got {value!r}"
         )
-    return [_check_version(v, what) for v in items]
+    try:
+        return [Release.parse(v, what) for v in items]
+    except ReleaseError as e:
+        raise MatrixConfigError(str(e)) from None
 
 
 def plan(
     config: MatrixConfig,
-    releases: Sequence[str] | None = None,
-    numpys: Sequence[str] | None = None,
-    extra_releases: Sequence[str] = (),
+    releases: Sequence[Release | str] | None = None,
+    numpys: Sequence[Release | str] | None = None,
+    extra_releases: Sequence[Release | str] = (),
     backends: Sequence[str] = ("interpret", "aot"),
 ) -> list[Cell]:
     """The cells to run: every release x numpy; aot only in each release's ``aot_numpy`` cell.
 
     ``releases`` narrows (or, for releases not in the data file, extends) the list.
     """
-    chosen = list(releases) if releases else list(config.releases) + list(extra_releases)
-    numpy_axis = list(numpys) if numpys else list(config.numpy)
+    chosen = [
+        Release.parse(r)
+        for r in (releases if releases else list(config.releases) + list(extra_releases))
+    ]
+    numpy_axis = [str(Release.parse(n)) for n in numpys] if numpys else list(config.numpy)
     aot_numpy = config.aot_numpy if config.aot_numpy in numpy_axis else numpy_axis[-1]
     cells = []
-    for release in sorted(dict.fromkeys(chosen), key=Version):
+    for release in sorted(dict.fromkeys(chosen)):
         for np_version in numpy_axis:
             cell_backends = tuple(b for b in backends if b != "aot" or np_version == aot_numpy)
             cells.append(Cell(release, np_version, cell_backends, config.python, config.torch))

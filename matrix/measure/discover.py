@@ -10,8 +10,7 @@ import re
 import subprocess
 import sys
 
-from packaging.version import InvalidVersion, Version
-
+from matrix.core import Release, ReleaseError
 from matrix.measure.cells import MatrixConfig
 
 
@@ -23,9 +22,9 @@ def parse_index_versions(output: str) -> list[str]:
     versions = []
     for v in m.group(1).split(","):
         try:
-            versions.append(Version(v.strip()))
-        except InvalidVersion:
-            continue
+            versions.append(Release.parse(v))
+        except ReleaseError:
+            continue  # the index lists only PEP 440 versions; skip anything else pip prints
     return [str(v) for v in sorted(versions)]
 
 
@@ -41,16 +40,15 @@ def index_versions(package: str = "triton") -> list[str]:
     return parse_index_versions(proc.stdout)
 
 
-def new_releases(available: list[str], config: MatrixConfig) -> list[str]:
+def new_releases(available: list[str], config: MatrixConfig) -> list[Release]:
     """Final releases >= discover_from that the data file does not list."""
-    floor = Version(config.discover_from)
-    known = {Version(r) for r in config.releases}
+    found = [Release.parse(v, "pip index versions") for v in available]
     return [
-        v
-        for v in available
-        if Version(v) >= floor and not Version(v).is_prerelease and Version(v) not in known
+        r
+        for r in found
+        if r >= config.discover_from and not r.version.is_prerelease and r not in config.releases
     ]
 
 
-def discover_releases(config: MatrixConfig) -> list[str]:
+def discover_releases(config: MatrixConfig) -> list[Release]:
     return new_releases(index_versions(), config)

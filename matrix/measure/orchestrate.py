@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from matrix.core import REPO_ROOT
+from matrix.core import REPO_ROOT, DataFileError, Release
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
@@ -85,7 +85,7 @@ def existing_state(path: Path, cell: Cell) -> str:
         run = read_raw(path)
     except SchemaError:
         return "missing"  # unreadable: redo it
-    if run.env.get("triton") != cell.release or run.env.get("numpy") != cell.numpy:
+    if run.release != cell.release or run.env.get("numpy") != cell.numpy:
         return "missing"
     return "complete" if run.complete else "partial"
 
@@ -93,7 +93,7 @@ def existing_state(path: Path, cell: Cell) -> str:
 def install_failure_run(cell: Cell, install: Install) -> Run:
     """The raw file of a cell whose environment could not be built: no results, the reason."""
     env = {
-        "triton": cell.release,
+        "triton": str(cell.release),
         "numpy": cell.numpy,
         "torch": cell.torch,
         "python": cell.python,
@@ -130,7 +130,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     t0 = time.monotonic()
     spec = EnvSpec(
         python=cell.python,
-        triton=cell.release,
+        triton=str(cell.release),
         numpy=cell.numpy,
         torch=cell.torch,
         extras=("packaging", "pytest") if args.tests else ("packaging",),
@@ -228,13 +228,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_matrix()
         releases = parse_list(args.releases, "--releases") if args.releases else None
         numpys = parse_list(args.numpy, "--numpy") if args.numpy else None
-    except MatrixConfigError as e:
+    except (MatrixConfigError, DataFileError) as e:
         print(f"matrix: {e}", file=sys.stderr)
         return 2
-    extra: list[str] = []
+    extra: list[Release] = []
     if args.discover:
         extra = discover_releases(config)
-        print(f"discover: {', '.join(extra) or 'no releases beyond the data file'}", flush=True)
+        print(
+            f"discover: {', '.join(map(str, extra)) or 'no releases beyond the data file'}",
+            flush=True,
+        )
     cells = plan(config, releases=releases, numpys=numpys, extra_releases=extra)
     args.raw_dir.mkdir(parents=True, exist_ok=True)
     uv_binary()  # resolved here, once, before the worker threads (see uv_binary)

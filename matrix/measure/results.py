@@ -2,11 +2,16 @@
 
 The shape is fixed by DESIGN.md ("results")::
 
-    {"schema": 1, "runs": [{"id": ..., "env": {...}, "install": {...}, "results": [...]}]}
+    {"schema": 2, "runs": [{"id": ..., "env": {...}, "install": {...}, "results": [...]}]}
 
 A raw file (``reports/raw/<run-id>.json``) has the same shape with exactly one run. Every write is
 atomic (temporary file in the same folder, then ``os.replace``), so a crash or a kill never leaves a
 half-written file behind: readers see the old file or the new one.
+
+Schema 2 renamed a status that said two things: schema 1's ``dot_acc_out_dtype`` ``error`` meant
+"the release refuses the code" (now ``rejected``), while ``error`` everywhere else means "the
+probe broke". A schema 1 document is still read: ``parse`` converts it in memory and warns on
+stderr, naming the file (``python -m matrix.measure.migrate FILE...`` rewrites it on disk).
 
 >>> r = Result(probe="splitk", backend="interpret", target=None, status="pass")
 >>> run = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0"}, results=[r])
@@ -18,22 +23,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-SCHEMA = 1
+from matrix.core import BACKENDS, Release, ReleaseError
 
-BACKENDS = ("interpret", "aot", "gpu")
+SCHEMA = 2
 
-# Statuses any probe may end with besides its own (DESIGN.md).
-COMMON_STATUSES = ("skipped", "error", "crashed", "timeout")
-# Statuses that mean "this check did not work" wherever they appear.
-FAILURE_STATUSES = frozenset({"fail", "error", "crashed", "timeout"})
-# Statuses that mean "nothing was observed": the probe did not get to look.
-NO_OBSERVATION_STATUSES = frozenset({"skipped", "error", "crashed", "timeout"})
+# Schema 1 -> 2: statuses that meant "the release refuses the code", by probe. A schema 1
+# ``error`` whose detail says the probe itself failed (it could not read the IR, or an
+# unexpected exception escaped with its traceback) stays ``error``.
+_RENAMED_IN_2 = {("dot_acc_out_dtype", "error"): "rejected"}
+_STILL_BROKEN = ("could not read", "Traceback")
 
 
 class SchemaError(ValueError):
@@ -107,6 +112,11 @@ class Run:
             raise SchemaError(f"{where}: expected an object, got {type(d).__name__}")
         _require(d, where, {"id": str, "env": dict, "install": dict, "results": list})
         results = [Result.from_dict(r, f"{where}.results[{i}]") for i, r in enumerate(d["results"])]
+        if d["env"].get("triton") is not None:
+            try:
+                Release.parse(d["env"]["triton"], f"{where}.env.triton")
+            except ReleaseError as e:
+                raise SchemaError(str(e)) from None
         known = {"id", "env", "install", "results"}
         return cls(
             id=d["id"],
@@ -118,7 +128,14 @@ class Run:
 
     @property
     def triton(self) -> str | None:
+        """The release as recorded (text); ``release`` is the parsed value."""
         return self.env.get("triton")
+
+    @property
+    def release(self) -> Release | None:
+        """The Triton release of this cell, parsed (checked when the run was read)."""
+        text = self.env.get("triton")
+        return None if text is None else Release.parse(text, f"run {self.id!r}: env.triton")
 
     @property
     def complete(self) -> bool:
@@ -141,12 +158,34 @@ def document(runs: Iterable[Run]) -> dict[str, Any]:
     return {"schema": SCHEMA, "runs": [r.to_dict() for r in sorted(runs, key=lambda r: r.id)]}
 
 
+def upgrade(doc: dict[str, Any]) -> dict[str, Any]:
+    """A schema 1 document as schema 2 (a new dict; ``doc`` is left as it was)."""
+    out = json.loads(json.dumps(doc))
+    for run in out.get("runs") or []:
+        for r in (run.get("results") or []) if isinstance(run, dict) else []:
+            if not isinstance(r, dict):
+                continue
+            new = _RENAMED_IN_2.get((r.get("probe"), r.get("status")))
+            if new and not str(r.get("detail", "")).startswith(_STILL_BROKEN):
+                r["status"] = new
+    out["schema"] = SCHEMA
+    return out
+
+
 def parse(doc: Any, where: str = "document") -> list[Run]:
-    """Validate a results document and return its runs."""
+    """Validate a results document and return its runs; a schema 1 one is upgraded, with a
+    warning on stderr that names ``where``."""
     if not isinstance(doc, dict):
         raise SchemaError(f"{where}: expected an object, got {type(doc).__name__}")
+    if doc.get("schema") == 1:
+        print(
+            f"matrix: {where}: results schema 1 (old), read as schema {SCHEMA}; rewrite it with "
+            f"python -m matrix.measure.migrate {where}",
+            file=sys.stderr,
+        )
+        doc = upgrade(doc)
     if doc.get("schema") != SCHEMA:
-        raise SchemaError(f"{where}.schema: expected {SCHEMA}, got {doc.get('schema')!r}")
+        raise SchemaError(f"{where}.schema: expected {SCHEMA} (or 1), got {doc.get('schema')!r}")
     runs = doc.get("runs")
     if not isinstance(runs, list):
         raise SchemaError(f"{where}.runs: expected a list")
@@ -180,11 +219,7 @@ def write_raw(run: Run, path: str | os.PathLike[str]) -> None:
 
 def read_raw(path: str | os.PathLike[str]) -> Run:
     """Read one cell's raw file; raises SchemaError (naming the file) if it is not one run."""
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise SchemaError(f"{path}: not JSON ({e})") from e
-    runs = parse(doc, str(path))
+    runs = parse(_read_json(Path(path)), str(path))
     if len(runs) != 1:
         raise SchemaError(f"{path}: a raw file holds exactly one run, found {len(runs)}")
     return runs[0]
@@ -195,8 +230,16 @@ def read_runs(path: str | os.PathLike[str]) -> list[Run]:
     path = Path(path)
     if path.is_dir():
         return [read_raw(p) for p in sorted(path.glob("*.json"))]
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    return parse(doc, str(path))
+    return parse(_read_json(path), str(path))
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise SchemaError(f"{path}: not JSON ({e})") from e
+    except OSError as e:
+        raise SchemaError(f"{path}: cannot read ({e.strerror or e})") from e
 
 
 def merge(raw_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -> list[Run]:

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from matrix.catalog import PROBES, ProbeSpec
-from matrix.core import REPO_ROOT
+from matrix.core import BACKENDS, REPO_ROOT, run_id
 from matrix.measure import junit
 from matrix.measure.child import probe_package
-from matrix.measure.results import BACKENDS, Result, Run, read_raw, write_raw
+from matrix.measure.results import Result, Run, read_raw, write_raw
 
 DEFAULT_TIMEOUT_S = 300.0
 POLL_S = 0.05
@@ -267,10 +267,10 @@ def collect_env(gpu: dict[str, str] | None) -> dict[str, Any]:
 
 
 def default_run_id(env: dict[str, Any]) -> str:
-    rid = f"triton-{env['triton']}-numpy-{env['numpy']}"
-    if env.get("gpu"):
-        rid += "-gpu-" + env["gpu"]["name"].split()[-1].lower()
-    return rid
+    gpu = env.get("gpu")
+    return run_id(
+        env["triton"], env["numpy"], "gpu-" + gpu["name"].split()[-1].lower() if gpu else ""
+    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -69,8 +69,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from matrix.catalog import PROBES_BY_NAME
-from matrix.core import DATA_DIR
-from matrix.measure.results import BACKENDS, NO_OBSERVATION_STATUSES, Result, Run
+from matrix.core import BACKENDS, DATA_DIR, NO_OBSERVATION_STATUSES
+from matrix.measure.results import Result, Run
 
 DEFAULT_PATH = DATA_DIR / "claims.toml"
 

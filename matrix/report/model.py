@@ -31,7 +31,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from matrix.catalog import AOT_TARGETS, PROBES, PROBES_BY_NAME, ProbeSpec
-from matrix.measure.results import BACKENDS, FAILURE_STATUSES, Result, Run
+from matrix.core import BACKENDS, FAILURE_STATUSES
+from matrix.measure.results import Result, Run
 
 # The probes that run the project's own kernels: the summary says where they pass.
 KERNEL_PROBES = ("splitk", "tiled")
@@ -142,7 +143,7 @@ class Release:
 
 
 @dataclass
-class Cell:
+class Box:
     """One box of the matrix: an observation, or why there is none."""
 
     release: str
@@ -181,7 +182,7 @@ class Cell:
 class Row:
     key: RowKey
     spec: ProbeSpec | None
-    cells: list[Cell]
+    cells: list[Box]
 
     @property
     def known(self) -> bool:
@@ -410,7 +411,7 @@ def _cell(
     runs: Sequence[Run],
     evidence_id: str,
     what: str,
-) -> Cell:
+) -> Box:
     found = [
         (run, res)
         for run in runs
@@ -419,7 +420,7 @@ def _cell(
     ]
     if not found:
         status, reason, note = _absent(release, runs, what)
-        return Cell(
+        return Box(
             release.version,
             numpy,
             span,
@@ -438,7 +439,7 @@ def _cell(
     if differing:
         note = f"other runs of this release saw: {', '.join(differing)}"
     unknown = spec is not None and res.status not in spec.all_statuses
-    return Cell(
+    return Box(
         release.version,
         numpy,
         span,
@@ -457,7 +458,7 @@ def build_rows(releases: Sequence[Release], keys: Sequence[RowKey]) -> list[Row]
     rows = []
     for i, key in enumerate(keys):
         spec = PROBES_BY_NAME.get(key.probe)
-        cells: list[Cell] = []
+        cells: list[Box] = []
         for release in releases:
             if key.backend == "interpret":
                 for numpy in release.numpys:
@@ -495,10 +496,10 @@ def build_rows(releases: Sequence[Release], keys: Sequence[RowKey]) -> list[Row]
     return rows
 
 
-def _changes_in(key: RowKey, series: list[tuple[Cell, str | None]]) -> list[Change]:
+def _changes_in(key: RowKey, series: list[tuple[Box, str | None]]) -> list[Change]:
     """Changes along one series of cells (ordered by release), skipping cells with no result."""
     out = []
-    prev: tuple[Cell, str | None] | None = None
+    prev: tuple[Box, str | None] | None = None
     gap: list[str] = []
     for cell, numpy in series:
         if not cell.observed:
@@ -535,7 +536,7 @@ def compute_changes(releases: Sequence[Release], rows: Sequence[Row]) -> list[Ch
         if not row.split_by_numpy:
             changes += _changes_in(row.key, [(c, None) for c in row.cells])
             continue
-        by_release: dict[str, dict[str | None, Cell]] = {}
+        by_release: dict[str, dict[str | None, Box]] = {}
         for c in row.cells:
             by_release.setdefault(c.release, {})[c.numpy] = c
         versions = [r.version for r in releases]

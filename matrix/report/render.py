@@ -22,7 +22,7 @@ from matrix.report.model import (
     MISSING,
     NOT_INSTALLED,
     TONE_LABELS,
-    Cell,
+    Box,
     Matrix,
     Row,
     fmt_seconds,
@@ -102,7 +102,7 @@ def _md_cell(row: Row, release: str) -> str:
     """A Markdown cell: the status, or per-numpy statuses where the interpreter cells differ."""
     cells = [c for c in row.cells if c.release == release]
 
-    def one(c: Cell) -> str:
+    def one(c: Box) -> str:
         return f"{MD_MARKS[c.tone]} {_md(c.status)}"
 
     if len({c.status for c in cells}) <= 1:

@@ -1,18 +1,21 @@
 """What a probe module provides, and the helpers probes share.
 
 A probe module (``matrix/probes/<name>.py``) has a docstring that says what it establishes and
-how, and defines::
+how, and defines one function::
 
-    NAME = "block_ptr"                      # the row name in the results
-    BACKENDS = ("interpret", "aot", "gpu")  # where it means something
-    ENV = {}                                # extra environment for its child process (optional)
     def observe(ctx: Context) -> Observation
+
+Its name (the row in the results), the backends where it means something, its extra
+environment, its statuses and which of them are good are data in ``matrix/catalog.py``, not
+attributes of the module; a test checks that every catalog entry has a module and every module
+an entry.
 
 ``observe`` runs in a child process (see ``matrix.measure.child``) whose backend is fixed
 before Triton is imported: ``TRITON_INTERPRET=1`` for ``interpret``, unset for ``aot`` and
 ``gpu``. A probe returns its own status; an exception it does not expect escapes and becomes
-``error`` with the
-traceback, a crash becomes ``crashed``, a hang ``timeout``; never a pass.
+``error`` with the traceback, a crash becomes ``crashed``, a hang ``timeout``; never a pass.
+A release that refuses the probed code is the probe's own refusal status (``rejected``,
+``removed``), never ``error``.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from matrix.core import AotUnavailable
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,7 @@ def refusal(outcome: Outcome, status: str) -> Observation | None:
     if not outcome.raised:
         return None
     e = outcome.exception
-    if type(e).__name__ == "AotUnavailable":
+    if isinstance(e, AotUnavailable):
         return Observation("skipped", str(e))
     text = cause_text(e)
     return Observation(status, text, {"exception": text, "warnings": outcome.warning_texts()})

@@ -6,6 +6,7 @@ import os
 import triton
 import triton.language as tl
 
+from matrix.core import AotUnavailable
 from matrix.probes.support.base import Context, Observation, exercise, first_line
 from matrix.probes.support.precision_evidence import asm_instructions, dot_line, ttir_precision
 
@@ -36,7 +37,7 @@ def observe_default_precision(ctx: Context) -> Observation:
         t = torch.empty(BLOCK, BLOCK)
         out = exercise(ctx, f32_dot_default, {"a": t, "b": t, "c": t}, {"BLOCK": BLOCK})
         if out.raised:
-            if type(out.exception).__name__ == "AotUnavailable":
+            if isinstance(out.exception, AotUnavailable):
                 return Observation("skipped", str(out.exception))
             raise out.exception  # a float32 dot that does not compile is a broken probe
         ir = out.value.ir

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from matrix.core import AotUnavailable
 from matrix.probes.support.base import Context, Observation, attempt, exercise, first_line
 
 # The seed notes' cases (M != N, neither a block multiple): K = 200 gives a partial tile in a
@@ -61,8 +62,6 @@ def compile_variants(ctx: Context, variants: dict[str, tuple[Any, dict, dict]]):
     so the variant's failure is recorded as evidence, not as a kernel failure.
     Evidence: per variant, the matrix instructions seen in the assembly.
     """
-    from matrix.backends.aot import AotUnavailable
-
     data: dict[str, Any] = {}
     notes = []
     for name, (kernel, args, constexprs) in variants.items():
