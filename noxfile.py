@@ -55,7 +55,7 @@ def matrix(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize(
     ["release", "numpy"],
-    [(c.release, c.numpy) for c in CELLS],
+    [(str(c.release), c.numpy) for c in CELLS],
     ids=[c.id for c in CELLS],
 )
 def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:

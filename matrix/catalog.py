@@ -115,7 +115,7 @@ PROBES: tuple[ProbeSpec, ...] = (
     ProbeSpec(
         "dot_acc_out_dtype",
         "tl.dot(f16, f16, acc=f16) with no out_dtype",
-        ("error", "fp16", "fp32"),
+        ("rejected", "fp16", "fp32"),
         ("interpret", "aot", "gpu"),
         good=("fp16", "fp32"),
     ),

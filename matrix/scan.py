@@ -25,13 +25,12 @@ import argparse
 import ast
 import json
 import sys
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DATA_DIR
+from matrix.core import DATA_DIR, Column, DataFileError, Release, ReleaseError, load_toml
 from matrix.measure.results import Run, SchemaError, read_runs
 
 RULES_PATH = DATA_DIR / "scan_rules.toml"
@@ -42,8 +41,11 @@ TL_MODULES = (TL, "triton.language.core")
 SCOPES = ("anywhere", "jit")
 
 
-class RuleError(ValueError):
-    """The rules file is malformed; the message names the rule and the field."""
+class RuleError(DataFileError):
+    """The rules file is malformed; the message names the file, the rule and the field."""
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
 
 
 @dataclass(frozen=True)
@@ -164,10 +166,7 @@ def _strings(raw: Any, where: str) -> tuple[str, ...]:
 
 def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
     """Read and validate the rules file; raises RuleError naming the rule and field at fault."""
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise RuleError(f"{path}: cannot read rules ({e})") from e
+    doc = load_toml(path)
     raw_rules = doc.get("rule")
     if not isinstance(raw_rules, list) or not raw_rules:
         raise RuleError(f"{path}: expected at least one [[rule]] table")
@@ -497,30 +496,21 @@ def scan_paths(paths: Iterable[str | Path], rules: Sequence[Rule] | None = None)
 # --------------------------------------------------------------------------- releases affected
 
 
-def probe_statuses(runs: Iterable[Run], probe: str) -> dict[str, dict[str, set[str]]]:
+def probe_statuses(runs: Iterable[Run], probe: str) -> dict[Release, dict[str, set[str]]]:
     """``{release: {status: {"backend[:target]", ...}}}`` for one probe over recorded runs."""
-    out: dict[str, dict[str, set[str]]] = {}
+    out: dict[Release, dict[str, set[str]]] = {}
     for run in runs:
-        release = run.triton
-        if not release:
+        release = run.release
+        if release is None:
             continue
         for r in run.results:
             if r.probe == probe:
-                where = r.backend if r.target is None else f"{r.backend}:{r.target}"
+                where = str(Column(r.backend, r.target))
                 out.setdefault(release, {}).setdefault(r.status, set()).add(where)
     return out
 
 
-def _version_key(release: str) -> tuple[Any, ...]:
-    try:
-        from packaging.version import Version
-
-        return (0, Version(release))
-    except Exception:  # an unparsable release string still sorts, after the valid ones
-        return (1, release)
-
-
-def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) -> str:
+def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: Release | None) -> str:
     """Which recorded releases the rule's probe marks affected (``block_ptr: removed on 3.9.0``)."""
     if runs is None:
         return ""
@@ -536,10 +526,10 @@ def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: str | None)
         verdict = "affects" if affected else "does not affect"
         return f"{rule.probe} on {candidate}: {'; '.join(parts)}: {verdict} {candidate}"
     affected: dict[str, list[str]] = {}
-    for release in sorted(by_release, key=_version_key):
+    for release in sorted(by_release):
         for status in by_release[release]:
             if status in rule.concerns:
-                affected.setdefault(status, []).append(release)
+                affected.setdefault(status, []).append(str(release))
     if not by_release:
         return f"{rule.probe}: no results recorded"
     if not affected:
@@ -576,16 +566,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
+        candidate = None if args.candidate is None else Release.parse(args.candidate, "--candidate")
         rules = load_rules(args.rules)
         runs = read_runs(args.results) if args.results is not None else None
         report = scan_paths(args.paths, rules)
-    except (RuleError, SchemaError, FileNotFoundError, OSError, json.JSONDecodeError) as e:
+    except (DataFileError, SchemaError, ReleaseError, OSError) as e:
         print(f"matrix.scan: {e}", file=sys.stderr)
         return 2
     if runs is not None and not runs:
         print(f"matrix.scan: --results {args.results!r}: no runs recorded there", file=sys.stderr)
         return 2
-    notes = {r.id: releases_note(r, runs, args.candidate) for r in rules}
+    notes = {r.id: releases_note(r, runs, candidate) for r in rules}
     if args.format == "json":
         doc = {
             "files": report.files,

@@ -116,11 +116,10 @@ def test_default_baseline_is_the_pinned_release(tmp_path: Path, results: Path) -
 
 
 def test_project_pinned_file_names_a_release() -> None:
-    from packaging.version import Version
-
+    from matrix.core import Release
     from matrix.gate.config import pinned_release
 
-    Version(pinned_release())  # raises if the committed pin is not a release
+    assert isinstance(pinned_release(), Release)  # parsed, or a DataFileError naming the key
 
 
 # -------------------------------------------------------------------------------------- exit 1
@@ -375,7 +374,7 @@ def test_acknowledgement_without_reason_is_a_config_error(tmp_path: Path, result
     code, _, doc = run_gate(tmp_path, results, accepted="accepted_no_reason.toml")
     assert code == 2
     (err,) = doc["errors"]
-    assert "change[0] (dot_f32_default_precision).reason: missing" in err
+    assert "change[0] (dot_f32_default_precision).reason: expected a reason" in err
 
 
 def test_conflicting_duplicate_results_are_bad_data(tmp_path: Path, results: Path) -> None:
@@ -399,7 +398,7 @@ def test_malformed_raw_file(tmp_path: Path, results: Path) -> None:
     ("args", "message"),
     [
         (["--baseline", "3.9.0"], "are the same release"),
-        (["--baseline", "three"], "--baseline 'three': expected a release"),
+        (["--baseline", "three"], "--baseline: 'three' is not a release; expected X.Y.Z"),
         (["--results", "/nonexistent/raw"], "--results '/nonexistent/raw': no such folder"),
         (["--scan", "/nonexistent/kernels"], "'/nonexistent/kernels': no such file or folder"),
     ],

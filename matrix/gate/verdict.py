@@ -52,7 +52,7 @@ from matrix.gate.config import (
     pinned_release,
 )
 from matrix.measure.results import SchemaError, atomic_write_text, read_runs
-from matrix.scan import RuleError, ScanReport, load_rules, scan_paths
+from matrix.scan import ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
 VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECIDABLE"}
@@ -289,7 +289,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
-    except (UsageError, DataFileError, SchemaError, RuleError, FileNotFoundError) as e:
+    except (UsageError, DataFileError, SchemaError, FileNotFoundError) as e:
         report.errors.append(str(e))
         return report
     except OSError as e:

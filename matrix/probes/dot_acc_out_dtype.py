@@ -61,7 +61,7 @@ def observe(ctx: Context) -> Observation:
         c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
         args = {"a": a, "b": b, "c": c, "code": code}
     out = exercise(ctx, f16_acc_dot, args, {"BLOCK": BLOCK})
-    refused = refusal(out, "error")
+    refused = refusal(out, "rejected")
     if refused:
         return refused
     if ctx.backend == "aot":

@@ -15,8 +15,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from matrix.core import release_key
 from matrix.measure.results import Run, SchemaError
-from matrix.report.model import is_gpu_run, version_key
+from matrix.report.model import is_gpu_run
 
 # Colours match the page's CSS variables (style.css); SVG is inlined, so they are spelled out.
 INSTALL_COLOUR = "#9db4d0"
@@ -94,9 +95,9 @@ def time_chart(runs: Sequence[Run]) -> str:
     runs = sorted(
         runs,
         key=lambda r: (
-            version_key(r.env.get("triton")),
+            release_key(r.env.get("triton")),
             is_gpu_run(r),
-            version_key(r.env.get("numpy")),
+            release_key(r.env.get("numpy")),
             r.id,
         ),
     )

@@ -59,17 +59,23 @@ import argparse
 import json
 import operator
 import sys
-import tomllib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from matrix.catalog import PROBES_BY_NAME
-from matrix.core import BACKENDS, DATA_DIR, NO_OBSERVATION_STATUSES
+from matrix.core import (
+    BACKENDS,
+    DATA_DIR,
+    NO_OBSERVATION_STATUSES,
+    DataFileError,
+    Release,
+    ReleaseError,
+    load_toml,
+)
 from matrix.measure.results import Result, Run
 
 DEFAULT_PATH = DATA_DIR / "claims.toml"
@@ -108,8 +114,11 @@ _PLANNED_KEYS = frozenset({"summary", "statuses", "backends", "proposed"})
 _DETAIL_WIDTH = 120
 
 
-class ClaimsError(ValueError):
-    """``claims.toml`` is malformed; the message names the file, the claim id and the field."""
+class ClaimsError(DataFileError):
+    """``claims.toml`` is malformed; the message names the file, the claim or probe, the key."""
+
+    def __init__(self, message: str) -> None:
+        ValueError.__init__(self, message)
 
 
 # --- the vocabulary ------------------------------------------------------------------------------
@@ -262,12 +271,7 @@ def load_probes(path: str | Path = DEFAULT_PATH) -> dict[str, ProbeInfo]:
 
 
 def _load(path: Path) -> tuple[list[Claim], dict[str, ProbeInfo]]:
-    try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as e:
-        raise ClaimsError(f"{path}: no such claims file") from e
-    except tomllib.TOMLDecodeError as e:
-        raise ClaimsError(f"{path}: not valid TOML ({e})") from e
+    doc = load_toml(path)
     unknown = set(doc) - {"planned", "claim"}
     if unknown:
         raise ClaimsError(
@@ -310,7 +314,9 @@ def _parse_probes(path: Path, planned: Any) -> dict[str, ProbeInfo]:
         if bad:
             raise ClaimsError(f"{where}.backends: {bad} not among {BACKENDS}")
         if name in probes:
-            continue  # the catalog has it now: its statuses are the ones results carry
+            raise ClaimsError(
+                f"{where}: the catalog (matrix/catalog.py) has this probe now; delete the entry"
+            )
         probes[name] = ProbeInfo(
             name,
             statuses,
@@ -424,10 +430,10 @@ def _parse_check(raw: dict[str, Any], where: str, probes: dict[str, ProbeInfo]) 
     changes_at = raw.get("changes_at")
     if changes_at is not None:
         try:
-            v = Version(str(changes_at))
-        except InvalidVersion as e:
-            raise ClaimsError(f"{where}.changes_at: {changes_at!r} is not a version") from e
-        if len(v.release) < 2:
+            Release.parse(str(changes_at), f"{where}.changes_at")
+        except ReleaseError as e:
+            raise ClaimsError(str(e)) from e
+        if len(str(changes_at).split(".")) < 2:
             raise ClaimsError(f"{where}.changes_at: expected major.minor, got {changes_at!r}")
         changes_at = str(changes_at)
 
@@ -495,7 +501,7 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class _Row:
-    release: Version
+    release: Release
     run: Run
     result: Result
 
@@ -506,7 +512,7 @@ class _Index:
 
     rows: list[_Row] = field(default_factory=list)
     # (release, backends the cell would have run, text): a gpu cell runs gpu, the others the rest.
-    failed_installs: list[tuple[Version | None, tuple[str, ...], str]] = field(default_factory=list)
+    failed_installs: list[tuple[Release | None, tuple[str, ...], str]] = field(default_factory=list)
     # (probes the run has results for, text): runs whose env.triton is not a version.
     unusable: list[tuple[frozenset[str], str]] = field(default_factory=list)
 
@@ -636,7 +642,7 @@ def _tally(verdicts: list[bool], quantifier: str) -> str:
     return "fails" if not any(verdicts) else "partly"
 
 
-def _agrees(check: Check, w: _Row, refs: dict[Version, set[str]]) -> tuple[bool | None, str]:
+def _agrees(check: Check, w: _Row, refs: dict[Release, set[str]]) -> tuple[bool | None, str]:
     """Whether one observation agrees with the check, and why (None: it cannot say)."""
     r = w.result
     if check.differs_from:
@@ -657,10 +663,10 @@ def _agrees(check: Check, w: _Row, refs: dict[Version, set[str]]) -> tuple[bool 
     return ok, check.expectation()
 
 
-def _reference_statuses(check: Check, index: _Index) -> dict[Version, set[str]]:
+def _reference_statuses(check: Check, index: _Index) -> dict[Release, set[str]]:
     assert check.differs_from is not None
     backend, target = check.differs_from
-    refs: dict[Version, set[str]] = {}
+    refs: dict[Release, set[str]] = {}
     for w in index.rows:
         r = w.result
         if (
@@ -674,9 +680,10 @@ def _reference_statuses(check: Check, index: _Index) -> dict[Version, set[str]]:
 
 
 def _eval_change(check: Check, rows: list[_Row], evidence: list[str]) -> tuple[str, list[str]]:
-    at = Version(str(check.changes_at))
-    series = at.release[:2]
-    by_key: dict[tuple[str, str], dict[Version, set[str]]] = {}
+    # ``changes_at`` names a series ("3.8"): every release whose major.minor is that.
+    at = str(check.changes_at)
+    series = Release.parse(at).version.release[:2]
+    by_key: dict[tuple[str, str], dict[Release, set[str]]] = {}
     for w in rows:
         if not _is_observation(check, w.result):
             evidence.append(f"not an observation: {_describe(w)}")
@@ -686,8 +693,8 @@ def _eval_change(check: Check, rows: list[_Row], evidence: list[str]) -> tuple[s
     verdicts = []
     for (backend, target), releases in sorted(by_key.items()):
         where = " ".join(filter(None, (backend, target, check.probe)))
-        before = [v for v in releases if v.release[:2] < series]
-        after = [v for v in releases if v.release[:2] == series]
+        before = [v for v in releases if v.version.release[:2] < series]
+        after = [v for v in releases if v.version.release[:2] == series]
         if not before or not after:
             missing = f"no release before {at}" if not before else f"no {at} release"
             evidence.append(f"no data: {where}: {missing} among {_versions(releases)}")
@@ -712,23 +719,23 @@ def _matches(check: Check, w: _Row) -> bool:
     )
 
 
-def _in(spec: SpecifierSet, release: Version) -> bool:
+def _in(spec: SpecifierSet, release: Release) -> bool:
     # A 3.9 release candidate or dev build behaves as 3.9, not as "<3.9" (PEP 440 orders it below).
-    return spec.contains(Version(release.base_version))
+    return spec.contains(release.final.version)
 
 
 def _is_observation(check: Check, r: Result) -> bool:
     return r.status in check.own_statuses or r.status not in NO_OBSERVATION_STATUSES
 
 
-def _release(run: Run) -> Version | None:
+def _release(run: Run) -> Release | None:
     try:
-        return Version(str(run.triton))
-    except InvalidVersion:
+        return Release.parse(run.triton)
+    except ReleaseError:
         return None
 
 
-def _versions(releases: Iterable[Version]) -> str:
+def _versions(releases: Iterable[Release]) -> str:
     return ", ".join(str(v) for v in sorted(releases)) or "none"
 
 
@@ -778,7 +785,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         claims = load_claims(args.claims)
         runs = read_runs(args.results)
-    except (ClaimsError, SchemaError, OSError, json.JSONDecodeError) as e:
+    except (DataFileError, SchemaError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     verdicts = evaluate(runs, claims)

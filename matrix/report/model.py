@@ -28,10 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from matrix.catalog import AOT_TARGETS, PROBES, PROBES_BY_NAME, ProbeSpec
-from matrix.core import BACKENDS, FAILURE_STATUSES
+from matrix.core import BACKENDS, FAILURE_STATUSES, Column, pair_numpy, release_key
 from matrix.measure.results import Result, Run
 
 # The probes that run the project's own kernels: the summary says where they pass.
@@ -52,20 +50,6 @@ TONE_LABELS = {
 
 # Long strings are cut in the evidence; the full text stays in matrix.json.
 EVIDENCE_TEXT_LIMIT = 4000
-
-
-def version_key(text: str | None) -> tuple[int, Any, str]:
-    """Sort key: valid versions by ``Version``, then anything else by its text, then None.
-
-    >>> sorted(["3.10.0", "3.9.0", "main", None], key=version_key)
-    ['3.9.0', '3.10.0', 'main', None]
-    """
-    if text is None:
-        return (2, (), "")
-    try:
-        return (0, Version(text), text)
-    except InvalidVersion:
-        return (1, (), text)
 
 
 def tone(spec: ProbeSpec | None, status: str) -> str:
@@ -102,14 +86,14 @@ class RowKey:
 
     @property
     def label(self) -> str:
-        return self.backend if self.target is None else f"{self.backend} {self.target}"
+        return str(Column(self.backend, self.target))
 
     def __str__(self) -> str:
         return f"{self.probe} [{self.label}]"
 
 
 @dataclass
-class Release:
+class ReleaseGroup:
     """One Triton release: its runs and the numpy sub-axis its interpreter rows use.
 
     ``numpys`` is the matrix-wide axis; ``run_numpys`` the ones this release was run with.
@@ -122,7 +106,7 @@ class Release:
 
     @property
     def run_numpys(self) -> list[str | None]:
-        return sorted({r.env.get("numpy") for r in self.runs if not is_gpu_run(r)}, key=version_key)
+        return sorted({r.env.get("numpy") for r in self.runs if not is_gpu_run(r)}, key=release_key)
 
     @property
     def installed_runs(self) -> list[Run]:
@@ -284,7 +268,7 @@ class KernelVerdict:
 
 @dataclass
 class Matrix:
-    releases: list[Release]
+    releases: list[ReleaseGroup]
     rows: list[Row]
     changes: list[Change]
     kernels: list[KernelVerdict]
@@ -306,7 +290,7 @@ class Matrix:
     def rows_for(self, probe: str) -> list[Row]:
         return [r for r in self.rows if r.key.probe == probe]
 
-    def release(self, version: str) -> Release:
+    def release(self, version: str) -> ReleaseGroup:
         for r in self.releases:
             if r.version == version:
                 return r
@@ -330,7 +314,7 @@ def slug(text: str) -> str:
     return safe.strip(".") or "_"
 
 
-def group_releases(runs: Iterable[Run]) -> list[Release]:
+def group_releases(runs: Iterable[Run]) -> list[ReleaseGroup]:
     """Runs by ``env["triton"]``, releases sorted by version, all with the same numpy sub-axis."""
     runs = list(runs)
     by_release: dict[str, list[Run]] = {}
@@ -338,18 +322,18 @@ def group_releases(runs: Iterable[Run]) -> list[Release]:
         by_release.setdefault(str(run.triton or "unknown"), []).append(run)
     # One numpy axis for every release, so that a numpy a release was not run with shows up
     # as a missing cell rather than silently narrowing that release's columns.
-    numpys = sorted({r.env.get("numpy") for r in runs if not is_gpu_run(r)}, key=version_key) or [
+    numpys = sorted({r.env.get("numpy") for r in runs if not is_gpu_run(r)}, key=release_key) or [
         None
     ]
     releases = []
     used: set[str] = set()
-    for version in sorted(by_release, key=version_key):
-        group = sorted(by_release[version], key=lambda r: (version_key(r.env.get("numpy")), r.id))
+    for version in sorted(by_release, key=release_key):
+        group = sorted(by_release[version], key=lambda r: (release_key(r.env.get("numpy")), r.id))
         name = slug(version)
         while name in used:
             name += "_"
         used.add(name)
-        releases.append(Release(version, group, list(numpys), name))
+        releases.append(ReleaseGroup(version, group, list(numpys), name))
     return releases
 
 
@@ -385,7 +369,7 @@ def row_keys(runs: Iterable[Run]) -> list[RowKey]:
     return [RowKey(*k) for k in sorted(seen, key=_row_sort_key)]
 
 
-def _absent(release: Release, runs: Sequence[Run], what: str) -> tuple[str, str, str]:
+def _absent(release: ReleaseGroup, runs: Sequence[Run], what: str) -> tuple[str, str, str]:
     """Status, reason and note for a cell with no result: not installed, or missing and why."""
     if not runs:
         return MISSING, "no-run", f"no run for Triton {release.version} {what}"
@@ -405,7 +389,7 @@ def _absent(release: Release, runs: Sequence[Run], what: str) -> tuple[str, str,
 def _cell(
     key: RowKey,
     spec: ProbeSpec | None,
-    release: Release,
+    release: ReleaseGroup,
     numpy: str | None,
     span: int,
     runs: Sequence[Run],
@@ -431,7 +415,7 @@ def _cell(
             reason=reason,
         )
     # Several observations (aot results in more than one run): show the newest numpy's, list all.
-    found.sort(key=lambda rr: (version_key(rr[0].env.get("numpy")), rr[0].id), reverse=True)
+    found.sort(key=lambda rr: (release_key(rr[0].env.get("numpy")), rr[0].id), reverse=True)
     run, res = found[0]
     others = found[1:]
     note = ""
@@ -454,7 +438,7 @@ def _cell(
     )
 
 
-def build_rows(releases: Sequence[Release], keys: Sequence[RowKey]) -> list[Row]:
+def build_rows(releases: Sequence[ReleaseGroup], keys: Sequence[RowKey]) -> list[Row]:
     rows = []
     for i, key in enumerate(keys):
         spec = PROBES_BY_NAME.get(key.probe)
@@ -525,7 +509,7 @@ def _changes_in(key: RowKey, series: list[tuple[Box, str | None]]) -> list[Chang
     return out
 
 
-def compute_changes(releases: Sequence[Release], rows: Sequence[Row]) -> list[Change]:
+def compute_changes(releases: Sequence[ReleaseGroup], rows: Sequence[Row]) -> list[Change]:
     """Every status that differs from the previous release observing the same row.
 
     Interpreter rows compare at the same numpy; where two consecutive releases share no numpy,
@@ -545,14 +529,7 @@ def compute_changes(releases: Sequence[Release], rows: Sequence[Row]) -> list[Ch
         for before, after in itertools.pairwise(observed):
             b, a = by_release[before], by_release[after]
             gap = tuple(v for v in versions[versions.index(before) + 1 : versions.index(after)])
-            common = sorted(
-                (n for n in a if n in b and a[n].observed and b[n].observed), key=version_key
-            )
-            pairs = [(n, n) for n in common]
-            if not pairs:
-                nb = max((n for n in b if b[n].observed), key=version_key)
-                na = max((n for n in a if a[n].observed), key=version_key)
-                pairs = [(nb, na)]
+            pairs = pair_numpy((n for n in b if b[n].observed), (n for n in a if a[n].observed))
             for nb, na in pairs:
                 cb, ca = b[nb], a[na]
                 if cb.status != ca.status:
@@ -572,11 +549,11 @@ def compute_changes(releases: Sequence[Release], rows: Sequence[Row]) -> list[Ch
                     )
     order = {r.version: i for i, r in enumerate(releases)}
     keys = {row.key: i for i, row in enumerate(rows)}
-    changes.sort(key=lambda c: (order[c.after_release], keys[c.key], version_key(c.numpy)))
+    changes.sort(key=lambda c: (order[c.after_release], keys[c.key], release_key(c.numpy)))
     return changes
 
 
-def kernel_verdicts(releases: Sequence[Release], rows: Sequence[Row]) -> list[KernelVerdict]:
+def kernel_verdicts(releases: Sequence[ReleaseGroup], rows: Sequence[Row]) -> list[KernelVerdict]:
     """Per release: fail if any kernel cell failed, pass if some passed and none failed.
 
     Cells without a pass or a failure (skipped, missing, not installed) do not decide the
@@ -619,7 +596,7 @@ def group_changes(changes: Iterable[Change]) -> list[ChangeGroup]:
         groups.setdefault(key, []).append(c)
     out = [ChangeGroup(*key, tuple(members)) for key, members in groups.items()]
     out.sort(
-        key=lambda g: (version_key(g.after_release), version_key(g.before_release)), reverse=True
+        key=lambda g: (release_key(g.after_release), release_key(g.before_release)), reverse=True
     )
     return out
 

@@ -11,16 +11,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from packaging.version import InvalidVersion, Version
-
+from matrix.core import release_key
 from matrix.measure.results import Run, read_runs
-
-
-def _version_key(v: str) -> tuple[int, Version | str]:
-    try:
-        return (0, Version(v))
-    except InvalidVersion:
-        return (1, v)
 
 
 def table(runs: list[Run]) -> str:
@@ -31,7 +23,7 @@ def table(runs: list[Run]) -> str:
         "| release | cells | install s | runner s | total s | slowest probe |",
         "|---|---|---|---|---|---|",
     ]
-    for release in sorted(by_release, key=_version_key):
+    for release in sorted(by_release, key=release_key):
         cells = by_release[release]
         install = sum(float(r.install.get("seconds", 0.0)) for r in cells)
         runner = sum(float(r.extra.get("seconds", 0.0)) for r in cells)

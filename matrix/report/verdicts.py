@@ -1,21 +1,20 @@
-"""The seed notes' claims with their verdicts, from ``matrix.report.claims`` when it is there.
+"""The seed notes' claims with their verdicts, as the pages show them.
 
-``matrix.report.claims`` is written separately; the report imports it lazily so that the pages still
-build (with a visible "claims not available" notice) before it exists. Only the absence of the
-module itself is tolerated: an error inside it is shown on the page and makes the build fail.
+``matrix.report.claims`` decides the verdicts; this module sorts them for the pages and turns a
+failure of that evaluation (a malformed ``claims.toml``, a bug) into a visible error on the
+claims page, which also makes the build exit 1: the pages never silently drop the claims.
 """
 
 from __future__ import annotations
 
-import importlib
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from matrix.measure.results import Run
+from matrix.report import claims as claims_module
 
-CLAIMS_MODULE = "matrix.report.claims"
 VERDICTS = ("holds", "fails", "partly", "untested")
 # Page order: what the matrix contradicts first.
 VERDICTS_SHOWN = ("fails", "partly", "holds", "untested")
@@ -24,7 +23,7 @@ VERDICT_TONES = {"holds": "good", "fails": "bad", "partly": "neutral", "untested
 
 
 @dataclass(frozen=True)
-class Claim:
+class ShownClaim:
     """One claim as the pages show it (a copy of ``matrix.report.claims.Verdict``'s fields)."""
 
     id: str
@@ -40,18 +39,17 @@ class Claim:
 
 @dataclass
 class ClaimsOutcome:
-    """The claims, or why there are none: ``missing`` (no module yet) or ``error`` (it broke)."""
+    """The claims, or the error that kept them from being evaluated."""
 
-    claims: list[Claim] = field(default_factory=list)
-    missing: str = ""
+    claims: list[ShownClaim] = field(default_factory=list)
     error: str = ""
 
     @property
     def available(self) -> bool:
-        return not (self.missing or self.error)
+        return not self.error
 
     @property
-    def wrong(self) -> list[Claim]:
+    def wrong(self) -> list[ShownClaim]:
         """Claims the matrix contradicts, fully or partly."""
         return [c for c in self.claims if c.verdict in ("fails", "partly")]
 
@@ -59,35 +57,30 @@ class ClaimsOutcome:
         return sum(c.verdict == verdict for c in self.claims)
 
 
-def _claim(v: Any, i: int) -> Claim:
-    where = f"{CLAIMS_MODULE}.evaluate()[{i}]"
+def _claim(v: Any, i: int) -> ShownClaim:
+    where = f"matrix.report.claims.evaluate()[{i}]"
     for name in ("id", "note", "quote", "verdict", "evidence"):
         if not hasattr(v, name):
             raise TypeError(f"{where}: has no attribute {name!r} (expected a Verdict)")
     if v.verdict not in VERDICTS:
         raise ValueError(f"{where}.verdict: expected one of {VERDICTS}, got {v.verdict!r}")
-    return Claim(str(v.id), str(v.note), str(v.quote), v.verdict, tuple(str(e) for e in v.evidence))
+    return ShownClaim(
+        str(v.id), str(v.note), str(v.quote), v.verdict, tuple(str(e) for e in v.evidence)
+    )
 
 
 def evaluate_claims(
-    runs: Sequence[Run], importer: Callable[[str], Any] = importlib.import_module
+    runs: Sequence[Run],
+    evaluate: Callable[[list[Run]], Iterable[Any]] = claims_module.evaluate,
 ) -> ClaimsOutcome:
     """Verdicts for ``runs``: contradicted claims first, then by (note, id), so that the pages
-    lead with what matters and do not depend on the module's order."""
+    lead with what matters and do not depend on the evaluation's order."""
     try:
-        module = importer(CLAIMS_MODULE)
-    except ModuleNotFoundError as e:
-        if e.name != CLAIMS_MODULE:
-            return ClaimsOutcome(error=_describe(e))
-        return ClaimsOutcome(missing=f"{CLAIMS_MODULE} (matrix/report/claims.py) is not there yet")
-    except Exception as e:
-        return ClaimsOutcome(error=_describe(e))
-    try:
-        claims = [_claim(v, i) for i, v in enumerate(module.evaluate(list(runs)))]
-    except Exception as e:
+        shown = [_claim(v, i) for i, v in enumerate(evaluate(list(runs)))]
+    except Exception as e:  # shown on the page and exit 1, never a silently empty claims page
         return ClaimsOutcome(error=_describe(e))
     return ClaimsOutcome(
-        sorted(claims, key=lambda c: (VERDICTS_SHOWN.index(c.verdict), c.note, c.id))
+        sorted(shown, key=lambda c: (VERDICTS_SHOWN.index(c.verdict), c.note, c.id))
     )
 
 
