@@ -155,7 +155,7 @@ def test_holds_when_every_release_agrees(real):
     v = verdict(real, "block-ptr-deprecated-in-3.7", runs)
     assert v.verdict == "holds"
     assert any(
-        line.startswith("agrees: 3.7.1 aot cuda:90 block_ptr=deprecated (UserWarning")
+        line.startswith("agrees: 3.7.1 aot:cuda:90 block_ptr=deprecated (UserWarning")
         for line in v.evidence
     ), v.evidence
     assert any("3.8.0 numpy 2.4.6 interpret block_ptr=deprecated" in e for e in v.evidence)
@@ -229,7 +229,7 @@ def test_statuses_that_observe_nothing_are_listed_but_not_counted(real, status):
     ]
     v = verdict(real, "block-ptr-deprecated-in-3.7", runs)
     assert v.verdict == "holds"
-    assert f"not an observation: 3.6.0 aot cuda:90 block_ptr={status} (no compiler for target)" in (
+    assert f"not an observation: 3.6.0 aot:cuda:90 block_ptr={status} (no compiler for target)" in (
         v.evidence
     )
     v = verdict(real, "block-ptr-deprecated-in-3.7", runs[:1])
@@ -252,7 +252,7 @@ def test_refused_or_wrong_min_supports_the_claim(real):
     v = verdict(real, "python-min-not-guaranteed", runs)
     assert v.verdict == "fails"  # one observation (works); the crash counts for nothing
     assert any(
-        e.startswith("not an observation: 3.9.0 aot cuda:90 python_min_runtime=crashed")
+        e.startswith("not an observation: 3.9.0 aot:cuda:90 python_min_runtime=crashed")
         for e in v.evidence
     )
 
@@ -373,14 +373,14 @@ def test_differs_from_compares_with_the_same_release(real):
     )
     assert v.verdict == "partly"
     assert any(
-        e.startswith("disagrees: 3.9.0 aot hip:gfx942") and "cuda:90 gives tf32" in e
+        e.startswith("disagrees: 3.9.0 aot:hip:gfx942") and "cuda:90 gives tf32" in e
         for e in v.evidence
     )
 
     lone = [run("3.9.0", res("dot_f32_default_precision", "aot", "hip:gfx942", "ieee"))]
     v = verdict(real, "amd-default-precision-differs", lone)
     assert v.verdict == "untested"
-    assert any("no aot cuda:90 result of the same release" in e for e in v.evidence)
+    assert any("no aot:cuda:90 result of the same release" in e for e in v.evidence)
 
 
 def test_data_condition(real):
@@ -559,7 +559,7 @@ def test_command_line(tmp_path, capsys):
     assert C.main([str(raw)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^holds\s+block-ptr-kernel-fails-before-gpu \(matmul\)$", out, re.M), out
-    assert "agrees: 3.9.0 aot cuda:90 block_ptr=removed (NotImplementedError)" in out
+    assert "agrees: 3.9.0 aot:cuda:90 block_ptr=removed (NotImplementedError)" in out
     bad = write_claims(tmp_path, "[[claim]\n")
     assert C.main([str(raw), "--claims", str(bad)]) == 2
     assert "expected valid TOML" in capsys.readouterr().err

@@ -8,7 +8,7 @@ import pytest
 
 from matrix.backends.aot import AotUnavailable
 from matrix.probes import block_ptr, dot_acc_out_dtype
-from matrix.probes.support import keywords as keyword_probe
+from matrix.probes.support import keywords
 from matrix.probes.support.base import Observation, Outcome, cause_text, refusal
 from matrix.probes.support.descriptor_rules import classify_rejection
 from matrix.probes.support.dot_precision import classify_precision
@@ -122,23 +122,23 @@ class TestBlockPtr:
 
 class TestKeywords:
     def test_removed(self):
-        obs = keyword_probe.classify_keyword(
+        obs = keywords.classify_keyword(
             Outcome(exception=TypeError(BOUNDARY_CHECK_REMOVED)), "boundary_check", None
         )
         assert obs.status == "removed" and "unexpected keyword" in obs.detail
 
     def test_deprecated(self):
         w = _warning("allow_tf32 is deprecated, use input_precision", DeprecationWarning)
-        obs = keyword_probe.classify_keyword(Outcome(warnings=[w]), "allow_tf32", True)
+        obs = keywords.classify_keyword(Outcome(warnings=[w]), "allow_tf32", True)
         assert obs.status == "deprecated" and obs.detail.startswith("DeprecationWarning")
 
     def test_accepted(self):
         w = _warning(FP_FUSION_WARNING)
-        assert keyword_probe.classify_keyword(Outcome(warnings=[w]), "allow_tf32", True).status \
+        assert keywords.classify_keyword(Outcome(warnings=[w]), "allow_tf32", True).status \
             == "accepted"  # fmt: skip
 
     def test_missing_tool_is_a_skip(self):
-        obs = keyword_probe.classify_keyword(
+        obs = keywords.classify_keyword(
             Outcome(exception=AotUnavailable("no ld.lld found")), "allow_tf32", None
         )
         assert obs == Observation("skipped", "no ld.lld found")

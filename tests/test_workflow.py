@@ -91,6 +91,18 @@ def test_workflow_matches_the_github_schema() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def run_listing(sessions: Path) -> subprocess.CompletedProcess[str]:
+    """The workflow's listing step on a saved ``nox -l --json``."""
+    return subprocess.run(
+        [sys.executable, "-", str(sessions)],
+        input=listing_script(),
+        env={**os.environ, "CELL_SESSION": "matrix_cell"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 def listing_script() -> str:
     """The Python the `list the cells` step feeds to `python -` (between <<'PY' and PY)."""
     text = WORKFLOW.read_text()
@@ -127,14 +139,7 @@ def test_cell_listing_turns_nox_json_into_runnable_sessions(tmp_path: Path) -> N
     assert listing.returncode == 0, listing.stderr
     sessions = tmp_path / "sessions.json"
     sessions.write_text(listing.stdout)
-    step = subprocess.run(
-        [sys.executable, "-", str(sessions)],
-        input=listing_script(),
-        env={**os.environ, "CELL_SESSION": "matrix_cell"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    step = run_listing(sessions)
     assert step.returncode == 0, step.stderr
     key, _, value = step.stdout.strip().partition("=")
     assert key == "cells"
@@ -160,14 +165,7 @@ def test_cell_listing_turns_nox_json_into_runnable_sessions(tmp_path: Path) -> N
 def test_listing_fails_loudly_without_cells(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions.json"
     sessions.write_text(json.dumps([{"session": "report", "name": "report", "call_spec": {}}]))
-    step = subprocess.run(
-        [sys.executable, "-", str(sessions)],
-        input=listing_script(),
-        env={**os.environ, "CELL_SESSION": "matrix_cell"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    step = run_listing(sessions)
     assert step.returncode != 0
     assert "no 'matrix_cell' sessions" in step.stderr and "report" in step.stderr
 

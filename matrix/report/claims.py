@@ -71,6 +71,7 @@ from matrix.core import (
     BACKENDS,
     DATA_DIR,
     NO_OBSERVATION_STATUSES,
+    Column,
     DataFileError,
     Release,
     ReleaseError,
@@ -202,7 +203,7 @@ class Check:
             return f"a different status at {self.changes_at} than just before"
         if self.differs_from:
             backend, target = self.differs_from
-            return f"a status other than {' '.join(filter(None, (backend, target)))}'s"
+            return f"a status other than {Column(backend, target)}'s"
         words = ["expected " + " or ".join(self.expect)]
         words += [f"detail containing {t!r}" for t in self.detail_contains]
         words += [str(c) for c in self.data]
@@ -647,7 +648,7 @@ def _agrees(check: Check, w: _Row, refs: dict[Release, set[str]]) -> tuple[bool 
     r = w.result
     if check.differs_from:
         backend, target = check.differs_from
-        other = " ".join(filter(None, (backend, target)))
+        other = str(Column(backend, target))
         ref = refs.get(w.release)
         if not ref:
             return None, f"no {other} result of the same release to compare with"
@@ -692,7 +693,7 @@ def _eval_change(check: Check, rows: list[_Row], evidence: list[str]) -> tuple[s
         by_key.setdefault(key, {}).setdefault(w.release, set()).add(w.result.status)
     verdicts = []
     for (backend, target), releases in sorted(by_key.items()):
-        where = " ".join(filter(None, (backend, target, check.probe)))
+        where = f"{Column(backend, target or None)} {check.probe}"
         before = [v for v in releases if v.version.release[:2] < series]
         after = [v for v in releases if v.version.release[:2] == series]
         if not before or not after:
@@ -746,9 +747,7 @@ def _describe(w: _Row, fields: Iterable[str] = ()) -> str:
     numpy = w.run.env.get("numpy")
     if r.backend == "interpret":
         parts.append(_numpy_label(numpy))
-    parts.append(r.backend)
-    if r.target:
-        parts.append(r.target)
+    parts.append(str(Column(r.backend, r.target)))
     parts.append(f"{r.probe}={r.status}")
     # Only the data fields the check tests: the rest is in the report, and the detail says why.
     parts += [f"{k}={r.data[k]}" for k in dict.fromkeys(fields) if k in r.data]

@@ -11,7 +11,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from matrix.core import release_key
+from matrix.core import Column, release_key
 from matrix.measure.results import Run, read_runs
 
 
@@ -29,11 +29,7 @@ def table(runs: list[Run]) -> str:
         runner = sum(float(r.extra.get("seconds", 0.0)) for r in cells)
         results = [res for r in cells for res in r.results]
         slow = max(results, key=lambda res: res.seconds, default=None)
-        where = (
-            f"{slow.backend}:{slow.target}"
-            if slow and slow.target
-            else getattr(slow, "backend", "")
-        )
+        where = str(Column(slow.backend, slow.target)) if slow else ""
         slowest = f"{slow.probe} [{where}] {slow.seconds:.1f} s" if slow else "-"
         lines.append(f"| {release} | {len(cells)} | {install:.1f} | {runner:.1f} | "
                      f"{install + runner:.1f} | {slowest} |")  # fmt: skip
