@@ -217,3 +217,25 @@ def test_scan_agrees_with_the_gate_on_a_short_candidate(tmp_path: Path, capsys) 
     assert outs[0] == outs[1]
     notes = {f["releases"] for f in outs[0]}
     assert notes and all("block_ptr on 3.9.0: removed" in n for n in notes), notes
+
+
+def test_the_examples_in_the_docstrings_hold() -> None:
+    import doctest
+
+    import matrix.core
+    import matrix.gate.config
+    import matrix.measure.cells
+    import matrix.measure.results
+
+    for module in (matrix.core, matrix.gate.config, matrix.measure.cells, matrix.measure.results):
+        result = doctest.testmod(module)
+        assert result.attempted and not result.failed, module.__name__
+
+
+def test_runs_for_takes_a_release_in_any_spelling() -> None:
+    from matrix.gate.compare import runs_for
+
+    runs = read_runs(RAW)
+    chosen = runs_for(runs, "3.8")
+    assert chosen and chosen == runs_for(runs, Release.parse("3.8.0"))
+    assert {r.triton for r in chosen} == {"3.8.0"}

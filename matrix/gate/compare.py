@@ -71,9 +71,10 @@ class Comparison:
 # ----------------------------------------------------------------------------------- selection
 
 
-def runs_for(runs: Iterable[Run], release: Release) -> list[Run]:
+def runs_for(runs: Iterable[Run], release: Release | str) -> list[Run]:
     """The runs of ``release`` (``3.9`` is ``3.9.0``: the runs were parsed when read)."""
-    return [r for r in runs if r.release == release]
+    wanted = Release.parse(release)
+    return [r for r in runs if r.release == wanted]
 
 
 @dataclass
