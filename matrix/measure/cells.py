@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DATA_DIR, DataFileError, Release, ReleaseError, load_toml, run_id
+from matrix.core import (
+    DATA_DIR,
+    DataFileError,
+    Release,
+    ReleaseError,
+    load_toml,
+    parse_releases,
+    run_id,
+)
 
 DATA = DATA_DIR / "matrix.toml"
 
@@ -87,13 +95,8 @@ def load_matrix(path: Path = DATA) -> MatrixConfig:
 
 def parse_list(value: str, what: str) -> list[Release]:
     """``"3.8, 3.9.0"`` -> ``[Release('3.8.0'), Release('3.9.0')]``, each a valid release."""
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if not items:
-        raise MatrixConfigError(
-            f"{what}: expected a comma-separated list of versions, got {value!r}"
-        )
     try:
-        return [Release.parse(v, what) for v in items]
+        return parse_releases(value, what)
     except ReleaseError as e:
         raise MatrixConfigError(str(e)) from None
 
