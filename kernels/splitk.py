@@ -163,18 +163,20 @@ def plan_splitk(
     m, k = a.shape
     n = b.shape[1]
     if a.device.type == "cuda" and not interpreted():
-        # Both modes take the ordered (bitwise reproducible) fused reduction: the atomic
-        # workspace variant summed fp16/bf16 partials wrongly in ~30% of tuning runs on an
-        # H200, even after fences (notes/gpu.md), so it is not used; ``deterministic=False``
-        # permits nondeterminism, it does not require it.
-        mode = "ordered"
-        choice = gpu_plan.choose(
-            _device_name(a.device), gpu_plan.dtype_key(a.dtype, precision),
-            gpu_plan.layout_key(b), mode, m, n, k, target_programs(a.device),
-            element_size=a.element_size(),
-        )  # fmt: skip
-        # Only configurations the tuner validated for this very shape take the fused kernel:
-        # some untuned wgmma tiles summed fp16/bf16 partials wrongly there (notes/gpu.md);
+        # deterministic=False takes the atomic workspace, tuned for atomic mode where the table
+        # has an entry; the ordered mode's tuned tiles otherwise (they are validated for the
+        # shape, and atomic mode runs the same main loop). See kernels.fused for the barrier
+        # that made atomic mode correct.
+        modes = ("ordered",) if deterministic else ("atomic", "ordered")
+        for mode in modes:
+            choice = gpu_plan.choose(
+                _device_name(a.device), gpu_plan.dtype_key(a.dtype, precision),
+                gpu_plan.layout_key(b), mode, m, n, k, target_programs(a.device),
+                element_size=a.element_size(),
+            )  # fmt: skip
+            if choice.source == "table":
+                break
+        # Only configurations the tuner validated for this very shape take the fused kernel;
         # everything else keeps the classic kernel below.
         split = _check_split_k(split_k) or choice.split_k
         if (
@@ -247,10 +249,6 @@ def splitk_matmul(
 
 
 _PLANS: dict[tuple, SplitKPlan] = {}
-# The fused kernel's atomic-workspace mode (ORDERED=False). Off: on an H200 with Triton 3.6 it
-# gave wrong fp16/bf16 sums for some tile configurations, intermittently, with fences and
-# volatile loads in place (notes/gpu.md). Kept for the interpreter tests and further study.
-ATOMIC_WORKSPACE = False
 
 
 def clear_plan_cache() -> None:
@@ -301,7 +299,10 @@ def _run_fused(
     c = torch.empty((p.m, p.n), dtype=p.out_dtype, device=p.device)
     tiles = cdiv(p.m, cfg.block_m) * cdiv(p.n, cfg.block_n)
     single = plan.split_k == 1
-    ordered = (deterministic or not ATOMIC_WORKSPACE) and not single
+    # deterministic=False takes the atomic workspace (ORDERED=False). It was off while its
+    # fp16/bf16 sums were intermittently wrong; the cause was a missing barrier between the
+    # workspace load and the zero store (kernels.fused, issue 13).
+    ordered = deterministic and not single
     scratch = workspace.scratch(p.device, 0 if (single or ordered) else p.m * p.n, tiles)
     ws = scratch.ws
     if ordered:
