@@ -25,7 +25,7 @@ import compat
 from compat.descriptors import make_descriptor_2d
 from kernels import gpu_plan, workspace
 from kernels.checks import MatmulProblem, check_matmul, trivial_result
-from kernels.config import TileConfig, cdiv, choose_split_k, tile_config
+from kernels.config import MAX_SPLIT_K, TileConfig, cdiv, choose_split_k, tile_config
 from kernels.dot import dot_acc
 from kernels.fused import splitk_fused_kernel
 from kernels.launch import (
@@ -136,13 +136,31 @@ class SplitKPlan:
         return (cdiv(m, self.config.block_m) * cdiv(n, self.config.block_n) * self.split_k,)
 
 
-def _check_split_k(split_k: object) -> int | None:
+def split_k_limit(k: int) -> int:
+    """The most splits a call may ask for: ``max(K, MAX_SPLIT_K)``.
+
+    More splits than K elements only add empty programs; unbounded values launched
+    ``tiles * split_k`` of them (K = 16 with ``split_k=10**9`` spun for minutes). Up to
+    ``MAX_SPLIT_K`` (the planner's own cap) stays allowed on any K, so short-K calls can still
+    have empty chunks (the seed notes' cases).
+    """
+    return max(k, MAX_SPLIT_K)
+
+
+def _check_split_k(split_k: object, k: int) -> int | None:
+    """``split_k`` as given (None: the planner picks); refused outside ``1..split_k_limit(K)``."""
     if split_k is None:
         return None
     if isinstance(split_k, bool) or not isinstance(split_k, int):
         raise TypeError(f"split_k: expected None or an int >= 1, got {split_k!r}")
     if split_k < 1:
         raise ValueError(f"split_k: expected None or an int >= 1, got {split_k}")
+    limit = split_k_limit(k)
+    if split_k > limit:
+        raise ValueError(
+            f"split_k: expected at most max(K, MAX_SPLIT_K) = max({k}, {MAX_SPLIT_K}) = {limit}, "
+            f"got {split_k}"
+        )
     return split_k
 
 
@@ -178,7 +196,7 @@ def plan_splitk(
                 break
         # Only configurations the tuner validated for this very shape take the fused kernel;
         # everything else keeps the classic kernel below.
-        split = _check_split_k(split_k) or choice.split_k
+        split = _check_split_k(split_k, k) or choice.split_k
         if (
             choice.source == "table"
             and split == choice.split_k
@@ -186,7 +204,7 @@ def plan_splitk(
         ):
             return plan_with(a, b, choice.tile, split, choice.loader, source=choice.source)
     cfg = tile_config(a.device.type, a.element_size())
-    split = _check_split_k(split_k) or choose_split_k(m, n, k, cfg, target_programs(a.device))
+    split = _check_split_k(split_k, k) or choose_split_k(m, n, k, cfg, target_programs(a.device))
     chunk_k = cdiv(cdiv(max(k, 1), split), cfg.block_k) * cfg.block_k
     source = "interpreter" if a.device.type == "cpu" else "classic: no tuned entry"
     return SplitKPlan(cfg, split, chunk_k, loader_plan(a, b, cfg), source=source)
@@ -226,10 +244,10 @@ def splitk_matmul(
     >>> import torch, kernels  # doctest: +SKIP
     >>> c = kernels.splitk_matmul(a, b, split_k=4, deterministic=True)  # doctest: +SKIP
     """
-    split_k = _check_split_k(split_k)
     if not isinstance(deterministic, bool):
         raise TypeError(f"deterministic: expected a bool, got {deterministic!r}")
     p = check_matmul(a, b, out_dtype, precision, interpreted=interpreted())
+    split_k = _check_split_k(split_k, p.k)
     trivial = trivial_result(p)
     if trivial is not None:
         return trivial
