@@ -29,8 +29,9 @@ class ProbeSpec:
     behavioural: bool = True
     # Extra environment for the probe's child process (e.g. TRITON_F32_DEFAULT).
     env: tuple[tuple[str, str], ...] = ()
-    # The aot targets it compiles for; frontend-only questions need one target, not three.
-    aot_targets: tuple[str, ...] = AOT_TARGETS
+    # The aot targets it compiles for; frontend-only questions need one target, not three;
+    # (None,) for a probe that compiles nothing but must run once per release (api_surface).
+    aot_targets: tuple[str | None, ...] = AOT_TARGETS
     # On a GPU, run alone in its own child process: what it provokes (a misaligned access) can
     # poison the CUDA context for every later probe in the same process.
     isolated: bool = False
@@ -193,6 +194,18 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("required", "not-required", "absent", "broken"),
         ("gpu",),
         good=("required", "not-required"),
+    ),
+    ProbeSpec(
+        "api_surface",
+        "the release's public API (names, signatures, defaults, class fields) and the "
+        "environment variables it reads, as data (data.census; read by matrix.census)",
+        ("recorded",),
+        ("aot",),
+        good=("recorded",),
+        # Observed once per release (imports only, no target); a change is listed by the
+        # census diff entry by entry, not as a status change of this row.
+        behavioural=False,
+        aot_targets=(None,),
     ),
 )
 
