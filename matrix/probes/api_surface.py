@@ -13,7 +13,7 @@ One row per release, status ``recorded`` (``error`` when the inspection itself b
     {"format": 1, "version": "3.9.0",
      "modules": {"triton.language": {"status": "ok", "file": "language/__init__.py", "names": {
                      "dot": "triton.language.core.dot",          # a definition: key of "defs"
-                     "float32": {"kind": "value", "type": "dtype", "repr": "triton.language.float32"},
+                     "float32": {"kind": "value", "type": "dtype", "repr": "..."},
                      "math": {"kind": "module", "module": "triton.language.math"}}},
                  "triton.ops": {"status": "missing", "error": "ModuleNotFoundError: ..."}},
      "defs": {"triton.language.core.dot": {
@@ -43,6 +43,7 @@ import importlib
 import inspect
 import os
 import pkgutil
+import re
 import types
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,7 @@ REPR_LIMIT = 120
 # Where an environment variable is read: the first few sites, and how many there are.
 SITE_LIMIT = 5
 
+_PYBIND_ENUM = re.compile(r"<([A-Za-z_][\w.]*): -?\d+>")
 _SIMPLE = (int, float, str, bool, type(None), tuple, frozenset)
 
 
@@ -88,10 +90,17 @@ def short_repr(value: Any) -> str:
         text = repr(value)
     except Exception as e:  # a repr that raises is itself worth seeing, not a probe failure
         text = f"<repr failed: {type(e).__name__}>"
-    # Addresses differ run to run and would show as changed defaults.
+    return normal_repr(text)[:REPR_LIMIT]
+
+
+def normal_repr(text: str) -> str:
+    """A repr that means the same across releases: no addresses (they differ run to run), and
+    a pybind11 enum's ``<PROPAGATE_NAN.NONE: 0>`` spelled ``PROPAGATE_NAN.NONE`` as newer
+    pybind11 prints it (the binding library changed, not Triton's default)."""
     if " at 0x" in text:
         text = text.split(" at 0x")[0] + ">"
-    return text[:REPR_LIMIT]
+    match = _PYBIND_ENUM.fullmatch(text)
+    return match.group(1) if match else text
 
 
 def params_of(obj: Any) -> list[str] | None:
@@ -243,7 +252,9 @@ class Inspector:
         entry: dict[str, Any] = {"kind": kind, "file": file, "line": line}
         if kind == "class":
             entry["params"] = params_of(obj)
-            entry["members"] = self.members(obj)
+            # Members of C++ bindings (file libtriton.so) are the binding library's, not Triton's.
+            if file is None or file.endswith(".py"):
+                entry["members"] = self.members(obj)
             fields = self.fields(qualname, obj)
             if fields:
                 entry["fields"] = fields
@@ -343,7 +354,7 @@ def import_status(modname: str) -> tuple[types.ModuleType | None, dict[str, Any]
     except ModuleNotFoundError as e:
         status = "missing" if e.name and modname.startswith(e.name) else "import-error"
         return None, {"status": status, "error": f"{type(e).__name__}: {e}"[:300]}
-    except BaseException as e:  # noqa: BLE001 - SystemExit from a script module is a status too
+    except BaseException as e:
         if isinstance(e, KeyboardInterrupt):
             raise
         return None, {"status": "import-error", "error": f"{type(e).__name__}: {e}"[:300]}
@@ -396,9 +407,12 @@ def env_reads(tree: ast.AST) -> list[tuple[str, int, str | None]]:
             target = value = None
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 target, value = stmt.target.id, stmt.value
-            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-                if isinstance(stmt.targets[0], ast.Name):
-                    target, value = stmt.targets[0].id, stmt.value
+            elif (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                target, value = stmt.targets[0].id, stmt.value
             if target and isinstance(value, ast.Call):
                 knob_of[id(value)] = f"{cls.name}.{target}"
     for node in ast.walk(tree):
@@ -406,23 +420,34 @@ def env_reads(tree: ast.AST) -> list[tuple[str, int, str | None]]:
         if isinstance(node, ast.Call) and node.args:
             func = node.func
             fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if fname in _ENV_CALLS or fname.startswith("env_"):
+            if (
+                fname in _ENV_CALLS
+                or fname.startswith("env_")
+                or (
+                    fname in _ENV_METHODS
+                    and isinstance(func, ast.Attribute)
+                    and _is_environ(func.value)
+                )
+            ):
                 name = _env_name(node.args[0])
-            elif fname in _ENV_METHODS and isinstance(func, ast.Attribute):
-                if _is_environ(func.value):
-                    name = _env_name(node.args[0])
         elif isinstance(node, ast.Subscript) and _is_environ(node.value):
             name = _env_name(node.slice)
-        elif isinstance(node, ast.Compare) and len(node.comparators) == 1:
-            if isinstance(node.ops[0], (ast.In, ast.NotIn)) and _is_environ(node.comparators[0]):
-                name = _env_name(node.left)
+        elif (
+            isinstance(node, ast.Compare)
+            and len(node.comparators) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and _is_environ(node.comparators[0])
+        ):
+            name = _env_name(node.left)
         if name:
             found.append((name, node.lineno, knob_of.get(id(node))))
     return found
 
 
 def environment(root: Path) -> dict[str, Any]:
-    """Every environment variable the release's Python source reads, with where."""
+    """Every environment variable the release's Python source reads, with where. A variable read
+    only in private files (a path part starting with ``_``: Triton's own test runner and CI
+    warm-up) is marked ``"private": true``."""
     env: dict[str, dict[str, Any]] = {}
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root).as_posix()
@@ -431,14 +456,19 @@ def environment(root: Path) -> dict[str, Any]:
         except (SyntaxError, UnicodeDecodeError, OSError):
             continue
         for name, line, knob in env_reads(tree):
-            entry = env.setdefault(name, {"sites": [], "count": 0})
+            entry = env.setdefault(name, {"sites": [], "count": 0, "private": True})
             entry["count"] += 1
+            if not any(part.startswith("_") for part in Path(rel).parts):
+                entry["private"] = False
             if len(entry["sites"]) < SITE_LIMIT:
                 entry["sites"].append([rel, line])
             if knob:
                 entry.setdefault("knobs", [])
                 if knob not in entry["knobs"]:
                     entry["knobs"].append(knob)
+    for entry in env.values():
+        if not entry["private"]:
+            del entry["private"]
     return dict(sorted(env.items()))
 
 

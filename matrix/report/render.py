@@ -16,6 +16,7 @@ import jinja2
 from markupsafe import Markup
 
 from matrix.catalog import PROBES, PROBES_BY_NAME
+from matrix.census import censuses_from_runs, changes_by_pair
 from matrix.measure.results import atomic_write_text
 from matrix.report import charts
 from matrix.report.model import (
@@ -157,7 +158,7 @@ def render_site(
         time_chart=charts.time_chart(matrix.runs),
         bench=list(bench),
     )
-    page("changes.html", "changes.html")
+    page("changes.html", "changes.html", api_pairs=changes_by_pair(censuses_from_runs(matrix.runs)))
     page("claims.html", "claims.html")
     for release in matrix.releases:
         page(

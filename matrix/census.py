@@ -1,0 +1,734 @@
+"""The API census, read: what each release exposes, what changed between two, what works where.
+
+The ``api_surface`` probe (``matrix/probes/api_surface.py``, which documents the document's
+shape) records one census per release in ``data["census"]``. This module is its only reader;
+it imports only ``matrix.core`` and ``matrix.measure.results``, never Triton.
+
+Load::
+
+    censuses = load_censuses("reports/matrix.json")   # {release: Census}, oldest first
+    c = censuses["3.9.0"]                              # also: census_from_runs(runs), Census(doc)
+    c.lookup("triton.language.dot")                    # Api (kind, params, file, line) or None
+    c.lookup("triton.Config.all_kwargs")               # class members resolve too
+    c.status("triton.ops.matmul")                      # "present" | "absent" | "unknown"
+
+Diff two releases (each entry once, with evidence: release, source file, line)::
+
+    for change in diff(censuses["3.8.0"], censuses["3.9.0"]):
+        change.kind        # one of CHANGE_KINDS: removed, moved, signature, default, added, ...
+        change.name        # the public name (or environment variable), change.aliases the rest
+        change.text        # one line a reader scans
+        change.breaking    # code using the old API can stop working (removed, moved, a
+                           # parameter removed or made keyword-only, a new required parameter)
+        change.evidence    # (Evidence(release, file, line), ...)
+    pairs = changes_by_pair(censuses)       # [PairChanges(base, candidate, groups)] per adjacent
+                                            # pair; groups are [(heading, [Change])]
+
+Works-on, for the scanner (a call's qualified name, the keywords and the number of positional
+arguments it passes)::
+
+    w = works_on(censuses, "triton.testing.do_bench", keywords=("quantiles",), positional=1)
+    w.ok            # releases on which the name exists and accepts those arguments
+    w.oldest, w.newest, w.per_release[release]    # Support(status, reason, evidence)
+    omitted_defaults(censuses, "triton.Config", passed=("num_warps",))
+                    # {param: {release: default repr}} for parameters the call leaves to a
+                    # default that differs between releases
+
+Statuses of ``Support``: ``ok``; ``absent`` (the name does not exist there); ``rejects`` (it
+exists but refuses a keyword or that many positional arguments); ``unknown`` (that release has
+no census, or the module would not import there: not observed, never counted as absent).
+Parameters whose names start with ``_`` (``_builder``, ``_semantic``, ``_generator``) are the
+compiler's own plumbing: they are kept in the raw data but never diffed or matched.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version  # TODO(core): use matrix.core.Release once it lands
+
+from matrix.measure.results import Run, parse
+
+PROBE = "api_surface"
+FORMAT = 1
+
+
+class CensusError(ValueError):
+    """A census document lacks the shape the api_surface probe writes; says which field."""
+
+
+# -- parameters -------------------------------------------------------------------------------
+POSITIONAL_ONLY = "positional-only"
+POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+VAR_POSITIONAL = "var-positional"
+KEYWORD_ONLY = "keyword-only"
+VAR_KEYWORD = "var-keyword"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    default: str | None = None  # the default's repr; None when the parameter has none
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and self.kind in (
+            POSITIONAL_ONLY,
+            POSITIONAL_OR_KEYWORD,
+            KEYWORD_ONLY,
+        )
+
+    @property
+    def internal(self) -> bool:
+        return self.name.startswith("_")
+
+    def __str__(self) -> str:
+        prefix = {VAR_POSITIONAL: "*", VAR_KEYWORD: "**"}.get(self.kind, "")
+        return prefix + self.name + ("" if self.default is None else "=" + self.default)
+
+
+def parse_params(texts: Sequence[str]) -> tuple[Param, ...]:
+    """Read back the probe's spelling: ``["a", "/", "b=1", "*", "c", "**kw"]``."""
+    kind = POSITIONAL_ONLY if "/" in texts else POSITIONAL_OR_KEYWORD
+    out = []
+    for text in texts:
+        if text == "/":
+            kind = POSITIONAL_OR_KEYWORD
+        elif text == "*":
+            kind = KEYWORD_ONLY
+        elif text.startswith("**"):
+            out.append(Param(text[2:], VAR_KEYWORD))
+        elif text.startswith("*"):
+            out.append(Param(text[1:], VAR_POSITIONAL))
+            kind = KEYWORD_ONLY
+        else:
+            name, eq, default = text.partition("=")
+            out.append(Param(name, kind, default if eq else None))
+    return tuple(out)
+
+
+# -- one release ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Api:
+    """One public name of one release, resolved to its definition."""
+
+    qualname: str
+    kind: str
+    key: str | None = None  # the definition's key (defining module + qualname); None for values
+    file: str | None = None
+    line: int | None = None
+    params: tuple[Param, ...] | None = None
+    fields: Mapping[str, str] = field(default_factory=dict)
+    members: Mapping[str, Any] = field(default_factory=dict)
+    value: str | None = None  # a value's repr (a constant, a dtype)
+
+    @property
+    def public_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in (self.params or ()) if not p.internal)
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}" if self.file else "(no source file)"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    release: str
+    file: str | None
+    line: int | None
+
+    def __str__(self) -> str:
+        where = self.file or "(no source file)"
+        return f"{self.release} {where}" + (f":{self.line}" if self.line else "")
+
+
+class Census:
+    """The census of one release (the probe's ``data["census"]``)."""
+
+    def __init__(self, doc: Mapping[str, Any], where: str = "census") -> None:
+        for key, typ in (("version", str), ("modules", dict), ("defs", dict), ("env", dict)):
+            if not isinstance(doc.get(key), typ):
+                raise CensusError(
+                    f"{where}.{key}: expected {typ.__name__}, got {type(doc.get(key)).__name__}"
+                )
+        if doc.get("format") != FORMAT:
+            raise CensusError(f"{where}.format: expected {FORMAT}, got {doc.get('format')!r}")
+        self.doc = doc
+        self.release: str = doc["version"]
+        self.modules: Mapping[str, Any] = doc["modules"]
+        self.defs: Mapping[str, Any] = doc["defs"]
+        self.env: Mapping[str, Any] = doc["env"]
+
+    def __repr__(self) -> str:
+        return f"Census({self.release!r})"
+
+    def module_ok(self, modname: str) -> bool:
+        return self.modules.get(modname, {}).get("status") == "ok"
+
+    def _api(self, qualname: str, ref: Any) -> Api:
+        if isinstance(ref, str):
+            d = self.defs.get(ref, {"kind": "uninspectable"})
+            params = d.get("params")
+            return Api(
+                qualname,
+                d.get("kind", "uninspectable"),
+                ref,
+                d.get("file"),
+                d.get("line"),
+                None if params is None else parse_params(params),
+                d.get("fields") or {},
+                d.get("members") or {},
+            )
+        if ref.get("kind") == "module":
+            entry = self.modules.get(ref.get("module", ""), {})
+            return Api(qualname, "module", None, entry.get("file"), None)
+        return Api(qualname, ref.get("kind", "value"), value=ref.get("repr"))
+
+    def names(self) -> dict[str, Api]:
+        """Every public name, qualified (``triton.language.dot``), resolved."""
+        out = {}
+        for modname, entry in self.modules.items():
+            for name, ref in (entry.get("names") or {}).items():
+                if isinstance(ref, dict) and ref.get("kind") == "missing":
+                    continue  # listed in __all__ but not defined: nobody can use it
+                out[f"{modname}.{name}"] = self._api(f"{modname}.{name}", ref)
+        return out
+
+    def _split(self, qualname: str) -> tuple[str | None, list[str]]:
+        """The longest recorded module prefix of ``qualname`` and the attribute path after it."""
+        parts = qualname.split(".")
+        for i in range(len(parts), 0, -1):
+            if ".".join(parts[:i]) in self.modules:
+                return ".".join(parts[:i]), parts[i:]
+        return None, parts
+
+    def lookup(self, qualname: str) -> Api | None:
+        """The public name (a module, a module's name, or a class member), or None."""
+        modname, rest = self._split(qualname)
+        if modname is None or not self.module_ok(modname):
+            return None
+        if not rest:
+            return Api(qualname, "module", None, self.modules[modname].get("file"), None)
+        ref = (self.modules[modname].get("names") or {}).get(rest[0])
+        if ref is None or (isinstance(ref, dict) and ref.get("kind") == "missing"):
+            return None
+        api = self._api(f"{modname}.{rest[0]}", ref)
+        for member in rest[1:]:
+            # Through a submodule re-exported as a name (tl.math), or into a class's members.
+            if api.kind == "module" and isinstance(ref, dict):
+                return self.lookup(".".join([ref["module"], *rest[1:]]))
+            if member not in api.members:
+                return None
+            raw = api.members[member]
+            if isinstance(raw, list):
+                params = parse_params(raw)
+                if params and params[0].name in ("self", "cls"):
+                    params = params[1:]  # called bound: x.to(...), Config.all_kwargs()
+                api = Api(f"{api.qualname}.{member}", "method", api.key, api.file, api.line, params)
+            else:
+                api = Api(
+                    f"{api.qualname}.{member}",
+                    "property" if raw == "property" else "value",
+                    api.key,
+                    api.file,
+                    api.line,
+                    value=raw.get("value") if isinstance(raw, dict) else None,
+                )
+        return api
+
+    def status(self, qualname: str) -> str:
+        """``present``, ``absent``, or ``unknown`` (its module would not import here)."""
+        if self.lookup(qualname) is not None:
+            return "present"
+        modname, _ = self._split(qualname)
+        if (
+            modname is not None
+            and not self.module_ok(modname)
+            and self.modules[modname].get("status") != "missing"
+        ):
+            return "unknown"
+        return "absent"
+
+
+def census_from_runs(runs: Iterable[Run], release: str) -> Census | None:
+    """The census recorded for ``release`` in any of ``runs``; None when none was."""
+    for run in runs:
+        if run.triton != release:
+            continue
+        for r in run.results:
+            if r.probe == PROBE and r.status == "recorded" and "census" in r.data:
+                return Census(r.data["census"], f"{run.id}: {PROBE}.data.census")
+    return None
+
+
+def censuses_from_runs(runs: Iterable[Run]) -> dict[str, Census]:
+    """Every release's census, oldest release first."""
+    runs = list(runs)
+    releases = {r.triton for r in runs if r.triton}
+    found = {v: census_from_runs(runs, v) for v in releases}
+    return {v: c for v, c in sorted(found.items(), key=lambda kv: Version(kv[0])) if c}
+
+
+def load_censuses(path: str | Path) -> dict[str, Census]:
+    """From a results file (``reports/matrix.json`` or one raw file) or a folder of raw files;
+    a bare census document (a fixture) is accepted too."""
+    path = Path(path)
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    out: dict[str, Census] = {}
+    for f in files:
+        doc = json.loads(f.read_text(encoding="utf-8"))
+        if isinstance(doc, dict) and "runs" in doc:
+            out.update(censuses_from_runs(parse(doc, str(f))))
+        else:
+            c = Census(doc, str(f))
+            out[c.release] = c
+    return dict(sorted(out.items(), key=lambda kv: Version(kv[0])))
+
+
+# -- what changed -----------------------------------------------------------------------------
+# In the order a reader upgrading wants them: what breaks first.
+CHANGE_KINDS = (
+    "module-removed",
+    "removed",
+    "moved",
+    "signature",
+    "default",
+    "env-removed",
+    "module-added",
+    "added",
+    "env-added",
+    "import",
+)
+HEADINGS = {
+    "module-removed": "Modules removed",
+    "removed": "Names removed",
+    "moved": "Names moved",
+    "signature": "Signatures changed",
+    "default": "Defaults changed",
+    "env-removed": "Environment variables no longer read",
+    "module-added": "Modules added",
+    "added": "Names added",
+    "env-added": "Environment variables newly read",
+    "import": "Modules that import on one side only with an error",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    name: str
+    text: str
+    base: str
+    candidate: str
+    evidence: tuple[Evidence, ...]
+    breaking: bool = False
+    aliases: tuple[str, ...] = ()
+    # For signature and default changes: the parameters concerned.
+    params: tuple[str, ...] = ()
+
+    @property
+    def module(self) -> str:
+        return self.name.rsplit(".", 1)[0] if "." in self.name else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "text": self.text,
+            "breaking": self.breaking,
+            "params": list(self.params),
+            "evidence": [str(e) for e in self.evidence],
+        }
+
+
+def _module_of(qualname: str, census: Census) -> str:
+    return census._split(qualname)[0] or ""
+
+
+def _by_definition(names: Mapping[str, Api], keep: Iterable[str]) -> list[list[str]]:
+    """Group qualified names that are one definition (tl.dot and tl.core.dot), shortest first."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for q in keep:
+        api = names[q]
+        groups[api.key or f"value:{q}"].append(q)
+    return sorted(
+        (sorted(g, key=lambda q: (q.count("."), q)) for g in groups.values()), key=lambda g: g[0]
+    )
+
+
+def _ev(census: Census, api: Api) -> Evidence:
+    return Evidence(census.release, api.file, api.line)
+
+
+def _signature_changes(old: Api, new: Api) -> tuple[list[str], bool]:
+    """What differs between two signatures, parameter by parameter, and whether code written
+    for the old one can break (a parameter removed, made keyword-only or positional-only,
+    reordered among positionals, or a new one without a default)."""
+    o = {p.name: p for p in old.public_params}
+    n = {p.name: p for p in new.public_params}
+    notes, breaking = [], False
+    for name in o.keys() - n.keys():
+        notes.append(f"-{o[name]}")
+        breaking = True
+    for name in n.keys() - o.keys():
+        notes.append(f"+{n[name]}")
+        if n[name].required:
+            breaking = True
+    for name in o.keys() & n.keys():
+        if o[name].kind != n[name].kind:
+            notes.append(f"{name}: {o[name].kind} -> {n[name].kind}")
+            breaking = True
+    positional = [
+        p.name for p in old.public_params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)
+    ]
+    positional_new = [
+        p.name for p in new.public_params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)
+    ]
+    shared = [p for p in positional if p in positional_new]
+    if shared != [p for p in positional_new if p in positional]:
+        notes.append("positional order changed")
+        breaking = True
+    return sorted(notes), breaking
+
+
+def diff(old: Census, new: Census) -> list[Change]:
+    """Every API change from ``old`` to ``new``, each named once (aliases folded in)."""
+    changes: list[Change] = []
+    base, cand = old.release, new.release
+
+    def add(
+        kind: str,
+        names: list[str],
+        text: str,
+        evidence: Iterable[Evidence],
+        breaking: bool = False,
+        params: Iterable[str] = (),
+    ) -> None:
+        changes.append(
+            Change(
+                kind,
+                names[0],
+                text,
+                base,
+                cand,
+                tuple(evidence),
+                breaking,
+                tuple(names[1:]),
+                tuple(params),
+            )
+        )
+
+    # Modules: one entry for a module that appeared or went, none for each of its names.
+    gone_modules, new_modules = set(), set()
+    for modname in sorted(set(old.modules) | set(new.modules)):
+        a, b = old.modules.get(modname), new.modules.get(modname)
+        a_ok, b_ok = old.module_ok(modname), new.module_ok(modname)
+        a_missing = a is None or a.get("status") == "missing"
+        b_missing = b is None or b.get("status") == "missing"
+        if a_ok and b_missing:
+            gone_modules.add(modname)
+            add(
+                "module-removed",
+                [modname],
+                f"{modname} no longer exists",
+                [Evidence(base, a.get("file"), None)],
+                breaking=True,
+            )
+        elif a_missing and b_ok:
+            new_modules.add(modname)
+            add(
+                "module-added",
+                [modname],
+                f"{modname} is new",
+                [Evidence(cand, b.get("file"), None)],
+            )
+        elif a_ok != b_ok and not (a_missing or b_missing):
+            bad, side = (b, cand) if a_ok else (a, base)
+            add(
+                "import",
+                [modname],
+                f"{modname} fails to import on {side}: {bad.get('error', '')[:160]}",
+                [Evidence(side, None, None)],
+                breaking=a_ok,
+            )
+
+    # A name is compared only where its module imports on both sides; a module that went,
+    # came or broke has its one entry above.
+    old_names, new_names = old.names(), new.names()
+    removed = [q for q in old_names.keys() - new_names.keys() if new.module_ok(_module_of(q, old))]
+    added = [q for q in new_names.keys() - old_names.keys() if old.module_ok(_module_of(q, new))]
+
+    # Moved: a name gone from one module that appears, newly, under the same leaf elsewhere.
+    added_by_leaf: dict[str, list[str]] = defaultdict(list)
+    for q in added:
+        added_by_leaf[q.rsplit(".", 1)[1]].append(q)
+    moved_to: set[str] = set()
+    for group in _by_definition(old_names, removed):
+        leaf = group[0].rsplit(".", 1)[1]
+        api = old_names[group[0]]
+        targets = sorted(
+            (q for q in added_by_leaf.get(leaf, ()) if new_names[q].kind == api.kind),
+            key=lambda q: (q.count("."), q),
+        )
+        if targets:
+            moved_to.update(targets)
+            dest = new_names[targets[0]]
+            add(
+                "moved",
+                group,
+                f"{group[0]} -> {', '.join(targets)}",
+                [_ev(old, api), _ev(new, dest)],
+                breaking=True,
+            )
+        else:
+            add(
+                "removed", group, f"{group[0]} ({api.kind}) removed", [_ev(old, api)], breaking=True
+            )
+    for group in _by_definition(new_names, [q for q in added if q not in moved_to]):
+        api = new_names[group[0]]
+        add("added", group, f"{group[0]} ({api.kind}) added", [_ev(new, api)])
+
+    # Changed: once per definition pair, whatever number of public names reach it.
+    seen: set[tuple[str | None, str | None]] = set()
+    both = sorted(old_names.keys() & new_names.keys(), key=lambda q: (q.count("."), q))
+    aliases_of: dict[tuple[str | None, str | None], list[str]] = defaultdict(list)
+    for q in both:
+        a, b = old_names[q], new_names[q]
+        aliases_of[(a.key or q, b.key or q)].append(q)
+    for q in both:
+        a, b = old_names[q], new_names[q]
+        pair = (a.key or q, b.key or q)
+        if pair in seen:
+            continue
+        seen.add(pair)
+        names = aliases_of[pair]
+        ev = [_ev(old, a), _ev(new, b)]
+        said: set[tuple[str, str | None, str | None]] = set()
+        if a.kind != b.kind:
+            add(
+                "signature",
+                names,
+                f"{q}: {a.kind} -> {b.kind}",
+                ev,
+                breaking=b.kind not in ("function", "builtin", "jit", "class") or a.kind == "class",
+            )
+        if a.params is not None and b.params is not None:
+            notes, breaking = _signature_changes(a, b)
+            if notes:
+                add(
+                    "signature",
+                    names,
+                    f"{q}({', '.join(notes)})",
+                    ev,
+                    breaking,
+                    params=[n.lstrip("+-").split("=")[0].split(":")[0] for n in notes],
+                )
+            o = {p.name: p for p in a.public_params}
+            for p in b.public_params:
+                if p.name in o and o[p.name].default != p.default and p.kind == o[p.name].kind:
+                    said.add((p.name, o[p.name].default, p.default))
+                    add(
+                        "default",
+                        names,
+                        f"{q}: {p.name} default {o[p.name].default} -> {p.default}",
+                        ev,
+                        breaking=False,
+                        params=[p.name],
+                    )
+        for name in sorted(set(a.fields) | set(b.fields)):
+            if (name, a.fields.get(name), b.fields.get(name)) in said:
+                continue  # the same change as the parameter's default: named once
+            if a.fields.get(name) != b.fields.get(name):
+                add(
+                    "default",
+                    names,
+                    f"{q}: field {name} {a.fields.get(name, '(none)')} -> "
+                    f"{b.fields.get(name, '(none)')}",
+                    ev,
+                    params=[name],
+                    breaking=name not in b.fields,
+                )
+        gone_members = sorted(set(a.members) - set(b.members))
+        if not (a.file or "").endswith(".py") or not (b.file or "").endswith(".py"):
+            gone_members = []  # a C++ binding's members are its binding library's
+        if gone_members:
+            add(
+                "removed",
+                [f"{q}.{m}" for m in gone_members] + names[1:],
+                f"{q}: member{'s' if len(gone_members) > 1 else ''} "
+                f"{', '.join(gone_members)} removed",
+                ev,
+                breaking=True,
+            )
+        if a.kind == "value" and b.kind == "value" and a.value != b.value:
+            add("default", names, f"{q} = {a.value} -> {b.value}", ev)
+
+    # Environment variables.
+    for var in sorted(set(old.env) - set(new.env)):
+        site = (old.env[var].get("sites") or [[None, None]])[0]
+        private = bool(old.env[var].get("private", False))
+        text = f"{var} is no longer read" + _private(private)
+        add("env-removed", [var], text, [Evidence(base, *site)], breaking=not private)
+    for var in sorted(set(new.env) - set(old.env)):
+        site = (new.env[var].get("sites") or [[None, None]])[0]
+        knobs = new.env[var].get("knobs")
+        text = f"{var} is read" + (f" (knob {', '.join(knobs)})" if knobs else "")
+        text += _private(bool(new.env[var].get("private", False)))
+        add("env-added", [var], text, [Evidence(cand, *site)])
+
+    order = {k: i for i, k in enumerate(CHANGE_KINDS)}
+    return sorted(changes, key=lambda c: (order[c.kind], c.module, c.name, c.text))
+
+
+def _private(private: bool) -> str:
+    return " (only by Triton's private modules: its own tests and tooling)" if private else ""
+
+
+@dataclass(frozen=True)
+class PairChanges:
+    base: str
+    candidate: str
+    groups: list[tuple[str, list[Change]]]
+
+    @property
+    def count(self) -> int:
+        return sum(len(g) for _, g in self.groups)
+
+
+def group_changes(changes: Iterable[Change]) -> list[tuple[str, list[Change]]]:
+    """Changes grouped under a heading per kind, in CHANGE_KINDS order, empty groups left out."""
+    by_kind: dict[str, list[Change]] = defaultdict(list)
+    for c in changes:
+        by_kind[c.kind].append(c)
+    return [(HEADINGS[k], by_kind[k]) for k in CHANGE_KINDS if by_kind.get(k)]
+
+
+def changes_by_pair(censuses: Mapping[str, Census]) -> list[PairChanges]:
+    """The grouped API changes of every adjacent pair of releases, oldest pair first."""
+    ordered = sorted(censuses.values(), key=lambda c: Version(c.release))
+    return [
+        PairChanges(a.release, b.release, group_changes(diff(a, b)))
+        for a, b in itertools.pairwise(ordered)
+    ]
+
+
+# -- works on ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Support:
+    status: str  # ok | absent | rejects | unknown
+    reason: str = ""
+    evidence: Evidence | None = None
+
+
+def accepts(api: Api, keywords: Iterable[str] = (), positional: int = 0) -> str:
+    """Why ``api`` refuses a call with these arguments, or "" when it accepts them."""
+    if api.params is None:
+        return ""  # no signature recorded (a value, a C++ object): nothing to refuse on
+    params = api.public_params
+    kw_ok = {p.name for p in params if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+    var_kw = any(p.kind == VAR_KEYWORD for p in params)
+    bad = [k for k in keywords if k not in kw_ok and not var_kw]
+    if bad:
+        return f"no keyword {', '.join(bad)} (parameters: {', '.join(map(str, params))})"
+    slots = [p for p in params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
+    if positional > len(slots) and not any(p.kind == VAR_POSITIONAL for p in params):
+        return f"takes at most {len(slots)} positional arguments, {positional} given"
+    return ""
+
+
+def support(
+    census: Census | None, qualname: str, keywords: Iterable[str] = (), positional: int = 0
+) -> Support:
+    if census is None:
+        return Support("unknown", "no API census recorded for this release")
+    api = census.lookup(qualname)
+    if api is None:
+        status = census.status(qualname)
+        if status == "unknown":
+            modname, _ = census._split(qualname)
+            return Support(
+                "unknown",
+                f"{modname} does not import on {census.release}: "
+                f"{census.modules[modname].get('error', '')[:160]}",
+            )
+        return Support(
+            "absent",
+            f"{qualname} does not exist on {census.release}",
+            Evidence(census.release, None, None),
+        )
+    why = accepts(api, tuple(keywords), positional)
+    ev = Evidence(census.release, api.file, api.line)
+    return Support("rejects", why, ev) if why else Support("ok", "", ev)
+
+
+@dataclass(frozen=True)
+class WorksOn:
+    qualname: str
+    per_release: dict[str, Support]
+
+    @property
+    def ok(self) -> list[str]:
+        return [r for r, s in self.per_release.items() if s.status == "ok"]
+
+    @property
+    def oldest(self) -> str | None:
+        return self.ok[0] if self.ok else None
+
+    @property
+    def newest(self) -> str | None:
+        return self.ok[-1] if self.ok else None
+
+    def failing(self) -> dict[str, Support]:
+        """Releases where the name is absent or refuses the arguments (unknown left out)."""
+        return {r: s for r, s in self.per_release.items() if s.status in ("absent", "rejects")}
+
+
+def works_on(
+    censuses: Mapping[str, Census | None],
+    qualname: str,
+    keywords: Iterable[str] = (),
+    positional: int = 0,
+) -> WorksOn:
+    """On which releases ``qualname`` exists and accepts these arguments (oldest first)."""
+    keywords = tuple(keywords)
+    ordered = sorted(censuses, key=Version)
+    return WorksOn(
+        qualname, {r: support(censuses[r], qualname, keywords, positional) for r in ordered}
+    )
+
+
+def omitted_defaults(
+    censuses: Mapping[str, Census | None],
+    qualname: str,
+    passed: Iterable[str] = (),
+    positional: int = 0,
+) -> dict[str, dict[str, str]]:
+    """Parameters a call leaves to their defaults (neither passed by keyword nor covered by
+    the first ``positional`` slots) whose default, or ``triton.Config({})``-style field value,
+    differs between the releases where the name exists: ``{param: {release: repr}}``."""
+    passed = set(passed)
+    seen: dict[str, dict[str, str]] = defaultdict(dict)
+    for release in sorted(censuses, key=Version):
+        c = censuses[release]
+        api = c.lookup(qualname) if c else None
+        if api is None:
+            continue
+        slots = [
+            p.name for p in api.public_params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)
+        ][:positional]
+        for p in api.public_params:
+            if p.default is not None and p.name not in passed and p.name not in slots:
+                seen[p.name][release] = p.default
+        for name, value in api.fields.items():
+            if name not in passed and name not in slots:
+                seen.setdefault(name, {})
+                seen[name].setdefault(release, value)
+    return {k: v for k, v in sorted(seen.items()) if len(set(v.values())) > 1}

@@ -1,0 +1,335 @@
+"""The API census: the probe's recording (on the installed release) and matrix.census's reading,
+diffing and works-on query, on two snapshots recorded from real runs (3.8.0 and 3.9.0, cut down by
+tests/fixtures/census/cut.py) and on small hand-made documents for the cases those lack."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from matrix import census as C
+from matrix.probes import api_surface as probe
+
+FIXTURES = Path(__file__).parent / "fixtures" / "census"
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, C.Census]:
+    return C.load_censuses(FIXTURES)
+
+
+def doc(version: str, modules: dict, defs: dict | None = None, env: dict | None = None) -> dict:
+    return {
+        "format": 1,
+        "version": version,
+        "modules": modules,
+        "defs": defs or {},
+        "env": env or {},
+    }
+
+
+def module(names: dict, file: str = "x.py") -> dict:
+    return {"status": "ok", "file": file, "names": names}
+
+
+# -- the probe's spelling, read back --------------------------------------------------------
+def test_params_round_trip_every_kind() -> None:
+    def f(a, /, b, c=1, *args, d, e="x", **kw):
+        pass
+
+    texts = probe.params_of(f)
+    assert texts == ["a", "/", "b", "c=1", "*args", "d", "e='x'", "**kw"]
+    params = C.parse_params(texts)
+    assert [(p.name, p.kind, p.default) for p in params] == [
+        ("a", C.POSITIONAL_ONLY, None),
+        ("b", C.POSITIONAL_OR_KEYWORD, None),
+        ("c", C.POSITIONAL_OR_KEYWORD, "1"),
+        ("args", C.VAR_POSITIONAL, None),
+        ("d", C.KEYWORD_ONLY, None),
+        ("e", C.KEYWORD_ONLY, "'x'"),
+        ("kw", C.VAR_KEYWORD, None),
+    ]
+
+
+def test_bare_star_marks_keyword_only() -> None:
+    def g(x, *, y=2):
+        pass
+
+    assert probe.params_of(g) == ["x", "*", "y=2"]
+    assert C.parse_params(probe.params_of(g))[1].kind == C.KEYWORD_ONLY
+
+
+def test_pybind_enum_repr_and_addresses_are_normalised() -> None:
+    assert probe.normal_repr("<PROPAGATE_NAN.NONE: 0>") == "PROPAGATE_NAN.NONE"
+    assert probe.normal_repr("<function f at 0x7f00>") == "<function f>"
+    assert probe.normal_repr("'<a: 1>'") == "'<a: 1>'"
+
+
+def test_env_reads_every_spelling() -> None:
+    source = """
+import os
+a = os.getenv("TRITON_A")
+b = os.environ.get("TRITON_B", "0")
+c = os.environ["TRITON_C"]
+d = "TRITON_D" in os.environ
+e = getenv_bool("TRITON_E")
+f = os.environ.get(name_in_a_variable)
+g = "not_an_env_name" in os.environ
+class compilation_knobs:
+    dump: env_bool = env_bool("TRITON_KERNEL_DUMP")
+"""
+    found = probe.env_reads(ast.parse(source))
+    assert sorted(found) == [
+        ("TRITON_A", 3, None),
+        ("TRITON_B", 4, None),
+        ("TRITON_C", 5, None),
+        ("TRITON_D", 6, None),
+        ("TRITON_E", 7, None),
+        ("TRITON_KERNEL_DUMP", 11, "compilation_knobs.dump"),
+    ]
+
+
+# -- the probe on the installed release -----------------------------------------------------
+@pytest.fixture(scope="module")
+def live() -> dict:
+    return probe.census()
+
+
+def test_live_census_records_what_host_code_uses(live: dict) -> None:
+    c = C.Census(live)
+    import triton
+
+    assert c.release == triton.__version__
+    config = c.lookup("triton.Config")
+    assert config is not None and config.kind == "class"
+    assert config.fields["kwargs"] == "{}"
+    assert config.fields["num_warps"] == repr(triton.Config({}).num_warps)
+    assert config.file == "runtime/autotuner.py" and isinstance(config.line, int)
+    dot = c.lookup("triton.language.dot")
+    assert dot is not None and [p.name for p in dot.public_params][:2] == ["input", "other"]
+    assert c.lookup("triton.testing.do_bench") is not None
+    # A module this release lacks is recorded as such, and its names are absent, not unknown.
+    ops = live["modules"]["triton.ops"]
+    assert ops["status"] == "missing" and "triton.ops" in ops["error"]
+    assert c.status("triton.ops.matmul") == "absent"
+    # Triton reads its interpreter switch; the site is a real line of the named file.
+    site_file, site_line = live["env"]["TRITON_INTERPRET"]["sites"][0]
+    root = Path(triton.__file__).parent
+    assert "TRITON_INTERPRET" in (root / site_file).read_text().splitlines()[site_line - 1]
+
+
+def test_live_census_is_compact(live: dict) -> None:
+    # The committed reports hold one per release: a few hundred kB at most (issue 16).
+    size = len(json.dumps(live, separators=(",", ":")))
+    assert size < 400_000, size
+
+
+# -- diff on the recorded snapshots ---------------------------------------------------------
+def test_fixtures_are_recorded_runs(recorded: dict[str, C.Census]) -> None:
+    assert list(recorded) == ["3.8.0", "3.9.0"]
+
+
+def test_diff_3_8_to_3_9(recorded: dict[str, C.Census]) -> None:
+    changes = C.diff(recorded["3.8.0"], recorded["3.9.0"])
+    by_name = {}
+    for change in changes:
+        by_name.setdefault(change.name, []).append(change)
+    (advance,) = by_name["triton.language.advance"]
+    assert advance.kind == "removed" and advance.breaking
+    assert str(advance.evidence[0]).startswith("3.8.0 language/core.py:")
+    load = [c for c in by_name["triton.language.load"] if c.kind == "signature"]
+    assert len(load) == 1 and load[0].breaking and "-boundary_check=()" in load[0].text
+    assert "boundary_check" in load[0].params
+    # Named once: tl.load and tl.core.load are one definition; no entry for tl.core.load.
+    assert "triton.language.core.load" not in by_name
+    cumprod = by_name["triton.language.cumprod"][0]
+    assert cumprod.kind == "signature" and not cumprod.breaking  # a new optional parameter
+    # The pybind11 enum spelling change is not a changed default.
+    assert not [c for c in changes if "PROPAGATE_NAN" in c.text]
+
+
+def test_grouped_pairs_in_order(recorded: dict[str, C.Census]) -> None:
+    (pair,) = C.changes_by_pair(recorded)
+    assert (pair.base, pair.candidate) == ("3.8.0", "3.9.0")
+    headings = [h for h, _ in pair.groups]
+    assert headings.index("Names removed") < headings.index("Signatures changed")
+    assert pair.count == len(C.diff(recorded["3.8.0"], recorded["3.9.0"]))
+
+
+# -- works on -------------------------------------------------------------------------------
+def test_works_on_a_removed_name(recorded: dict[str, C.Census]) -> None:
+    w = C.works_on(recorded, "triton.language.advance")
+    assert w.ok == ["3.8.0"] and w.oldest == w.newest == "3.8.0"
+    assert w.per_release["3.9.0"].status == "absent"
+
+
+def test_works_on_a_removed_keyword(recorded: dict[str, C.Census]) -> None:
+    w = C.works_on(recorded, "triton.language.load", keywords=("mask", "boundary_check"))
+    assert w.ok == ["3.8.0"]
+    assert w.per_release["3.9.0"].status == "rejects"
+    assert "boundary_check" in w.per_release["3.9.0"].reason
+    assert C.works_on(recorded, "triton.language.load", keywords=("mask",)).ok == ["3.8.0", "3.9.0"]
+
+
+def test_works_on_positional_slots(recorded: dict[str, C.Census]) -> None:
+    # 3.9.0 made cache_modifier and later parameters of tl.load keyword-only.
+    n38 = len(
+        [
+            p
+            for p in recorded["3.8.0"].lookup("triton.language.load").public_params
+            if p.kind == C.POSITIONAL_OR_KEYWORD
+        ]
+    )
+    w = C.works_on(recorded, "triton.language.load", positional=n38)
+    assert w.per_release["3.8.0"].status == "ok"
+    assert w.per_release["3.9.0"].status == "rejects"
+
+
+def test_works_on_through_a_submodule_and_members(recorded: dict[str, C.Census]) -> None:
+    assert C.works_on(recorded, "triton.language.math.exp").ok == ["3.8.0", "3.9.0"]
+    assert recorded["3.9.0"].lookup("triton.Config.all_kwargs") is not None
+    assert recorded["3.9.0"].lookup("triton.Config.no_such_member") is None
+
+
+def test_unknown_is_not_absent() -> None:
+    old = C.Census(
+        doc(
+            "3.0.0",
+            {
+                "triton.tools.disasm": {
+                    "status": "import-error",
+                    "error": "ModuleNotFoundError: No module named 'triton.common'",
+                }
+            },
+        )
+    )
+    w = C.works_on({"3.0.0": old, "3.1.0": None}, "triton.tools.disasm.extract")
+    assert [s.status for s in w.per_release.values()] == ["unknown", "unknown"]
+    assert w.ok == [] and w.failing() == {}
+
+
+# -- hand-made documents for what the snapshots lack ----------------------------------------
+def config_doc(version: str, stages: str) -> dict:
+    return doc(
+        version,
+        {"triton": module({"Config": "t.Config"})},
+        {
+            "t.Config": {
+                "kind": "class",
+                "file": "runtime/autotuner.py",
+                "line": 10,
+                "params": ["kwargs", "num_warps=4", f"num_stages={stages}"],
+                "fields": {"kwargs": "{}", "num_warps": "4", "num_stages": stages},
+            }
+        },
+    )
+
+
+def test_changed_default_named_once_and_omitted_defaults() -> None:
+    a, b = C.Census(config_doc("3.2.0", "2")), C.Census(config_doc("3.3.1", "3"))
+    changes = C.diff(a, b)
+    assert [(c.kind, c.text) for c in changes] == [
+        ("default", "triton.Config: num_stages default 2 -> 3")
+    ]
+    assert [str(e) for e in changes[0].evidence] == [
+        "3.2.0 runtime/autotuner.py:10",
+        "3.3.1 runtime/autotuner.py:10",
+    ]
+    cs = {"3.2.0": a, "3.3.1": b}
+    assert C.omitted_defaults(cs, "triton.Config", positional=1) == {
+        "num_stages": {"3.2.0": "2", "3.3.1": "3"}
+    }
+    assert C.omitted_defaults(cs, "triton.Config", passed=("num_stages",), positional=1) == {}
+
+
+def test_moved_and_module_removed() -> None:
+    f = {"kind": "jit", "file": "language/math.py", "line": 5, "params": ["x"]}
+    g = {"kind": "jit", "file": "language/standard.py", "line": 9, "params": ["x"]}
+    a = C.Census(
+        doc(
+            "3.0.0",
+            {
+                "triton.language.math": module({"umulhi": "m.umulhi"}),
+                "triton.language": module({}),
+                "triton.ops": module({"matmul": "o.matmul"}, "ops/__init__.py"),
+            },
+            {
+                "m.umulhi": f,
+                "o.matmul": {
+                    "kind": "function",
+                    "file": "ops/matmul.py",
+                    "line": 1,
+                    "params": ["a", "b"],
+                },
+            },
+        )
+    )
+    b = C.Census(
+        doc(
+            "3.1.0",
+            {
+                "triton.language.math": module({}),
+                "triton.language": module({"umulhi": "s.umulhi"}),
+                "triton.ops": {
+                    "status": "missing",
+                    "error": "ModuleNotFoundError: No module named",
+                },
+            },
+            {"s.umulhi": g},
+        )
+    )
+    changes = C.diff(a, b)
+    assert [(c.kind, c.name) for c in changes] == [
+        ("module-removed", "triton.ops"),
+        ("moved", "triton.language.math.umulhi"),
+    ]
+    moved = changes[1]
+    assert moved.text == "triton.language.math.umulhi -> triton.language.umulhi"
+    assert [str(e) for e in moved.evidence] == [
+        "3.0.0 language/math.py:5",
+        "3.1.0 language/standard.py:9",
+    ]
+
+
+def test_environment_variables() -> None:
+    a = C.Census(
+        doc(
+            "3.2.0",
+            {},
+            env={
+                "MLIR_ENABLE_REMARK": {"sites": [["backends/nvidia/compiler.py", 211]], "count": 1}
+            },
+        )
+    )
+    b = C.Census(
+        doc(
+            "3.3.1",
+            {},
+            env={
+                "TRITON_X": {
+                    "sites": [["knobs.py", 3]],
+                    "count": 1,
+                    "knobs": ["compilation_knobs.x"],
+                },
+                "TRITON_CI": {"sites": [["_test_runner.py", 1]], "count": 1, "private": True},
+            },
+        )
+    )
+    texts = {c.name: (c.kind, c.text, c.breaking) for c in C.diff(a, b)}
+    assert texts["MLIR_ENABLE_REMARK"] == (
+        "env-removed",
+        "MLIR_ENABLE_REMARK is no longer read",
+        True,
+    )
+    assert texts["TRITON_X"] == ("env-added", "TRITON_X is read (knob compilation_knobs.x)", False)
+    assert "private" in texts["TRITON_CI"][1]
+
+
+def test_bad_document_names_the_field() -> None:
+    with pytest.raises(C.CensusError, match=r"census\.defs: expected dict"):
+        C.Census({"format": 1, "version": "3.0.0", "modules": {}, "env": {}})
+    with pytest.raises(C.CensusError, match="format"):
+        C.Census({"format": 9, "version": "3.0.0", "modules": {}, "defs": {}, "env": {}})
