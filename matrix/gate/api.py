@@ -1,0 +1,137 @@
+"""The census's part of the gate: a Triton name that the scanned code uses and that the
+candidate removed, moved or no longer accepts with the arguments passed is breaking; a default
+the code relies on (the argument left out) that changed is a behaviour change.
+
+Uses come from the scanner, one per call site or attribute, as any object with ``qualname``
+(``triton.language.load``), ``path``, ``line``, ``keywords`` (names passed) and ``positional``
+(how many positional arguments); ``ApiUse`` is the plain form. Each (name, what broke) is one
+finding listing every site, so that ten uses of one removed name read as one change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from matrix.census import Census, censuses_from_runs, diff, omitted_defaults, support
+from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
+from matrix.gate.config import AcceptedChange
+from matrix.measure.results import Run
+
+PROBE = "api_surface"
+
+
+class Use(Protocol):
+    qualname: str
+    path: str
+    line: int
+    keywords: Sequence[str]
+    positional: int
+
+
+@dataclass(frozen=True)
+class ApiUse:
+    qualname: str
+    path: str
+    line: int
+    keywords: tuple[str, ...] = ()
+    positional: int = 0
+
+
+def _where(use: Use) -> str:
+    return f"{use.path}:{use.line} {use.qualname}"
+
+
+def check_uses(
+    base_runs: Iterable[Run],
+    cand_runs: Iterable[Run],
+    baseline: str,
+    candidate: str,
+    uses: Sequence[Use],
+    out: Comparison,
+    accepted: Sequence[AcceptedChange] = (),
+) -> None:
+    """Add to ``out`` the findings the census gives for ``uses``; undecidable without a census
+    of either release (when there are uses to check)."""
+    if not uses:
+        return
+    base = censuses_from_runs(base_runs).get(baseline)
+    cand = censuses_from_runs(cand_runs).get(candidate)
+    for side, census in ((baseline, base), (candidate, cand)):
+        if census is None:
+            out.undecidable.append(
+                f"the scanned code uses {len(uses)} Triton name(s) but no API census "
+                f"({PROBE}) is recorded for {side}"
+            )
+    if base is None or cand is None:
+        return
+    entries = diff(base, cand)
+    grouped: dict[tuple[str, str, str], list[Use]] = {}
+    for use in uses:
+        b = support(base, use.qualname, use.keywords, use.positional)
+        c = support(cand, use.qualname, use.keywords, use.positional)
+        if b.status == "ok" and c.status in ("absent", "rejects"):
+            grouped.setdefault((BREAKING, use.qualname, c.reason), []).append(use)
+        elif b.status == "ok" and c.status == "unknown":
+            out.undecidable.append(f"{_where(use)}: {c.reason}")
+    for (kind, qualname, reason), sites in sorted(grouped.items()):
+        related = [e for e in entries if qualname in (e.name, *e.aliases)]
+        out.findings.append(
+            GateFinding(
+                kind,
+                PROBE,
+                qualname,
+                "ok",
+                reason,
+                [f"{e.text} ({'; '.join(map(str, e.evidence))})" for e in related] or [reason],
+                fix="; ".join(e.text for e in related if e.kind == "moved"),
+                uses=[_where(u) for u in sites],
+            )
+        )
+    _defaults(base, cand, uses, out, accepted)
+
+
+def _defaults(
+    base: Census,
+    cand: Census,
+    uses: Sequence[Use],
+    out: Comparison,
+    accepted: Sequence[AcceptedChange],
+) -> None:
+    """A default that differs between the two releases, for a parameter a use leaves out; an
+    accepted change (probe ``api_surface``, where ``<name>:<param>``, from/to the default
+    reprs) turns it into an accepted change."""
+    pair = {base.release: base, cand.release: cand}
+    seen: dict[tuple[str, str], tuple[dict[str, str], list[Use]]] = {}
+    for use in uses:
+        for param, values in omitted_defaults(
+            pair, use.qualname, use.keywords, use.positional
+        ).items():
+            key = (use.qualname, param)
+            seen.setdefault(key, (values, []))[1].append(use)
+    for (qualname, param), (values, sites) in sorted(seen.items()):
+        api = cand.lookup(qualname)
+        where = f" ({cand.release} {api.where})" if api else ""
+        old, new = values.get(base.release, ""), values.get(cand.release, "")
+        ack = next(
+            (a for a in accepted
+             if a.matches(PROBE, f"{qualname}:{param}", old, new, base.release, cand.release)),
+            None,
+        )  # fmt: skip
+        out.findings.append(
+            GateFinding(
+                ACCEPTED if ack else BEHAVIOUR,
+                PROBE,
+                f"{qualname}:{param}",
+                values.get(base.release),
+                values.get(cand.release),
+                [
+                    f"{qualname}: {param} defaults to {values.get(base.release)} on "
+                    f"{base.release}, {values.get(cand.release)} on {cand.release}{where}"
+                ],
+                fix=f"pass {param}= explicitly to keep the {base.release} behaviour",
+                reason=ack.reason if ack else "",
+                uses=[_where(u) for u in sites],
+            )
+        )

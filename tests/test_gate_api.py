@@ -1,0 +1,94 @@
+"""The gate's census check: scanned uses of a removed name, a refused keyword, a changed default
+the code relies on; on the two snapshots recorded from 3.8.0 and 3.9.0 runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from matrix.gate.api import ApiUse, check_uses
+from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison
+from matrix.gate.config import AcceptedChange
+from matrix.measure.results import Result, Run, read_runs
+
+FIXTURES = Path(__file__).parent / "fixtures" / "census"
+
+
+def runs(release: str) -> list[Run]:
+    return read_runs(FIXTURES / f"triton-{release}.json")
+
+
+def census_run(release: str, stages: str) -> Run:
+    doc = {
+        "format": 1,
+        "version": release,
+        "modules": {"triton": {"status": "ok", "file": "__init__.py", "names": {"Config": "C"}}},
+        "defs": {"C": {"kind": "class", "file": "runtime/autotuner.py", "line": 7,
+                       "params": ["kwargs", "num_warps=4", f"num_stages={stages}"]}},
+        "env": {},
+    }  # fmt: skip
+    result = Result("api_surface", "aot", None, "recorded", data={"census": doc})
+    return Run(id=f"triton-{release}", env={"triton": release}, results=[result])
+
+
+def test_removed_name_and_refused_keyword_are_breaking_each_once() -> None:
+    uses = [
+        ApiUse("triton.language.advance", "k.py", 10, positional=2),
+        ApiUse("triton.language.advance", "k.py", 30, positional=2),
+        ApiUse("triton.language.load", "k.py", 12, keywords=("boundary_check",), positional=1),
+        ApiUse("triton.language.load", "k.py", 14, keywords=("mask", "other"), positional=1),
+        ApiUse("triton.language.dot", "k.py", 16, positional=2),
+    ]
+    out = Comparison()
+    check_uses(runs("3.8.0"), runs("3.9.0"), "3.8.0", "3.9.0", uses, out)
+    assert out.undecidable == []
+    breaking = {f.where: f for f in out.findings if f.kind == BREAKING}
+    assert sorted(breaking) == ["triton.language.advance", "triton.language.load"]
+    advance = breaking["triton.language.advance"]
+    assert advance.uses == ["k.py:10 triton.language.advance", "k.py:30 triton.language.advance"]
+    assert any("3.8.0 language/core.py:" in e for e in advance.evidence)
+    load = breaking["triton.language.load"]
+    assert load.uses == ["k.py:12 triton.language.load"]
+    assert "boundary_check" in load.candidate
+
+
+def test_no_finding_when_the_candidate_accepts_the_use() -> None:
+    out = Comparison()
+    uses = [ApiUse("triton.language.load", "k.py", 14, keywords=("mask",), positional=1)]
+    check_uses(runs("3.8.0"), runs("3.9.0"), "3.8.0", "3.9.0", uses, out)
+    assert [f for f in out.findings if f.kind == BREAKING] == []
+
+
+def test_changed_default_the_code_relies_on() -> None:
+    uses = [ApiUse("triton.Config", "tune.py", 3, positional=1)]
+    out = Comparison()
+    check_uses([census_run("3.2.0", "2")], [census_run("3.3.1", "3")], "3.2.0", "3.3.1", uses, out)
+    (f,) = out.findings
+    assert (f.kind, f.where, f.baseline, f.candidate) == (
+        BEHAVIOUR,
+        "triton.Config:num_stages",
+        "2",
+        "3",
+    )
+    assert "runtime/autotuner.py:7" in f.evidence[0]
+    # Passing it explicitly: nothing relies on the default.
+    out = Comparison()
+    passed = [ApiUse("triton.Config", "tune.py", 3, keywords=("num_stages",), positional=1)]
+    check_uses([census_run("3.2.0", "2")], [census_run("3.3.1", "3")], "3.2.0", "3.3.1",
+               passed, out)  # fmt: skip
+    assert out.findings == []
+
+
+def test_accepted_default_change() -> None:
+    ack = AcceptedChange("api_surface", "triton.Config:num_stages", "2", "3", "we pass stages")
+    out = Comparison()
+    check_uses([census_run("3.2.0", "2")], [census_run("3.3.1", "3")], "3.2.0", "3.3.1",
+               [ApiUse("triton.Config", "tune.py", 3, positional=1)], out, [ack])  # fmt: skip
+    assert [(f.kind, f.reason) for f in out.findings] == [(ACCEPTED, "we pass stages")]
+
+
+def test_no_census_is_undecidable_only_with_uses() -> None:
+    out = Comparison()
+    check_uses(runs("3.8.0"), [], "3.8.0", "3.9.0", [], out)
+    assert out.undecidable == [] and out.findings == []
+    check_uses(runs("3.8.0"), [], "3.8.0", "3.9.0", [ApiUse("triton.jit", "k.py", 1)], out)
+    assert len(out.undecidable) == 1 and "3.9.0" in out.undecidable[0]
