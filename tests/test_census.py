@@ -333,3 +333,23 @@ def test_bad_document_names_the_field() -> None:
         C.Census({"format": 1, "version": "3.0.0", "modules": {}, "env": {}})
     with pytest.raises(C.CensusError, match="format"):
         C.Census({"format": 9, "version": "3.0.0", "modules": {}, "defs": {}, "env": {}})
+
+
+# -- the what-changed page ------------------------------------------------------------------
+def test_changes_page_lists_api_changes_with_evidence(tmp_path: Path) -> None:
+    from matrix.measure.results import read_runs
+    from matrix.report import model, render, verdicts
+
+    runs = read_runs(FIXTURES)
+    render.render_site(model.build(runs), tmp_path, claims=verdicts.ClaimsOutcome(missing="-"))
+    html = (tmp_path / "changes.html").read_text(encoding="utf-8")
+    assert 'id="api"' in html and "3.8.0 → 3.9.0" in html
+    (advance,) = [
+        c
+        for c in C.diff(*C.censuses_from_runs(runs).values())
+        if c.name == "triton.language.advance"
+    ]
+    assert advance.text in html and str(advance.evidence[0]) in html
+    # The release page links to the changes instead of dumping the census.
+    release = (tmp_path / "releases" / "3.9.0.html").read_text(encoding="utf-8")
+    assert "triton.language.core.dot" not in release and "changes.html#api" in release

@@ -50,6 +50,8 @@ TONE_LABELS = {
 
 # Long strings are cut in the evidence; the full text stays in matrix.json.
 EVIDENCE_TEXT_LIMIT = 4000
+# The API census (hundreds of kB a release) is read by the what-changed page, not shown raw.
+CENSUS_NOTE = "the API census: its changes are on the what-changed page; the whole in matrix.json"
 
 
 def tone(spec: ProbeSpec | None, status: str) -> str:
@@ -159,7 +161,10 @@ class Box:
     def data_items(self) -> list[tuple[str, str]]:
         if self.result is None:
             return []
-        return [(k, clip(_show(v))) for k, v in sorted(self.result.data.items())]
+        return [
+            (k, CENSUS_NOTE if k == "census" else clip(_show(v)))
+            for k, v in sorted(self.result.data.items())
+        ]
 
 
 @dataclass
