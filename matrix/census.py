@@ -312,7 +312,7 @@ HEADINGS = {
     "moved": "Names moved",
     "signature": "Signatures changed",
     "default": "Defaults changed",
-    "env-removed": "Environment variables no longer read",
+    "env-removed": "Environment variables no longer read (by the Python source)",
     "module-added": "Modules added",
     "added": "Names added",
     "env-added": "Environment variables newly read",
@@ -575,7 +575,8 @@ def diff(old: Census, new: Census) -> list[Change]:
     for var in sorted(set(old.env) - set(new.env)):
         site = (old.env[var].get("sites") or [[None, None]])[0]
         private = bool(old.env[var].get("private", False))
-        text = f"{var} is no longer read" + _private(private)
+        # Only the Python source is scanned: the C++ side may still read it (say so).
+        text = f"{var} is no longer read by the Python source" + _private(private)
         add("env-removed", [var], text, [Evidence(base, *site)], breaking=not private)
     for var in sorted(set(new.env) - set(old.env)):
         site = (new.env[var].get("sites") or [[None, None]])[0]

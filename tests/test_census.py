@@ -321,7 +321,7 @@ def test_environment_variables() -> None:
     texts = {c.name: (c.kind, c.text, c.breaking) for c in C.diff(a, b)}
     assert texts["MLIR_ENABLE_REMARK"] == (
         "env-removed",
-        "MLIR_ENABLE_REMARK is no longer read",
+        "MLIR_ENABLE_REMARK is no longer read by the Python source",
         True,
     )
     assert texts["TRITON_X"] == ("env-added", "TRITON_X is read (knob compilation_knobs.x)", False)
