@@ -209,23 +209,38 @@ class Census:
                 return ".".join(parts[:i]), parts[i:]
         return None, parts
 
-    def lookup(self, qualname: str) -> Api | None:
-        """The public name (a module, a module's name, or a class member), or None."""
+    def resolve(self, qualname: str, _depth: int = 0) -> tuple[Api | None, str, str]:
+        """``(api, status, reason)``: status ``present`` (with the Api), ``absent`` (the census
+        saw where it would be and it is not there) or ``unknown`` (the census cannot tell: the
+        module would not import, is not one the census walks, or the name is an attribute of
+        a value or of a C++ binding, whose members are not recorded)."""
         modname, rest = self._split(qualname)
-        if modname is None or not self.module_ok(modname):
-            return None
+        if modname is None:
+            return None, "unknown", f"{qualname}: outside the modules the census records"
+        entry = self.modules[modname]
+        if entry.get("status") == "missing":
+            return None, "absent", f"{modname} does not exist on {self.release}"
+        if entry.get("status") != "ok":
+            error = entry.get("error", "")[:160]
+            return None, "unknown", f"{modname} does not import on {self.release}: {error}"
         if not rest:
-            return Api(qualname, "module", None, self.modules[modname].get("file"), None)
-        ref = (self.modules[modname].get("names") or {}).get(rest[0])
+            return Api(qualname, "module", None, entry.get("file"), None), "present", ""
+        ref = (entry.get("names") or {}).get(rest[0])
         if ref is None or (isinstance(ref, dict) and ref.get("kind") == "missing"):
-            return None
+            return None, "absent", f"{modname}.{rest[0]} does not exist on {self.release}"
         api = self._api(f"{modname}.{rest[0]}", ref)
+        if api.kind == "module" and rest[1:]:
+            # A submodule reached as an attribute (tl.math, triton.runtime.jit).
+            target = ref["module"]
+            if target not in self.modules or _depth > 3:
+                return None, "unknown", f"{target}: a module whose names the census does not record"
+            return self.resolve(".".join([target, *rest[1:]]), _depth + 1)
         for member in rest[1:]:
-            # Through a submodule re-exported as a name (tl.math), or into a class's members.
-            if api.kind == "module" and isinstance(ref, dict):
-                return self.lookup(".".join([ref["module"], *rest[1:]]))
+            if api.kind != "class" or not (api.file or "").endswith(".py"):
+                return None, "unknown", f"{api.qualname}.{member}: attributes of a {api.kind} " \
+                    "defined outside Python source are not recorded"  # fmt: skip
             if member not in api.members:
-                return None
+                return None, "absent", f"{api.qualname} has no {member} on {self.release}"
             raw = api.members[member]
             if isinstance(raw, list):
                 params = parse_params(raw)
@@ -241,20 +256,15 @@ class Census:
                     api.line,
                     value=raw.get("value") if isinstance(raw, dict) else None,
                 )
-        return api
+        return api, "present", ""
+
+    def lookup(self, qualname: str) -> Api | None:
+        """The public name (a module, a module's name, or a class member), or None."""
+        return self.resolve(qualname)[0]
 
     def status(self, qualname: str) -> str:
-        """``present``, ``absent``, or ``unknown`` (its module would not import here)."""
-        if self.lookup(qualname) is not None:
-            return "present"
-        modname, _ = self._split(qualname)
-        if (
-            modname is not None
-            and not self.module_ok(modname)
-            and self.modules[modname].get("status") != "missing"
-        ):
-            return "unknown"
-        return "absent"
+        """``present``, ``absent`` or ``unknown`` (see ``resolve``)."""
+        return self.resolve(qualname)[1]
 
 
 def census_from_runs(runs: Iterable[Run], release: str) -> Census | None:
@@ -650,21 +660,10 @@ def support(
 ) -> Support:
     if census is None:
         return Support("unknown", "no API census recorded for this release")
-    api = census.lookup(qualname)
+    api, status, reason = census.resolve(qualname)
     if api is None:
-        status = census.status(qualname)
-        if status == "unknown":
-            modname, _ = census._split(qualname)
-            return Support(
-                "unknown",
-                f"{modname} does not import on {census.release}: "
-                f"{census.modules[modname].get('error', '')[:160]}",
-            )
-        return Support(
-            "absent",
-            f"{qualname} does not exist on {census.release}",
-            Evidence(census.release, None, None),
-        )
+        evidence = Evidence(census.release, None, None) if status == "absent" else None
+        return Support(status, reason, evidence)
     why = accepts(api, tuple(keywords), positional)
     ev = Evidence(census.release, api.file, api.line)
     return Support("rejects", why, ev) if why else Support("ok", "", ev)

@@ -353,3 +353,49 @@ def test_changes_page_lists_api_changes_with_evidence(tmp_path: Path) -> None:
     # The release page links to the changes instead of dumping the census.
     release = (tmp_path / "releases" / "3.9.0.html").read_text(encoding="utf-8")
     assert "triton.language.core.dot" not in release and "changes.html#api" in release
+
+
+# -- what the census cannot tell is unknown, never absent -----------------------------------
+def test_resolve_says_unknown_where_the_census_did_not_look() -> None:
+    c = C.Census(
+        doc(
+            "3.9.0",
+            {
+                "triton": module({"runtime": {"kind": "module", "module": "triton.runtime"}}),
+                "triton.runtime": module(
+                    {"jit": {"kind": "module", "module": "triton.runtime.jit"}, "K": "k.K"}
+                ),
+            },
+            {"k.K": {"kind": "class", "file": "_C/libtriton.so", "line": None, "params": None}},
+        )
+    )
+    assert c.resolve("triton.runtime.jit.JITFunction")[1] == "unknown"
+    assert c.resolve("triton.runtime.K.anything")[1] == "unknown"  # a C++ binding's attribute
+    assert c.resolve("triton.runtime.nothing_here")[1] == "absent"
+    assert c.resolve("torch.compile")[1] == "unknown"
+    assert c.resolve("triton.runtime")[1] == "present"
+
+
+def test_import_failures_are_statuses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "exits_on_import.py").write_text("raise SystemExit(2)\n")
+    (tmp_path / "needs_missing.py").write_text("import no_such_dependency_xyz\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert probe.import_status("no_such_module_xyz")[1]["status"] == "missing"
+    assert probe.import_status("needs_missing")[1]["status"] == "import-error"
+    failure = probe.import_status("exits_on_import")[1]
+    assert failure["status"] == "import-error" and "SystemExit" in failure["error"]
+
+
+def test_an_object_that_breaks_inspection_is_recorded_not_raised(tmp_path: Path) -> None:
+    class Odd:
+        @property
+        def __signature__(self):  # inspect.signature reads it and gets an exception
+            raise RuntimeError("no signature for you")
+
+        def __call__(self) -> None:
+            pass
+
+    inspector = probe.Inspector(tmp_path)
+    key = inspector.define("m.odd", Odd())
+    entry = inspector.defs[key]
+    assert entry["kind"] == "uninspectable" and "RuntimeError" in entry["error"]

@@ -44,7 +44,9 @@ import inspect
 import os
 import pkgutil
 import re
+import sys
 import types
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -141,8 +143,10 @@ def params_of(obj: Any) -> list[str] | None:
 class Inspector:
     """Builds the census of the triton package found at ``root`` (its ``__init__``'s folder)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, preloaded: Iterable[str] = ()) -> None:
         self.root = root
+        # The triton modules loaded by ``import triton`` alone, before the census imports more.
+        self.preloaded = {m for m in preloaded if m.split(".")[0] == "triton"}
         self.defs: dict[str, dict[str, Any]] = {}
         self._key_of: dict[int, str] = {}
         self._class_lines: dict[str, dict[str, int]] = {}
@@ -307,27 +311,34 @@ class Inspector:
         return {}
 
     # -- modules --------------------------------------------------------------------------
-    def public_names(self, module: types.ModuleType) -> list[str]:
-        explicit = getattr(module, "__all__", None)
-        if explicit is not None:
-            return sorted({str(n) for n in explicit})
-        return sorted(n for n in vars(module) if not n.startswith("_"))
+    @staticmethod
+    def public_names(module: types.ModuleType) -> tuple[list[str], set[str]]:
+        """Every name ``__all__`` lists, and every other public attribute: code reaches
+        ``triton.runtime.jit`` or ``tl.core`` whatever ``__all__`` says."""
+        listed = {str(n) for n in getattr(module, "__all__", None) or ()}
+        public = {n for n in vars(module) if not n.startswith("_")}
+        return sorted(listed | public), listed
 
     def module_entry(self, modname: str, module: types.ModuleType) -> dict[str, Any]:
         names: dict[str, Any] = {}
-        explicit = getattr(module, "__all__", None) is not None
-        for name in self.public_names(module):
+        every, listed = self.public_names(module)
+        for name in every:
+            # A name __all__ lists is the module's API whatever it is; an unlisted one counts
+            # only when Triton defines it (not ``from functools import wraps``, ``typing.Any``).
+            explicit = name in listed
             if not hasattr(module, name):
                 names[name] = {"kind": "missing", "error": "listed in __all__, not defined"}
                 continue
             obj = getattr(module, name)
             if isinstance(obj, types.ModuleType):
-                if obj.__name__.split(".")[0] == "triton" or explicit:
+                # An unlisted submodule counts when ``import triton`` itself loads it: one the
+                # census's own walk imported is an attribute only because the walk ran.
+                if explicit or obj.__name__ in self.preloaded:
                     names[name] = {"kind": "module", "module": obj.__name__}
                 continue
             if isinstance(obj, _SIMPLE) or not (callable(obj) or isinstance(obj, type)):
                 if not explicit and not isinstance(obj, _SIMPLE) and not self.is_triton_value(obj):
-                    continue  # a stray import (typing.Any, a logger) in a module without __all__
+                    continue
                 names[name] = {
                     "kind": "value",
                     "type": type(obj).__name__,
@@ -335,7 +346,7 @@ class Inspector:
                 }
                 continue
             if not explicit and not self.is_triton(obj):
-                continue  # e.g. ``from functools import wraps`` in a module without __all__
+                continue
             names[name] = self.define(f"{modname}.{name}", obj)
         return {
             "status": "ok",
@@ -481,7 +492,7 @@ def census() -> dict[str, Any]:
     import triton
 
     root = Path(triton.__file__).resolve().parent
-    inspector = Inspector(root)
+    inspector = Inspector(root, list(sys.modules))
     modules: dict[str, Any] = {}
     queue = list(ROOTS)
     while queue:
@@ -520,7 +531,6 @@ def observe(ctx: Context) -> Observation:
 
 if __name__ == "__main__":  # python -m matrix.probes.api_surface: the census as JSON
     import json
-    import sys
 
     os.environ.setdefault("TRITON_INTERPRET", "1")
     json.dump(census(), sys.stdout, indent=1)
