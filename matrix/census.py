@@ -30,6 +30,7 @@ arguments it passes)::
     w = works_on(censuses, "triton.testing.do_bench", keywords=("quantiles",), positional=1)
     w.ok            # releases on which the name exists and accepts those arguments
     w.oldest, w.newest, w.per_release[release]    # Support(status, reason, evidence)
+    common_range([w, ...])  # (oldest, newest, releases) where every use of a file works
     omitted_defaults(censuses, "triton.Config", passed=("num_warps",))
                     # {param: {release: default repr}} for parameters the call leaves to a
                     # default that differs between releases
@@ -732,3 +733,16 @@ def omitted_defaults(
                 seen.setdefault(name, {})
                 seen[name].setdefault(release, value)
     return {k: v for k, v in sorted(seen.items()) if len(set(v.values())) > 1}
+
+
+def common_range(works: Iterable[WorksOn]) -> tuple[str | None, str | None, list[str]]:
+    """For a file's uses: ``(oldest, newest, releases)`` where every one of them works
+    (exists and accepts its arguments), oldest first; (None, None, []) when no release does.
+    A release where any use is ``unknown`` is not counted: the census cannot vouch for it."""
+    works = list(works)
+    if not works:
+        return None, None, []
+    releases = [r for r in works[0].per_release if all(w.per_release.get(r) and
+                                                        w.per_release[r].status == "ok"
+                                                        for w in works)]  # fmt: skip
+    return (releases[0], releases[-1], releases) if releases else (None, None, [])

@@ -399,3 +399,13 @@ def test_an_object_that_breaks_inspection_is_recorded_not_raised(tmp_path: Path)
     key = inspector.define("m.odd", Odd())
     entry = inspector.defs[key]
     assert entry["kind"] == "uninspectable" and "RuntimeError" in entry["error"]
+
+
+def test_common_range_of_a_file(recorded: dict[str, C.Census]) -> None:
+    both = C.works_on(recorded, "triton.language.dot", positional=2)
+    old_only = C.works_on(recorded, "triton.language.advance", positional=2)
+    assert C.common_range([both]) == ("3.8.0", "3.9.0", ["3.8.0", "3.9.0"])
+    assert C.common_range([both, old_only]) == ("3.8.0", "3.8.0", ["3.8.0"])
+    gone = C.works_on(recorded, "triton.language.no_such_name")
+    assert C.common_range([both, gone]) == (None, None, [])
+    assert C.common_range([]) == (None, None, [])

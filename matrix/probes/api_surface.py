@@ -333,11 +333,16 @@ class Inspector:
             if isinstance(obj, types.ModuleType):
                 # An unlisted submodule counts when ``import triton`` itself loads it: one the
                 # census's own walk imported is an attribute only because the walk ran.
-                if explicit or obj.__name__ in self.preloaded:
+                # ``module`` bound to triton.language.extra.hip is a loop variable, not an API.
+                own_name = obj.__name__.rsplit(".", 1)[-1] == name
+                if explicit or (obj.__name__ in self.preloaded and own_name):
                     names[name] = {"kind": "module", "module": obj.__name__}
                 continue
             if isinstance(obj, _SIMPLE) or not (callable(obj) or isinstance(obj, type)):
-                if not explicit and not isinstance(obj, _SIMPLE) and not self.is_triton_value(obj):
+                # Unlisted where __all__ exists (a leftover loop variable), or a stray import
+                # (typing.Any, a logger) where it does not: only a triton value still counts.
+                stray = not explicit and (bool(listed) or not isinstance(obj, _SIMPLE))
+                if stray and not self.is_triton_value(obj):
                     continue
                 names[name] = {
                     "kind": "value",
