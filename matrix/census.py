@@ -364,15 +364,28 @@ def _module_of(qualname: str, census: Census) -> str:
     return census._split(qualname)[0] or ""
 
 
-def _by_definition(names: Mapping[str, Api], keep: Iterable[str]) -> list[list[str]]:
-    """Group qualified names that are one definition (tl.dot and tl.core.dot), shortest first."""
+def _name_order(census: Census, names: Mapping[str, Api]) -> Any:
+    """Which of a definition's names leads: the shortest (tl.dot before tl.core.dot), then the
+    one in the module that defines it (tools.tensor_descriptor.TensorDescriptor, not the
+    tools.ragged_tma re-export), then alphabetical."""
+
+    def key(q: str) -> tuple[int, bool, str]:
+        home = census.modules.get(_module_of(q, census), {}).get("file")
+        return (q.count("."), home != names[q].file, q)
+
+    return key
+
+
+def _by_definition(
+    census: Census, names: Mapping[str, Api], keep: Iterable[str]
+) -> list[list[str]]:
+    """Group qualified names that are one definition (tl.dot and tl.core.dot), leader first."""
     groups: dict[str, list[str]] = defaultdict(list)
     for q in keep:
         api = names[q]
         groups[api.key or f"value:{q}"].append(q)
-    return sorted(
-        (sorted(g, key=lambda q: (q.count("."), q)) for g in groups.values()), key=lambda g: g[0]
-    )
+    order = _name_order(census, names)
+    return sorted((sorted(g, key=order) for g in groups.values()), key=lambda g: g[0])
 
 
 def _ev(census: Census, api: Api) -> Evidence:
@@ -474,6 +487,11 @@ def diff(old: Census, new: Census) -> list[Change]:
     # A name is compared only where its module imports on both sides; a module that went,
     # came or broke has its one entry above.
     old_names, new_names = old.names(), new.names()
+    # A submodule bound as an attribute (triton.tools.tensor_descriptor) comes and goes with
+    # what ``import triton`` happens to load; the module's own entry above says whether it exists.
+    recorded = set(old.modules) | set(new.modules)
+    old_names = {q: a for q, a in old_names.items() if not (a.kind == "module" and q in recorded)}
+    new_names = {q: a for q, a in new_names.items() if not (a.kind == "module" and q in recorded)}
     removed = [q for q in old_names.keys() - new_names.keys() if new.module_ok(_module_of(q, old))]
     added = [q for q in new_names.keys() - old_names.keys() if old.module_ok(_module_of(q, new))]
 
@@ -482,7 +500,7 @@ def diff(old: Census, new: Census) -> list[Change]:
     for q in added:
         added_by_leaf[q.rsplit(".", 1)[1]].append(q)
     moved_to: set[str] = set()
-    for group in _by_definition(old_names, removed):
+    for group in _by_definition(old, old_names, removed):
         leaf = group[0].rsplit(".", 1)[1]
         api = old_names[group[0]]
         targets = sorted(
@@ -503,13 +521,13 @@ def diff(old: Census, new: Census) -> list[Change]:
             add(
                 "removed", group, f"{group[0]} ({api.kind}) removed", [_ev(old, api)], breaking=True
             )
-    for group in _by_definition(new_names, [q for q in added if q not in moved_to]):
+    for group in _by_definition(new, new_names, [q for q in added if q not in moved_to]):
         api = new_names[group[0]]
         add("added", group, f"{group[0]} ({api.kind}) added", [_ev(new, api)])
 
     # Changed: once per definition pair, whatever number of public names reach it.
     seen: set[tuple[str | None, str | None]] = set()
-    both = sorted(old_names.keys() & new_names.keys(), key=lambda q: (q.count("."), q))
+    both = sorted(old_names.keys() & new_names.keys(), key=_name_order(new, new_names))
     aliases_of: dict[tuple[str | None, str | None], list[str]] = defaultdict(list)
     for q in both:
         a, b = old_names[q], new_names[q]

@@ -409,3 +409,23 @@ def test_common_range_of_a_file(recorded: dict[str, C.Census]) -> None:
     gone = C.works_on(recorded, "triton.language.no_such_name")
     assert C.common_range([both, gone]) == (None, None, [])
     assert C.common_range([]) == (None, None, [])
+
+
+def test_module_names_keep_its_own_values_not_its_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "census_sample_mod.py").write_text(
+        "import os\nfrom typing import TYPE_CHECKING\nBLOCK = 128\n"
+        "for leftover in range(2):\n    pass\n"
+    )
+    (tmp_path / "census_sample_all.py").write_text(
+        "__all__ = ['LISTED']\nLISTED = 1\nfor leftover in range(2):\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    inspector = probe.Inspector(tmp_path)
+    plain = inspector.module_entry("m", importlib.import_module("census_sample_mod"))["names"]
+    assert sorted(plain) == ["BLOCK", "leftover"]  # no os, no TYPE_CHECKING
+    listed = inspector.module_entry("a", importlib.import_module("census_sample_all"))["names"]
+    assert sorted(listed) == ["LISTED"]  # __all__ exists: the loop variable is not API

@@ -322,6 +322,7 @@ class Inspector:
     def module_entry(self, modname: str, module: types.ModuleType) -> dict[str, Any]:
         names: dict[str, Any] = {}
         every, listed = self.public_names(module)
+        imported = imported_names(getattr(module, "__file__", None))
         for name in every:
             # A name __all__ lists is the module's API whatever it is; an unlisted one counts
             # only when Triton defines it (not ``from functools import wraps``, ``typing.Any``).
@@ -341,7 +342,9 @@ class Inspector:
             if isinstance(obj, _SIMPLE) or not (callable(obj) or isinstance(obj, type)):
                 # Unlisted where __all__ exists (a leftover loop variable), or a stray import
                 # (typing.Any, a logger) where it does not: only a triton value still counts.
-                stray = not explicit and (bool(listed) or not isinstance(obj, _SIMPLE))
+                stray = not explicit and (
+                    bool(listed) or not isinstance(obj, _SIMPLE) or name in imported
+                )
                 if stray and not self.is_triton_value(obj):
                     continue
                 names[name] = {
@@ -362,6 +365,22 @@ class Inspector:
     @staticmethod
     def is_triton_value(obj: Any) -> bool:
         return (type(obj).__module__ or "").split(".")[0] == "triton"
+
+
+def imported_names(filename: str | None) -> set[str]:
+    """Names a module's top level binds by importing (``from typing import TYPE_CHECKING``):
+    a plain value under such a name is someone else's, not this module's API."""
+    if not filename or not filename.endswith(".py"):
+        return set()
+    try:
+        tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return set()
+    out = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return out
 
 
 def import_status(modname: str) -> tuple[types.ModuleType | None, dict[str, Any] | None]:
