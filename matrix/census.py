@@ -189,7 +189,8 @@ class Census:
             )
         if ref.get("kind") == "module":
             entry = self.modules.get(ref.get("module", ""), {})
-            return Api(qualname, "module", None, entry.get("file"), None)
+            # value: the module it names (tl.math -> triton.language.math)
+            return Api(qualname, "module", None, entry.get("file"), None, value=ref.get("module"))
         return Api(qualname, ref.get("kind", "value"), value=ref.get("repr"))
 
     def names(self) -> dict[str, Api]:
@@ -316,6 +317,7 @@ CHANGE_KINDS = (
     "added",
     "env-added",
     "import",
+    "env-private",
 )
 HEADINGS = {
     "module-removed": "Modules removed",
@@ -328,6 +330,7 @@ HEADINGS = {
     "added": "Names added",
     "env-added": "Environment variables newly read",
     "import": "Modules that import on one side only with an error",
+    "env-private": "Environment variables only Triton's private modules read (its own tests, CI)",
 }
 
 
@@ -487,11 +490,15 @@ def diff(old: Census, new: Census) -> list[Change]:
     # A name is compared only where its module imports on both sides; a module that went,
     # came or broke has its one entry above.
     old_names, new_names = old.names(), new.names()
-    # A submodule bound as an attribute (triton.tools.tensor_descriptor) comes and goes with
-    # what ``import triton`` happens to load; the module's own entry above says whether it exists.
-    recorded = set(old.modules) | set(new.modules)
-    old_names = {q: a for q, a in old_names.items() if not (a.kind == "module" and q in recorded)}
-    new_names = {q: a for q, a in new_names.items() if not (a.kind == "module" and q in recorded)}
+    # A submodule bound as an attribute (triton.tools.tensor_descriptor, tl.semantic.math) comes
+    # and goes with what ``import triton`` happens to load; the module's own entry says whether
+    # it exists, so such bindings are not diffed as names.
+    recorded = set(old.modules) & set(new.modules)
+
+    def api_names(names: dict[str, Api]) -> dict[str, Api]:
+        return {q: a for q, a in names.items() if not (a.kind == "module" and a.value in recorded)}
+
+    old_names, new_names = api_names(old_names), api_names(new_names)
     removed = [q for q in old_names.keys() - new_names.keys() if new.module_ok(_module_of(q, old))]
     added = [q for q in new_names.keys() - old_names.keys() if old.module_ok(_module_of(q, new))]
 
@@ -600,26 +607,23 @@ def diff(old: Census, new: Census) -> list[Change]:
         if a.kind == "value" and b.kind == "value" and a.value != b.value:
             add("default", names, f"{q} = {a.value} -> {b.value}", ev)
 
-    # Environment variables.
+    # Environment variables; those only Triton's own test runner and CI read are kept apart.
     for var in sorted(set(old.env) - set(new.env)):
         site = (old.env[var].get("sites") or [[None, None]])[0]
         private = bool(old.env[var].get("private", False))
         # Only the Python source is scanned: the C++ side may still read it (say so).
-        text = f"{var} is no longer read by the Python source" + _private(private)
-        add("env-removed", [var], text, [Evidence(base, *site)], breaking=not private)
+        text = f"{var} is no longer read by the Python source"
+        kind = "env-private" if private else "env-removed"
+        add(kind, [var], text, [Evidence(base, *site)], breaking=not private)
     for var in sorted(set(new.env) - set(old.env)):
         site = (new.env[var].get("sites") or [[None, None]])[0]
         knobs = new.env[var].get("knobs")
         text = f"{var} is read" + (f" (knob {', '.join(knobs)})" if knobs else "")
-        text += _private(bool(new.env[var].get("private", False)))
-        add("env-added", [var], text, [Evidence(cand, *site)])
+        kind = "env-private" if new.env[var].get("private", False) else "env-added"
+        add(kind, [var], text, [Evidence(cand, *site)])
 
     order = {k: i for i, k in enumerate(CHANGE_KINDS)}
     return sorted(changes, key=lambda c: (order[c.kind], c.module, c.name, c.text))
-
-
-def _private(private: bool) -> str:
-    return " (only by Triton's private modules: its own tests and tooling)" if private else ""
 
 
 @dataclass(frozen=True)
