@@ -542,14 +542,18 @@ def census() -> dict[str, Any]:
 
 def observe(ctx: Context) -> Observation:
     doc = census()
-    failed = sorted(m for m, e in doc["modules"].items() if e["status"] != "ok")
+    by_status: dict[str, list[str]] = {}
+    for modname, entry in doc["modules"].items():
+        by_status.setdefault(entry["status"], []).append(modname)
     n_names = sum(len(e.get("names", {})) for e in doc["modules"].values())
     detail = (
-        f"{len(doc['modules']) - len(failed)} modules, {n_names} names, {len(doc['defs'])} "
+        f"{len(by_status.get('ok', []))} modules, {n_names} names, {len(doc['defs'])} "
         f"definitions, {len(doc['env'])} environment variables"
     )
-    if failed:
-        detail += f"; not importable: {', '.join(failed)}"
+    if by_status.get("missing"):
+        detail += f"; absent: {', '.join(sorted(by_status['missing']))}"
+    if by_status.get("import-error"):
+        detail += f"; not importable: {', '.join(sorted(by_status['import-error']))}"
     return Observation("recorded", detail, {"census": doc})
 
 
