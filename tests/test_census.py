@@ -429,3 +429,13 @@ def test_module_names_keep_its_own_values_not_its_imports(
     assert sorted(plain) == ["BLOCK", "leftover"]  # no os, no TYPE_CHECKING
     listed = inspector.module_entry("a", importlib.import_module("census_sample_all"))["names"]
     assert sorted(listed) == ["LISTED"]  # __all__ exists: the loop variable is not API
+
+
+def test_observe_row(live: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matrix.probes.support.base import Context
+
+    monkeypatch.setattr(probe, "census", lambda: live)
+    obs = probe.observe(Context("aot", None))
+    assert obs.status == "recorded" and obs.data["census"] is live
+    assert "absent: " in obs.detail and "triton.ops" in obs.detail
+    assert "not importable" not in obs.detail.split("absent:")[0]
