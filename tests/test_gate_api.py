@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from matrix.gate.api import ApiUse, check_uses
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison
 from matrix.gate.config import AcceptedChange
@@ -92,3 +94,77 @@ def test_no_census_is_undecidable_only_with_uses() -> None:
     assert out.undecidable == [] and out.findings == []
     check_uses(runs("3.8.0"), [], "3.8.0", "3.9.0", [ApiUse("triton.jit", "k.py", 1)], out)
     assert len(out.undecidable) == 1 and "3.9.0" in out.undecidable[0]
+
+
+# -- through the gate's command line --------------------------------------------------------
+def test_gate_fails_on_a_scanned_use_the_candidate_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+    import shutil
+    from dataclasses import replace
+
+    from matrix.gate import verdict
+    from matrix.measure.results import read_raw, write_raw
+    from matrix.scan import ScanReport
+
+    raw = tmp_path / "raw"
+    shutil.copytree(FIXTURES.parent / "gate" / "safe", raw)
+    for path in sorted(raw.glob("*.json")):
+        run = read_raw(path)
+        if run.triton in ("3.8.0", "3.9.0"):
+            (row,) = runs(run.triton)[0].results
+            run.results = [*run.results, replace(row)]
+            write_raw(run, path)
+    kernel = tmp_path / "k.py"
+    kernel.write_text("import triton.language as tl\n")
+
+    def scan_with_uses(targets: list[str], rules: object) -> ScanReport:
+        report = ScanReport()
+        report.uses = [  # type: ignore[attr-defined]  # what the scanner lists (issue 16)
+            ApiUse("triton.language.advance", str(kernel), 7, positional=2),
+            ApiUse("triton.language.load", str(kernel), 9, positional=1),
+        ]
+        return report
+
+    monkeypatch.setattr(verdict, "scan_paths", scan_with_uses)
+    out = tmp_path / "out"
+    code = verdict.main(
+        ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(raw), "--out", str(out),
+         "--accepted", str(FIXTURES.parent / "gate" / "accepted_none.toml"),
+         "--no-project-scan", "--scan", str(kernel)]
+    )  # fmt: skip
+    doc = json.loads((out / "gate.json").read_text())
+    found = [(f["kind"], f["probe"], f["where"]) for f in doc["findings"]]
+    assert code == 1
+    assert found == [(BREAKING, "api_surface", "triton.language.advance")]
+    assert "triton.language.advance" in (out / "gate.md").read_text()
+
+
+def test_gate_says_when_the_scanner_lists_no_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from matrix.gate import verdict
+    from matrix.scan import ScanReport
+
+    raw = tmp_path / "raw"
+    shutil.copytree(FIXTURES.parent / "gate" / "safe", raw)
+    kernel = tmp_path / "k.py"
+    kernel.write_text("x = 1\n")
+
+    class OldReport(ScanReport):
+        def __getattribute__(self, name: str) -> object:
+            if name == "uses":
+                raise AttributeError(name)
+            return super().__getattribute__(name)
+
+    monkeypatch.setattr(verdict, "scan_paths", lambda targets, rules: OldReport())
+    out = tmp_path / "out"
+    verdict.main(
+        ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(raw), "--out", str(out),
+         "--accepted", str(FIXTURES.parent / "gate" / "accepted_none.toml"),
+         "--no-project-scan", "--scan", str(kernel)]
+    )  # fmt: skip
+    assert "API census not checked" in (out / "gate.md").read_text()

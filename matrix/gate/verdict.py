@@ -14,8 +14,10 @@ scanned (``--no-project-scan`` turns that off); ``--scan`` adds a team's own sou
 Findings (matrix/gate/compare.py): a *regression* (a check that passes on the baseline fails,
 errors, crashes or times out on the candidate: kernel numerics, compilation for an aot target,
 the user's tests), a *breaking API* (a scanned use of an API whose probe says "removed" on the
-candidate), a *behaviour change* (any other probe status difference), which fails the gate
-unless ``matrix/data/accepted_changes.toml`` acknowledges it with a reason.
+candidate, or, from the API census (matrix/gate/api.py), a Triton name the scanned code uses that
+the candidate lacks or that refuses the arguments passed), a *behaviour change* (any other probe
+status difference, or a default the scanned code relies on that the census shows changed), which
+fails the gate unless ``matrix/data/accepted_changes.toml`` acknowledges it with a reason.
 
 Exit status (``EXIT_*``), fail closed:
 
@@ -43,7 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from matrix.census import CensusError
 from matrix.core import DataFileError, Release, ReleaseError
+from matrix.gate import api
 from matrix.gate import compare as gc
 from matrix.gate.config import (
     ACCEPTED_PATH,
@@ -311,6 +315,22 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         )
     except gc.DataError as e:
         report.errors.append(f"bad data in {args.results}: {e}")
+    # The census's check of every Triton name the scanned code uses (matrix.gate.api); the
+    # scanner lists them in ScanReport.uses. A scanner without that list checks nothing here,
+    # and the report says so rather than passing silently.
+    uses = getattr(scan, "uses", None)
+    if uses is None:
+        if scan_targets:
+            report.comparison.notes.append(
+                "API census not checked: the scanner did not list the Triton names the code uses"
+            )
+    else:
+        try:
+            api.check_uses(
+                sel.base, sel.cand, baseline, candidate, uses, report.comparison, accepted
+            )
+        except CensusError as e:
+            report.errors.append(f"bad API census in {args.results}: {e}")
     report.comparison.undecidable[:0] = sel.undecidable
     report.comparison.notes[:0] = sel.notes
     return report
