@@ -52,8 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from packaging.version import Version  # TODO(core): use matrix.core.Release once it lands
-
+from matrix.core import Release, ReleaseError, release_key
 from matrix.measure.results import Run, parse
 
 PROBE = "api_surface"
@@ -162,7 +161,8 @@ class Census:
         if doc.get("format") != FORMAT:
             raise CensusError(f"{where}.format: expected {FORMAT}, got {doc.get('format')!r}")
         self.doc = doc
-        self.release: str = doc["version"]
+        # One spelling of the release (3.9 and 3.9.0 are one): matrix.core.Release's.
+        self.release: str = spelling(doc["version"])
         self.modules: Mapping[str, Any] = doc["modules"]
         self.defs: Mapping[str, Any] = doc["defs"]
         self.env: Mapping[str, Any] = doc["env"]
@@ -269,10 +269,18 @@ class Census:
         return self.resolve(qualname)[1]
 
 
+def spelling(release: str) -> str:
+    """``3.9`` -> ``3.9.0`` (matrix.core.Release's spelling); text that is no release as is."""
+    try:
+        return str(Release.parse(release))
+    except ReleaseError:
+        return release
+
+
 def census_from_runs(runs: Iterable[Run], release: str) -> Census | None:
-    """The census recorded for ``release`` in any of ``runs``; None when none was."""
+    """The census recorded for ``release`` (``3.9`` or ``3.9.0``) in any of ``runs``."""
     for run in runs:
-        if run.triton != release:
+        if run.triton is None or spelling(run.triton) != spelling(release):
             continue
         for r in run.results:
             if r.probe == PROBE and r.status == "recorded" and "census" in r.data:
@@ -283,9 +291,9 @@ def census_from_runs(runs: Iterable[Run], release: str) -> Census | None:
 def censuses_from_runs(runs: Iterable[Run]) -> dict[str, Census]:
     """Every release's census, oldest release first."""
     runs = list(runs)
-    releases = {r.triton for r in runs if r.triton}
+    releases = {spelling(r.triton) for r in runs if r.triton}
     found = {v: census_from_runs(runs, v) for v in releases}
-    return {v: c for v, c in sorted(found.items(), key=lambda kv: Version(kv[0])) if c}
+    return {v: c for v, c in sorted(found.items(), key=lambda kv: release_key(kv[0])) if c}
 
 
 def load_censuses(path: str | Path) -> dict[str, Census]:
@@ -301,7 +309,7 @@ def load_censuses(path: str | Path) -> dict[str, Census]:
         else:
             c = Census(doc, str(f))
             out[c.release] = c
-    return dict(sorted(out.items(), key=lambda kv: Version(kv[0])))
+    return dict(sorted(out.items(), key=lambda kv: release_key(kv[0])))
 
 
 # -- what changed -----------------------------------------------------------------------------
@@ -647,7 +655,7 @@ def group_changes(changes: Iterable[Change]) -> list[tuple[str, list[Change]]]:
 
 def changes_by_pair(censuses: Mapping[str, Census]) -> list[PairChanges]:
     """The grouped API changes of every adjacent pair of releases, oldest pair first."""
-    ordered = sorted(censuses.values(), key=lambda c: Version(c.release))
+    ordered = sorted(censuses.values(), key=lambda c: release_key(c.release))
     return [
         PairChanges(a.release, b.release, group_changes(diff(a, b)))
         for a, b in itertools.pairwise(ordered)
@@ -722,7 +730,7 @@ def works_on(
 ) -> WorksOn:
     """On which releases ``qualname`` exists and accepts these arguments (oldest first)."""
     keywords = tuple(keywords)
-    ordered = sorted(censuses, key=Version)
+    ordered = sorted(censuses, key=release_key)
     return WorksOn(
         qualname, {r: support(censuses[r], qualname, keywords, positional) for r in ordered}
     )
@@ -739,7 +747,7 @@ def omitted_defaults(
     differs between the releases where the name exists: ``{param: {release: repr}}``."""
     passed = set(passed)
     seen: dict[str, dict[str, str]] = defaultdict(dict)
-    for release in sorted(censuses, key=Version):
+    for release in sorted(censuses, key=release_key):
         c = censuses[release]
         api = c.lookup(qualname) if c else None
         if api is None:

@@ -14,7 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from matrix.census import Census, censuses_from_runs, diff, omitted_defaults, support
+from matrix.census import Census, censuses_from_runs, diff, omitted_defaults, spelling, support
+from matrix.core import Release
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
 from matrix.measure.results import Run
@@ -46,8 +47,8 @@ def _where(use: Use) -> str:
 def check_uses(
     base_runs: Iterable[Run],
     cand_runs: Iterable[Run],
-    baseline: str,
-    candidate: str,
+    baseline: str | Release,
+    candidate: str | Release,
     uses: Sequence[Use],
     out: Comparison,
     accepted: Sequence[AcceptedChange] = (),
@@ -56,6 +57,7 @@ def check_uses(
     of either release (when there are uses to check)."""
     if not uses:
         return
+    baseline, candidate = spelling(str(baseline)), spelling(str(candidate))
     base = censuses_from_runs(base_runs).get(baseline)
     cand = censuses_from_runs(cand_runs).get(candidate)
     for side, census in ((baseline, base), (candidate, cand)):
@@ -116,7 +118,8 @@ def _defaults(
         old, new = values.get(base.release, ""), values.get(cand.release, "")
         ack = next(
             (a for a in accepted
-             if a.matches(PROBE, f"{qualname}:{param}", old, new, base.release, cand.release)),
+             if a.matches(PROBE, f"{qualname}:{param}", old, new, Release.parse(base.release),
+                          Release.parse(cand.release))),
             None,
         )  # fmt: skip
         out.findings.append(
