@@ -94,6 +94,21 @@ class Param:
         return prefix + self.name + ("" if self.default is None else "=" + self.default)
 
 
+def signature_text(params: Sequence[Param]) -> str:
+    """``(x, /, y=1, *, z)``: Python's spelling, markers included."""
+    out: list[str] = []
+    for i, p in enumerate(params):
+        before = params[i - 1].kind if i else None
+        if before == POSITIONAL_ONLY and p.kind != POSITIONAL_ONLY:
+            out.append("/")
+        if p.kind == KEYWORD_ONLY and before not in (KEYWORD_ONLY, VAR_POSITIONAL):
+            out.append("*")
+        out.append(str(p))
+    if params and params[-1].kind == POSITIONAL_ONLY:
+        out.append("/")
+    return f"({', '.join(out)})"
+
+
 def parse_params(texts: Sequence[str]) -> tuple[Param, ...]:
     """Read back the probe's spelling: ``["a", "/", "b=1", "*", "c", "**kw"]``."""
     kind = POSITIONAL_ONLY if "/" in texts else POSITIONAL_OR_KEYWORD
@@ -679,7 +694,7 @@ def accepts(api: Api, keywords: Iterable[str] = (), positional: int = 0) -> str:
     var_kw = any(p.kind == VAR_KEYWORD for p in params)
     bad = [k for k in keywords if k not in kw_ok and not var_kw]
     if bad:
-        return f"no keyword {', '.join(bad)} (parameters: {', '.join(map(str, params))})"
+        return f"no keyword {', '.join(bad)} (signature: {signature_text(params)})"
     slots = [p for p in params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)]
     if positional > len(slots) and not any(p.kind == VAR_POSITIONAL for p in params):
         return f"takes at most {len(slots)} positional arguments, {positional} given"
