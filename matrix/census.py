@@ -418,23 +418,26 @@ def _ev(census: Census, api: Api) -> Evidence:
     return Evidence(census.release, api.file, api.line)
 
 
-def _signature_changes(old: Api, new: Api) -> tuple[list[str], bool]:
-    """What differs between two signatures, parameter by parameter, and whether code written
+def _signature_changes(old: Api, new: Api) -> tuple[list[str], bool, list[str]]:
+    """What differs between two signatures, parameter by parameter; whether code written
     for the old one can break (a parameter removed, made keyword-only or positional-only,
-    reordered among positionals, or a new one without a default)."""
+    reordered among positionals, or a new one without a default); the parameters concerned."""
     o = {p.name: p for p in old.public_params}
     n = {p.name: p for p in new.public_params}
-    notes, breaking = [], False
+    notes, breaking, touched = [], False, []
     for name in o.keys() - n.keys():
         notes.append(f"-{o[name]}")
+        touched.append(name)
         breaking = True
     for name in n.keys() - o.keys():
         notes.append(f"+{n[name]}")
+        touched.append(name)
         if n[name].required:
             breaking = True
     for name in o.keys() & n.keys():
         if o[name].kind != n[name].kind:
             notes.append(f"{name}: {o[name].kind} -> {n[name].kind}")
+            touched.append(name)
             breaking = True
     positional = [
         p.name for p in old.public_params if p.kind in (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)
@@ -446,7 +449,7 @@ def _signature_changes(old: Api, new: Api) -> tuple[list[str], bool]:
     if shared != [p for p in positional_new if p in positional]:
         notes.append("positional order changed")
         breaking = True
-    return sorted(notes), breaking
+    return sorted(notes), breaking, sorted(touched)
 
 
 def diff(old: Census, new: Census) -> list[Change]:
@@ -580,16 +583,16 @@ def diff(old: Census, new: Census) -> list[Change]:
                 breaking=b.kind not in ("function", "builtin", "jit", "class") or a.kind == "class",
             )
         if a.params is not None and b.params is not None:
-            notes, breaking = _signature_changes(a, b)
+            notes, breaking, touched = _signature_changes(a, b)
             if notes:
-                add(
-                    "signature",
-                    names,
-                    f"{q}({', '.join(notes)})",
-                    ev,
-                    breaking,
-                    params=[n.lstrip("+-").split("=")[0].split(":")[0] for n in notes],
-                )
+                add("signature", names, f"{q}({', '.join(notes)})", ev, breaking, touched)
+            # A field that comes or goes with its parameter (+num_ctas=1) is said there.
+            for p in a.public_params:
+                if p.name not in b.fields and p.name in touched:
+                    said.add((p.name, a.fields.get(p.name), None))
+            for p in b.public_params:
+                if p.name not in a.fields and p.name in touched:
+                    said.add((p.name, None, b.fields.get(p.name)))
             o = {p.name: p for p in a.public_params}
             for p in b.public_params:
                 if p.name in o and o[p.name].default != p.default and p.kind == o[p.name].kind:

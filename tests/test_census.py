@@ -442,3 +442,14 @@ def test_observe_row(live: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     assert obs.status == "recorded" and obs.data["census"] is live
     assert "absent: " in obs.detail and "triton.ops" in obs.detail
     assert "not importable" not in obs.detail.split("absent:")[0]
+
+
+def test_a_new_parameter_and_its_field_are_one_change() -> None:
+    old = config_doc("3.1.0", "3")
+    new = config_doc("3.2.0", "3")
+    new["defs"]["t.Config"]["params"].append("num_ctas=1")
+    new["defs"]["t.Config"]["fields"]["num_ctas"] = "1"
+    changes = C.diff(C.Census(old), C.Census(new))
+    assert [(c.kind, c.text, c.params, c.breaking) for c in changes] == [
+        ("signature", "triton.Config(+num_ctas=1)", ("num_ctas",), False)
+    ]
