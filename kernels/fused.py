@@ -16,7 +16,10 @@ The last program also resets the counter, so the counters and the atomic workspa
 at the end of every launch and need no memset (``kernels.workspace`` keeps one set per device
 and stream). Memory ordering: every thread writes its part and fences (``fence.acq_rel.gpu``),
 a CTA barrier, then one acq_rel atomic on the counter; the last program fences again and its
-loads are volatile (neither cached in L1 nor moved above the counter by the compiler). The
+loads are volatile (neither cached in L1 nor moved above the counter by the compiler). Where
+a program reads memory and then overwrites it (atomic mode's last program loads the workspace
+tile, then zeroes it), a CTA barrier separates the two, whatever register layouts the compiler
+gives the load and the store (tests/test_fused_barrier.py checks the compiled PTX). The
 fences are inline PTX, so ``FENCE`` is off in the interpreter
 (which runs programs one after another and needs none).
 
@@ -141,6 +144,13 @@ def splitk_fused_kernel(
                 # volatile: a plain load may be hoisted above the counter atomic (seen on an
                 # H200: wrong fp16/bf16 sums in ~25% of atomic-mode runs with .cg loads).
                 total = tl.load(ws_ptrs, mask=c_mask, other=0.0, volatile=True)
+                # Read, then overwrite the same tile: the compiler may give the load and the
+                # zero store different register layouts (seen on 3.6: the load takes the layout
+                # of the fp16/bf16 store to c), so without a CTA barrier one warp zeroes
+                # elements another warp has not loaded yet (wrong sums of exactly 0.0 in 3797
+                # of 5800 fp16/bf16 runs on an H200; 0 with it). The barrier makes it correct
+                # whatever layouts are picked; tests/test_fused_barrier.py checks the PTX.
+                tl.debug_barrier()
                 tl.store(ws_ptrs, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32), mask=c_mask)
             tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=c_mask)
             tl.store(lock_ptr + tile, 0)

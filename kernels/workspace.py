@@ -16,36 +16,53 @@ import torch
 
 @dataclass
 class Scratch:
-    """One stream's zeroed float32 workspace and int32 arrival counters."""
+    """One stream's zeroed float32 workspace, int32 arrival counters, and the float32 slices
+    ordered mode writes (one per split; fully written before they are read, so never zeroed)."""
 
     ws: torch.Tensor
     locks: torch.Tensor
+    slices: torch.Tensor
 
 
 _SCRATCH: dict[tuple[str, int, int], Scratch] = {}
 
 
-def scratch(device: torch.device, ws_elems: int, lock_elems: int) -> Scratch:
-    """Zeroed buffers of at least ``ws_elems`` floats and ``lock_elems`` counters for
-    ``device``'s current stream (grown geometrically, so a sweep of shapes reallocates rarely)."""
+def _grown(
+    have: torch.Tensor | None, need: int, dtype: torch.dtype, zero: bool, dev: torch.device
+) -> torch.Tensor:
+    """``have`` if it holds ``need`` elements, else a new buffer of at least twice its size."""
+    old = have.numel() if have is not None else 0
+    if have is not None and old >= need:
+        return have
+    make = torch.zeros if zero else torch.empty
+    return make(max(need, 2 * old, 1), dtype=dtype, device=dev)
+
+
+def scratch(
+    device: torch.device, ws_elems: int, lock_elems: int, slice_elems: int = 0,
+    stream: int | None = None,
+) -> Scratch:  # fmt: skip
+    """Buffers of at least ``ws_elems`` zeroed floats, ``lock_elems`` zeroed counters and
+    ``slice_elems`` floats for ``device``'s ``stream`` (the raw handle; None: its current
+    stream), grown geometrically, so a sweep of shapes reallocates rarely."""
     if device.type == "cuda":
         index = device.index if device.index is not None else torch.cuda.current_device()
         dev = torch.device("cuda", index)
-        key = (device.type, index, torch.cuda.current_stream(index).cuda_stream)
+        if stream is None:
+            stream = torch.cuda.current_stream(index).cuda_stream
+        key = (device.type, index, stream)
     else:  # the interpreter runs launches one after another: one set is enough
         dev = device
         key = (device.type, 0, 0)
     have = _SCRATCH.get(key)
-    if have is None or have.ws.numel() < ws_elems or have.locks.numel() < lock_elems:
-        old_ws = have.ws.numel() if have else 0
-        old_locks = have.locks.numel() if have else 0
-        ws_n = max(ws_elems, 2 * old_ws if ws_elems > old_ws else old_ws, 1)
-        lock_n = max(lock_elems, 2 * old_locks if lock_elems > old_locks else old_locks, 1)
-        have = Scratch(
-            torch.zeros(ws_n, dtype=torch.float32, device=dev),
-            torch.zeros(lock_n, dtype=torch.int32, device=dev),
-        )
-        _SCRATCH[key] = have
+    new = Scratch(
+        _grown(have and have.ws, ws_elems, torch.float32, True, dev),
+        _grown(have and have.locks, lock_elems, torch.int32, True, dev),
+        _grown(have and have.slices, slice_elems, torch.float32, False, dev),
+    )
+    if have is None or any(x is not y for x, y in ((new.ws, have.ws), (new.locks, have.locks),
+                                                   (new.slices, have.slices))):  # fmt: skip
+        _SCRATCH[key] = have = new
     return have
 
 

@@ -175,8 +175,9 @@ PROBES: tuple[ProbeSpec, ...] = (
     ),
     ProbeSpec(
         "splitk_nondeterminism",
-        "split-K run to run on a GPU: atomic mode's largest difference in ulps "
-        "(data.max_ulps); deterministic mode must be bitwise stable",
+        "split-K's float32 tl.atomic_add reduction run to run on a GPU, with a kernel of the "
+        "probe's own: largest difference in ulps (data.max_ulps); broken when a sum breaks "
+        "the float32 summation bound",
         ("nondeterministic", "deterministic", "broken"),
         ("gpu",),
         good=("nondeterministic", "deterministic"),

@@ -3,7 +3,8 @@ table lookup; no GPU needed."""
 
 import pytest
 
-from kernels import bench
+from kernels.bench import cli, output, sweep
+from kernels.bench import suite as bench
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
@@ -40,12 +41,16 @@ def test_summary_geomean_worst_and_goals():
         _rec(64, 64, 8192, "fp16", "splitk_deterministic", 6.0),
         _rec(128, 128, 8192, "fp16", "cublas", 10.0), _rec(128, 128, 8192, "fp16", "splitk", 20.0),
     ]  # fmt: skip
-    s = bench.summarize(recs, copy_gbps=4000.0)["fp16"]
+    s = output.summarize(recs, copy_gbps=4000.0, key="us")["fp16"]
     assert s["splitk_over_cublas_geomean"] == pytest.approx(1.0)  # sqrt(2 * 0.5)
     assert s["worst"] == 0.5 and s["worst_case"] == "128x128x8192 kn"
     assert s["det_over_atomic_max"] == pytest.approx(1.2)
     assert s["goals_met"] == {"geomean>=1.2": False, "worst>=0.9": False,
                               "bandwidth>=85%": False, "det/atomic<=1.15": False}  # fmt: skip
+    assert s["short_by"] == {"geomean>=1.2": 1.2, "worst>=0.9": 1.8, "bandwidth>=85%": None,
+                             "det/atomic<=1.15": pytest.approx(1.2 / 1.15, abs=1e-3)}  # fmt: skip
+    eager = output.summarize(recs, copy_gbps=4000.0, key="us", geomean_goal=1.0)["fp16"]
+    assert eager["goals_met"]["geomean>=1.0"] and "geomean>=1.0" not in eager["short_by"]
 
 
 def test_summary_bandwidth_share_at_the_skinny_shape():
@@ -53,9 +58,65 @@ def test_summary_bandwidth_share_at_the_skinny_shape():
     us = c.min_bytes / (0.9 * 4000e9) * 1e6  # 90% of a 4000 GB/s copy
     recs = [_rec(16, 4096, 14336, "bf16", "cublas", us * 1.3),
             _rec(16, 4096, 14336, "bf16", "splitk", us)]  # fmt: skip
-    s = bench.summarize(recs, copy_gbps=4000.0)["bf16"]
+    s = output.summarize(recs, copy_gbps=4000.0, key="us")["bf16"]
     assert s["bandwidth_pct_16x4096x14336"] == [pytest.approx(90.0)]
     assert s["goals_met"]["bandwidth>=85%"] and s["goals_met"]["geomean>=1.2"]
+
+
+def test_benchmark_is_declarative_and_every_line_is_registered():
+    assert len(bench.Benchmark(bench.QUICK).cases) == 3 * 4 * 2
+    from kernels.bench import impls
+
+    assert set(cli.DEFAULT_IMPLS) <= set(impls.IMPLS)
+    assert {impls.BASELINE, impls.ATOMIC, impls.DETERMINISTIC} <= set(impls.IMPLS)
+    with pytest.raises(KeyError, match="expected one of"):
+        impls.impl_fn(bench.Case(8, 8, 8, "fp16", "kn"), "cutlass")
+
+
+def test_host_summary_against_the_goal():
+    recs = [{"impl": "splitk", "host_us": x} for x in (18.0, 30.0, 25.0)]
+    recs += [{"impl": "cublas", "host_us": 17.0}, {"impl": "tiled"}]
+    h = output.host_summary(recs)
+    assert h["splitk"] == {"median_us": 25.0, "max_us": 30.0, "records": 3}
+    assert h["cublas"]["median_us"] == 17.0 and "tiled" not in h
+    assert h["goal_met"] is False and h["short_by_us"] == 5.0
+
+
+def test_full_sweep_filter():
+    full = cli.full_sweep_filter("fp32-ieee:nk_t,fp32-tf32:*")
+    assert full(bench.Case(16, 64, 64, "fp32-ieee", "nk_t"))
+    assert full(bench.Case(16, 64, 64, "fp32-tf32", "kn"))
+    assert not full(bench.Case(16, 64, 64, "fp32-ieee", "kn"))
+    with pytest.raises(ValueError, match="dtype:layout"):
+        cli.full_sweep_filter("fp16")
+
+
+ENTRY = {"device": "GPU X", "dtype": "fp16", "layout": "kn", "mode": "ordered", "m": 64,
+         "n": 64, "k": 8192, "block_m": 32, "block_n": 32, "block_k": 128, "num_warps": 4,
+         "num_stages": 4, "split_k": 16, "loader": "pointer", "us": 6.5}  # fmt: skip
+
+
+def test_sweep_plan_full_where_asked_or_missing_else_around_the_entry():
+    tuned = bench.Case(64, 64, 8192, "fp16", "kn")
+    missing = bench.Case(64, 64, 32768, "fp16", "kn")
+    asked = bench.Case(64, 64, 8192, "fp32-tf32", "kn")
+    plans = sweep.plan_sweep([tuned, missing, asked], lambda c: c.dtype == "fp32-tf32",
+                             (ENTRY,), "GPU X", ("pointer", "descriptor"))  # fmt: skip
+    assert [c for c, _ in plans] == [missing, asked, tuned]  # full sweeps first
+    near = dict(plans)[tuned]
+    assert {c.split_k for c in near} == {8, 16, 32} and {c.loader for c in near} == {
+        "pointer", "descriptor"}  # fmt: skip
+    assert {(c.block_m, c.block_n, c.block_k) for c in near} == {(32, 32, 128)}
+    assert len(dict(plans)[missing]) > len(near)
+
+
+def test_merge_keeps_untuned_entries_and_replaces_tuned_ones():
+    other = {**ENTRY, "k": 32768}
+    new = {**ENTRY, "split_k": 8, "us": 5.0}
+    atomic = {**ENTRY, "mode": "atomic"}
+    merged = sweep.merge_entries((ENTRY, other), [new, atomic])
+    assert len(merged) == 3 and new in merged and other in merged and atomic in merged
+    assert ENTRY not in merged
 
 
 def test_candidates_use_wgmma_friendly_tiles_where_m_allows():
@@ -63,14 +124,14 @@ def test_candidates_use_wgmma_friendly_tiles_where_m_allows():
         bench.Case(256, 256, 32768, "fp16", "kn"),
         bench.Case(128, 128, 8192, "bf16", "kn"),
     ):
-        tiles = bench.tiles_for(case)
+        tiles = sweep.tiles_for(case)
         assert any(bm >= 64 and w in (4, 8) for bm, _, _, w, _ in tiles)
-    skinny = bench.tiles_for(bench.Case(16, 4096, 4096, "fp16", "kn"))
+    skinny = sweep.tiles_for(bench.Case(16, 4096, 4096, "fp16", "kn"))
     assert all(bm == 16 for bm, *_ in skinny)
-    fp32 = bench.tiles_for(bench.Case(64, 64, 8192, "fp32-ieee", "kn"))
-    fp16 = bench.tiles_for(bench.Case(64, 64, 8192, "fp16", "kn"))
+    fp32 = sweep.tiles_for(bench.Case(64, 64, 8192, "fp32-ieee", "kn"))
+    fp16 = sweep.tiles_for(bench.Case(64, 64, 8192, "fp16", "kn"))
     assert max(t[2] for t in fp32) == max(t[2] for t in fp16) // 2
-    cands = bench.candidates(bench.Case(64, 64, 8192, "fp16", "kn"), ("pointer",))
+    cands = sweep.candidates(bench.Case(64, 64, 8192, "fp16", "kn"), ("pointer",))
     assert all(1 <= c.split_k <= 128 for c in cands) and any(c.split_k == 1 for c in cands)
 
 

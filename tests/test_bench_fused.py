@@ -30,15 +30,9 @@ def _fused(a, b, split, det, loader="pointer", out_dtype=None):
     return splitk.run_plan(a, b, plan, p, precision="ieee", deterministic=det), plan
 
 
-@pytest.fixture
-def atomic_workspace(monkeypatch):
-    """The atomic-workspace mode is off on GPUs (notes/gpu.md); its logic is still tested."""
-    monkeypatch.setattr(splitk, "ATOMIC_WORKSPACE", True)
-
-
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("det", [False, True], ids=["atomic", "ordered"])
-def test_fused_matches_float64(dtype, det, atomic_workspace):
+def test_fused_matches_float64(dtype, det):
     """Seed-note cases: ragged M/N, partial K tile (200), empty chunks (16 splits of K = 40)."""
     for i, (m, n, k, split) in enumerate([(37, 53, 200, 3), (33, 65, 40, 16), (64, 64, 96, 1)]):
         a, b = random_operands(m, n, k, dtype, seed=300 + i)
@@ -49,7 +43,7 @@ def test_fused_matches_float64(dtype, det, atomic_workspace):
             assert err <= tol, f"{m}x{n}x{k} split={split} det={det}: {err:.2e} > {tol:.2e}"
 
 
-def test_fused_leaves_scratch_clean(atomic_workspace):
+def test_fused_leaves_scratch_clean():
     """Atomic mode relies on a zeroed workspace and zero counters at entry: each call must leave
     them that way, or the next call adds to stale partials."""
     workspace.clear()

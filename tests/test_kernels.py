@@ -195,6 +195,24 @@ def test_bad_arguments(kwargs, exc, match):
         kernels.splitk_matmul(a, b, **kwargs)
 
 
+def test_split_k_has_an_upper_bound_named_in_the_error():
+    """K = 16 with split_k=10**9 used to launch 10**9 programs (minutes of CPU); the limit is
+    max(K, MAX_SPLIT_K), and the largest allowed value still computes the product."""
+    from kernels.splitk import split_k_limit
+
+    a, b = torch.randn(8, 16), torch.randn(16, 8)
+    limit = split_k_limit(16)
+    assert limit == 64
+    for bad in (limit + 1, 10**9):
+        with pytest.raises(ValueError, match=r"split_k: expected at most max\(K, MAX_SPLIT_K\)"):
+            kernels.splitk_matmul(a, b, bad)
+        with pytest.raises(ValueError, match="= 64, got"):
+            kernels.plan_splitk(a, b, bad)
+    big_k = torch.randn(2, 100), torch.randn(100, 2)
+    assert split_k_limit(100) == 100
+    _check(kernels.splitk_matmul(*big_k, 100), *big_k, torch.float32, "split_k = K = 100")
+
+
 def test_tiled_rejects_bad_precision():
     with pytest.raises(ValueError, match="precision"):
         kernels.tiled_matmul(torch.randn(4, 8), torch.randn(8, 4), precision="tf64")

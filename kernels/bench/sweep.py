@@ -1,0 +1,274 @@
+"""``--tune``: candidate tiles x splits x loaders per shape and mode, timed under graph replay.
+
+Every candidate is compiled first in parallel worker processes that share Triton's cache, then
+checked on two fresh input sets (a configuration that is wrong only sometimes must fail one of
+them) and timed; the fastest correct one per shape and mode goes to the TOML table that
+``kernels.gpu_plan`` reads. A case is swept in full (every tile of ``tiles_for``) or, where
+the table already has a validated entry and time is short, around that entry (its tile at
+half, the same and twice its split, both loaders): ``neighbours``. Entries of cases not swept
+in this run are kept (``merge_entries``).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from kernels.bench.checks import Operands, check, make_operands, tolerance
+from kernels.bench.impls import ATOMIC, BASELINE, DETERMINISTIC, impl_fn
+from kernels.bench.suite import Case
+from kernels.bench.timing import rotating_sets, time_graph
+
+
+@dataclass(frozen=True)
+class Candidate:
+    block_m: int
+    block_n: int
+    block_k: int
+    num_warps: int
+    num_stages: int
+    split_k: int
+    loader: str
+
+    def tile(self):
+        from kernels.config import TileConfig
+
+        return TileConfig(self.block_m, self.block_n, self.block_k, self.num_warps,
+                          self.num_stages)  # fmt: skip
+
+
+def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
+    """Candidate (BM, BN, BK, warps, stages): wgmma-friendly (BM >= 64, 4 or 8 warps) where M
+    allows, narrow-M tiles for M = 16; BK halved for 4-byte elements (shared memory)."""
+    if case.m <= 16:
+        tiles = [(16, 64, 256, 4, 4), (16, 128, 128, 4, 4), (16, 64, 128, 4, 5),
+                 (16, 128, 256, 8, 3), (16, 32, 256, 4, 4), (16, 256, 128, 8, 3)]  # fmt: skip
+    elif case.m <= 64:
+        tiles = [(64, 64, 128, 4, 4), (64, 64, 64, 4, 5), (64, 32, 128, 4, 4),
+                 (32, 32, 128, 4, 4), (64, 64, 256, 8, 3)]  # fmt: skip
+    else:
+        tiles = [(64, 64, 128, 4, 4), (128, 128, 64, 8, 4), (64, 128, 64, 4, 4),
+                 (128, 64, 128, 8, 3), (128, 128, 128, 8, 3)]  # fmt: skip
+        if case.m >= 256:
+            tiles.append((128, 256, 64, 8, 3))
+    if case.element_size == 4:
+        tiles = [(bm, bn, max(32, bk // 2), w, s) for bm, bn, bk, w, s in tiles]
+    return list(dict.fromkeys(tiles))
+
+
+def candidates(case: Case, loaders: tuple[str, ...]) -> list[Candidate]:
+    out = []
+    for bm, bn, bk, w, s in tiles_for(case):
+        tiles = -(-case.m // bm) * -(-case.n // bn)
+        k_tiles = -(-case.k // bk)
+        splits = sorted({1} | {max(1, min(k_tiles, 128, -(-p // tiles))) for p in (132, 264, 528)})
+        for split in splits:
+            for loader in loaders:
+                out.append(Candidate(bm, bn, bk, w, s, split, loader))
+    return out
+
+
+def _precompile_worker(jobs: list[tuple[dict, list[dict], bool]]) -> int:
+    """Run each (case, candidates, deterministic) once so Triton's shared cache holds them."""
+    from kernels import splitk
+    from kernels.checks import check_matmul
+
+    done = 0
+    for case_d, cands, det in jobs:
+        case = Case(**case_d)
+        ops = make_operands(case, seed=1)
+        p = check_matmul(ops.a, ops.b, None, case.precision, interpreted=False)
+        for cd in cands:
+            c = Candidate(**cd)
+            try:
+                plan = splitk.plan_with(ops.a, ops.b, c.tile(), c.split_k, c.loader)
+                splitk.run_plan(ops.a, ops.b, plan, p, precision=case.precision,
+                                deterministic=det)  # fmt: skip
+                done += 1
+            except Exception:  # the main process times it again and records the error
+                pass
+    import torch
+
+    torch.cuda.synchronize()
+    return done
+
+
+def precompile(jobs: list[tuple[Case, list[Candidate], bool]], workers: int) -> float:
+    """Compile every candidate in ``workers`` processes; returns seconds spent."""
+    t0 = time.monotonic()
+    # One compile per distinct specialization; spread round-robin: compiles dominate.
+    seen: set[tuple] = set()
+    parts: list[list] = [[] for _ in range(workers)]
+    i = 0
+    for case, cands, det in jobs:
+        for c in cands:
+            key = (case.dtype, case.layout, case.m % c.block_m == 0, case.n % c.block_n == 0,
+                   c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages, c.loader,
+                   det, c.split_k == 1)  # fmt: skip
+            if key in seen:
+                continue
+            seen.add(key)
+            parts[i % workers].append((asdict(case), [asdict(c)], det))
+            i += 1
+    with mp.get_context("spawn").Pool(workers) as pool:
+        pool.map(_precompile_worker, [p for p in parts if p])
+    return time.monotonic() - t0
+
+
+def time_candidate(
+    case: Case, ops: Operands, tol: float, cand: Candidate, det: bool, sets: list,
+    ops2: Operands | None = None, tol2: float = 0.0,
+) -> dict:  # fmt: skip
+    from kernels import splitk
+
+    rec: dict[str, Any] = {**asdict(cand), "deterministic": det}
+    try:
+        plan = splitk.plan_with(ops.a, ops.b, cand.tile(), cand.split_k, cand.loader)
+        fn = impl_fn(case, DETERMINISTIC if det else ATOMIC, plan=plan)
+        res = check(case, fn, ops, tol)
+        if res["ok"] and ops2 is not None:
+            # A second check on other data: some configurations were wrong only sometimes.
+            res2 = check(case, fn, ops2, tol2)
+            res = {**res, "ok": res2["ok"], "rel_err": max(res["rel_err"], res2["rel_err"])}
+        rec.update(rel_err=res["rel_err"], ok=res["ok"], loader_used=plan.loader.loader)
+        if res["ok"]:
+            # Graph replay: the GPU time alone. do_bench here mostly measured host overhead,
+            # which is the same for every candidate (seen in the first tuning run).
+            rec["us"] = time_graph(case, fn, sets)
+    except Exception as e:  # recorded with the candidate
+        rec.update(ok=False, error=f"{type(e).__name__}: {str(e)[:200]}")
+    return rec
+
+
+def neighbours(entry: dict, loaders: tuple[str, ...]) -> list[Candidate]:
+    """A validated table entry's tile at half, the same and twice its split, every loader."""
+    tile = {f: entry[f] for f in ("block_m", "block_n", "block_k", "num_warps", "num_stages")}
+    splits = sorted({max(1, entry["split_k"] // 2), entry["split_k"], 2 * entry["split_k"]})
+    return [Candidate(**tile, split_k=s, loader=ld) for s in splits for ld in loaders]
+
+
+def _entry_of(table: tuple[dict, ...], device: str, case: Case) -> dict | None:
+    """The table's validated entry for ``case`` (ordered mode first: it was tuned for every
+    case the last sweep reached), or None."""
+    for mode in ("ordered", "atomic"):
+        for e in table:
+            if (e["device"], e["dtype"], e["layout"], e["mode"], e["m"], e["n"], e["k"]) == (
+                device,
+                case.dtype,
+                case.layout,
+                mode,
+                case.m,
+                case.n,
+                case.k,
+            ):
+                return e
+    return None
+
+
+def plan_sweep(
+    cases: list[Case], full: Callable[[Case], bool], table: tuple[dict, ...], device: str,
+    loaders: tuple[str, ...],
+) -> list[tuple[Case, list[Candidate]]]:  # fmt: skip
+    """Atomic-mode candidates per case: the full sweep where ``full(case)`` or no entry exists,
+    else the entry's neighbours. Full sweeps go first (they are what the table lacks)."""
+    plans = []
+    for case in cases:
+        entry = _entry_of(table, device, case)
+        if full(case) or entry is None:
+            plans.append((0, case, candidates(case, loaders)))
+        else:
+            plans.append((1, case, neighbours(entry, loaders)))
+    return [(case, cands) for _, case, cands in sorted(plans, key=lambda p: p[0])]
+
+
+def ordered_candidates(ranked: list[Candidate]) -> list[Candidate]:
+    """Ordered mode: the three fastest atomic configurations, and each at half split."""
+    top = ranked[:3]
+    halves = [Candidate(**{**asdict(c), "split_k": max(1, c.split_k // 2)}) for c in top]
+    return list(dict.fromkeys(top + halves))
+
+
+def table_entry(device: str, case: Case, det: bool, best: dict) -> dict:
+    return {
+        "device": device, "dtype": case.dtype, "layout": case.layout,
+        "mode": "ordered" if det else "atomic", "m": case.m, "n": case.n, "k": case.k,
+        **{f: best[f] for f in ("block_m", "block_n", "block_k", "num_warps", "num_stages",
+                                "split_k", "loader")},
+        "us": round(best["us"], 2),
+    }  # fmt: skip
+
+
+def tune(
+    plans: list[tuple[Case, list[Candidate]]], device: str, workers: int, deadline: float,
+    log: Callable[[str], None], l2_bytes: int,
+) -> tuple[list[dict], list[dict]]:  # fmt: skip
+    """Sweep each case's candidates in both modes; returns (table entries, every timing)."""
+    jobs = []
+    for case, cands in plans:
+        jobs.append((case, cands, False))
+        jobs.append((case, [c for c in cands if c.split_k > 1][:8], True))
+    log(f"precompiling {sum(len(c) for _, c, _ in jobs)} variants in {workers} workers")
+    log(f"precompile took {precompile(jobs, workers):.0f} s")
+    entries, sweep = [], []
+    for case, cands in plans:
+        if time.monotonic() > deadline:
+            log(f"tune: deadline reached before {case}; it and the rest keep their entries")
+            break
+        ops = make_operands(case, seed=2)
+        tol = tolerance(case, ops)
+        ops2 = make_operands(case, seed=3)
+        tol2 = tolerance(case, ops2)
+        sets = rotating_sets(case, ops, l2_bytes)
+        cublas_us = time_graph(case, impl_fn(case, BASELINE), sets)
+        sweep.append({**asdict(case), "impl": BASELINE, "us": cublas_us})
+        ranked: list[Candidate] = []
+        for det in (False, True):
+            mode_cands = ordered_candidates(ranked) if det else cands
+            timings = [time_candidate(case, ops, tol, c, det, sets, ops2, tol2)
+                       for c in mode_cands]  # fmt: skip
+            sweep += [{**asdict(case), **t} for t in timings]
+            good = [t for t in timings if t.get("ok") and t.get("us")]
+            if not good:
+                log(f"tune: no correct candidate for {case} det={det}")
+                continue
+            best = min(good, key=lambda t: t["us"])
+            if not det:
+                ranked = [Candidate(**{f: t[f] for f in Candidate.__dataclass_fields__})
+                          for t in sorted(good, key=lambda t: t["us"])]  # fmt: skip
+            entries.append(table_entry(device, case, det, best))
+            log(f"tune {case} det={det}: best {best['us']:.1f} us of {len(good)} "
+                f"(cuBLAS {cublas_us:.1f} us) {entries[-1]}")  # fmt: skip
+    return entries, sweep
+
+
+def _entry_key(e: dict) -> tuple:
+    return (e["device"], e["dtype"], e["layout"], e["mode"], e["m"], e["n"], e["k"])
+
+
+def merge_entries(old: tuple[dict, ...] | list[dict], new: list[dict]) -> list[dict]:
+    """``new`` entries, plus the ``old`` ones for (device, case, mode) this run did not tune;
+    in suite order (dtype, layout, mode, shape)."""
+    by_key = {_entry_key(e): e for e in old}
+    by_key.update({_entry_key(e): e for e in new})
+    return sorted(by_key.values(), key=_entry_key)
+
+
+def write_table(entries: list[dict], path: Path, note: str) -> None:
+    lines = [
+        f"# {note}",
+        "# Written by `python -m kernels.bench --tune`; read by kernels.gpu_plan.",
+    ]
+    lines.append("")
+    for e in entries:
+        lines.append("[[entry]]")
+        for k, v in e.items():
+            lines.append(f"{k} = {json.dumps(v)}")
+        lines.append("")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines), encoding="utf-8")
+    tmp.replace(path)
