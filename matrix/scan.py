@@ -40,12 +40,13 @@ import sys
 import time
 import tokenize
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from matrix.core import DATA_DIR, Column, DataFileError, Release, ReleaseError, load_toml
+from matrix.census import Census, censuses_from_runs, omitted_defaults, works_on
+from matrix.core import DATA_DIR
 from matrix.measure.results import Run, SchemaError, read_runs
 
 RULES_PATH = DATA_DIR / "scan_rules.toml"
@@ -98,9 +99,9 @@ class ArgSpec:
         for k in call.keywords:
             if k.arg == self.keyword:
                 return k.value
-        if self.position is not None and _positional_count(call) is not None:
-            if len(call.args) > self.position:
-                return call.args[self.position]
+        count = _positional_count(call)
+        if self.position is not None and count is not None and count > self.position:
+            return call.args[self.position]
         return None
 
 
@@ -152,6 +153,7 @@ class Finding:
     works_on: tuple[str, str] | None = None
     end_line: int = 0
     source_line: str = ""
+    census: Any = None  # census findings: the CensusProblem behind it
 
     @property
     def message(self) -> str:
@@ -199,10 +201,11 @@ class ScanReport:
     errors: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    suppressed: int = 0  # by `# noqa: TRI###`
+    suppressed: int = 0  # by `a noqa comment`
     known: int = 0  # by the baseline file
     works_on: dict[str, tuple[str, str] | None] = field(default_factory=dict)
     releases: list[str] = field(default_factory=list)  # the census's, oldest first
+    uses: list[ApiUse] = field(default_factory=list)  # for matrix.gate.api
 
 
 # --------------------------------------------------------------------------------------- rules
@@ -763,10 +766,10 @@ def _is_float_expr(expr: ast.expr, imports: Imports) -> bool:
     """An operand that makes ``/`` deliberate float maths: a float literal or a float cast."""
     if isinstance(expr, ast.Constant) and isinstance(expr.value, float):
         return True
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
-        if expr.func.attr == "to" and expr.args:
-            q = imports.qualname(expr.args[0]) or ""
-            return q.rsplit(".", 1)[-1] in {"float16", "bfloat16", "float32", "float64"}
+    is_cast = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
+    if is_cast and expr.func.attr == "to" and expr.args:  # type: ignore[union-attr]
+        q = imports.qualname(expr.args[0]) or ""  # type: ignore[union-attr]
+        return q.rsplit(".", 1)[-1] in {"float16", "bfloat16", "float32", "float64"}
     return False
 
 
@@ -785,9 +788,9 @@ class DivisionFlow:
         self.pointers: set[str] = set()
         params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
         for node in ast.walk(fn):
-            if isinstance(node, ast.Call) and imports.tl_name(node.func) in POINTER_CALLS:
-                if node.args:
-                    self.pointers.update(_root_names(node.args[0]))
+            is_call = isinstance(node, ast.Call) and node.args
+            if is_call and imports.tl_name(node.func) in POINTER_CALLS:  # type: ignore[union-attr]
+                self.pointers.update(_root_names(node.args[0]))  # type: ignore[union-attr]
         self.pointers.update(p for p in params if "ptr" in p.lower())
         self.pointers &= set(params) | self.pointers
         self.hits: dict[int, ast.AST] = {}
@@ -901,6 +904,8 @@ def _root_names(expr: ast.expr) -> set[str]:
 def match_int_true_division(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
     """``/`` whose float result is used where an integer is needed, inside each kernel."""
     for fn in module.kernels:
+        if not any(isinstance(n, ast.Div) for n in ast.walk(fn)):
+            continue
         flow = DivisionFlow(fn, module.imports)
         for stmt in fn.body:
             flow.walk(stmt)
@@ -934,9 +939,9 @@ class Float32Names:
             return expr.id in self.names
         if isinstance(expr, ast.Call):
             func = expr.func
-            if isinstance(func, ast.Attribute) and func.attr == "to" and expr.args:
-                if self.imports.qualname(func) is None:
-                    return self._is_f32_dtype(expr.args[0])
+            method = isinstance(func, ast.Attribute) and self.imports.qualname(func) is None
+            if method and func.attr == "to" and expr.args:  # type: ignore[union-attr]
+                return self._is_f32_dtype(expr.args[0])
             name = self.imports.tl_name(func)
             dtype = next((k.value for k in expr.keywords if k.arg == "dtype"), None)
             if name in F32_MAKERS:
@@ -957,32 +962,39 @@ class Float32Names:
             (self.names.add if self.is_f32(value) else self.names.discard)(target.id)
 
 
+def _dot_acc_visit(
+    node: ast.AST, rule: Rule, module: Module, f32: Float32Names, pending: list[ast.Call]
+) -> None:
+    """Children first (a statement's calls see the names as they were before it assigns)."""
+    for child in ast.iter_child_nodes(node):
+        _dot_acc_visit(child, rule, module, f32, pending)
+    is_dot = isinstance(node, ast.Call) and module.imports.tl_name(node.func) in rule.calls
+    if (
+        is_dot
+        and _call_filters(rule, node)  # type: ignore[arg-type]
+        and not f32.is_f32(ArgSpec("acc", 2).value(node))  # type: ignore[arg-type]
+    ):
+        pending.append(node)  # type: ignore[arg-type]
+    if isinstance(node, ast.Assign):
+        for t in node.targets:
+            f32.assign(t, node.value)
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        f32.assign(node.target, node.value)
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        keep = node.target.id in f32.names  # `acc += x` keeps a float32 accumulator float32
+        f32.assign(node.target, ast.BinOp(node.target, node.op, node.value))
+        if keep:
+            f32.names.add(node.target.id)
+
+
 def match_dot_acc_dtype(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
     """``tl.dot`` calls fitting the rule's argument filters whose accumulator is not provably
     float32 (a float32 accumulator gives the same result dtype on every release)."""
     for fn in module.kernels:
         f32 = Float32Names(module.imports)
         pending: list[ast.Call] = []
-
-        def visit(node: ast.AST) -> None:
-            for child in ast.iter_child_nodes(node):
-                visit(child)
-            if isinstance(node, ast.Call) and module.imports.tl_name(node.func) in rule.calls:
-                if _call_filters(rule, node) and not f32.is_f32(ArgSpec("acc", 2).value(node)):
-                    pending.append(node)
-            if isinstance(node, ast.Assign):
-                for t in node.targets:
-                    f32.assign(t, node.value)
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                f32.assign(node.target, node.value)
-            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-                keep = node.target.id in f32.names
-                f32.assign(node.target, ast.BinOp(node.target, node.op, node.value))
-                if keep:
-                    f32.names.add(node.target.id)
-
         for stmt in fn.body:
-            visit(stmt)
+            _dot_acc_visit(stmt, rule, module, f32, pending)
         for node in pending:
             yield node, f"{ast.unparse(node.func)}(...)"
 
@@ -1009,39 +1021,29 @@ MATCHERS: dict[str, Matcher] = {
 
 # ---------------------------------------------------------------------------------- API census
 
-
-class ApiCensus(Protocol):
-    """What the scanner needs from the census (``matrix.census``): the recorded releases,
-    oldest first, and per release what a dotted ``triton.*`` name is."""
-
-    releases: Sequence[str]
-
-    def lookup(self, release: str, qualname: str) -> ApiEntry: ...
-
-
-@dataclass(frozen=True)
-class ApiEntry:
-    """One name on one release: ``status`` is ``present``, ``absent`` (the census lists the
-    module and it lacks the name) or ``unknown`` (the census does not record that module or the
-    name is private); ``params`` as the census writes them, ``[name, kind(, default)]``."""
-
-    status: str
-    params: tuple[tuple[str, ...], ...] | None = None
+# The census's releases and documents: ``{release: Census}``, oldest first (matrix.census).
+Censuses = Mapping[str, Census]
 
 
 @dataclass(frozen=True)
 class ApiUse:
-    """A reference to a ``triton.*`` name in a file, with the call's arguments if it is called."""
+    """A reference to a ``triton.*`` name in a file, with the call's arguments if it is called
+    (the shape ``matrix.gate.api`` reads: qualname, path, line, keywords, positional)."""
 
-    node: ast.AST
     qualname: str
+    path: str
+    line: int
     keywords: tuple[str, ...] = ()
-    positional: int | None = 0
+    positional: int = 0
+    positional_known: bool = True  # False when a ``*args`` splat hides the count
     splat_kwargs: bool = False
     called: bool = False
+    node: ast.AST | None = field(default=None, compare=False, repr=False)
 
 
-def api_uses(module: Module) -> list[ApiUse]:
+def api_uses(module: Module, path: str) -> list[ApiUse]:
+    """Every public ``triton.*`` name the file references (private ``_x`` parts are skipped:
+    the census records public names only)."""
     parents: dict[int, ast.Call] = {}
     for node in module.nodes:
         if isinstance(node, ast.Call):
@@ -1050,182 +1052,128 @@ def api_uses(module: Module) -> list[ApiUse]:
     for node, q in _outer_references(module):
         if not q.startswith("triton.") or any(p.startswith("_") for p in q.split(".")):
             continue
+        line = getattr(node, "lineno", 0)
         call = parents.get(id(node))
         if call is None:
-            uses.append(ApiUse(node, q))
+            uses.append(ApiUse(q, path, line, node=node))
             continue
+        count = _positional_count(call)
         uses.append(
             ApiUse(
-                node,
                 q,
+                path,
+                line,
                 tuple(k.arg for k in call.keywords if k.arg is not None),
-                _positional_count(call),
+                count or 0,
+                count is not None,
                 any(k.arg is None for k in call.keywords),
                 True,
+                node,
             )
         )
     return uses
-
-
-def _accepts(params: Sequence[Sequence[str]], use: ApiUse) -> tuple[list[str], bool]:
-    """(keywords the signature lacks, whether too many positional arguments are passed)."""
-    public = [p for p in params if not p[0].startswith("_")]
-    if any(p[1] == "**" for p in params):
-        missing: list[str] = []
-    else:
-        names = {p[0] for p in params if p[1] in ("pk", "k")}
-        missing = [k for k in use.keywords if k not in names]
-    too_many = False
-    if use.positional is not None and not any(p[1] == "*" for p in params):
-        too_many = use.positional > sum(1 for p in public if p[1] in ("p", "pk"))
-    return missing, too_many
-
-
-def _omitted_defaults(params: Sequence[Sequence[str]], use: ApiUse) -> dict[str, str]:
-    """Defaults of the public parameters the call leaves out (it relies on them)."""
-    if use.splat_kwargs or use.positional is None:
-        return {}
-    out = {}
-    for i, p in enumerate(params):
-        if len(p) < 3 or p[0].startswith("_") or p[1] in ("*", "**"):
-            continue
-        if p[0] in use.keywords or (p[1] in ("p", "pk") and i < use.positional):
-            continue
-        out[p[0]] = p[2]
-    return out
 
 
 def _spans(releases: Sequence[str], chosen: Iterable[str]) -> str:
     """``3.0.0-3.2.0, 3.5.0``: runs of consecutive recorded releases."""
     picked = set(chosen)
     runs: list[list[str]] = []
-    for r in releases:
-        if r in picked:
-            if runs and runs[-1][-1] == releases[releases.index(r) - 1]:
-                runs[-1].append(r)
-            else:
-                runs.append([r])
+    for i, r in enumerate(releases):
+        if r not in picked:
+            continue
+        if runs and i > 0 and runs[-1][-1] == releases[i - 1]:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
     return ", ".join(run[0] if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+
+
+@dataclass(frozen=True)
+class CensusProblem:
+    """What the census says is wrong with one use: the rule kind, the text, the releases."""
+
+    kind: str
+    detail: str
+    releases: tuple[str, ...]
+    defaults: Mapping[str, str] = field(default_factory=dict)  # census-default: {release: repr}
+
+
+def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem], list[str]]:
+    """(problems, releases on which the use works) from the census's works-on query."""
+    releases = list(censuses)
+    positional = use.positional if use.positional_known else 0
+    keywords = use.keywords if use.called else ()
+    w = works_on(censuses, use.qualname, keywords, positional)
+    seen = [r for r, s in w.per_release.items() if s.status in ("ok", "rejects")]
+    if not seen:
+        return [], []  # absent (or unknown) everywhere: no difference between releases
+    problems: list[CensusProblem] = []
+    absent = [r for r, s in w.per_release.items() if s.status == "absent"]
+    if absent:
+        problems.append(
+            CensusProblem("census-missing", f"absent on {_spans(releases, absent)}", tuple(absent))
+        )
+    by_reason: dict[tuple[str, str], list[str]] = {}
+    for r, s in w.per_release.items():
+        if s.status == "rejects":
+            kind = "census-keyword" if s.reason.startswith("no keyword") else "census-positional"
+            by_reason.setdefault((kind, s.reason.split(" (parameters")[0]), []).append(r)
+    for (kind, reason), rs in by_reason.items():
+        if set(rs) == set(seen):
+            continue  # refused by every release that has the name (a fork's keyword): no change
+        detail = f"{reason} on {_spans(releases, rs)}"
+        problems.append(CensusProblem(kind, detail, tuple(rs)))
+    if use.called and use.positional_known and not use.splat_kwargs:
+        changed = omitted_defaults(censuses, use.qualname, use.keywords, use.positional)
+        for name, per in changed.items():
+            values = dict.fromkeys(per[r] for r in releases if r in per)
+            shown = "; ".join(
+                f"{v} on {_spans(releases, [r for r in per if per[r] == v])}" for v in values
+            )
+            problems.append(CensusProblem("census-default", f"{name} = {shown}", (), per))
+    return problems, w.ok
 
 
 def census_findings(
     module: Module,
     path: str,
-    rules: dict[str, Rule],
-    census: ApiCensus,
-) -> tuple[list[Finding], set[str]]:
-    """Findings from the census, and the releases on which every use in the file works."""
-    releases = list(census.releases)
-    works = set(releases)
+    rules: Sequence[Rule],
+    censuses: Censuses,
+    memo: dict[tuple[Any, ...], tuple[list[CensusProblem], list[str]]] | None = None,
+) -> tuple[list[Finding], list[ApiUse], set[str]]:
+    """Findings from the census, the uses checked, and the releases every use works on.
+    ``memo`` keeps the census's answer per distinct use across files (a library calls
+    tl.load a thousand times)."""
+    memo = {} if memo is None else memo
+    works = set(censuses)
+    by_kind = {r.kind: r for r in rules if r.census}
     out: list[Finding] = []
-    by_kind = {r.kind: r for r in rules.values()}
-    for use in api_uses(module):
-        entries = {r: census.lookup(r, use.qualname) for r in releases}
-        present = [r for r, e in entries.items() if e.status == "present"]
-        absent = [r for r, e in entries.items() if e.status == "absent"]
-        if not present:
-            continue  # absent everywhere (or unknown): not a difference between releases
-        problems: list[tuple[str, str, list[str]]] = []
-        if absent:
-            problems.append(("census-missing", f"absent on {_spans(releases, absent)}", absent))
-        failing = set(absent)
-        if use.called:
-            bad_kw: dict[str, list[str]] = {}
-            bad_pos: list[str] = []
-            for r in present:
-                params = entries[r].params
-                if params is None:
-                    continue
-                missing, too_many = _accepts(params, use)
-                for k in missing:
-                    bad_kw.setdefault(k, []).append(r)
-                if too_many:
-                    bad_pos.append(r)
-            for k, rs in bad_kw.items():
-                problems.append(
-                    ("census-keyword", f"{k}= not accepted on {_spans(releases, rs)}", rs)
-                )
-                failing.update(rs)
-            if bad_pos:
-                text = f"{use.positional} positional arguments not accepted on "
-                problems.append(("census-positional", text + _spans(releases, bad_pos), bad_pos))
-                failing.update(bad_pos)
-            defaults: dict[str, dict[str, str]] = {}
-            for r in present:
-                params = entries[r].params
-                if params is not None:
-                    for name, value in _omitted_defaults(params, use).items():
-                        defaults.setdefault(name, {})[r] = value
-            for name, per in defaults.items():
-                if len(set(per.values())) > 1:
-                    shown = "; ".join(
-                        f"{v} on {_spans(releases, [r for r in per if per[r] == v])}"
-                        for v in dict.fromkeys(per[r] for r in releases if r in per)
-                    )
-                    problems.append(("census-default", f"{name} defaults to {shown}", []))
-        works -= failing
-        ok = [r for r in releases if r not in failing]
+    uses = api_uses(module, path)
+    for use in uses:
+        key = (
+            use.qualname,
+            use.keywords,
+            use.positional,
+            use.positional_known,
+            use.splat_kwargs,
+            use.called,
+        )
+        if key not in memo:
+            memo[key] = census_problems(censuses, use)
+        problems, ok = memo[key]
+        if not problems and not ok:
+            continue
+        works &= set(ok)
         span = (ok[0], ok[-1]) if ok else None
-        for kind, detail, _ in problems:
-            rule = by_kind.get(kind)
-            if rule is None:
+        for p in problems:
+            rule = by_kind.get(p.kind)
+            if rule is None or use.node is None:
                 continue
             snippet = use.qualname + ("(...)" if use.called else "")
             f = _finding(path, use.node, rule, snippet, module)
-            f.detail, f.works_on = detail, span
-            f.note = kind  # refined by judge()
-            f._census = (entries, problems)  # type: ignore[attr-defined]
+            f.detail, f.works_on, f.census = p.detail, span, p
             out.append(f)
-    return out, works
-
-
-class RecordedCensus:
-    """The census as the ``api_surface`` probe records it, one document per release.
-
-    TODO(census): replace by ``matrix.census`` (the census helper's reader) when it lands."""
-
-    def __init__(self, docs: dict[str, dict[str, Any]]) -> None:
-        self.docs = docs
-        self.releases = sorted(docs, key=_version_key)
-
-    def lookup(self, release: str, qualname: str) -> ApiEntry:
-        doc = self.docs[release]
-        modules = doc.get("modules", {})
-        parts = qualname.split(".")
-        cut = next((c for c in range(len(parts), 0, -1) if ".".join(parts[:c]) in modules), 0)
-        if cut == 0:
-            return ApiEntry("unknown")
-        mod = modules[".".join(parts[:cut])]
-        if mod.get("status") != "ok":
-            return ApiEntry("absent")
-        rest = parts[cut:]
-        if not rest:
-            return ApiEntry("present")
-        entry = mod.get("names", {}).get(rest[0])
-        if entry is None:
-            return ApiEntry("absent")
-        if isinstance(entry, dict) and entry.get("kind") == "module":
-            return self.lookup(release, ".".join([entry["module"], *rest[1:]]))
-        if isinstance(entry, str):
-            d = doc.get("defs", {}).get(entry, {})
-            if len(rest) == 1:
-                params = d.get("params")
-                return ApiEntry("present", tuple(map(tuple, params)) if params else None)
-            member = d.get("members", {}).get(rest[1]) if len(rest) == 2 else None
-            if isinstance(member, list):
-                return ApiEntry("present", tuple(map(tuple, member)))
-        return ApiEntry("present")
-
-
-def census_from_runs(runs: Iterable[Run]) -> RecordedCensus | None:
-    """The census documents the ``api_surface`` probe recorded, one per release."""
-    docs: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        for r in run.results:
-            census = r.data.get("census") if r.probe == "api_surface" else None
-            if isinstance(census, dict) and run.triton:
-                docs.setdefault(run.triton, census)
-    return RecordedCensus(docs) if docs else None
+    return out, uses, works
 
 
 # ---------------------------------------------------------------------------------------- scan
@@ -1299,12 +1247,15 @@ def derive_carriers(project: Project, rules: Sequence[Rule]) -> dict[str, dict[s
                 for rule in name_rules:
                     if _matches_prefix(q, rule.names):
                         out.setdefault(rule.id, {})[f"{m.name}.{stmt.name}"] = q
+    short = {q.rsplit(".", 1)[-1] for carriers in out.values() for q in carriers}
     for m in project.modules.values():
+        if not any(name in m.source for name in short):
+            continue  # cannot use a carrier without spelling its name
         imports = project.imports(m)
         for stmt in m.tree.body:
             if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for rule_id, carriers in list(out.items()):
+            for carriers in list(out.values()):
                 for node in ast.walk(stmt):
                     if isinstance(node, (ast.Name, ast.Attribute)):
                         q = imports.qualname(node) or ""
@@ -1319,9 +1270,11 @@ def scan_module(
     project: Project,
     rules: Sequence[Rule],
     carriers: dict[str, dict[str, str]] | None = None,
-    census: ApiCensus | None = None,
-) -> tuple[list[Finding], set[str] | None, int]:
-    """(findings, releases every use works on or None without a census, noqa-suppressed)."""
+    censuses: Censuses | None = None,
+    memo: dict[tuple[Any, ...], Any] | None = None,
+) -> tuple[list[Finding], list[ApiUse], set[str] | None, int]:
+    """(findings, API uses, releases every use works on or None without a census,
+    noqa-suppressed)."""
     imports = project.imports(m)
     module = Module(m.tree, imports, _jit_functions(m.nodes, imports), carriers or {}, m.nodes)
     module.lines = m.source.splitlines()  # type: ignore[attr-defined]
@@ -1331,9 +1284,9 @@ def scan_module(
             f = _finding(m.path, node, rule, snippet, module)
             found.setdefault((f.line, f.col, rule.id), f)
     works: set[str] | None = None
-    census_rules = {r.id: r for r in rules if r.census}
-    if census is not None:
-        extra, works = census_findings(module, m.path, census_rules, census)
+    uses: list[ApiUse] = []
+    if censuses:
+        extra, uses, works = census_findings(module, m.path, rules, censuses, memo)
         for f in extra:
             found.setdefault((f.line, f.col, f.rule.id + f.detail), f)
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
@@ -1344,7 +1297,7 @@ def scan_module(
             suppressed += 1
         else:
             kept.append(f)
-    return sorted(kept, key=lambda f: (f.line, f.col, f.rule.id)), works, suppressed
+    return sorted(kept, key=lambda f: (f.line, f.col, f.rule.id)), uses, works, suppressed
 
 
 def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:
@@ -1388,12 +1341,12 @@ def scan_paths(
     rules: Sequence[Rule] | None = None,
     *,
     exclude: Sequence[str] = DEFAULT_EXCLUDE,
-    census: ApiCensus | None = None,
+    censuses: Censuses | None = None,
 ) -> ScanReport:
     """Scan files and folders as one tree (imports between them are followed). Files that
     cannot be decoded or parsed are listed in ``skipped`` with the reason, and skipped."""
     rules = load_rules() if rules is None else rules
-    report = ScanReport(releases=list(census.releases) if census else [])
+    report = ScanReport(releases=list(censuses or ()))
     parsed: list[SourceModule] = []
     for file in iter_python_files(paths, exclude):
         report.files.append(str(file))
@@ -1414,12 +1367,14 @@ def scan_paths(
             report.skipped.append(f"{file}: cannot parse ({e}); skipped")
     project = Project(parsed)
     carriers = derive_carriers(project, rules)
+    memo: dict[tuple[Any, ...], Any] = {}
     for m in parsed:
-        findings, works, suppressed = scan_module(m, project, rules, carriers, census)
+        findings, uses, works, suppressed = scan_module(m, project, rules, carriers, censuses, memo)
         report.findings.extend(findings)
+        report.uses.extend(uses)
         report.suppressed += suppressed
-        if census is not None and works is not None:
-            ordered = [r for r in census.releases if r in works]
+        if works is not None:
+            ordered = [r for r in report.releases if r in works]
             report.works_on[m.path] = (ordered[0], ordered[-1]) if ordered else None
     return report
 
@@ -1556,51 +1511,44 @@ def judge(
     findings: Iterable[Finding],
     runs: Sequence[Run] | None,
     candidate: str | None,
-    census: ApiCensus | None,
+    censuses: Censuses | None,
     baseline_release: str | None = None,
 ) -> dict[str, str]:
     """Set each finding's ``effect`` and ``note``; return the per-rule notes (shown once)."""
     notes: dict[str, str] = {}
     cache: dict[str, tuple[str, str]] = {}
+    releases = list(censuses or ())
     cand = None
-    if census is not None and candidate is not None:
-        cand = next((r for r in census.releases if same_release(r, candidate)), None)
+    if candidate is not None:
+        cand = next((r for r in releases if same_release(r, candidate)), None)
+    ref = None
+    if baseline_release is not None:
+        ref = next((r for r in releases if same_release(r, baseline_release)), None)
+    elif cand is not None and releases.index(cand) > 0:
+        ref = releases[releases.index(cand) - 1]
     for f in findings:
         if not f.rule.census:
             if f.rule.id not in cache:
                 cache[f.rule.id] = judge_rule(f.rule, runs, candidate)
             f.effect, notes[f.rule.id] = cache[f.rule.id]
-            f.note = ""
             continue
-        entries, problems = getattr(f, "_census", ({}, []))
+        problem: CensusProblem = f.census
         if candidate is None:
             f.effect, f.note = UNKNOWN, ""
         elif cand is None:
-            f.effect, f.note = UNKNOWN, f"no census recorded for {candidate}"
-        elif f.rule.kind == "census-default":
-            releases = list(census.releases)  # type: ignore[union-attr]
-            ref = None
-            if baseline_release is not None:
-                ref = next((r for r in releases if same_release(r, baseline_release)), None)
-            if ref is None and releases.index(cand) > 0:
-                ref = releases[releases.index(cand) - 1]
-            name = f.detail.split(" ", 1)[0]
-            vals = {r: dict(_default_of(entries.get(r), name)) for r in (cand, ref) if r}
-            changed = ref is not None and vals.get(cand) != vals.get(ref)
-            f.effect = AFFECTS if changed else NOT_AFFECTED
-            f.note = f"{name} {'differs' if changed else 'is the same'} on {cand} and {ref}"
+            f.effect, f.note = UNKNOWN, f"no API census recorded for {candidate}"
+        elif problem.kind == "census-default":
+            if ref is None:
+                f.effect, f.note = UNKNOWN, f"no release before {cand} to compare defaults with"
+            else:
+                changed = problem.defaults.get(cand) != problem.defaults.get(ref)
+                f.effect = AFFECTS if changed else NOT_AFFECTED
+                f.note = f"{'differs' if changed else 'same'} on {ref} and {cand}"
         else:
-            failing = next((rs for k, d, rs in problems if d == f.detail), [])
-            f.effect = AFFECTS if cand in failing else NOT_AFFECTED
-            f.note = f"{'fails' if cand in failing else 'works'} on {cand}"
+            fails = cand in problem.releases
+            f.effect = AFFECTS if fails else NOT_AFFECTED
+            f.note = f"{'fails' if fails else 'works'} on {cand}"
     return notes
-
-
-def _default_of(entry: ApiEntry | None, name: str) -> Iterator[tuple[str, str]]:
-    if entry is not None and entry.params:
-        for p in entry.params:
-            if p[0] == name and len(p) > 2:
-                yield name, p[2]
 
 
 # -------------------------------------------------------------------------------------- output
@@ -1862,9 +1810,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rules = select_rules(load_rules(args.rules), _codes(args.select), _codes(args.ignore))
         runs = read_runs(args.results) if args.results is not None else None
         known = read_baseline(args.baseline_file) if args.baseline_file else None
-        census = census_from_runs(runs) if runs else None
+        censuses = censuses_from_runs(runs) if runs else {}
         report = scan_paths(
-            args.paths, rules, exclude=(*DEFAULT_EXCLUDE, *args.exclude), census=census
+            args.paths, rules, exclude=(*DEFAULT_EXCLUDE, *args.exclude), censuses=censuses
         )
     except (
         RuleError,
@@ -1889,7 +1837,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if known is not None:
         report.findings, report.known = drop_known(report.findings, known)
-    notes = judge(report.findings, runs, args.candidate, census, args.baseline_release)
+    notes = judge(report.findings, runs, args.candidate, censuses, args.baseline_release)
     if args.format == "json":
         print(json.dumps(to_json(report, notes, args.candidate), indent=1))
     elif args.format == "sarif":
