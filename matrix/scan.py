@@ -154,10 +154,15 @@ class Finding:
     end_line: int = 0
     source_line: str = ""
     census: Any = None  # census findings: the CensusProblem behind it
+    also: list[int] = field(default_factory=list)  # census findings: the same use on these lines
 
     @property
     def message(self) -> str:
-        return self.rule.message.replace("{call}", self.snippet).replace("{detail}", self.detail)
+        text = self.rule.message.replace("{call}", self.snippet).replace("{detail}", self.detail)
+        if self.also:
+            shown = ", ".join(map(str, self.also[:5])) + (", ..." if len(self.also) > 5 else "")
+            text += f" (also line{'s' if len(self.also) > 1 else ''} {shown})"
+        return text
 
     @property
     def fails(self) -> bool:
@@ -187,6 +192,7 @@ class Finding:
             "effect": self.effect,
             "note": self.note,
             "works_on": list(self.works_on) if self.works_on else None,
+            "also_lines": self.also,
         }
 
 
@@ -1291,12 +1297,21 @@ def scan_module(
             found.setdefault((f.line, f.col, f.rule.id + f.detail), f)
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
     kept, suppressed = [], 0
-    for f in found.values():
+    first: dict[tuple[str, str, str], Finding] = {}
+    for f in sorted(found.values(), key=lambda f: (f.line, f.col, f.rule.id)):
         codes = noqa.get(f.line, set()) | noqa.get(f.end_line, set())
         if f.rule.id in codes:
             suppressed += 1
-        else:
-            kept.append(f)
+            continue
+        if f.rule.census:
+            # One census finding per name and problem in a file, with its other lines: a
+            # thousand tl.load calls relying on one changed default are one thing to fix.
+            key = (f.rule.id, f.snippet, f.detail)
+            if key in first:
+                first[key].also.append(f.line)
+                continue
+            first[key] = f
+        kept.append(f)
     return sorted(kept, key=lambda f: (f.line, f.col, f.rule.id)), uses, works, suppressed
 
 
@@ -1837,6 +1852,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if known is not None:
         report.findings, report.known = drop_known(report.findings, known)
+    if args.candidate is not None:
+        # Say the release as it was recorded (3.9 -> 3.9.0), as the gate does.
+        recorded = [*censuses, *(r.triton for r in runs or () if r.triton)]
+        args.candidate = next(
+            (r for r in recorded if same_release(r, args.candidate)), args.candidate
+        )
     notes = judge(report.findings, runs, args.candidate, censuses, args.baseline_release)
     if args.format == "json":
         print(json.dumps(to_json(report, notes, args.candidate), indent=1))

@@ -343,7 +343,8 @@ def test_census_effect_and_exit_code_follow_the_candidate(tmp_path: Path) -> Non
     src = write_kernel(tmp_path / "k.py", "    y = tl.cumprod(tl.load(p), 0, dtype=tl.float32)\n")
     proc = run_cli("--select", "TRI1", "--results", str(CENSUS), "--candidate", "3.9", str(src))
     assert proc.returncode == 0, proc.stdout  # dtype= exists on the candidate
-    assert "[does not affect 3.9; works on 3.9.0]" in proc.stdout
+    # --candidate 3.9 is said as recorded: 3.9.0
+    assert "[does not affect 3.9.0; works on 3.9.0]" in proc.stdout
     assert f"{src} (1; works on 3.9.0-3.9.0)" in proc.stdout
     proc = run_cli("--select", "TRI1", "--results", str(CENSUS), "--candidate", "3.8.0", str(src))
     assert proc.returncode == 1
@@ -382,7 +383,8 @@ def test_census_default_the_code_relies_on(tmp_path: Path) -> None:
     (res / "triton-3.9.0.json").write_text(json.dumps(doc))
     src = write_kernel(
         tmp_path / "k.py",
-        "    x = tl.load(p)\n    y = tl.load(p, eviction_policy='')\n    tl.store(p, x + y)\n",
+        "    x = tl.load(p)\n    y = tl.load(p, eviction_policy='')\n    z = tl.load(p + 1)\n"
+        "    tl.store(p, x + y + z)\n",
     )
     proc = run_cli(
         "--format",
@@ -395,8 +397,9 @@ def test_census_default_the_code_relies_on(tmp_path: Path) -> None:
         "3.9.0",
         str(src),
     )
+    # The two calls that rely on the default are one finding, with the other line.
     [f] = json.loads(proc.stdout)["findings"]
-    assert (f["line"], f["rule"], f["effect"]) == (7, "TRI103", "affects")
+    assert (f["line"], f["rule"], f["effect"], f["also_lines"]) == (7, "TRI103", "affects", [9])
     assert "eviction_policy = '' on 3.8.0; 'evict_last' on 3.9.0" in f["message"]
     assert proc.returncode == 1
 
