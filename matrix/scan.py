@@ -931,6 +931,7 @@ class Float32Names:
     def __init__(self, imports: Imports) -> None:
         self.imports = imports
         self.names: set[str] = set()
+        self.ever: set[str] = set()  # names float32 at some point (what a call may pass)
 
     def _is_f32_dtype(self, expr: ast.expr | None) -> bool:
         if expr is None:
@@ -965,7 +966,11 @@ class Float32Names:
 
     def assign(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
-            (self.names.add if self.is_f32(value) else self.names.discard)(target.id)
+            if self.is_f32(value):
+                self.names.add(target.id)
+                self.ever.add(target.id)
+            else:
+                self.names.discard(target.id)
 
 
 def _dot_acc_visit(
@@ -993,11 +998,47 @@ def _dot_acc_visit(
             f32.names.add(node.target.id)
 
 
+def _float32_params(rule: Rule, module: Module) -> dict[str, set[str]]:
+    """Parameters of the file's jit helpers that every call from the file's kernels fills with
+    a float32 value (``_attn_fwd_inner(acc, ...)`` called with ``acc = tl.zeros(...,
+    dtype=tl.float32)``): ``{helper: {param}}``. Calls through ``*args``/``**kwargs`` or from
+    outside the file leave a parameter unknown."""
+    by_name = {fn.name: fn for fn in module.kernels}
+    seen: dict[str, dict[str, list[bool]]] = {}
+    for fn in module.kernels:
+        f32 = Float32Names(module.imports)
+        calls = [
+            node
+            for node in ast.walk(fn)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in by_name
+            and node.func.id != fn.name
+        ]
+        for stmt in fn.body:
+            _dot_acc_visit(stmt, rule, module, f32, [])
+        for call in calls:
+            callee = by_name[call.func.id]  # type: ignore[attr-defined]
+            params = [a.arg for a in [*callee.args.posonlyargs, *callee.args.args]]
+            if any(isinstance(a, ast.Starred) for a in call.args):
+                continue
+            given = dict(zip(params, call.args, strict=False))
+            given.update({k.arg: k.value for k in call.keywords if k.arg})
+            for name, value in given.items():
+                ok = isinstance(value, ast.Name) and value.id in f32.ever
+                seen.setdefault(callee.name, {}).setdefault(name, []).append(
+                    ok or f32.is_f32(value)
+                )
+    return {fn: {p for p, oks in ps.items() if oks and all(oks)} for fn, ps in seen.items()}
+
+
 def match_dot_acc_dtype(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
     """``tl.dot`` calls fitting the rule's argument filters whose accumulator is not provably
     float32 (a float32 accumulator gives the same result dtype on every release)."""
+    seeded = _float32_params(rule, module) if len(module.kernels) > 1 else {}
     for fn in module.kernels:
         f32 = Float32Names(module.imports)
+        f32.names.update(seeded.get(fn.name, set()))
         pending: list[ast.Call] = []
         for stmt in fn.body:
             _dot_acc_visit(stmt, rule, module, f32, pending)
