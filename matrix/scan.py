@@ -129,6 +129,7 @@ class Rule:
     probe: str | None = None
     concerns: tuple[str, ...] = ()
     breaking: tuple[str, ...] = ()
+    census_decides: bool = False
 
     def __str__(self) -> str:
         return self.id
@@ -326,7 +327,10 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             probe=probe,
             concerns=_strings(raw.get("concerns"), f"{where}.concerns"),
             breaking=_strings(raw.get("breaking"), f"{where}.breaking"),
+            census_decides=raw.get("census_decides", False),
         )
+        if not isinstance(rule.census_decides, bool):
+            raise RuleError(f"{where}.census_decides: expected true or false")
         if (rule.concerns or rule.breaking) and rule.probe is None:
             raise RuleError(f"{where}: concerns/breaking need a probe")
         rules.append(rule)
@@ -544,6 +548,8 @@ class Module:
     kernels: list[ast.FunctionDef | ast.AsyncFunctionDef]
     carriers: dict[str, dict[str, str]] = field(default_factory=dict)
     nodes: list[ast.AST] = field(default_factory=list)
+    # name rules: the dotted name each finding's node refers to (for census_decides)
+    qualnames: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.nodes:
@@ -637,6 +643,7 @@ def match_name(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
                 full = module.imports.project.resolve(full)
                 if _matches_prefix(full, rule.names):
                     imported_here.add(local)
+                    module.qualnames[id(node)] = full
                     yield node, full
                 elif full in module.carriers.get(rule.id, {}):
                     imported_here.add(local)
@@ -651,6 +658,7 @@ def match_name(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
         if rule.scope == "jit" and not module.in_kernel(node):
             continue
         if _matches_prefix(q, rule.names):
+            module.qualnames[id(node)] = q
             yield node, ast.unparse(node)
         else:
             for carrier, via in carriers.items():
@@ -1328,6 +1336,12 @@ def scan_module(
     found: dict[tuple[int, int, str], Finding] = {}
     for rule in rules:
         for node, snippet in MATCHERS[rule.kind](rule, module):
+            if (
+                rule.census_decides
+                and censuses
+                and _same_everywhere(censuses, module.qualnames.get(id(node)))
+            ):
+                continue
             f = _finding(m.path, node, rule, snippet, module)
             found.setdefault((f.line, f.col, rule.id), f)
     works: set[str] | None = None
@@ -1354,6 +1368,13 @@ def scan_module(
             first[key] = f
         kept.append(f)
     return sorted(kept, key=lambda f: (f.line, f.col, f.rule.id)), uses, works, suppressed
+
+
+def _same_everywhere(censuses: Censuses, qualname: str | None) -> bool:
+    """Whether the census shows ``qualname`` present on every recorded release."""
+    if qualname is None:
+        return False
+    return len(works_on(censuses, qualname).ok) == len(censuses)
 
 
 def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:

@@ -482,3 +482,17 @@ def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
         statuses = set(PROBES_BY_NAME[rule.probe].all_statuses)
         assert set(rule.concerns) <= statuses, f"{rule.id}: {set(rule.concerns) - statuses}"
         assert set(rule.breaking) <= statuses, f"{rule.id}: {set(rule.breaking) - statuses}"
+
+
+def test_census_decides_libdevice_paths(tmp_path: Path) -> None:
+    # TRI009 is advisory and, with a census, only reported for a name that is not present on
+    # every recorded release: tl.math.sqrt is in both snapshots, tl.math.tanh in neither.
+    body = "    tl.store(p, tl.math.sqrt(tl.load(p)) + tl.math.tanh(p))\n"
+    src = write_kernel(tmp_path / "k.py", body)
+    plain = scan.scan_paths([src], scan.select_rules(scan.load_rules(), ["TRI009"]))
+    assert [f.snippet for f in plain.findings] == ["tl.math.sqrt", "tl.math.tanh"]
+    from matrix.census import load_censuses
+
+    rules = scan.select_rules(scan.load_rules(), ["TRI009"])
+    judged = scan.scan_paths([src], rules, censuses=load_censuses(CENSUS))
+    assert [f.snippet for f in judged.findings] == ["tl.math.tanh"]
