@@ -496,3 +496,19 @@ def test_census_decides_libdevice_paths(tmp_path: Path) -> None:
     rules = scan.select_rules(scan.load_rules(), ["TRI009"])
     judged = scan.scan_paths([src], rules, censuses=load_censuses(CENSUS))
     assert [f.snippet for f in judged.findings] == ["tl.math.tanh"]
+
+
+def test_relative_imports_inside_tritons_own_tree(tmp_path: Path) -> None:
+    # triton/ops/matmul.py (Triton <= 2.x) reaches everything relatively: `from .. import jit`,
+    # `from .. import language as tl`.
+    ops = tmp_path / "triton" / "ops"
+    ops.mkdir(parents=True)
+    (tmp_path / "triton" / "__init__.py").write_text("")
+    (ops / "__init__.py").write_text("")
+    (ops / "matmul.py").write_text(
+        "from .. import jit\nfrom .. import language as tl\n\n\n@jit\n"
+        "def k(p, BLOCK: tl.constexpr):\n"
+        "    offs = tl.arange(0, BLOCK)\n"
+        "    tl.store(p + offs, tl.load(p + offs), boundary_check=(0,))\n"
+    )
+    assert found(ops / "matmul.py") == {(9, "TRI002")}
