@@ -45,8 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.census import Census, censuses_from_runs, omitted_defaults, works_on
-from matrix.core import DATA_DIR
+from matrix.census import Census, CensusError, censuses_from_runs, omitted_defaults, works_on
+from matrix.core import DATA_DIR, Column, DataFileError, Release, ReleaseError, load_toml
 from matrix.measure.results import Run, SchemaError, read_runs
 
 RULES_PATH = DATA_DIR / "scan_rules.toml"
@@ -261,12 +261,7 @@ MATCH_KEYS = {
 
 def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
     """Read and validate the rules file; raises RuleError naming the rule and field at fault."""
-    import tomllib
-
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise RuleError(f"{path}: cannot read rules ({e})") from e
+    doc = load_toml(path)
     raw_rules = doc.get("rule")
     if not isinstance(raw_rules, list) or not raw_rules:
         raise RuleError(f"{path}: expected at least one [[rule]] table")
@@ -1172,7 +1167,8 @@ def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem
     for r, s in w.per_release.items():
         if s.status == "rejects":
             kind = "census-keyword" if s.reason.startswith("no keyword") else "census-positional"
-            by_reason.setdefault((kind, s.reason.split(" (parameters")[0]), []).append(r)
+            # the reason without the release's signature, so that releases group
+            by_reason.setdefault((kind, s.reason.split(" (", 1)[0]), []).append(r)
     for (kind, reason), rs in by_reason.items():
         if set(rs) == set(seen):
             continue  # refused by every release that has the name (a fork's keyword): no change
@@ -1195,6 +1191,7 @@ def census_findings(
     rules: Sequence[Rule],
     censuses: Censuses,
     memo: dict[tuple[Any, ...], tuple[list[CensusProblem], list[str]]] | None = None,
+    uses: list[ApiUse] | None = None,
 ) -> tuple[list[Finding], list[ApiUse], set[str]]:
     """Findings from the census, the uses checked, and the releases every use works on.
     ``memo`` keeps the census's answer per distinct use across files (a library calls
@@ -1203,7 +1200,7 @@ def census_findings(
     works = set(censuses)
     by_kind = {r.kind: r for r in rules if r.census}
     out: list[Finding] = []
-    uses = api_uses(module, path)
+    uses = api_uses(module, path) if uses is None else uses
     for use in uses:
         key = (
             use.qualname,
@@ -1345,9 +1342,10 @@ def scan_module(
             f = _finding(m.path, node, rule, snippet, module)
             found.setdefault((f.line, f.col, rule.id), f)
     works: set[str] | None = None
-    uses: list[ApiUse] = []
+    # Every Triton name the file uses, census or not: the gate checks them (matrix.gate.api).
+    uses: list[ApiUse] = api_uses(module, m.path)
     if censuses:
-        extra, uses, works = census_findings(module, m.path, rules, censuses, memo)
+        extra, uses, works = census_findings(module, m.path, rules, censuses, memo, uses)
         for f in extra:
             found.setdefault((f.line, f.col, f.rule.id + f.detail), f)
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
@@ -1528,23 +1526,12 @@ def probe_statuses(runs: Iterable[Run], probe: str) -> dict[Release, dict[str, s
     return out
 
 
-def _version_key(release: str) -> tuple[Any, ...]:
-    # TODO(core): use matrix.core.Release when the house helper's work lands.
-    from packaging.version import InvalidVersion, Version
-
+def same_release(a: str | Release, b: str | Release) -> bool:
+    """``3.9`` and ``3.9.0`` are one release (core.Release: the gate's reading too)."""
     try:
-        return (0, Version(release))
-    except InvalidVersion:  # an unparsable release string still sorts, after the valid ones
-        return (1, release)
-
-
-def same_release(a: str, b: str) -> bool:
-    """``3.9`` and ``3.9.0`` are one release (as the gate reads them)."""
-    return _version_key(a) == _version_key(b)
-
-
-def _recorded(by_release: dict[str, Any], release: str) -> str | None:
-    return next((r for r in by_release if same_release(r, release)), None)
+        return Release.parse(a) == Release.parse(b)
+    except ReleaseError:
+        return a == b
 
 
 def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) -> str:
@@ -1560,9 +1547,9 @@ def judge_rule(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) ->
         return UNKNOWN, ""
     by_release = probe_statuses(runs, rule.probe)
     if candidate is not None:
-        recorded = _recorded(by_release, candidate)
-        if recorded is None:
-            return UNKNOWN, f"{rule.probe}: no results for {candidate}"
+        recorded = Release.parse(candidate, "--candidate")
+        if recorded not in by_release:
+            return UNKNOWN, f"{rule.probe}: no results for {recorded}"
         statuses = by_release[recorded]
         parts = [f"{s} ({', '.join(sorted(w))})" for s, w in sorted(statuses.items())]
         affected = any(s in rule.concerns for s in statuses)
@@ -1875,14 +1862,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    for flag in ("candidate", "baseline_release"):
-        value = getattr(args, flag)
-        if value is not None and _version_key(value)[0] != 0:
-            print(
-                f"matrix.scan: --{flag.replace('_', '-')} {value!r}: expected a release like 3.9.0",
-                file=sys.stderr,
-            )
-            return 2
+    try:
+        for flag in ("candidate", "baseline_release"):
+            value = getattr(args, flag)
+            if value is not None:  # said as core spells it: 3.9 -> 3.9.0, as the gate does
+                setattr(args, flag, str(Release.parse(value, f"--{flag.replace('_', '-')}")))
+    except ReleaseError as e:
+        print(f"matrix.scan: {e}", file=sys.stderr)
+        return 2
     try:
         rules = select_rules(load_rules(args.rules), _codes(args.select), _codes(args.ignore))
         runs = read_runs(args.results) if args.results is not None else None
@@ -1892,10 +1879,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.paths, rules, exclude=(*DEFAULT_EXCLUDE, *args.exclude), censuses=censuses
         )
     except (
-        RuleError,
+        DataFileError,
         BaselineError,
         SchemaError,
-        FileNotFoundError,
+        ReleaseError,
+        CensusError,
         OSError,
         json.JSONDecodeError,
     ) as e:

@@ -289,7 +289,7 @@ def test_candidate_release_spelling_agrees_with_the_gate(tmp_path: Path) -> None
     proc = run_cli("--results", str(res), "--candidate", "3.8", path)
     assert proc.returncode == 0 and "does not affect 3.8.0" in proc.stdout
     proc = run_cli("--results", str(res), "--candidate", "three", path)
-    assert proc.returncode == 2 and "--candidate 'three'" in proc.stderr
+    assert proc.returncode == 2 and "--candidate: 'three' is not a release" in proc.stderr
 
 
 def test_candidate_without_results_is_a_usage_error() -> None:
