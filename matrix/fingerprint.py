@@ -169,3 +169,44 @@ def disagreements(results: Iterable[Result]) -> list[tuple[str, str, dict[str, s
     return [
         (g, c, s) for (g, c), s in sorted(cols.items()) if len(s) > 1 and len(set(s.values())) > 1
     ]
+
+
+def summary_lines(changes: list[CellChange], per_group: int = 4) -> list[str]:
+    """One line per group: how many cells changed, of which kinds, and the first few."""
+    lines = []
+    for group, items in by_group(changes).items():
+        kinds: dict[str, int] = {}
+        for c in items:
+            kinds[c.kind] = kinds.get(c.kind, 0) + 1
+        shown = "; ".join(f"{c.case}: {c.before} -> {c.after}" for c in items[:per_group])
+        more = f" (+{len(items) - per_group} more)" if len(items) > per_group else ""
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        lines.append(f"{group} [{items[0].backend}] {counts}: {shown}{more}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m matrix.fingerprint BEFORE.json AFTER.json``: the changed cells, by group."""
+    import argparse
+
+    from matrix.measure.results import read_raw
+
+    p = argparse.ArgumentParser(prog="python -m matrix.fingerprint", description=main.__doc__)
+    p.add_argument("before", help="raw results file of the older release")
+    p.add_argument("after", help="raw results file of the newer release")
+    p.add_argument("--per-group", type=int, default=4, help="changes shown per group")
+    args = p.parse_args(argv)
+    before, after = read_raw(args.before), read_raw(args.after)
+    for backend in sorted({r.backend for r in before.results} | {r.backend for r in after.results}):
+        changes = compare(
+            [r for r in before.results if r.backend == backend],
+            [r for r in after.results if r.backend == backend],
+        )
+        print(f"== {backend}: {len(changes)} cells changed")
+        for line in summary_lines(changes, args.per_group):
+            print("  " + line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

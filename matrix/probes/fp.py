@@ -70,11 +70,12 @@ def _args(ins, outs) -> dict:
     return args
 
 
-def _trace(ctx: Context, part: int, cases, values) -> tuple[bt.Sink, str]:
+def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[bt.Sink, str]:
     """Run the planned cases once; return what was seen and how the launch/compile ended."""
     from matrix.probes.support.base import exercise
 
     bt.PLAN.cases, bt.PLAN.values, bt.PLAN.sink = list(cases), list(values), bt.Sink()
+    bt.PLAN.stop_after_trace = stop
     ins, outs = _buffers(values)
     args = _args(ins, outs)
     if ctx.backend == "aot":
@@ -95,20 +96,108 @@ def _trace(ctx: Context, part: int, cases, values) -> tuple[bt.Sink, str]:
     return sink, ending
 
 
+# Crashes (an MLIR assertion aborting the process) a part may survive before the rest of its
+# cells are given up as `crashed`: each costs one more trace of the part.
+MAX_CRASHES = 8
+
+
+def _parts(battery: bt.Battery, backend: str) -> list[tuple[int, list, list, bool]]:
+    """(PART, cases, values, stop after tracing). tl.dot gets a part of its own: it is where
+    releases abort inside MLIR, and a crash re-traces only its part."""
+    dots = [c for c in battery.cases if c.call == "dot"]
+    atomics = [c for c in battery.cases if c.call == "atomic"]
+    rest = [c for c in battery.cases if c.call not in ("dot", "atomic")]
+    if backend == "aot":
+        return [(0, rest, [], True), (4, dots, [], True), (1, atomics, [], False)]
+    return [(3, rest + atomics, battery.values, False), (4, dots, [], False)]
+
+
+def trace_isolated(ctx: Context, part: int, cases, values, stop: bool):
+    """``_trace`` in a forked child, so that a case that kills the process costs that case
+    (``crashed``, with the signal) and a re-trace of the rest, not the whole battery. On a GPU
+    it runs in-process: a forked child must not inherit a CUDA context."""
+    if ctx.backend == "gpu":
+        return _trace(ctx, part, cases, values, stop)
+    cases, values = list(cases), list(values)
+    crashed: dict[str, str] = {}  # "C\tgroup\tkey" / "V\tindex" -> why
+    for _ in range(MAX_CRASHES + 1):
+        todo_c = [c for c in cases if f"C\t{c.group}\t{c.key}" not in crashed]
+        todo_v = [v for v in values if f"V\t{v.index}" not in crashed]
+        outcome, last, why = _forked(ctx, part, todo_c, todo_v, stop)
+        if outcome is not None:
+            sink, ending = outcome
+            for line, reason in crashed.items():
+                kind, *rest = line.split("\t")
+                if kind == "C":
+                    sink.put(rest[0], rest[1], "crashed", reason)
+                else:
+                    sink.value_errors[int(rest[0])] = ("crashed", reason)
+            return sink, ending
+        if not last or last == "T" or last in crashed:
+            break  # died outside any one case: nothing to single out
+        crashed[last] = f"the process died in this case ({why})"
+    sink = bt.Sink(traced=True)
+    sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
+    for c in cases:
+        line = f"C\t{c.group}\t{c.key}"
+        sink.put(c.group, c.key, "crashed", crashed.get(line, f"given up after crashes ({why})"))
+    for v in values:
+        sink.value_errors[v.index] = ("crashed", f"given up after crashes ({why})")
+    return sink, f"crashed: {why}"
+
+
+def _forked(ctx: Context, part: int, cases, values, stop: bool):
+    """``_trace`` in a forked child: ((sink, ending), None, None), or (None, last log line, why)
+    when the child died."""
+    import os
+    import pickle
+    import signal
+    import tempfile
+
+    fd, log = tempfile.mkstemp(prefix="fp-trace-", suffix=".log")
+    os.close(fd)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: trace, send the sink back, leave without cleanup handlers
+        os.close(read_end)
+        code = 0
+        try:
+            bt.TRACE_LOG = log
+            sink, ending = _trace(ctx, part, cases, values, stop)
+            payload = pickle.dumps((vars(sink), ending))
+        except BaseException as e:  # sent to the parent, which reports it as the ending
+            payload, code = pickle.dumps((None, f"{type(e).__name__}: {e}"[:2000])), 1
+        with os.fdopen(write_end, "wb") as out:
+            out.write(payload)
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as inp:
+        payload = inp.read()
+    _, status = os.waitpid(pid, 0)
+    with open(log, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    os.unlink(log)
+    if payload:
+        fields, ending = pickle.loads(payload)
+        if fields is None:
+            raise RuntimeError(f"the fingerprint's child failed: {ending}")
+        sink = bt.Sink(**{k: v for k, v in fields.items() if k in bt.Sink.__dataclass_fields__})
+        sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")  # type: ignore[attr-defined]
+        return (sink, ending), None, None
+    if os.WIFSIGNALED(status):
+        why = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    else:
+        why = f"exit code {os.WEXITSTATUS(status)}"
+    return None, lines[-1] if lines else "", why
+
+
 def observe(ctx: Context) -> Observation:
     t0 = time.perf_counter()
     battery = bt.load()
     rows: list[Observation] = []
-    pure = [c for c in battery.cases if c.call != "atomic"]
-    atomics = [c for c in battery.cases if c.call == "atomic"]
-    runs_values = ctx.backend != "aot"
-    if ctx.backend == "aot":
-        parts = [(0, pure, []), (1, atomics, [])]
-    else:
-        parts = [(3, battery.cases, battery.values)]
     endings = {}
-    for part, cases, values in parts:
-        sink, ending = _trace(ctx, part, cases, values)
+    for part, cases, values, stop in _parts(battery, ctx.backend):
+        sink, ending = trace_isolated(ctx, part, cases, values, stop)
         endings[part] = ending
         if not sink.traced:
             # The kernel never reached the battery: nothing was observed; say why, per group.
@@ -119,7 +208,7 @@ def observe(ctx: Context) -> Observation:
                                         {}, name=f"fp.{group}"))  # fmt: skip
             continue
         rows.extend(_group_rows(sink, cases, compile_ending=ending))
-        if values and runs_values:
+        if values:
             rows.extend(fp_checks.value_rows(sink, values))
     rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
     if ctx.backend == "interpret":

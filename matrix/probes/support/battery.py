@@ -257,6 +257,8 @@ class Plan:
     cases: list[Case] = field(default_factory=list)
     values: list[ValueCase] = field(default_factory=list)
     sink: Sink = field(default_factory=Sink)
+    # aot: end the compile once traced (the results are dead code; atomics are not).
+    stop_after_trace: bool = True
 
 
 PLAN = Plan()
@@ -270,14 +272,18 @@ def _unwrap(x: Any) -> Any:
 
 def classify_exception(e: BaseException) -> tuple[str, str]:
     """``rejected`` when Triton (or the numpy/torch code it called) raised; ``error`` when the
-    exception started in our own harness; ``rejected`` also for a keyword the release lacks."""
-    text = f"{type(e).__name__}: {str(e).strip()}".splitlines()
-    first = " ".join(text[:3])[:300]
+    exception started in our own harness; ``rejected`` also for a keyword the release lacks.
+    The text is the innermost cause's (a CompilationError's message starts with source code)."""
+    cause = e
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
+    first = f"{type(cause).__name__}: {lines[-1] if len(lines) > 3 else ' '.join(lines)}"[:300]
     if isinstance(e, HarnessFault):
         return "error", first
     if isinstance(e, TypeError) and "unexpected keyword argument" in str(e):
         return "rejected", first
-    tb = e.__traceback__
+    tb = cause.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     where = tb.tb_frame.f_code.co_filename if tb is not None else ""
@@ -293,6 +299,7 @@ class Operands:
         import triton.language as tl
 
         self.tl, self.kw, self.args = tl, kw, args
+        self.generator = args.get("_generator")  # the code generator, in a compile
         self.block = int(_unwrap(args["BLOCK"]))
         self.offs = tl.arange(0, self.block, **kw)
         self._cache: dict[tuple[str, int], Any] = {}
@@ -390,18 +397,30 @@ def _atomic(ops: Operands, case: Case) -> Any:
     ptr = ops.pointer(dt.primitive_bitwidth, 0, out=True, dtype=dt)
     val = ops.tensor(case.operands[0])
     kwargs = {k: v for k, v in opts.items() if v != "default"}
-    fn = _function(tl, case.op)
+    fn = _function(tl, case.op, ops.generator)
     if case.op == "atomic_cas":
         return fn(ptr, val, val, **kwargs, **kw)
     return fn(ptr, val, **kwargs, **kw)
 
 
-def _function(tl: Any, name: str) -> Callable[..., Any]:
+def _function(tl: Any, name: str, generator: Any = None) -> Callable[..., Any]:
+    """``tl.<name>`` (or ``tl.math.<name>``) as something this builtin can call. Many of them
+    (``tl.sum``, ``tl.sigmoid``, ``tl.cumsum``) are ``@triton.jit`` functions of
+    triton.language.standard: in a compile they are called through the code generator, as a
+    kernel's call would be; under the interpreter they are plain Python calls."""
     fn = getattr(tl, name, None)
     if fn is None:
         fn = getattr(getattr(tl, "math", None), name, None)
     if fn is None:
         raise LookupError(f"tl.{name}")
+    from triton.runtime.jit import JITFunction
+
+    if generator is not None and isinstance(fn, JITFunction):
+
+        def call(*args: Any, _builder: Any = None, _semantic: Any = None, **kwargs: Any) -> Any:
+            return generator.call_JitFunction(fn, list(args), kwargs)
+
+        return call
     return fn
 
 
@@ -420,20 +439,20 @@ def apply(ops: Operands, case: Case) -> Any:
         x = args[0]
         if case.op.startswith("__"):
             return getattr(x, case.op)(**kw)
-        return _function(tl, case.op)(x, **kw)
+        return _function(tl, case.op, ops.generator)(x, **kw)
     if case.call == "reduce":
-        return _function(tl, case.op)(args[0], 0, **kw)
+        return _function(tl, case.op, ops.generator)(args[0], 0, **kw)
     b = ops.tensor(case.operands[1])
     a = args[0]
     if case.call == "operator":
         return _binary(ops, case.op, a, b)
     if case.call == "function":
-        return _function(tl, case.op)(a, b, **kw)
+        return _function(tl, case.op, ops.generator)(a, b, **kw)
     if case.call == "where":
         cond = ops.tensor("int1")
         return tl.where(cond, a, b, **kw)
     if case.call == "clamp":
-        return _function(tl, "clamp")(a, b, b, **kw)
+        return _function(tl, "clamp", ops.generator)(a, b, b, **kw)
     raise HarnessFault(f"case {case.group}/{case.key}: unknown call {case.call!r}")
 
 
@@ -455,8 +474,20 @@ def _mlir_type(r: Any) -> str:
         return ""
 
 
+# When set (a file path), every case is named there before it runs, flushed: a case that kills
+# the process (an assertion inside MLIR aborts it) is then the last line. See fp.trace_isolated.
+TRACE_LOG: str | None = os.environ.get("MATRIX_FP_TRACE_LOG")
+
+
+def _log(line: str) -> None:
+    if TRACE_LOG:
+        with open(TRACE_LOG, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
 def run_case(ops: Operands, case: Case, sink: Sink) -> Any:
     """Apply one case and record its cell (and any warnings); return the result or None."""
+    _log(f"C\t{case.group}\t{case.key}")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -484,6 +515,7 @@ def run_case(ops: Operands, case: Case, sink: Sink) -> Any:
 def run_value_case(ops: Operands, vc: ValueCase, sink: Sink) -> None:
     """Apply a values case to its input rows and store the result's bits in its output row."""
     tl, kw = ops.tl, ops.kw
+    _log(f"V\t{vc.index}")
     try:
         xs = [
             ops.tensor(dt, TYPE_ROWS + 2 * vc.index + i) for i, dt in enumerate(vc.operand_dtypes)
@@ -520,17 +552,18 @@ def _apply_value(ops: Operands, vc: ValueCase, xs: list[Any]) -> Any:
     if vc.op in VALUE_OPS:
         return getattr(xs[0], VALUE_OPS[vc.op])(xs[1], **kw)
     if vc.op in ("minimum", "maximum"):
-        return getattr(tl, vc.op)(xs[0], xs[1], **kw)
+        return _function(tl, vc.op, ops.generator)(xs[0], xs[1], **kw)
     if vc.op == "minimum_nan_all":
-        return tl.minimum(xs[0], xs[1], propagate_nan=tl.PropagateNan.ALL, **kw)
+        fn = _function(tl, "minimum", ops.generator)
+        return fn(xs[0], xs[1], propagate_nan=tl.PropagateNan.ALL, **kw)
     if vc.op == "binary":
         return getattr(xs[0], BINARY_METHODS[vc.opname])(xs[1], **kw)
     if vc.op == "unary":
         if vc.opname == "neg":
             return xs[0].__neg__(**kw)
-        return _function(tl, vc.opname)(xs[0], **kw)
+        return _function(tl, vc.opname, ops.generator)(xs[0], **kw)
     if vc.op == "reduce":
-        return _function(tl, vc.opname)(xs[0], 0, **kw)
+        return _function(tl, vc.opname, ops.generator)(xs[0], 0, **kw)
     raise HarnessFault(f"values {vc.group}: unknown op {vc.op!r}")
 
 
@@ -539,26 +572,24 @@ def trace_battery(
     C_INT, C_FLOAT, lit_int, lit_float, lit_bool, PART, BLOCK,
     _builder=None, _semantic=None, _generator=None,
 ):  # fmt: skip
-    """Run every planned case (PART: 0 pure ops, 1 atomics, 2 values, 3 all)."""
+    """Run every planned case, then every values case (PART only names the part: a distinct
+    constexpr per part keeps compiles of different parts apart)."""
     kw: dict[str, Any] = {}
     if _semantic is not None:
         kw["_semantic"] = _semantic
     elif _builder is not None:
         kw["_builder"] = _builder
     args = dict(locals())
-    part = int(_unwrap(PART))
     ops = Operands(args, kw)
     sink = PLAN.sink
     for case in PLAN.cases:
-        is_atomic = case.call == "atomic"
-        if part == 3 or (part != 2 and (part == 1) == is_atomic):
-            run_case(ops, case, sink)
-    if part in (2, 3):
-        for vc in PLAN.values:
-            run_value_case(ops, vc, sink)
+        run_case(ops, case, sink)
+    for vc in PLAN.values:
+        run_value_case(ops, vc, sink)
     sink.traced = True
+    _log("T")
     module = getattr(_generator, "module", None)
-    if module is not None and part == 0:
+    if module is not None and PLAN.stop_after_trace:
         # The pure ops are dead code: compiling them further would only cost time. Verify the
         # TTIR module the frontend built (a case it accepted but built invalid IR for shows up
         # here), then stop the compile.
