@@ -33,6 +33,9 @@ OBSERVED = "observed"
 WRONG = "wrong"
 RIGHT_STATUSES = frozenset({"right", "accepted"})
 
+# A fingerprint run (one backend of one cell) with fewer cells lost part of its battery.
+MIN_CELLS = 1000
+
 REGRESSION = "regression"
 FIXED = "fixed"
 BEHAVIOUR = "behaviour"
@@ -86,6 +89,25 @@ def expand(results: Iterable[Result]) -> Iterator[Result]:
 
 def count_cells(results: Iterable[Result]) -> int:
     return sum(len(r.data.get("cells") or {}) for r in results if is_group(r))
+
+
+def problems(results: Iterable[Result]) -> list[str]:
+    """What makes a run's fingerprint untrustworthy: cells our harness broke on (``error``)
+    and backends whose battery came back with fewer than MIN_CELLS cells."""
+    results = list(results)
+    found = []
+    for backend, target in sorted(
+        {(r.backend, r.target or "") for r in results if r.probe == "fp"}
+    ):
+        mine = [r for r in results if r.backend == backend and (r.target or "") == target]
+        where = backend + (f":{target}" if target else "")
+        broken = [c.probe for c in expand(mine) if is_group(c) and c.status == "error"]
+        if broken:
+            found.append(f"fp [{where}]: {len(broken)} cells error (harness), e.g. {broken[:3]}")
+        n = count_cells(mine)
+        if n < MIN_CELLS:
+            found.append(f"fp [{where}]: {n} cells, fewer than {MIN_CELLS}")
+    return found
 
 
 @dataclass(frozen=True)
