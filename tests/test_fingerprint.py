@@ -271,3 +271,45 @@ def test_the_battery_runs_under_the_interpreter_and_classifies_cells():
     (row,) = fp_checks.value_rows(sink, values)
     assert row.data["cells"]["int32(7,2)"] == "right"
     assert row.data["cells"]["int32(-7,2)"] == "right"  # -3: truncation, as compiled code does
+
+
+def test_a_case_that_kills_the_process_costs_that_cell_only(monkeypatch):
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
+    from matrix.probes import fp
+    from matrix.probes.support.base import Context
+
+    b = bt.load()
+    cases = [c for c in b.cases if c.group == "binary.add" and c.key.startswith("int8,")][:3]
+    doomed = cases[1]
+    real_apply = bt.apply
+
+    def apply(ops, case):
+        if case == doomed:
+            os.abort()  # what an MLIR assertion does to the process
+        return real_apply(ops, case)
+
+    monkeypatch.setattr(bt, "apply", apply)
+    sink, ending = fp.trace_isolated(Context("interpret", None), 3, cases, [], False)
+    cells = sink.cells["binary.add"]
+    assert cells[doomed.key] == "crashed"
+    assert "SIGABRT" in sink.reasons["binary.add"][sink.details["binary.add"][doomed.key]]
+    monkeypatch.setattr(bt, "apply", real_apply)
+    others = [c for c in cases if c != doomed]
+    alone, _ = fp._trace(Context("interpret", None), 3, others, [], False)
+    assert {c.key: cells[c.key] for c in others} == alone.cells["binary.add"]
+    assert "crashed" not in alone.cells["binary.add"].values()
+    assert ending == "ok"
+
+
+def test_verify_flags_harness_errors_and_a_short_battery():
+    fp_row = Result("fp", "interpret", None, "observed")
+    many = {f"c{i}": "int8" for i in range(fpm.MIN_CELLS)}
+    ok = [_group("fp.binary.add", many), fp_row]
+    assert fpm.problems(ok) == []
+    broken = [_group("fp.binary.add", {**many, "x": "error"}), fp_row]
+    assert "1 cells error" in fpm.problems(broken)[0]
+    short = [_group("fp.binary.add", {"a": "int8"}), fp_row]
+    assert "fewer than 1000" in fpm.problems(short)[0]
