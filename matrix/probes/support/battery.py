@@ -226,7 +226,6 @@ class Sink:
     value_dtypes: dict[int, str] = field(default_factory=dict)
     value_errors: dict[int, tuple[str, str]] = field(default_factory=dict)
     traced: bool = False
-    verified: bool | None = None  # aot: whether the TTIR module the battery built verifies
 
     def reason(self, group: str, text: str) -> int:
         texts = self.reasons.setdefault(group, [])
@@ -479,10 +478,17 @@ def _mlir_type(r: Any) -> str:
 TRACE_LOG: str | None = os.environ.get("MATRIX_FP_TRACE_LOG")
 
 
+_LOG_FILE: Any = None
+
+
 def _log(line: str) -> None:
-    if TRACE_LOG:
-        with open(TRACE_LOG, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+    global _LOG_FILE
+    if not TRACE_LOG:
+        return
+    if _LOG_FILE is None or _LOG_FILE.name != TRACE_LOG:
+        _LOG_FILE = open(TRACE_LOG, "a", encoding="utf-8")  # noqa: SIM115 (kept open: per case)
+    _LOG_FILE.write(line + "\n")
+    _LOG_FILE.flush()  # the line must be on disk before the case can kill the process
 
 
 def run_case(ops: Operands, case: Case, sink: Sink) -> Any:
@@ -588,12 +594,9 @@ def trace_battery(
         run_value_case(ops, vc, sink)
     sink.traced = True
     _log("T")
-    module = getattr(_generator, "module", None)
-    if module is not None and PLAN.stop_after_trace:
-        # The pure ops are dead code: compiling them further would only cost time. Verify the
-        # TTIR module the frontend built (a case it accepted but built invalid IR for shows up
-        # here), then stop the compile.
-        sink.verified = bool(module.verify())
+    if _generator is not None and PLAN.stop_after_trace:
+        # The pure ops are dead code: compiling them further would only cost time. (The module
+        # is not verified: a refused case can leave a half-built op or function behind.)
         raise TraceComplete("the battery was traced; the compile stops here on purpose")
 
 
