@@ -26,7 +26,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.measure.results import NO_OBSERVATION_STATUSES, Result
+from matrix.core import NO_OBSERVATION_STATUSES, Column
+from matrix.measure.results import Result
 
 PREFIX = "fp."
 OBSERVED = "observed"
@@ -100,7 +101,7 @@ def problems(results: Iterable[Result]) -> list[str]:
         {(r.backend, r.target or "") for r in results if r.probe == "fp"}
     ):
         mine = [r for r in results if r.backend == backend and (r.target or "") == target]
-        where = backend + (f":{target}" if target else "")
+        where = str(Column(backend, target or None))
         broken = [c.probe for c in expand(mine) if is_group(c) and c.status == "error"]
         if broken:
             found.append(f"fp [{where}]: {len(broken)} cells error (harness), e.g. {broken[:3]}")
@@ -124,7 +125,7 @@ class CellChange:
     evidence: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def __str__(self) -> str:
-        where = self.backend + (f":{self.target}" if self.target else "")
+        where = Column(self.backend, self.target)
         return f"{self.group}[{self.case}] {where}: {self.before} -> {self.after} ({self.kind})"
 
 
@@ -185,7 +186,7 @@ def disagreements(results: Iterable[Result]) -> list[tuple[str, str, dict[str, s
     cols: dict[tuple[str, str], dict[str, str]] = {}
     for r in results:
         if is_group(r) and r.status == OBSERVED:
-            label = r.backend + (f":{r.target}" if r.target else "")
+            label = str(Column(r.backend, r.target))
             for case, status in (r.data.get("cells") or {}).items():
                 cols.setdefault((group_name(r.probe), case), {})[label] = str(status)
     return [

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from matrix import fingerprint as fpm
+from matrix.core import Release
 from matrix.measure import runner
 from matrix.measure.results import Result, Run, read_raw
 from matrix.probes.support import battery as bt
@@ -207,7 +208,8 @@ def test_gate_calls_a_value_turning_wrong_a_regression_and_a_dtype_change_a_beha
     cand = _run("3.9.0", [_group("fp.values.int_div", {"int32(7,2)": "wrong"},
                                  values={"int32(7,2)": {"reference": "3", "got": "0"}}),
                           _group("fp.binary.add", {"int8,int16": "int32"})])  # fmt: skip
-    out = gc.compare([base], [cand], "3.8.0", "3.9.0", [], [])
+    old, new = Release.parse("3.8.0"), Release.parse("3.9.0")
+    out = gc.compare([base], [cand], old, new, [], [])
     kinds = {f.probe: f.kind for f in out.findings}
     assert kinds == {"fp.values.int_div[int32(7,2)]": gc.REGRESSION,
                      "fp.binary.add[int8,int16]": gc.BEHAVIOUR}  # fmt: skip
@@ -216,7 +218,7 @@ def test_gate_calls_a_value_turning_wrong_a_regression_and_a_dtype_change_a_beha
     # A glob acknowledges a whole group's behaviour change, never the regression.
     ack = AcceptedChange(probe="fp.*", where="*", from_status="*", to_status="*",
                          reason="reviewed", baseline="*", candidate="*")  # fmt: skip
-    out = gc.compare([base], [cand], "3.8.0", "3.9.0", [ack], [])
+    out = gc.compare([base], [cand], old, new, [ack], [])
     kinds = {f.probe: f.kind for f in out.findings}
     assert kinds["fp.binary.add[int8,int16]"] == gc.ACCEPTED
     assert kinds["fp.values.int_div[int32(7,2)]"] == gc.REGRESSION

@@ -22,14 +22,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import tomllib
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DATA_DIR
+from matrix.core import DATA_DIR, load_toml
 
 BATTERY_PATH = DATA_DIR / "fingerprint.toml"
 BLOCK = 16
@@ -77,11 +76,9 @@ class Battery:
 
 
 def load(path: str | Path = BATTERY_PATH) -> Battery:
-    """Read and expand the battery file; BatteryError names what is malformed."""
-    try:
-        doc = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as e:
-        raise BatteryError(f"{path}: cannot read the fingerprint battery: {e}") from e
+    """Read and expand the battery file; BatteryError names what is malformed, DataFileError
+    a file that cannot be read as TOML."""
+    doc = load_toml(path)  # an unreadable file is core's DataFileError
     operands = doc.get("operands")
     if not isinstance(operands, dict):
         raise BatteryError(f"{path}: [operands] missing")
