@@ -26,10 +26,9 @@ from matrix.probes.support.battery import trace_battery
 
 NAME = "fp"
 BACKENDS = ("interpret", "aot", "gpu")
-# The frontend's answers do not depend on the target's arch for almost every question; one
-# target keeps the compile count at one per release. (Target-dependent refusals in lowering are
-# not covered: the battery's results are dead code after TTIR.)
-AOT_TARGETS = ("cuda:90",)
+# aot compiles for one target (matrix/catalog.py says which): the frontend's answers hardly
+# depend on the arch, and target-dependent refusals in lowering are not asked (the battery's
+# results are dead code after TTIR).
 
 
 @triton.jit
