@@ -227,11 +227,22 @@ def test_gate_calls_a_value_turning_wrong_a_regression_and_a_dtype_change_a_beha
 # ------------------------------------------------------------------ rows through the runner
 
 
-def test_a_probe_s_rows_reach_the_raw_file_and_misnamed_rows_are_an_error(tmp_path, monkeypatch):
-    monkeypatch.setenv("MATRIX_PROBE_PACKAGE", "tests.fixtures.rows_probes")
-    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+def _runner(out: Path, *extra: str) -> int:
+    """The runner in a process of its own (it installs signal handlers: not in pytest's)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": "tests.fixtures.rows_probes",
+           "PYTHONPATH": str(ROOT)}  # fmt: skip
+    cmd = [sys.executable, "-m", "matrix.run", "--out", str(out), "--backends", "interpret",
+           "--quiet", *extra]  # fmt: skip
+    return subprocess.run(cmd, cwd=ROOT, env=env, timeout=120).returncode
+
+
+def test_a_probe_s_rows_reach_the_raw_file_and_misnamed_rows_are_an_error(tmp_path):
     out = tmp_path / "raw.json"
-    assert runner.main(["--out", str(out), "--backends", "interpret", "--quiet"]) == 0
+    assert _runner(out) == 0
     run = read_raw(out)
     statuses = {r.probe: r.status for r in run.results}
     assert statuses == {"many.g0": "observed", "many.g1": "observed", "many.g2": "observed",
@@ -240,8 +251,7 @@ def test_a_probe_s_rows_reach_the_raw_file_and_misnamed_rows_are_an_error(tmp_pa
                                                   if r.probe == "bad_rows").detail  # fmt: skip
     assert runner.task_key(run.results[0]) == ("many", "interpret", None)
     # --resume keeps a finished task's rows with it instead of dropping them as unknown probes.
-    assert runner.main(["--out", str(out), "--backends", "interpret", "--quiet",
-                        "--resume"]) == 0  # fmt: skip
+    assert _runner(out, "--resume") == 0
     assert len(json.loads(out.read_text())["runs"][0]["results"]) == 5
 
 
