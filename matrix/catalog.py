@@ -208,6 +208,17 @@ PROBES: tuple[ProbeSpec, ...] = (
         behavioural=False,
         aot_targets=(None,),
     ),
+    ProbeSpec(
+        "fp",
+        "the semantic fingerprint: result dtypes, refusals, edge values, dot and atomic "
+        "combinations, language rules, runtime defaults; one row fp.<group> per group, each "
+        "with data.cells (matrix/fingerprint.py reads them)",
+        ("observed",),
+        ("interpret", "aot", "gpu"),
+        good=("observed",),
+        behavioural=False,  # its cells carry the behaviour; matrix.fingerprint compares them
+        aot_targets=("cuda:90",),
+    ),
 )
 
 PROBES_BY_NAME = {p.name: p for p in PROBES}

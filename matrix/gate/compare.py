@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from matrix import fingerprint
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import FAILURE_STATUSES, Column, Release, pair_numpy
 from matrix.gate.config import AcceptedChange
@@ -159,7 +160,8 @@ def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], di
     origin: dict[tuple[Any, ...], str] = {}
     for run in runs:
         numpy = run.env.get("numpy")
-        for r in run.results:
+        # Fingerprint groups compare cell by cell: each cell is a probe of its own here.
+        for r in fingerprint.expand(run.results):
             np_key = str(numpy) if r.backend == "interpret" else None
             col = (r.backend, r.target, np_key)
             cell = table.setdefault(col, {})
@@ -180,6 +182,8 @@ def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], di
 
 def _detail(side: str, release: Release, r: Result) -> str:
     text = " ".join(r.detail.split())
+    if fingerprint.is_group(r) and r.data:  # a cell: its reference/got value, its refusal
+        text = " ".join(f"{k}={v}" for k, v in r.data.items())
     if len(text) > 400:
         text = text[:400] + " ..."
     return f"{side} {release}: `{r.status}`" + (f": {text}" if text else "")
@@ -368,6 +372,17 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     if b.status == c.status:
         return
     evidence = [_detail("baseline", baseline, b), _detail("candidate", candidate, c)]
+    if fingerprint.is_group(b) and fingerprint.classify(b.status, c.status) in (
+        fingerprint.REGRESSION,
+        fingerprint.UNOBSERVED,
+    ):
+        # A value that became wrong against its reference is a regression, acknowledged or
+        # not; a cell one side did not observe cannot be vouched for.
+        if fingerprint.classify(b.status, c.status) == fingerprint.UNOBSERVED:
+            out.undecidable.append(f"{probe} on {shown}: `{b.status}` -> `{c.status}`")
+            return
+        out.findings.append(GateFinding(REGRESSION, probe, where, b.status, c.status, evidence))
+        return
     use_text = [f"{u.path}:{u.line}:{u.col} {u.rule.id} {u.snippet}" for u in uses]
     fixes = sorted({u.rule.fix for u in uses})
     for ack in accepted:

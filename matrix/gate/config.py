@@ -45,7 +45,7 @@ class AcceptedChange:
         self, probe: str, where: str, old: str, new: str, baseline: Release, candidate: Release
     ) -> bool:
         return (
-            self.probe == probe
+            fnmatchcase(probe, self.probe)  # "fp.cast.*" acknowledges a whole fingerprint group
             and fnmatchcase(where, self.where)
             and fnmatchcase(old, self.from_status)
             and fnmatchcase(new, self.to_status)

@@ -1,8 +1,9 @@
 """The child process that runs probes: ``python -m matrix.measure.child TASKS.json EVENTS.jsonl``.
 
 Its backend was fixed by the parent through the environment before Triton is imported. For each
-task it appends a ``start`` event, runs the probe, then appends a ``result`` event, flushing each
-line, so the parent knows which probe was running if this process dies or hangs.
+task it appends a ``start`` event, runs the probe, then appends a ``row`` event for each of the
+observation's ``rows`` (a probe answering many questions at once: ``fp``) and a ``result`` event,
+flushing each line, so the parent knows which probe was running if this process dies or hangs.
 """
 
 from __future__ import annotations
@@ -27,26 +28,36 @@ def _emit(stream: Any, event: dict[str, Any]) -> None:
     stream.flush()
 
 
-def run_task(task: dict[str, Any]) -> dict[str, Any]:
-    ctx = Context(backend=task["backend"], target=task.get("target"))
-    start = time.perf_counter()
-    try:
-        module = importlib.import_module(f"{probe_package()}.{task['probe']}")
-        obs = module.observe(ctx)
-        if not isinstance(obs, Observation):
-            raise TypeError(f"probe {task['probe']} returned {type(obs).__name__}, not Observation")
-        status, detail, data = obs.status, obs.detail, obs.data
-    except Exception as e:  # an unexpected exception is an `error` result, with its traceback
-        status, detail, data = "error", format_exception(e), {}
+def _result(probe: str, ctx: Context, obs: Observation, seconds: float) -> dict[str, Any]:
     return {
-        "probe": task["probe"],
+        "probe": probe,
         "backend": ctx.backend,
         "target": ctx.target,
-        "status": status,
-        "detail": detail,
-        "seconds": round(time.perf_counter() - start, 3),
-        "data": data,
+        "status": obs.status,
+        "detail": obs.detail,
+        "seconds": round(seconds, 3),
+        "data": obs.data,
     }
+
+
+def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The task's results: its rows (each named ``<probe>.<row>``), then its own result last."""
+    ctx = Context(backend=task["backend"], target=task.get("target"))
+    start = time.perf_counter()
+    probe = task["probe"]
+    try:
+        module = importlib.import_module(f"{probe_package()}.{probe}")
+        obs = module.observe(ctx)
+        if not isinstance(obs, Observation):
+            raise TypeError(f"probe {probe} returned {type(obs).__name__}, not Observation")
+        bad = [r.name for r in obs.rows if not (r.name or "").startswith(probe + ".")]
+        if bad:
+            raise ValueError(f"probe {probe}: row names must start with '{probe}.', got {bad}")
+    except Exception as e:  # an unexpected exception is an `error` result, with its traceback
+        obs = Observation("error", format_exception(e))
+    seconds = time.perf_counter() - start
+    rows = [_result(r.name or "", ctx, r, 0.0) for r in obs.rows]
+    return [*rows, _result(probe, ctx, obs, seconds)]
 
 
 def main(argv: list[str]) -> int:
@@ -56,7 +67,10 @@ def main(argv: list[str]) -> int:
     with open(events_path, "a", encoding="utf-8") as events:
         for i, task in enumerate(tasks):
             _emit(events, {"event": "start", "index": i})
-            _emit(events, {"event": "result", "index": i, "result": run_task(task)})
+            *rows, result = run_task(task)
+            for row in rows:
+                _emit(events, {"event": "row", "index": i, "result": row})
+            _emit(events, {"event": "result", "index": i, "result": result})
     return 0
 
 

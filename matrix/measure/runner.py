@@ -69,6 +69,11 @@ class Task:
         return f"{self.probe}[{self.backend}{':' + self.target if self.target else ''}]"
 
 
+def task_key(result: Result) -> tuple[str, str, str | None]:
+    """The task a result came from: a row ``fp.binary.add`` belongs to the task ``fp``."""
+    return (result.probe.split(".", 1)[0], result.backend, result.target)
+
+
 def registry() -> tuple[ProbeSpec, ...]:
     """The catalog, or the ``PROBES`` of the package MATRIX_PROBE_PACKAGE names (tests)."""
     package = probe_package()
@@ -189,6 +194,8 @@ def _watch(
             event = json.loads(line)
             if event["event"] == "start":
                 started_at = time.monotonic()
+            elif event["event"] == "row":  # one of a probe's many rows: the probe still runs
+                on_result(Result.from_dict(event["result"]))
             elif event["event"] == "result":
                 on_result(Result.from_dict(event["result"]))
                 finished = event["index"] + 1
@@ -333,7 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             and previous.env.get("numpy") == env["numpy"]
         ):
             wanted = {t.key for t in tasks}
-            run.results = [r for r in previous.results if r.key in wanted]
+            # A task's rows count only with its own result: a kill mid-task redoes the task.
+            finished = {r.key for r in previous.results if r.key in wanted}
+            run.results = [r for r in previous.results if task_key(r) in finished]
     done = {r.key for r in run.results}
     todo = [t for t in tasks if t.key not in done]
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
@@ -341,6 +350,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def record(result: Result) -> None:
         run.results.append(result)
+        if result.key != task_key(result):
+            return  # a row: written with its task's own result, which comes last
         write_raw(run, args.out)
         log(f"[{run.id}] {result.probe} {result.backend} {result.target or ''} -> "
             f"{result.status} ({result.seconds:.1f} s)")  # fmt: skip
@@ -357,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.tests is not None:
             run.extra["tests"] = junit.run_suite(args.tests, Path(workdir), log)
     order = {t.key: i for i, t in enumerate(tasks)}
-    run.results.sort(key=lambda r: order.get(r.key, len(order)))
+    run.results.sort(key=lambda r: order.get(task_key(r), len(order)))
     run.extra["complete"] = True
     run.extra["seconds"] = round(time.monotonic() - t0, 1)
     write_raw(run, args.out)

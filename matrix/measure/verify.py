@@ -2,7 +2,9 @@
 
 Fails (exit 1, naming each problem) when a cell is missing or incomplete, an install failed,
 or a probe ended ``crashed``, ``timeout`` or an ``error`` that is not one of its own statuses
-(a broken probe rather than an observation). Exit 0 when everything is there.
+(a broken probe rather than an observation), a fingerprint cell is ``error`` (the battery's
+harness broke on it), or a fingerprint run has fewer than ``fingerprint.MIN_CELLS`` cells.
+Exit 0 when everything is there.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from matrix import fingerprint
 from matrix.catalog import PROBES_BY_NAME
 from matrix.measure.results import Run, SchemaError, read_runs
 
@@ -35,6 +38,7 @@ def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
             if r.status in BROKEN and r.status not in own:
                 where = f"{r.backend}{':' + r.target if r.target else ''}"
                 found.append(f"{run.id}: {r.probe} [{where}] {r.status}: {r.detail[:300]}")
+        found.extend(f"{run.id}: {line}" for line in fingerprint.problems(run.results))
     return found
 
 

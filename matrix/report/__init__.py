@@ -7,10 +7,12 @@ reads probe modules without importing them, ``verdicts`` fetches the seed-note c
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from matrix.measure.results import merge
+from matrix.fingerprint import is_group
+from matrix.measure.results import Run, merge
 from matrix.report import charts, model, render, verdicts
 from matrix.report.sources import PROBES_DIR
 
@@ -22,6 +24,10 @@ class Built:
     pages: list[Path]
     runs: int
     claims: verdicts.ClaimsOutcome
+
+
+def without_fingerprint_groups(run: Run) -> Run:
+    return dataclasses.replace(run, results=[r for r in run.results if not is_group(r)])
 
 
 def build(
@@ -39,7 +45,9 @@ def build(
     if not raw_dir.is_dir():
         raise FileNotFoundError(f"raw_dir: {raw_dir} is not a folder of raw result files")
     runs = merge(raw_dir, out_dir / "matrix.json")
-    matrix = model.build(runs)
+    # Fingerprint groups (fp.<group>, thousands of cells a run) have pages of their own to come
+    # (matrix.fingerprint reads them); the probe table shows only the fp summary row.
+    matrix = model.build([without_fingerprint_groups(r) for r in runs])
     claims = verdicts.evaluate_claims(matrix.runs)
     bench = charts.load_bench(bench_dir if bench_dir is not None else out_dir / "bench")
     pages = render.render_site(matrix, out_dir, claims=claims, bench=bench, probes_dir=probes_dir)

@@ -52,9 +52,15 @@ class Context:
 
 @dataclass
 class Observation:
+    """What a probe saw. A probe that answers many questions at once (``fp``) returns its own
+    summary with ``rows``: each row is one more result with its own ``name`` (``fp.<group>``),
+    written to the raw file as a result of its own, on the same backend and target."""
+
     status: str
     detail: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+    rows: list[Observation] = field(default_factory=list)
 
 
 @dataclass
@@ -145,15 +151,19 @@ TORCH_TYPE_STRINGS = {
     "torch.int32": "i32",
     "torch.int64": "i64",
     "torch.int8": "i8",
+    "torch.int16": "i16",
 }
 
 
 def type_string(value: Any) -> str:
-    """Triton's signature type for a launch argument: a tensor is a pointer, an int is i32."""
+    """Triton's signature type for a launch argument: a tensor is a pointer, an int is i32 (i64
+    beyond i32's range, as the JIT specialises it), a float is fp32."""
     if isinstance(value, bool):
         return "i1"
     if isinstance(value, int):
-        return "i32"
+        return "i32" if -(2**31) <= value < 2**31 else "i64"
+    if isinstance(value, float):
+        return "fp32"
     dtype = str(getattr(value, "dtype", ""))
     if dtype in TORCH_TYPE_STRINGS:
         return "*" + TORCH_TYPE_STRINGS[dtype]

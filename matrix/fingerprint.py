@@ -1,0 +1,235 @@
+"""The fingerprint's cells: read them out of the results, compare two releases, classify changes.
+
+The ``fp`` probe (matrix/probes/fp.py) writes one result per *group* (``fp.binary.add``,
+``fp.cast.to``, ``fp.values.int_div``, ``fp.rules``, ``fp.runtime``): its status says whether the
+battery ran (``observed``) or why not (``error``/``skipped``/...), and ``data.cells`` maps each
+case of the group to its own status (``int16``, ``rejected``, ``absent``, ``right``, ``wrong``,
+``accepted``, a default's repr). One cell is one fingerprint row; grouping them keeps a raw file
+small (thousands of cells per backend) and gives the report its unit: one line per group with
+its changes, one page per group.
+
+    >>> r = Result("fp.binary.add", "interpret", None, "observed",
+    ...            data={"cells": {"int8,int16": "int16"}})
+    >>> [c.probe for c in expand([r])]
+    ['fp.binary.add[int8,int16]']
+
+Comparing two releases gives one ``CellChange`` per cell whose status differs:
+``regression`` (a value became ``wrong`` against its reference), ``fixed`` (it stopped being
+wrong), ``behaviour`` (any other change: a dtype, an accept/reject, a default), ``unobserved``
+(either side did not observe it: the group did not run, or the cell is only on one side).
+Imports only the results contract: the report and the gate both use it, neither imports Triton.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from matrix.core import NO_OBSERVATION_STATUSES, Column
+from matrix.measure.results import Result
+
+PREFIX = "fp."
+OBSERVED = "observed"
+WRONG = "wrong"
+RIGHT_STATUSES = frozenset({"right", "accepted"})
+
+# A fingerprint run (one backend of one cell) with fewer cells lost part of its battery.
+MIN_CELLS = 1000
+
+REGRESSION = "regression"
+FIXED = "fixed"
+BEHAVIOUR = "behaviour"
+UNOBSERVED = "unobserved"
+
+
+def is_group(result: Result) -> bool:
+    return result.probe.startswith(PREFIX)
+
+
+def group_name(probe: str) -> str:
+    """``fp.binary.add`` (a group row) or ``fp.binary.add[int8,int16]`` (a cell): ``binary.add``."""
+    return probe[len(PREFIX) :].split("[", 1)[0]
+
+
+def cell_probe(group_probe: str, case: str) -> str:
+    return f"{group_probe}[{case}]"
+
+
+def evidence(result: Result, case: str) -> dict[str, Any]:
+    """What the group row recorded about one case beyond its status: why it was refused
+    (``details``), reference and got value (``values``), the warnings it raised."""
+    out: dict[str, Any] = {}
+    reasons = result.data.get("reasons") or []
+    for part in ("details", "values", "warnings"):
+        value = (result.data.get(part) or {}).get(case)
+        if isinstance(value, int) and 0 <= value < len(reasons):
+            value = reasons[value]  # texts are kept once per group (see the fp probe)
+        if value not in (None, ""):
+            out[part] = value
+    return out
+
+
+def expand(results: Iterable[Result]) -> Iterator[Result]:
+    """Every fingerprint cell of ``results`` as a result of its own (probe ``fp.<group>[case]``);
+    a group that did not run gives no cells (its own status says why). Other results pass
+    through unchanged."""
+    for r in results:
+        if not is_group(r):
+            yield r
+            continue
+        if r.status != OBSERVED:
+            yield r
+            continue
+        for case, status in (r.data.get("cells") or {}).items():
+            yield Result(
+                cell_probe(r.probe, case), r.backend, r.target, str(status), r.detail, 0.0,
+                evidence(r, case),
+            )  # fmt: skip
+
+
+def count_cells(results: Iterable[Result]) -> int:
+    return sum(len(r.data.get("cells") or {}) for r in results if is_group(r))
+
+
+def problems(results: Iterable[Result]) -> list[str]:
+    """What makes a run's fingerprint untrustworthy: cells our harness broke on (``error``)
+    and backends whose battery came back with fewer than MIN_CELLS cells."""
+    results = list(results)
+    found = []
+    for backend, target in sorted(
+        {(r.backend, r.target or "") for r in results if r.probe == "fp"}
+    ):
+        mine = [r for r in results if r.backend == backend and (r.target or "") == target]
+        where = str(Column(backend, target or None))
+        broken = [c.probe for c in expand(mine) if is_group(c) and c.status == "error"]
+        if broken:
+            found.append(f"fp [{where}]: {len(broken)} cells error (harness), e.g. {broken[:3]}")
+        n = count_cells(mine)
+        if n < MIN_CELLS:
+            found.append(f"fp [{where}]: {n} cells, fewer than {MIN_CELLS}")
+    return found
+
+
+@dataclass(frozen=True)
+class CellChange:
+    """One fingerprint cell whose status differs between two releases."""
+
+    group: str
+    case: str
+    backend: str
+    target: str | None
+    before: str | None
+    after: str | None
+    kind: str
+    evidence: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __str__(self) -> str:
+        where = Column(self.backend, self.target)
+        return f"{self.group}[{self.case}] {where}: {self.before} -> {self.after} ({self.kind})"
+
+
+def classify(before: str | None, after: str | None) -> str:
+    """The kind of change from ``before`` to ``after`` (statuses of one cell; None: absent)."""
+    if before is None or after is None:
+        return UNOBSERVED
+    if before in NO_OBSERVATION_STATUSES or after in NO_OBSERVATION_STATUSES:
+        return UNOBSERVED
+    if after == WRONG and before != WRONG:
+        return REGRESSION
+    if before == WRONG and after != WRONG:
+        return FIXED
+    return BEHAVIOUR
+
+
+def _table(results: Iterable[Result]) -> dict[tuple[str, str, str | None], tuple[str, Result]]:
+    table = {}
+    for r in results:
+        if is_group(r) and r.status == OBSERVED:
+            for case, status in (r.data.get("cells") or {}).items():
+                table[(f"{group_name(r.probe)}\x00{case}", r.backend, r.target)] = (str(status), r)
+    return table
+
+
+def compare(before: Iterable[Result], after: Iterable[Result]) -> list[CellChange]:
+    """Every cell whose status differs between two sets of results of one backend column
+    (for the interpreter: the same numpy), in a stable order."""
+    b, a = _table(before), _table(after)
+    changes = []
+    for key in sorted(set(b) | set(a), key=lambda k: (k[0], k[1], k[2] or "")):
+        bs, br = b.get(key, (None, None))
+        as_, ar = a.get(key, (None, None))
+        if bs == as_:
+            continue
+        group, case = key[0].split("\x00", 1)
+        ev = {}
+        if br is not None:
+            ev["before"] = evidence(br, case)
+        if ar is not None:
+            ev["after"] = evidence(ar, case)
+        changes.append(CellChange(group, case, key[1], key[2], bs, as_, classify(bs, as_), ev))
+    return changes
+
+
+def by_group(changes: Iterable[CellChange]) -> dict[str, list[CellChange]]:
+    """Changes grouped for the report: one line per group, in group order."""
+    out: dict[str, list[CellChange]] = {}
+    for c in changes:
+        out.setdefault(c.group, []).append(c)
+    return out
+
+
+def disagreements(results: Iterable[Result]) -> list[tuple[str, str, dict[str, str]]]:
+    """Cells whose status differs between backends of one release: (group, case, {column:
+    status}). The interpreter's and a compile's answers are both kept; this lists where they
+    part."""
+    cols: dict[tuple[str, str], dict[str, str]] = {}
+    for r in results:
+        if is_group(r) and r.status == OBSERVED:
+            label = str(Column(r.backend, r.target))
+            for case, status in (r.data.get("cells") or {}).items():
+                cols.setdefault((group_name(r.probe), case), {})[label] = str(status)
+    return [
+        (g, c, s) for (g, c), s in sorted(cols.items()) if len(s) > 1 and len(set(s.values())) > 1
+    ]
+
+
+def summary_lines(changes: list[CellChange], per_group: int = 4) -> list[str]:
+    """One line per group: how many cells changed, of which kinds, and the first few."""
+    lines = []
+    for group, items in by_group(changes).items():
+        kinds: dict[str, int] = {}
+        for c in items:
+            kinds[c.kind] = kinds.get(c.kind, 0) + 1
+        shown = "; ".join(f"{c.case}: {c.before} -> {c.after}" for c in items[:per_group])
+        more = f" (+{len(items) - per_group} more)" if len(items) > per_group else ""
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        lines.append(f"{group} [{items[0].backend}] {counts}: {shown}{more}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m matrix.fingerprint BEFORE.json AFTER.json``: the changed cells, by group."""
+    import argparse
+
+    from matrix.measure.results import read_raw
+
+    p = argparse.ArgumentParser(prog="python -m matrix.fingerprint", description=main.__doc__)
+    p.add_argument("before", help="raw results file of the older release")
+    p.add_argument("after", help="raw results file of the newer release")
+    p.add_argument("--per-group", type=int, default=4, help="changes shown per group")
+    args = p.parse_args(argv)
+    before, after = read_raw(args.before), read_raw(args.after)
+    for backend in sorted({r.backend for r in before.results} | {r.backend for r in after.results}):
+        changes = compare(
+            [r for r in before.results if r.backend == backend],
+            [r for r in after.results if r.backend == backend],
+        )
+        print(f"== {backend}: {len(changes)} cells changed")
+        for line in summary_lines(changes, args.per_group):
+            print("  " + line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

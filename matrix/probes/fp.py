@@ -1,0 +1,234 @@
+"""The semantic fingerprint: thousands of small language questions, answered in one launch.
+
+The battery (``matrix/data/fingerprint.toml``, expanded by ``support.battery``) asks for result
+dtypes of operators, math functions, reductions, ``tl.where``, ``tl.clamp``, casts, ``tl.dot``
+combinations and atomics over every dtype pair and scalar kind; values on edge inputs against a
+float64/numpy/torch reference (interpreter and gpu: aot does not run); language rules (module
+globals, Python builtins in kernels, one tiny kernel each); and runtime defaults of the host API.
+
+No ``from __future__ import annotations`` here: Triton 3.0's interpreter tells constexpr
+parameters by their annotation object, and a string annotation would turn them into tensors.
+
+One ``observe`` returns one row per group (``fp.<group>``): its status is ``observed`` when the
+battery ran (each cell has its own Triton status in ``data.cells``), or the harness's own status
+when it could not (``error``/``skipped``, with the reason). See ``support.base.Observation.rows``.
+"""
+
+import time
+
+import triton
+import triton.language as tl
+
+from matrix.probes.support import battery as bt
+from matrix.probes.support import fp_checks, fp_rules
+from matrix.probes.support.base import Context, Observation, root_cause
+from matrix.probes.support.battery import trace_battery
+
+NAME = "fp"
+BACKENDS = ("interpret", "aot", "gpu")
+# aot compiles for one target (matrix/catalog.py says which): the frontend's answers hardly
+# depend on the arch, and target-dependent refusals in lowering are not asked (the battery's
+# results are dead code after TTIR).
+
+
+@triton.jit
+def battery_kernel(
+    i8, i16, i32, i64, o8, o16, o32, o64, s_i32, s_i64, s_f32,
+    C_INT: tl.constexpr, C_FLOAT: tl.constexpr, PART: tl.constexpr, BLOCK: tl.constexpr,
+):  # fmt: skip
+    # The literals are the Python-scalar operands: the code generator makes them constexprs,
+    # the interpreter passes them as Python numbers. Each backend's own view is what is asked.
+    trace_battery(
+        i8, i16, i32, i64, o8, o16, o32, o64, s_i32, s_i64, s_f32,
+        C_INT, C_FLOAT, 3, 2.5, True, PART, BLOCK,
+    )  # fmt: skip
+
+
+SCALARS = {"s_i32": 7, "s_i64": 2**40, "s_f32": 1.5}
+CONSTEXPRS = {"C_INT": 3, "C_FLOAT": 2.5}
+
+
+def _buffers(values: list[bt.ValueCase]):
+    import torch
+
+    rows = bt.TYPE_ROWS + 2 * max((v.index + 1 for v in values), default=1)
+    ins = {}
+    for w in bt.WIDTHS:
+        t = torch.arange(1, rows * bt.BLOCK + 1, dtype=torch.int64) % 13 + 1
+        ins[w] = t.to(getattr(torch, f"int{w}")).reshape(rows, bt.BLOCK)
+    fp_checks.encode_inputs(ins, values)
+    outs = {w: torch.zeros(max(len(values), 1) + 1, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
+            for w in bt.WIDTHS}  # fmt: skip
+    return ins, outs
+
+
+def _args(ins, outs) -> dict:
+    args = {f"i{w}": ins[w] for w in bt.WIDTHS}
+    args.update({f"o{w}": outs[w] for w in bt.WIDTHS})
+    args.update(SCALARS)
+    return args
+
+
+def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[bt.Sink, str]:
+    """Run the planned cases once; return what was seen and how the launch/compile ended."""
+    from matrix.probes.support.base import exercise
+
+    bt.PLAN.cases, bt.PLAN.values, bt.PLAN.sink = list(cases), list(values), bt.Sink()
+    bt.PLAN.stop_after_trace = stop
+    ins, outs = _buffers(values)
+    args = _args(ins, outs)
+    if ctx.backend == "aot":
+        # Scalars are described by type, not value: i64 for the one that needs it.
+        out = exercise(ctx, battery_kernel, args, {**CONSTEXPRS, "PART": part, "BLOCK": bt.BLOCK})
+    else:
+        dev = {k: (v.to(ctx.device) if hasattr(v, "to") else v) for k, v in args.items()}
+        out = exercise(ctx, battery_kernel, dev, {**CONSTEXPRS, "PART": part, "BLOCK": bt.BLOCK})
+        for w in bt.WIDTHS:
+            outs[w].copy_(dev[f"o{w}"].cpu())
+    sink = bt.PLAN.sink
+    sink.outputs = outs  # type: ignore[attr-defined]
+    sink.inputs = ins  # type: ignore[attr-defined]
+    if out.raised and type(root_cause(out.exception)).__name__ == "TraceComplete":
+        ending = "traced"
+    else:
+        ending = "ok" if not out.raised else out.exception_text()
+    return sink, ending
+
+
+# Crashes (an MLIR assertion aborting the process) a part may survive before the rest of its
+# cells are given up as `crashed`: each costs one more trace of the part.
+MAX_CRASHES = 8
+
+
+def _parts(battery: bt.Battery, backend: str) -> list[tuple[int, list, list, bool]]:
+    """(PART, cases, values, stop after tracing). tl.dot gets a part of its own: it is where
+    releases abort inside MLIR, and a crash re-traces only its part."""
+    dots = [c for c in battery.cases if c.call == "dot"]
+    atomics = [c for c in battery.cases if c.call == "atomic"]
+    rest = [c for c in battery.cases if c.call not in ("dot", "atomic")]
+    if backend == "aot":
+        return [(0, rest, [], True), (4, dots, [], True), (1, atomics, [], False)]
+    return [(3, rest + atomics, battery.values, False), (4, dots, [], False)]
+
+
+def trace_isolated(ctx: Context, part: int, cases, values, stop: bool):
+    """``_trace`` in a forked child, so that a case that kills the process costs that case
+    (``crashed``, with the signal) and a re-trace of the rest, not the whole battery. On a GPU
+    it runs in-process: a forked child must not inherit a CUDA context."""
+    if ctx.backend == "gpu":
+        return _trace(ctx, part, cases, values, stop)
+    cases, values = list(cases), list(values)
+    crashed: dict[str, str] = {}  # "C\tgroup\tkey" / "V\tindex" -> why
+    for _ in range(MAX_CRASHES + 1):
+        todo_c = [c for c in cases if f"C\t{c.group}\t{c.key}" not in crashed]
+        todo_v = [v for v in values if f"V\t{v.index}" not in crashed]
+        outcome, last, why = _forked(ctx, part, todo_c, todo_v, stop)
+        if outcome is not None:
+            sink, ending = outcome
+            for line, reason in crashed.items():
+                kind, *rest = line.split("\t")
+                if kind == "C":
+                    sink.put(rest[0], rest[1], "crashed", reason)
+                else:
+                    sink.value_errors[int(rest[0])] = ("crashed", reason)
+            return sink, ending
+        if not last or last == "T" or last in crashed:
+            break  # died outside any one case: nothing to single out
+        crashed[last] = f"the process died in this case ({why})"
+    sink = bt.Sink(traced=True)
+    sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
+    for c in cases:
+        line = f"C\t{c.group}\t{c.key}"
+        sink.put(c.group, c.key, "crashed", crashed.get(line, f"given up after crashes ({why})"))
+    for v in values:
+        sink.value_errors[v.index] = ("crashed", f"given up after crashes ({why})")
+    return sink, f"crashed: {why}"
+
+
+def _forked(ctx: Context, part: int, cases, values, stop: bool):
+    """``_trace`` in a forked child: ((sink, ending), None, None), or (None, last log line, why)
+    when the child died."""
+    import os
+    import pickle
+    import signal
+    import tempfile
+
+    fd, log = tempfile.mkstemp(prefix="fp-trace-", suffix=".log")
+    os.close(fd)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: trace, send the sink back, leave without cleanup handlers
+        os.close(read_end)
+        code = 0
+        try:
+            bt.TRACE_LOG = log
+            sink, ending = _trace(ctx, part, cases, values, stop)
+            payload = pickle.dumps((vars(sink), ending))
+        except BaseException as e:  # sent to the parent, which reports it as the ending
+            payload, code = pickle.dumps((None, f"{type(e).__name__}: {e}"[:2000])), 1
+        with os.fdopen(write_end, "wb") as out:
+            out.write(payload)
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as inp:
+        payload = inp.read()
+    _, status = os.waitpid(pid, 0)
+    with open(log, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    os.unlink(log)
+    if payload:
+        fields, ending = pickle.loads(payload)
+        if fields is None:
+            raise RuntimeError(f"the fingerprint's child failed: {ending}")
+        sink = bt.Sink(**{k: v for k, v in fields.items() if k in bt.Sink.__dataclass_fields__})
+        sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")  # type: ignore[attr-defined]
+        return (sink, ending), None, None
+    if os.WIFSIGNALED(status):
+        why = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    else:
+        why = f"exit code {os.WEXITSTATUS(status)}"
+    return None, lines[-1] if lines else "", why
+
+
+def observe(ctx: Context) -> Observation:
+    t0 = time.perf_counter()
+    battery = bt.load()
+    rows: list[Observation] = []
+    endings = {}
+    for part, cases, values, stop in _parts(battery, ctx.backend):
+        sink, ending = trace_isolated(ctx, part, cases, values, stop)
+        endings[part] = ending
+        if not sink.traced:
+            # The kernel never reached the battery: nothing was observed; say why, per group.
+            endings[part] = f"the battery did not run: {ending}"
+            status = "skipped" if "AotUnavailable" in ending else "error"
+            for group in sorted({c.group for c in cases} | {v.group for v in values}):
+                rows.append(Observation(status, f"the battery did not run: {ending}",
+                                        {}, name=f"fp.{group}"))  # fmt: skip
+            continue
+        rows.extend(_group_rows(sink, cases, compile_ending=ending))
+        if values:
+            rows.extend(fp_checks.value_rows(sink, values))
+    rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
+    if ctx.backend == "interpret":
+        rows.extend(fp_rules.runtime_rows())
+    cells = sum(len(r.data.get("cells", {})) for r in rows)
+    traced = [p for p, e in endings.items() if not e.startswith("the battery did not run")]
+    return Observation(
+        "observed" if traced else "error",
+        f"{len(rows)} groups, {cells} cells in {time.perf_counter() - t0:.1f} s",
+        {"groups": len(rows), "cells": cells, "endings": endings},
+        rows=rows,
+    )
+
+
+def _group_rows(sink: bt.Sink, cases, compile_ending: str) -> list[Observation]:
+    order: dict[str, None] = {}
+    for c in cases:
+        order.setdefault(c.group, None)
+    rows = []
+    for group in order:
+        data = sink.group_data(group)
+        detail = "" if compile_ending in ("ok", "traced") else f"after tracing: {compile_ending}"
+        rows.append(Observation("observed", detail, data, name=f"fp.{group}"))
+    return rows

@@ -1,0 +1,278 @@
+"""Values on edge inputs: encode the battery's inputs, decode what the kernel stored, and check it
+against a float64/numpy/torch reference.
+
+A cell is one input (pair): ``right``, ``wrong`` (``data.values[key]`` holds the reference and the
+got value), ``rejected``/``absent`` (the operation itself was refused), ``skipped`` (no encoding
+for the dtype here), or, for ``reference = "observe"``, the value that came out (``nan``,
+``-0.0``, ``1.0``): unspecified behaviour is recorded, not judged.
+
+Reference semantics are the compiled ones (LLVM on a GPU): integer ``//`` truncates toward zero,
+``%`` takes the dividend's sign, float ``%`` is C ``fmod``, integer overflow wraps. Inputs whose
+result LLVM leaves undefined are not asked (``reference`` returns None for them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from matrix.probes.support.base import Observation
+from matrix.probes.support.battery import BLOCK, TYPE_ROWS, Sink, ValueCase
+
+# Triton dtype name (``str(tl.int8)``, ``str(tl.float32)`` = "fp32") -> how to hold its values.
+INT_DTYPES = {f"{s}int{w}": (w, s == "") for s in ("", "u") for w in (8, 16, 32, 64)}
+FLOAT_TORCH = {
+    "float16": "float16", "fp16": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float32": "float32", "fp32": "float32", "float64": "float64", "fp64": "float64",
+    "float8e5": "float8_e5m2", "fp8e5": "float8_e5m2",
+    "float8e4nv": "float8_e4m3fn", "fp8e4nv": "float8_e4m3fn",
+}  # fmt: skip
+FLOAT_WIDTH = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64,
+               "float8_e5m2": 8, "float8_e4m3fn": 8}  # fmt: skip
+# Math functions whose results are not correctly rounded: within one ulp is right.
+ONE_ULP = {"exp", "log", "rsqrt", "exp2", "log2"}
+
+
+def width_of(dtype: str) -> int:
+    if dtype == "int1":
+        return 8
+    if dtype in INT_DTYPES:
+        return INT_DTYPES[dtype][0]
+    return FLOAT_WIDTH[FLOAT_TORCH[dtype]]
+
+
+def representable(value: Any, dtype: str) -> bool:
+    if dtype in INT_DTYPES:
+        w, signed = INT_DTYPES[dtype]
+        if not isinstance(value, int):
+            return False
+        lo, hi = (-(2 ** (w - 1)), 2 ** (w - 1) - 1) if signed else (0, 2**w - 1)
+        return lo <= value <= hi
+    return dtype in FLOAT_TORCH
+
+
+def encode(values: list[Any], dtype: str):
+    """``values`` as the bits of ``dtype`` in a signed int tensor of the same width."""
+    import torch
+
+    w = width_of(dtype)
+    if dtype in INT_DTYPES:
+        arr = np.array(values, dtype=np.dtype(dtype.replace("int", "int")))
+        return torch.from_numpy(arr.view(f"int{w}").copy())
+    t = torch.tensor([float(v) for v in values], dtype=torch.float64)
+    return t.to(getattr(torch, FLOAT_TORCH[dtype])).view(getattr(torch, f"int{w}"))
+
+
+def decode(bits, dtype: str) -> list[Any]:
+    """The values of ``dtype`` held in the signed int tensor ``bits``: ints or float64s."""
+    import torch
+
+    if dtype == "int1":
+        return [bool(v) for v in bits.tolist()]
+    if dtype in INT_DTYPES:
+        return np.asarray(bits.numpy()).view(np.dtype(dtype)).tolist()
+    return bits.view(getattr(torch, FLOAT_TORCH[dtype])).to(torch.float64).tolist()
+
+
+def round_to(value: float, dtype: str) -> float:
+    """``value`` rounded (to nearest even) to ``dtype``, back as a float64."""
+    import torch
+
+    t = torch.tensor([value], dtype=torch.float64)
+    return t.to(getattr(torch, FLOAT_TORCH[dtype])).to(torch.float64).item()
+
+
+def wrap(value: int, dtype: str) -> int:
+    w, signed = INT_DTYPES[dtype]
+    value &= (1 << w) - 1
+    return value - (1 << w) if signed and value >= 1 << (w - 1) else value
+
+
+def _usable(vc: ValueCase, inputs: tuple[Any, ...]) -> bool:
+    dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
+    return all(representable(v, dt) for v, dt in zip(inputs, dts, strict=False))
+
+
+def encode_inputs(ins: dict[int, Any], values: list[ValueCase]) -> None:
+    """Write each values case's inputs into its input rows (unusable inputs become 1)."""
+    for vc in values:
+        dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
+        for i, dt in enumerate(dts):
+            if dt not in INT_DTYPES and dt not in FLOAT_TORCH:
+                continue  # no host encoding: its cells are `skipped`
+            column = [inp[i] if _usable(vc, inp) else 1 for inp in vc.inputs]
+            column += [1] * (BLOCK - len(column))
+            ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + i] = encode(column, dt)
+
+
+def _trunc_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def reference(vc: ValueCase, xs: tuple[Any, ...], result: str) -> Any:
+    """What the operation should give on inputs ``xs`` (as held in their dtypes) with result
+    dtype ``result``; None where the result is undefined (not asked)."""
+    ref = vc.reference
+    with np.errstate(all="ignore"):
+        if ref == "trunc_div":
+            a, b = xs
+            if b == 0:
+                return None
+            return wrap(_trunc_div(a, b), result)
+        if ref == "c_mod":
+            a, b = xs
+            return None if b == 0 else wrap(a - b * _trunc_div(a, b), result)
+        if ref == "true_div":
+            a, b = (round_to(float(x), result) for x in xs)
+            return round_to(float(np.float64(a) / np.float64(b)), result)
+        if ref in ("lshift_wrap", "rshift"):
+            a, b = xs
+            if not 0 <= b < INT_DTYPES[vc.operand_dtypes[0]][0]:
+                return None
+            return wrap(a << b if ref == "lshift_wrap" else a >> b, result)
+        if ref == "wrap":
+            a, b = xs
+            fn = {"add": a + b, "sub": a - b, "mul": a * b}
+            return wrap(fn[vc.opname], result)
+        if ref == "ieee":
+            a, b = xs
+            return round_to(float(np.float64(a) / np.float64(b)), result)
+        if ref == "c_fmod":
+            return round_to(float(np.fmod(np.float64(xs[0]), np.float64(xs[1]))), result)
+        if ref == "floor_div":
+            return round_to(float(np.floor_divide(np.float64(xs[0]), np.float64(xs[1]))), result)
+        if ref == "fmin_nan":
+            a, b = xs
+            return math.nan if math.isnan(a) or math.isnan(b) else min(a, b)
+        if ref == "trunc":
+            (a,) = xs
+            if not math.isfinite(a):
+                return None
+            t = math.trunc(a)
+            return t if representable(t, result) else None
+        if ref in ("round_to_nearest_even", "exact"):
+            (a,) = xs
+            if result in INT_DTYPES:
+                return None
+            return round_to(float(a), result)
+        if ref == "math":
+            return _math(vc.opname, xs[0], result)
+    raise ValueError(f"values {vc.group}: unknown reference {ref!r}")
+
+
+def _math(name: str, a: Any, result: str) -> Any:
+    if result in INT_DTYPES:
+        return wrap({"abs": abs(a), "neg": -a}[name], result)
+    x = np.float64(a)
+    fn = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil,
+          "abs": np.abs, "neg": np.negative, "rsqrt": lambda v: 1.0 / np.sqrt(v),
+          "exp2": np.exp2, "log2": np.log2}[name]  # fmt: skip
+    return round_to(float(fn(x)), result)
+
+
+def ulp(value: float, dtype: str) -> float:
+    import torch
+
+    t = torch.tensor([abs(value)], dtype=torch.float64).to(getattr(torch, FLOAT_TORCH[dtype]))
+    info = torch.finfo(t.dtype)
+    up = torch.nextafter(t.float(), torch.tensor([math.inf])).to(t.dtype)
+    step = (up.double() - t.double()).item()
+    return step if step > 0 else float(info.tiny)
+
+
+def same(got: Any, ref: Any, dtype: str, one_ulp: bool = False) -> bool:
+    """Exact equality (NaN equals NaN; -0.0 differs from 0.0); within one ulp if asked."""
+    if isinstance(ref, float) or isinstance(got, float):
+        g, r = float(got), float(ref)
+        if math.isnan(r) or math.isnan(g):
+            return math.isnan(r) and math.isnan(g)
+        if g == r:
+            return math.copysign(1.0, g) == math.copysign(1.0, r)
+        return one_ulp and math.isfinite(r) and abs(g - r) <= ulp(r, dtype)
+    return got == ref
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else str(v)
+    return str(v)
+
+
+def value_rows(sink: Sink, values: list[ValueCase]) -> list[Observation]:
+    """One row per values group: a cell per input of each of its cases."""
+    groups: dict[str, dict[str, dict]] = {}
+    outs = sink.outputs  # type: ignore[attr-defined]
+    ins = sink.inputs  # type: ignore[attr-defined]
+    for vc in values:
+        g = groups.setdefault(vc.group, {"cells": {}, "values": {}, "details": {}})
+        result = sink.value_dtypes.get(vc.index)
+        failed = sink.value_errors.get(vc.index)
+        dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
+        encodable = all(dt in INT_DTYPES or dt in FLOAT_TORCH for dt in dts)
+        if vc.op == "reduce":
+            _reduce_cell(g, vc, result, failed, ins, outs)
+            continue
+        got_all = None
+        if (
+            result is not None
+            and failed is None
+            and result in FLOAT_TORCH | INT_DTYPES | {"int1": 0}
+        ):
+            got_all = decode(outs[width_of(result)][vc.index], result)
+        for i, raw in enumerate(vc.inputs):
+            if not _usable(vc, raw) and encodable:
+                continue
+            key = f"{vc.label}({','.join(fmt(v) for v in raw)})"
+            if failed is not None:
+                g["cells"][key], g["details"][key] = failed
+                continue
+            if not encodable or got_all is None:
+                g["cells"][key] = "skipped"
+                g["details"][key] = f"no host encoding for {dts} / result {result}"
+                continue
+            xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
+                       for j, dt in enumerate(dts))  # fmt: skip
+            got = got_all[i]
+            if vc.reference == "observe":
+                g["cells"][key] = fmt(got)
+                continue
+            ref = reference(vc, xs, result)
+            if ref is None:
+                continue
+            if same(got, ref, result, vc.opname in ONE_ULP):
+                g["cells"][key] = "right"
+            else:
+                g["cells"][key] = "wrong"
+                g["values"][key] = {"inputs": [fmt(x) for x in xs], "reference": fmt(ref),
+                                    "got": fmt(got), "dtype": result}  # fmt: skip
+    rows = []
+    for name, g in groups.items():
+        data = {k: v for k, v in g.items() if v}
+        data.setdefault("cells", {})
+        rows.append(Observation("observed", "", data, name=f"fp.{name}"))
+    return rows
+
+
+def _reduce_cell(g: dict, vc: ValueCase, result, failed, ins, outs) -> None:
+    key = f"{vc.label}"
+    if failed is not None:
+        g["cells"][key], g["details"][key] = failed
+        return
+    dt = vc.operand_dtypes[0]
+    xs = decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index], dt)
+    n = len(vc.inputs)
+    xs = xs[:n] + [1] * (BLOCK - n) if n < BLOCK else xs
+    got = decode(outs[width_of(result)][vc.index], result)[0]
+    name = vc.opname
+    exact = {"sum": sum(xs), "max": max(xs), "min": min(xs), "argmax": int(np.argmax(xs)),
+             "argmin": int(np.argmin(xs))}[name]  # fmt: skip
+    ref = wrap(int(exact), result) if result in INT_DTYPES else round_to(float(exact), result)
+    if same(got, ref, result):
+        g["cells"][key] = "right"
+    else:
+        g["cells"][key] = "wrong"
+        g["values"][key] = {"inputs": [fmt(x) for x in xs], "reference": fmt(ref),
+                            "got": fmt(got), "dtype": result}  # fmt: skip

@@ -1,0 +1,327 @@
+"""The fingerprint: its battery file, its cells, their comparison and the gate's use of them.
+
+The recorded observations below come from real runs (``python -m matrix.run --probes fp`` in a
+Triton 3.9.0 / 3.0.0 environment): the interpreter's int32 -> bfloat16 cast stores the integer
+itself as bf16 bits (127 -> 0x007f), and Triton 3.0's interpreter under numpy 2.x stores
+nothing at all. Both must come out ``wrong`` with the reference, never ``right``.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from matrix import fingerprint as fpm
+from matrix.core import Release
+from matrix.measure import runner
+from matrix.measure.results import Result, Run, read_raw
+from matrix.probes.support import battery as bt
+from matrix.probes.support import fp_checks
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ------------------------------------------------------------------------------- battery file
+
+
+def test_the_battery_expands_into_thousands_of_grouped_cases():
+    b = bt.load()
+    assert len(b.cases) + sum(len(v.inputs) for v in b.values) >= 1000
+    keys = [(c.group, c.key) for c in b.cases]
+    assert len(keys) == len(set(keys)), "every case is one cell: no key twice in a group"
+    groups = {c.group for c in b.cases}
+    assert {"binary.add", "cast.to", "dot", "atomic.add", "where", "clamp", "reduce.sum"} <= groups
+    assert ("binary.add", "int8,uint16") in keys
+    assert ("binary.sub", "lit_int,float16") in keys  # a scalar on the left, reflected
+    assert not any(c.operands[0] in bt.SCALAR_ARGS and c.operands[-1] in bt.SCALAR_ARGS
+                   for c in b.cases)  # fmt: skip
+
+
+def test_a_malformed_battery_names_what_is_wrong(tmp_path):
+    bad = tmp_path / "fp.toml"
+    bad.write_text('[operands]\nints = ["int8"]\n[families.x]\ncall = "operator"\n'
+                   'lhs = ["nope"]\nrhs = ["ints"]\nops = { add = "__add__" }\n')  # fmt: skip
+    with pytest.raises(bt.BatteryError, match=r"families\.x: unknown operand list 'nope'"):
+        bt.load(bad)
+    bad.write_text('[operands]\nints = ["int8"]\n[[values]]\ngroup = "g"\nop = "mod"\n'
+                   'dtypes = ["int8"]\nreference = "c_mod"\nlhs = [1, 2]\nrhs = [1]\n')  # fmt: skip
+    with pytest.raises(bt.BatteryError, match="lhs has 2 inputs, rhs 1"):
+        bt.load(bad)
+
+
+def test_exceptions_from_triton_are_rejections_and_from_the_harness_errors():
+    import types
+
+    try:
+        bt._function(types.SimpleNamespace(), "nonesuch")  # raises inside matrix/probes
+    except LookupError as e:
+        status, text = bt.classify_exception(e)
+        assert status == "error" and "raised in battery.py" in text
+    else:
+        pytest.fail("_function found a name that does not exist")
+    try:
+        import numpy as np
+
+        np.zeros(2).reshape(3)
+    except ValueError as e:
+        assert bt.classify_exception(e)[0] == "rejected"
+    assert bt.classify_exception(bt.HarnessFault("x"))[0] == "error"
+    unexpected = TypeError("dot() got an unexpected keyword argument 'input_precision'")
+    assert bt.classify_exception(unexpected)[0] == "rejected"
+
+
+# --------------------------------------------------------------------- values and references
+
+
+def _sink_with(vc: bt.ValueCase, result: str, got_bits: list[int]):
+    """A Sink as a traced launch leaves it: inputs encoded, output row holding ``got_bits``."""
+    import torch
+
+    rows = bt.TYPE_ROWS + 2 * (vc.index + 1)
+    ins = {w: torch.ones(rows, bt.BLOCK, dtype=getattr(torch, f"int{w}")) for w in bt.WIDTHS}
+    fp_checks.encode_inputs(ins, [vc])
+    outs = {w: torch.zeros(vc.index + 2, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
+            for w in bt.WIDTHS}  # fmt: skip
+    w = fp_checks.width_of(result)
+    outs[w][vc.index, : len(got_bits)] = torch.tensor(got_bits, dtype=getattr(torch, f"int{w}"))
+    sink = bt.Sink(value_dtypes={vc.index: result})
+    sink.inputs, sink.outputs = ins, outs
+    return sink
+
+
+def _value_case(group: str, **kw) -> bt.ValueCase:
+    (vc,) = [v for v in bt.load().values if v.group == group and all(
+        getattr(v, k) == x for k, x in kw.items())]  # fmt: skip
+    return vc
+
+
+def test_recorded_wrong_interpreter_cast_comes_out_wrong_with_the_reference():
+    vc = _value_case("values.cast_int_to_float", label="int32->bfloat16")
+    # Triton 3.9.0's interpreter, recorded: bits 0x007f for 127 (the int written as bf16 bits).
+    inputs = [x for (x,) in vc.inputs]
+    bits = [127 if x == 127 else 0x4B80 for x in inputs]
+    (row,) = fp_checks.value_rows(_sink_with(vc, "bf16", bits), [vc])
+    key = "int32->bfloat16(127)"
+    assert row.data["cells"][key] == "wrong"
+    assert row.data["values"][key]["reference"] == "127.0"
+    assert row.data["values"][key]["got"] == repr(1.1663108012064884e-38)
+    assert "right" not in {row.data["cells"][k] for k in row.data["cells"] if "(127)" in k}
+
+
+def test_recorded_silent_no_store_comes_out_wrong_not_right():
+    vc = _value_case("values.int_div", label="int32")
+    # Triton 3.0.0 interpreter with numpy 2.4.6, recorded: the output row stays all zeros.
+    (row,) = fp_checks.value_rows(_sink_with(vc, "int32", [0] * len(vc.inputs)), [vc])
+    assert row.data["cells"]["int32(7,2)"] == "wrong"
+    assert row.data["values"]["int32(7,2)"] == {
+        "inputs": ["7", "2"], "reference": "3", "got": "0", "dtype": "int32"}  # fmt: skip
+    assert row.data["cells"]["int32(0,3)"] == "right"  # 0 // 3 is 0: right for the right reason
+
+
+def test_right_values_are_right_and_undefined_inputs_are_not_asked():
+    vc = _value_case("values.int_div", label="int8")
+    refs = [fp_checks.reference(vc, x, "int8") for x in vc.inputs]
+    assert refs[:4] == [3, -3, -3, 3]  # truncation toward zero, not Python's floor
+    (row,) = fp_checks.value_rows(_sink_with(vc, "int8", refs), [vc])
+    assert set(row.data["cells"].values()) == {"right"}
+    shift = _value_case("values.shift", label="int8")
+    assert fp_checks.reference(shift, (1, 8), "int8") is None  # shift by the width: undefined
+
+
+def test_float_checks_keep_nan_and_signed_zero_and_one_ulp_only_where_asked():
+    assert fp_checks.same(float("nan"), float("nan"), "fp32")
+    assert not fp_checks.same(-0.0, 0.0, "fp32")
+    up = 1.0 + 2**-23
+    assert not fp_checks.same(up, 1.0, "fp32")
+    assert fp_checks.same(up, 1.0, "fp32", one_ulp=True)
+    assert not fp_checks.same(1.0 + 2**-22, 1.0, "fp32", one_ulp=True)
+
+
+# ------------------------------------------------------------------ cells, comparison, gate
+
+
+def _group(probe, cells, status="observed", backend="interpret", **data):
+    return Result(probe, backend, None, status, "", 0.0, {"cells": cells, **data})
+
+
+def test_cells_expand_with_their_evidence():
+    r = _group("fp.binary.add", {"int8,fp8e5": "rejected", "int8,int16": "int16"},
+               details={"int8,fp8e5": 0}, reasons=["TypeError: unexpected type"])  # fmt: skip
+    cells = {c.probe: c for c in fpm.expand([r])}
+    assert cells["fp.binary.add[int8,int16]"].status == "int16"
+    assert cells["fp.binary.add[int8,fp8e5]"].data == {"details": "TypeError: unexpected type"}
+    assert fpm.group_name("fp.binary.add[int8,int16]") == "binary.add"
+    not_run = _group("fp.binary.add", {}, status="error")
+    assert [c.status for c in fpm.expand([not_run])] == ["error"]
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kind"),
+    [
+        ("right", "wrong", fpm.REGRESSION),
+        ("rejected", "wrong", fpm.REGRESSION),
+        ("wrong", "right", fpm.FIXED),
+        ("int16", "int32", fpm.BEHAVIOUR),
+        ("accepted", "rejected", fpm.BEHAVIOUR),
+        ("int16", "error", fpm.UNOBSERVED),
+        (None, "int16", fpm.UNOBSERVED),
+    ],
+)
+def test_classify(before, after, kind):
+    assert fpm.classify(before, after) == kind
+
+
+def test_compare_lists_each_changed_cell_once_grouped():
+    before = [_group("fp.values.int_div", {"int32(7,2)": "right", "int32(0,3)": "right"}),
+              _group("fp.binary.add", {"int8,int16": "int16"})]  # fmt: skip
+    after = [_group("fp.values.int_div", {"int32(7,2)": "wrong", "int32(0,3)": "right"},
+                    values={"int32(7,2)": {"reference": "3", "got": "0"}}),
+             _group("fp.binary.add", {"int8,int16": "int32"})]  # fmt: skip
+    changes = fpm.compare(before, after)
+    assert [(c.group, c.case, c.kind) for c in changes] == [
+        ("binary.add", "int8,int16", fpm.BEHAVIOUR),
+        ("values.int_div", "int32(7,2)", fpm.REGRESSION),
+    ]
+    assert changes[1].evidence["after"]["values"] == {"reference": "3", "got": "0"}
+    assert list(fpm.by_group(changes)) == ["binary.add", "values.int_div"]
+
+
+def test_disagreements_between_interpreter_and_compile_are_listed():
+    rs = [_group("fp.rules", {"global_plain": "accepted", "while_loop": "accepted"}),
+          _group("fp.rules", {"global_plain": "rejected", "while_loop": "accepted"},
+                 backend="aot")]  # fmt: skip
+    assert fpm.disagreements(rs) == [
+        ("rules", "global_plain", {"interpret": "accepted", "aot": "rejected"})]  # fmt: skip
+
+
+def _run(release, results):
+    return Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
+               results=results)  # fmt: skip
+
+
+def test_gate_calls_a_value_turning_wrong_a_regression_and_a_dtype_change_a_behaviour_change():
+    from matrix.gate import compare as gc
+    from matrix.gate.config import AcceptedChange
+
+    base = _run("3.8.0", [_group("fp.values.int_div", {"int32(7,2)": "right"}),
+                          _group("fp.binary.add", {"int8,int16": "int16"})])  # fmt: skip
+    cand = _run("3.9.0", [_group("fp.values.int_div", {"int32(7,2)": "wrong"},
+                                 values={"int32(7,2)": {"reference": "3", "got": "0"}}),
+                          _group("fp.binary.add", {"int8,int16": "int32"})])  # fmt: skip
+    old, new = Release.parse("3.8.0"), Release.parse("3.9.0")
+    out = gc.compare([base], [cand], old, new, [], [])
+    kinds = {f.probe: f.kind for f in out.findings}
+    assert kinds == {"fp.values.int_div[int32(7,2)]": gc.REGRESSION,
+                     "fp.binary.add[int8,int16]": gc.BEHAVIOUR}  # fmt: skip
+    regression = next(f for f in out.findings if f.kind == gc.REGRESSION)
+    assert "reference" in " ".join(regression.evidence) and "got" in " ".join(regression.evidence)
+    # A glob acknowledges a whole group's behaviour change, never the regression.
+    ack = AcceptedChange(probe="fp.*", where="*", from_status="*", to_status="*",
+                         reason="reviewed", baseline="*", candidate="*")  # fmt: skip
+    out = gc.compare([base], [cand], old, new, [ack], [])
+    kinds = {f.probe: f.kind for f in out.findings}
+    assert kinds["fp.binary.add[int8,int16]"] == gc.ACCEPTED
+    assert kinds["fp.values.int_div[int32(7,2)]"] == gc.REGRESSION
+
+
+# ------------------------------------------------------------------ rows through the runner
+
+
+def _runner(out: Path, *extra: str) -> int:
+    """The runner in a process of its own (it installs signal handlers: not in pytest's)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": "tests.fixtures.rows_probes",
+           "PYTHONPATH": str(ROOT)}  # fmt: skip
+    cmd = [sys.executable, "-m", "matrix.run", "--out", str(out), "--backends", "interpret",
+           "--quiet", *extra]  # fmt: skip
+    return subprocess.run(cmd, cwd=ROOT, env=env, timeout=120).returncode
+
+
+def test_a_probe_s_rows_reach_the_raw_file_and_misnamed_rows_are_an_error(tmp_path):
+    out = tmp_path / "raw.json"
+    assert _runner(out) == 0
+    run = read_raw(out)
+    statuses = {r.probe: r.status for r in run.results}
+    assert statuses == {"many.g0": "observed", "many.g1": "observed", "many.g2": "observed",
+                        "many": "observed", "bad_rows": "error"}  # fmt: skip
+    assert "must start with 'bad_rows.'" in next(r for r in run.results
+                                                  if r.probe == "bad_rows").detail  # fmt: skip
+    assert runner.task_key(run.results[0]) == ("many", "interpret", None)
+    # --resume keeps a finished task's rows with it instead of dropping them as unknown probes.
+    assert _runner(out, "--resume") == 0
+    assert len(json.loads(out.read_text())["runs"][0]["results"]) == 5
+
+
+# ------------------------------------------------------------------ the battery, for real
+
+
+def test_the_battery_runs_under_the_interpreter_and_classifies_cells():
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
+    from matrix.probes import fp
+    from matrix.probes.support.base import Context
+
+    b = bt.load()
+    wanted = {("binary.add", "int8,int16"), ("binary.add", "int8,fp8e5"),
+              ("binary.add", "int32,lit_float"), ("binary.floordiv", "float32,float32"),
+              ("cast.to", "float32->float8e4b15"), ("binary.lshift", "float32,int32")}  # fmt: skip
+    cases = [c for c in b.cases if (c.group, c.key) in wanted]
+    cases.append(bt.Case("unary.exp", "nonesuch", "unary", "exp", ("float99",)))
+    values = [v for v in b.values if v.group == "values.int_div" and v.label == "int32"]
+    sink, ending = fp._trace(Context("interpret", None), 3, cases, values)
+    assert ending == "ok" and sink.traced
+    cells = {(g, k): s for g, d in sink.cells.items() for k, s in d.items()}
+    assert cells[("binary.add", "int8,int16")] == "int16"
+    assert cells[("binary.add", "int32,lit_float")] == "fp32"
+    assert cells[("binary.lshift", "float32,int32")] == "rejected"
+    assert cells[("unary.exp", "nonesuch")] == "absent"
+    (row,) = fp_checks.value_rows(sink, values)
+    assert row.data["cells"]["int32(7,2)"] == "right"
+    assert row.data["cells"]["int32(-7,2)"] == "right"  # -3: truncation, as compiled code does
+
+
+def test_a_case_that_kills_the_process_costs_that_cell_only(monkeypatch):
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
+    from matrix.probes import fp
+    from matrix.probes.support.base import Context
+
+    b = bt.load()
+    cases = [c for c in b.cases if c.group == "binary.add" and c.key.startswith("int8,")][:3]
+    doomed = cases[1]
+    real_apply = bt.apply
+
+    def apply(ops, case):
+        if case == doomed:
+            os.abort()  # what an MLIR assertion does to the process
+        return real_apply(ops, case)
+
+    monkeypatch.setattr(bt, "apply", apply)
+    sink, ending = fp.trace_isolated(Context("interpret", None), 3, cases, [], False)
+    cells = sink.cells["binary.add"]
+    assert cells[doomed.key] == "crashed"
+    assert "SIGABRT" in sink.reasons["binary.add"][sink.details["binary.add"][doomed.key]]
+    monkeypatch.setattr(bt, "apply", real_apply)
+    others = [c for c in cases if c != doomed]
+    alone, _ = fp._trace(Context("interpret", None), 3, others, [], False)
+    assert {c.key: cells[c.key] for c in others} == alone.cells["binary.add"]
+    assert "crashed" not in alone.cells["binary.add"].values()
+    assert ending == "ok"
+
+
+def test_verify_flags_harness_errors_and_a_short_battery():
+    fp_row = Result("fp", "interpret", None, "observed")
+    many = {f"c{i}": "int8" for i in range(fpm.MIN_CELLS)}
+    ok = [_group("fp.binary.add", many), fp_row]
+    assert fpm.problems(ok) == []
+    broken = [_group("fp.binary.add", {**many, "x": "error"}), fp_row]
+    assert "1 cells error" in fpm.problems(broken)[0]
+    short = [_group("fp.binary.add", {"a": "int8"}), fp_row]
+    assert "fewer than 1000" in fpm.problems(short)[0]
