@@ -73,6 +73,12 @@ def preflight(release: str, site: Path | None) -> dict[str, Any]:
     if site is not None and not Path(triton.__file__).resolve().is_relative_to(site.resolve()):
         out["error"] = f"triton was imported from {triton.__file__}, not from --site {site}"
         return out
+    import torch
+
+    if not torch.cuda.is_available():
+        out["stage"] = "device"
+        out["error"] = f"torch {torch.__version__} sees no CUDA device"
+        return out
     out["stage"] = "launcher"
     try:
         out["vector_add"] = vector_add()
