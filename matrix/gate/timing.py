@@ -171,6 +171,13 @@ def compare_timings(
         b, c = base[place], cand[place]
         where = f"{place[0]} ({place[1]})"
         out.compared.append(f"GPU timings {where}")
+        for side, doc in ((baseline, b), (candidate, c)):
+            if any(q.get("noise") is None for q in doc["ratios"]):
+                out.notes.append(
+                    f"GPU timings of {side} on {where}: one round per case "
+                    f"({doc.get('converted_from', 'no noise measured')}); the margin uses the "
+                    "threshold and the other side's noise only"
+                )
         b_rec, c_rec = _records(b), _records(c)
         for key, br in sorted(b_rec.items()):
             cr = c_rec.get(key)
@@ -206,7 +213,8 @@ def compare_timings(
                 continue
             br, cr = b_ratio[key], c_ratio[key]
             change = cr["graph"] / br["graph"] - 1
-            noise = br["noise"] + cr["noise"]
+            # A converted single-round file has no measured noise (null): counts as none.
+            noise = (br["noise"] or 0.0) + (cr["noise"] or 0.0)
             margin = max(threshold, noise)
             if abs(change) <= margin:
                 continue

@@ -28,7 +28,7 @@ Benchmark file format (``"kind": "triton-gpu-bench"``, ``"schema": 1``)::
                  "impl": "splitk" | "tiled",
                  "graph": impl / cuBLAS under graph replay (mean of the per-round ratios),
                  "graph_rounds": [per-round ratio, ...],
-                 "noise": (max - min) / mean of graph_rounds,
+                 "noise": (max - min) / mean of graph_rounds (null: one round only),
                  "eager": impl / cuBLAS of the do_bench medians (host-bound on small shapes)}],
      "failed_checks": ["splitk 64x64x8192 fp16 kn", ...],
      "seconds": 31.2, "command": "..."}
@@ -128,11 +128,54 @@ def ratios(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "impl": impl,
                     "graph": mean,
                     "graph_rounds": rounds,
-                    "noise": (max(rounds) - min(rounds)) / mean,
+                    # one round (a converted file): the noise was not measured
+                    "noise": (max(rounds) - min(rounds)) / mean if len(rounds) > 1 else None,
                     "eager": r["us"] / cb["us"],
                 }
             )
     return out
+
+
+def convert_suite(doc: dict[str, Any], release: str, machine: str, source: str) -> dict:
+    """A benchmark file in this format from a ``kernels.bench`` suite file (one graph timing
+    per case, so no noise), restricted to this subset's cases and implementations."""
+    if doc.get("env", {}).get("triton") != release:
+        raise ValueError(
+            f"{source}: env.triton is {doc.get('env', {}).get('triton')!r}, not {release!r}"
+        )
+    wanted = {str(c) for c in subset()}
+    records = []
+    for r in doc["records"]:
+        if r["impl"] in IMPLS and case_name(r) in wanted:
+            r = dict(r)
+            if r.get("us_graph") is not None:
+                r["us_graph_rounds"] = [r["us_graph"]]
+            records.append(r)
+    major, minor = doc["env"]["capability"].split(".")
+    return {
+        "schema": SCHEMA,
+        "kind": KIND,
+        "release": release,
+        "column": f"gpu:cuda:{major}{minor}",
+        "machine": machine,
+        "env": doc["env"],
+        "ceilings": doc["ceilings"],
+        "subset": {
+            "shapes": [list(s) for s in SHAPES],
+            "dtypes": list(bench.DTYPES),
+            "layouts": list(bench.LAYOUTS),
+            "impls": list(IMPLS),
+            "rounds": 1,
+            "why": SUBSET_WHY,
+            "cases": len(wanted),
+        },
+        "converted_from": source,
+        "records": records,
+        "ratios": ratios(records),
+        "failed_checks": [f"{r['impl']} {case_name(r)}" for r in records if not r.get("ok")],
+        "seconds": doc.get("seconds"),
+        "command": doc.get("command"),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,7 +187,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machine", default="h200", help="machine label (file names, column)")
     ap.add_argument("--env", default="{}", help="JSON fields added to env (pairing, source)")
     ap.add_argument("--limit", type=int, help="time only the first N cases (a quick try)")
+    ap.add_argument("--convert", type=Path, help="write a kernels.bench suite file in this format")
     args = ap.parse_args(argv)
+    if args.convert:
+        doc = convert_suite(
+            json.loads(args.convert.read_text()), args.release, args.machine, str(args.convert)
+        )
+        args.out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        print(f"wrote {args.out}: {len(doc['records'])} records, {len(doc['ratios'])} ratios")
+        return 0
     import torch
     import triton
 

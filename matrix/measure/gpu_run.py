@@ -71,6 +71,23 @@ def run_preflight(release: str, site: Path | None, env: dict[str, str]) -> dict[
     return result
 
 
+def record_not_run(release: str, numpy: str, machine: str, out_dir: Path, why: str) -> int:
+    """A raw file for a release that did not run on this machine: install status says why."""
+    if not why.strip():
+        raise SystemExit("--not-run: give the reason")
+    run_id = f"triton-{release}-numpy-{numpy}-gpu-{machine}"
+    run = Run(
+        id=run_id,
+        env={"triton": release, "numpy": numpy, "gpu": None},
+        install={"status": "skipped", "seconds": 0.0, "detail": f"not run on {machine}: {why}"},
+        extra={"complete": True},
+    )
+    path = out_dir / "raw" / f"{run_id}.json"
+    write_raw(run, path)
+    print(f"wrote {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m matrix.measure.gpu_run", description=__doc__.split("\n")[0]
@@ -81,7 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--machine", default="h200", help="label in file names (default h200)")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per probe")
     ap.add_argument("--no-bench", action="store_true", help="probes only")
+    ap.add_argument(
+        "--not-run",
+        metavar="WHY",
+        help="record that this release was not run here, and why (no GPU needed)",
+    )
+    ap.add_argument("--numpy", default="2.5.2", help="numpy of the machine, for --not-run's id")
     args = ap.parse_args(argv)
+    if args.not_run:
+        return record_not_run(args.release, args.numpy, args.machine, args.out_dir, args.not_run)
     t0 = time.monotonic()
     raw_dir, bench_dir = args.out_dir / "raw", args.out_dir / "bench"
     raw_dir.mkdir(parents=True, exist_ok=True)
