@@ -34,12 +34,19 @@ def get_ptxas(arch: int):
     name = "ptxas-blackwell" if arch >= 100 else "ptxas"
     return _path_to_binary(name)
 """
+PTXAS_34 = "def get_ptxas() -> knobs.NvidiaTool:\n    return knobs.nvidia.ptxas\n"
 PTXAS_30 = "def _path_to_binary(binary):\n    return binary\n"
 
 
 @pytest.mark.parametrize(
     ("source", "want"),
-    [(PTXAS_39, "ptxas-blackwell"), (PTXAS_36, "ptxas"), (PTXAS_33, "ptxas"), (PTXAS_30, None)],
+    [
+        (PTXAS_39, "ptxas-blackwell"),
+        (PTXAS_36, "ptxas"),
+        (PTXAS_34, "ptxas"),
+        (PTXAS_33, "ptxas"),
+        (PTXAS_30, None),
+    ],
 )
 def test_ptxas_is_read_from_the_release_code(source: str, want: str | None) -> None:
     assert gpu_pack.ptxas_for(source, 90) == want

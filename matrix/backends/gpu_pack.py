@@ -138,7 +138,8 @@ def ptxas_for(compiler_source: str, arch: int) -> str | None:
         "functools": functools,
     }
     exec(compile(ast.Module([fn], []), "<get_ptxas>", "exec"), namespace)
-    got = namespace["get_ptxas"](arch)
+    # 3.4-3.5 spell it get_ptxas() (one ptxas for every target); others take the arch.
+    got = namespace["get_ptxas"](arch) if fn.args.args else namespace["get_ptxas"]()
     if isinstance(got, tuple):
         got = got[0]
     return Path(str(got)).name
