@@ -126,7 +126,7 @@ def read_bench(folder: str | Path) -> list[dict[str, Any]]:
 def _by_place(docs: Iterable[dict[str, Any]], release: Release) -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for d in docs:
-        if Release.parse(d["release"], d["_path"]) == release:
+        if Release.parse(d["release"], d.get("_path", "bench file")) == release:
             key = (d["column"], d["machine"])
             if key in out:
                 raise DataFileError(

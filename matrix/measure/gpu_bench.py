@@ -46,7 +46,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernels import bench
+from kernels.bench import checks, output, timing
+from kernels.bench import suite as bench
+from kernels.bench.impls import IMPLS as LINES
+from kernels.bench.impls import impl_fn
 
 SCHEMA = 1
 KIND = "triton-gpu-bench"
@@ -75,13 +78,13 @@ def case_name(r: dict[str, Any]) -> str:
 
 
 def time_case(case: bench.Case, env: dict, seed: int, impls=IMPLS, rounds: int = ROUNDS):
-    ops = bench.make_operands(case, seed)
-    tol = bench.tolerance(case, ops)
-    sets = bench.rotating_sets(case, ops, env["l2_bytes"])
+    ops = checks.make_operands(case, seed)
+    tol = checks.tolerance(case, ops)
+    sets = timing.rotating_sets(case, ops, env["l2_bytes"])
     records = []
     for impl in impls:
-        fn = bench.impl_fn(case, impl)
-        split, config = bench.describe(case, impl, ops)
+        fn = impl_fn(case, impl)
+        split, config = LINES[impl].describe(case, ops.a, ops.b)
         rec: dict[str, Any] = {
             "m": case.m,
             "n": case.n,
@@ -93,11 +96,11 @@ def time_case(case: bench.Case, env: dict, seed: int, impls=IMPLS, rounds: int =
             "config": config,
         }
         try:
-            rec.update(bench.check(case, fn, ops, tol))
-            rec["us"] = bench.time_do_bench(case, fn, ops, rep=60, warmup=15)
-            rec["us_graph_rounds"] = [bench.time_graph(case, fn, sets) for _ in range(rounds)]
+            rec.update(checks.check(case, fn, ops, tol))
+            rec["us"] = timing.time_do_bench(case, fn, ops, rep=60, warmup=15)
+            rec["us_graph_rounds"] = [timing.time_graph(case, fn, sets) for _ in range(rounds)]
             rec["us_graph"] = sum(rec["us_graph_rounds"]) / rounds
-            rec["host_us"] = bench.host_time(case, fn, ops, calls=20)
+            rec["host_us"] = timing.host_time(case, fn, ops, calls=20, repeats=1)
         except Exception as e:  # a failed variant is recorded as such, never as a time
             rec.update({"ok": False, "error": f"{type(e).__name__}: {str(e)[:300]}", "us": None})
         records.append(rec)
@@ -209,8 +212,8 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     t0 = time.monotonic()
-    env = {**bench.environment(), **json.loads(args.env)}
-    ceil = bench.ceilings()
+    env = {**output.environment(), **json.loads(args.env)}
+    ceil = timing.ceilings()
     cases = subset()[: args.limit]
     major, minor = env["capability"].split(".")
     doc: dict[str, Any] = {

@@ -46,6 +46,16 @@ def unpack(pack: Path, dest: Path) -> tuple[Path, float]:
     return site, time.monotonic() - t0
 
 
+def tree_id() -> str:
+    """Which code measured: ``MATRIX_TREE_ID`` (set it when the tree is a snapshot without
+    .git, as on the lent H200), else the checkout's commit, else "unknown"."""
+    if os.environ.get("MATRIX_TREE_ID"):
+        return os.environ["MATRIX_TREE_ID"]
+    out = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True)  # fmt: skip
+    return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
+
+
 def child_env(site: Path | None) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("TRITON_INTERPRET", None)
@@ -125,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             "torch_pairing": f"machine's torch {torch} with triton {args.release} "
             "(torch allocates tensors and hands out streams; it never compiles)",
             "triton_source": source,
+            "tree": tree_id(),
         }
         numpy = pre.get("numpy", "unknown")
         run_id = f"triton-{args.release}-numpy-{numpy}-gpu-{args.machine}"
