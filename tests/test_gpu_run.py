@@ -85,3 +85,24 @@ def test_runner_env_fields_land_in_the_raw_file(tmp_path: Path) -> None:
            "--probes", "ok_first", "--quiet", "--env", '{"torch_pairing": "stand-in"}']  # fmt: skip
     assert subprocess.run(cmd, cwd=ROOT, env=env, timeout=120).returncode == 0
     assert read_raw(out).env["torch_pairing"] == "stand-in"
+
+
+def test_time_case_adds_graph_rounds_to_the_bench_record(monkeypatch) -> None:
+    """kernels.bench's record is kept; the extra rounds are timed on the same seed's inputs."""
+    from kernels.bench import checks, cli, timing
+
+    seen = []
+
+    def bench_case(case, env, bw, seed, impls):
+        return [{"impl": i, "us_graph": 10.0, "ok": True} for i in impls] + [{"impl": "x"}]
+
+    monkeypatch.setattr(cli, "bench_case", bench_case)
+    monkeypatch.setattr(checks, "make_operands", lambda case, seed: seen.append(seed) or "ops")
+    monkeypatch.setattr(timing, "rotating_sets", lambda case, ops, l2: ["sets"])
+    monkeypatch.setattr(timing, "time_graph", lambda case, fn, sets: 12.0)
+    monkeypatch.setattr(gpu_bench, "impl_fn", lambda case, impl: impl)
+    case = gpu_bench.subset()[0]
+    recs = gpu_bench.time_case(case, {"l2_bytes": 1}, 4000.0, seed=7, impls=("cublas", "splitk"))
+    assert seen == [7]
+    assert [r.get("us_graph_rounds") for r in recs] == [[10.0, 12.0], [10.0, 12.0], None]
+    assert recs[0]["us_graph"] == 11.0

@@ -46,9 +46,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernels.bench import checks, output, timing
+from kernels.bench import checks, cli, output, timing
 from kernels.bench import suite as bench
-from kernels.bench.impls import IMPLS as LINES
 from kernels.bench.impls import impl_fn
 
 SCHEMA = 1
@@ -77,33 +76,21 @@ def case_name(r: dict[str, Any]) -> str:
     return f"{r['m']}x{r['n']}x{r['k']} {r['dtype']} {r['layout']}"
 
 
-def time_case(case: bench.Case, env: dict, seed: int, impls=IMPLS, rounds: int = ROUNDS):
-    ops = checks.make_operands(case, seed)
-    tol = checks.tolerance(case, ops)
+def time_case(
+    case: bench.Case, env: dict, copy_gbps: float, seed: int, impls=IMPLS, rounds: int = ROUNDS
+) -> list[dict[str, Any]]:
+    """``kernels.bench``'s record of each line (check, both timers, host time), plus
+    ``rounds - 1`` more graph timings on the same inputs: ``us_graph`` is their mean."""
+    records = cli.bench_case(case, env, copy_gbps, seed, tuple(impls))
+    ops = checks.make_operands(case, seed)  # the same seed: the same inputs as the first round
     sets = timing.rotating_sets(case, ops, env["l2_bytes"])
-    records = []
-    for impl in impls:
-        fn = impl_fn(case, impl)
-        split, config = LINES[impl].describe(case, ops.a, ops.b)
-        rec: dict[str, Any] = {
-            "m": case.m,
-            "n": case.n,
-            "k": case.k,
-            "dtype": case.dtype,
-            "layout": case.layout,
-            "impl": impl,
-            "split_k": split,
-            "config": config,
-        }
-        try:
-            rec.update(checks.check(case, fn, ops, tol))
-            rec["us"] = timing.time_do_bench(case, fn, ops, rep=60, warmup=15)
-            rec["us_graph_rounds"] = [timing.time_graph(case, fn, sets) for _ in range(rounds)]
-            rec["us_graph"] = sum(rec["us_graph_rounds"]) / rounds
-            rec["host_us"] = timing.host_time(case, fn, ops, calls=20, repeats=1)
-        except Exception as e:  # a failed variant is recorded as such, never as a time
-            rec.update({"ok": False, "error": f"{type(e).__name__}: {str(e)[:300]}", "us": None})
-        records.append(rec)
+    for rec in records:
+        if rec.get("us_graph") is None:
+            continue
+        fn = impl_fn(case, rec["impl"])
+        more = [timing.time_graph(case, fn, sets) for _ in range(rounds - 1)]
+        rec["us_graph_rounds"] = [rec["us_graph"], *more]
+        rec["us_graph"] = sum(rec["us_graph_rounds"]) / rounds
     return records
 
 
@@ -236,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
         "records": [],
     }
     for i, case in enumerate(cases):
-        doc["records"] += time_case(case, env, seed=100 + i)
+        doc["records"] += time_case(case, env, ceil["copy_gbps"], seed=100 + i)
         print(
             f"[bench {args.release}] {case}: "
             + ", ".join(
