@@ -17,13 +17,16 @@ Benchmark file format (``"kind": "triton-gpu-bench"``, ``"schema": 1``)::
      "machine": "h200",                  # label of the machine (file names end -gpu-<machine>)
      "env": {"device": "NVIDIA H200", "capability": "9.0", "sms": 132, "l2_bytes": ...,
              "torch": "2.11.0+cu130", "triton": "3.9.0", "cuda": "13.0", "python": "3.12.3",
-             "loader": "descriptor", "torch_pairing": "...", "triton_source": "..."},
+             "loader": "descriptor", "torch_pairing": "...", "triton_source": "...",
+             "tree": "the commit (or MATRIX_TREE_ID) of the code that measured"},
      "ceilings": {"copy_gbps": ..., "matmul_tflops_fp16": ..., ...},
      "subset": {"shapes": [[m, n, k], ...], "dtypes": [...], "layouts": [...],
                 "impls": ["cublas", "tiled", "splitk"], "rounds": 2, "why": "..."},
      "records": [{"m", "n", "k", "dtype", "layout", "impl", "ok", "rel_err", "tolerance",
                   "unwritten", "us" (do_bench median, eager), "us_graph" (mean of rounds),
-                  "us_graph_rounds": [..], "host_us", "config", "split_k", "error"?}],
+                  "us_graph_rounds": [..], "host_us", "config", "split_k", "error"?,
+                  and kernels.bench's other record fields (tflops, gbps, pct_copy_bw, ...)}],
+     "converted_from": "..."?,          # only in a file converted from a kernels.bench suite file
      "ratios": [{"case": "64x64x8192 fp16 kn", "m", "n", "k", "dtype", "layout",
                  "impl": "splitk" | "tiled",
                  "graph": impl / cuBLAS under graph replay (mean of the per-round ratios),
