@@ -47,9 +47,8 @@ from typing import Any, NoReturn
 
 from matrix.census import CensusError
 from matrix.core import DataFileError, Release, ReleaseError
-from matrix.gate import api
+from matrix.gate import api, timing
 from matrix.gate import compare as gc
-from matrix.gate import timing
 from matrix.gate.config import (
     ACCEPTED_PATH,
     PINNED_PATH,
