@@ -60,9 +60,12 @@ _CHANGE_KEYS = {"probe", "where", "from", "to", "reason", "baseline", "candidate
 def load_accepted(path: str | Path = ACCEPTED_PATH) -> list[AcceptedChange]:
     """Read the accepted changes; every entry needs probe, from, to and a non-empty reason."""
     doc = load_toml(path)
-    unknown_top = set(doc) - {"change"}
+    # [[slowdown]] entries acknowledge GPU timing changes (matrix/gate/timing.py reads them).
+    unknown_top = set(doc) - {"change", "slowdown"}
     if unknown_top:
-        raise DataFileError(path, "", "only [[change]] tables", sorted(unknown_top))
+        raise DataFileError(
+            path, "", "only [[change]] and [[slowdown]] tables", sorted(unknown_top)
+        )
     entries = doc.get("change", [])
     if not isinstance(entries, list):
         raise DataFileError(path, "change", "an array of tables ([[change]])", entries)

@@ -47,7 +47,7 @@ from typing import Any, NoReturn
 
 from matrix.census import CensusError
 from matrix.core import DataFileError, Release, ReleaseError
-from matrix.gate import api
+from matrix.gate import api, timing
 from matrix.gate import compare as gc
 from matrix.gate.config import (
     ACCEPTED_PATH,
@@ -209,6 +209,12 @@ def render_markdown(report: GateReport) -> str:
                 lines.append(f"  - fix: {f.fix}")
             if kind == gc.ACCEPTED:
                 lines.append(f"  - accepted because: {f.reason}")
+            if kind == gc.REGRESSION and f.probe.startswith(timing.SLOWDOWN_PREFIX):
+                accepted = _display_path(report.accepted_file)
+                lines.append(f"  - if this slowdown is fine for you, add to `{accepted}`:")
+                lines += ["", "    ```toml"]
+                lines += [f"    {t}" for t in timing.toml_ack(f).splitlines()]
+                lines.append("    ```")
             if kind == gc.BEHAVIOUR:
                 accepted = _display_path(report.accepted_file)
                 lines.append(f"  - to acknowledge it, add to `{accepted}`:")
@@ -260,7 +266,29 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--accepted", default=str(ACCEPTED_PATH), help="accepted behaviour changes")
     p.add_argument("--pinned", default=str(PINNED_PATH), help="file with the pinned release")
     p.add_argument("--out", default=str(DEFAULT_OUT), help="folder for gate.md and gate.json")
+    p.add_argument(
+        "--bench",
+        help="folder of GPU benchmark files (default: bench/ beside the --results folder or file)",
+    )
+    p.add_argument(
+        "--slowdown-threshold",
+        type=float,
+        default=timing.DEFAULT_THRESHOLD,
+        help="GPU slowdown (vs cuBLAS in the same run) that is a regression, beyond measured "
+        f"noise (default {timing.DEFAULT_THRESHOLD})",
+    )
     return p
+
+
+def bench_folder(args: argparse.Namespace) -> Path | None:
+    """``--bench``, or ``bench/`` beside the results (reports/raw -> reports/bench)."""
+    if args.bench:
+        path = Path(args.bench)
+        if not path.is_dir():
+            raise UsageError(f"--bench {args.bench!r}: no such folder")
+        return path
+    path = Path(args.results).resolve().parent / "bench"
+    return path if path.is_dir() else None
 
 
 def _release(arg: str, value: str | Release) -> Release:
@@ -288,6 +316,13 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not results.exists():
             raise UsageError(f"--results {args.results!r}: no such folder or file")
         accepted = load_accepted(args.accepted)
+        slowdowns = timing.load_slowdowns(args.accepted)
+        if not 0 <= args.slowdown_threshold < 10:
+            raise UsageError(
+                f"--slowdown-threshold {args.slowdown_threshold}: expected a fraction like 0.10"
+            )
+        bench = bench_folder(args)
+        bench_docs = timing.read_bench(bench) if bench else []
         runs = read_runs(results)
         scan_targets = list(args.scan)
         if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
@@ -333,6 +368,13 @@ def run_gate(args: argparse.Namespace) -> GateReport:
             report.errors.append(f"bad API census in {args.results}: {e}")
     report.comparison.undecidable[:0] = sel.undecidable
     report.comparison.notes[:0] = sel.notes
+    timed = timing.compare_timings(
+        bench_docs, baseline, candidate, slowdowns, args.slowdown_threshold
+    )
+    if bench is None:
+        timed.notes.append("no GPU benchmark folder (--bench): GPU timings not compared")
+    for name in ("findings", "undecidable", "notes", "compared"):
+        getattr(report.comparison, name).extend(getattr(timed, name))
     return report
 
 

@@ -296,6 +296,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--resume", action="store_true", help="keep results of an unfinished --out")
     p.add_argument("--tests", type=Path, help="also run this pytest suite; record each test")
     p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
+    p.add_argument("--env", help="JSON object of extra env fields (e.g. the torch pairing)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     args = p.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
@@ -322,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _stop)
     t0 = time.monotonic()
     gpu = detect_gpu() if "gpu" in args.backends else None
-    env = collect_env(gpu)
+    env = {**collect_env(gpu), **(json.loads(args.env) if args.env else {})}
     if env["triton"] is None:
         print("matrix.measure.runner: triton is not installed in this environment", file=sys.stderr)
         return 2
