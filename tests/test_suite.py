@@ -183,3 +183,27 @@ def test_launches_of_the_fixture_library_are_captured_and_compile(tmp_path):
     assert mm["registers"] > 0 and mm["spills"] == 0 and mm["instructions"] > 50
     assert recs["add_kernel"]["instruction_class"] == "none" and recs["add_kernel"]["shared"] == 0
     assert compile_launch  # imported here only to prove the module imports without Triton loaded
+
+
+@pytest.mark.parametrize("explicit", [True, False])
+def test_the_entry_point_loads_the_plugin_once(tmp_path, explicit):
+    # An installed project registers the plugin through pytest11; the runner also passes -p.
+    # Both together must not register it twice (each test would be recorded twice).
+    dist = tmp_path / "site" / "triton_compat_matrix-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: triton-compat-matrix\n"
+                                   "Version: 0.1.0\n")  # fmt: skip
+    (dist / "entry_points.txt").write_text(
+        "[pytest11]\nmatrix.measure.capture = matrix.measure.capture\n"
+    )
+    suite = write_suite(tmp_path / "s", "def test_one():\n    pass\n")
+    events = tmp_path / "events.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)]),
+           "MATRIX_EVENTS": str(events)}  # fmt: skip
+    plugin = ["-p", "matrix.measure.capture"] if explicit else []
+    proc = subprocess.run([sys.executable, "-m", "pytest", str(suite), "-q", "-p",
+                           "no:cacheprovider", *plugin], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    done = [json.loads(ln) for ln in events.read_text().splitlines() if '"done"' in ln]
+    assert [e["record"]["outcome"] for e in done] == ["passed"]
