@@ -201,9 +201,42 @@ def test_the_entry_point_loads_the_plugin_once(tmp_path, explicit):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)]),
            "MATRIX_EVENTS": str(events)}  # fmt: skip
     plugin = ["-p", "matrix.measure.capture"] if explicit else []
-    proc = subprocess.run([sys.executable, "-m", "pytest", str(suite), "-q", "-p",
-                           "no:cacheprovider", *plugin], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider", *plugin],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     done = [json.loads(ln) for ln in events.read_text().splitlines() if '"done"' in ln]
     assert [e["record"]["outcome"] for e in done] == ["passed"]
+
+
+@pytest.mark.interpreter
+def test_a_recorded_launch_replays(tmp_path):
+    # What the GPU runner does with a captured launch, here on the CPU under the interpreter:
+    # the recorded raw file's launch of add_kernel, the library found where the suite now is.
+    code = """
+import json, sys, torch
+from matrix.backends.kernels import replay
+launch = json.loads(sys.stdin.read())
+args = replay(launch, device="cpu", root=sys.argv[1])
+torch.testing.assert_close(args["out_ptr"], args["x_ptr"] + args["y_ptr"], rtol=0, atol=0)
+print(sorted(args), list(args["x_ptr"].shape))
+"""
+    run = read_raw(ROOT / "tests" / "fixtures" / "teamlib_raw" / "triton-3.9.0-numpy-2.4.6.json")
+    (add,) = [launch for launch in run.extra["launches"] if launch["name"] == "add_kernel"]
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(TEAMLIB.parent)],
+        input=json.dumps(add),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[0] == "['BLOCK', 'n', 'out_ptr', 'x_ptr', 'y_ptr'] [1]"

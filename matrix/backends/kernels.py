@@ -63,15 +63,29 @@ class KernelNotLoadable(LookupError):
     """A captured kernel cannot be imported again (the message says which and why)."""
 
 
-def load_kernel(launch: dict[str, Any]) -> Any:
-    """The ``JITFunction`` of a captured launch (an autotuner or heuristics wrapper unwrapped)."""
+def _kernel_classes() -> tuple[type, ...]:
+    """What a ``@triton.jit`` object is here: a JITFunction, or under ``TRITON_INTERPRET=1``
+    the interpreter's InterpretedFunction (where the release has one)."""
+    from triton.runtime.jit import JITFunction
+
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:
+        return (JITFunction,)
+    return (JITFunction, InterpretedFunction)
+
+
+def load_kernel(launch: dict[str, Any], root: str | None = None) -> Any:
+    """The ``@triton.jit`` object of a captured launch (an autotuner or heuristics wrapper
+    unwrapped). ``root`` replaces the recorded ``path_root`` (the suite's checkout elsewhere,
+    e.g. copied to a GPU machine)."""
     module_name, name = launch.get("module"), launch.get("name")
     if not module_name or not name or module_name == "__main__" or "<locals>" in name:
         raise KernelNotLoadable(
             f"kernel {launch.get('kernel')!r} is not importable by name (module {module_name!r}, "
             f"name {name!r}): only module-level kernels can be compiled again"
         )
-    root = launch.get("path_root")
+    root = root or launch.get("path_root")
     if root and root not in sys.path:
         sys.path.insert(0, root)
     try:
@@ -84,12 +98,11 @@ def load_kernel(launch: dict[str, Any]) -> Any:
         if not hasattr(obj, part):
             raise KernelNotLoadable(f"{module_name!r} has no attribute {name!r}")
         obj = getattr(obj, part)
-    from triton.runtime.jit import JITFunction
-
+    kinds = _kernel_classes()
     seen = 0
-    while not isinstance(obj, JITFunction) and hasattr(obj, "fn") and seen < 8:
+    while not isinstance(obj, kinds) and hasattr(obj, "fn") and seen < 8:
         obj, seen = obj.fn, seen + 1  # Autotuner -> Heuristics -> JITFunction
-    if not isinstance(obj, JITFunction):
+    if not isinstance(obj, kinds):
         raise KernelNotLoadable(
             f"{launch.get('kernel')!r} is a {type(obj).__name__}, not a @triton.jit function"
         )
@@ -248,13 +261,16 @@ def compile_launch(launch: dict[str, Any], target: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------ replaying
 
 
-def replay(launch: dict[str, Any], device: str = "cuda", seed: int = 0) -> None:
+def replay(
+    launch: dict[str, Any], device: str = "cuda", seed: int = 0, root: str | None = None
+) -> dict[str, Any]:
     """Launch a captured specialization once on ``device`` with fresh random inputs of the
-    recorded shapes, dtypes, scalars and grid. Raises KernelNotLoadable or ValueError when the
-    launch lacks what a replay needs; the kernel's own errors propagate."""
+    recorded shapes, dtypes, scalars and grid; return the arguments it was given (tensors
+    hold the results). Raises KernelNotLoadable or ValueError when the launch lacks what a
+    replay needs; the kernel's own errors propagate. ``root`` as for ``load_kernel``."""
     import torch
 
-    fn = load_kernel(launch)
+    fn = load_kernel(launch, root)
     example = launch.get("example") or {}
     grid = example.get("grid")
     if not grid:
@@ -282,4 +298,6 @@ def replay(launch: dict[str, Any], device: str = "cuda", seed: int = 0) -> None:
             raise ValueError(f"launch {launch.get('kernel')!r}: {name} ({kind}) has no value")
     args.update(launch["constexprs"])
     options = {k: v for k, v in launch.get("options", {}).items() if k in COMPILE_OPTIONS}
-    fn[tuple(grid)](**{n: args[n] for n in fn.arg_names if n in args}, **options)
+    given = {n: args[n] for n in fn.arg_names if n in args}
+    fn[tuple(grid)](**given, **options)
+    return given
