@@ -35,6 +35,8 @@ from matrix.measure import suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured
 from matrix.measure.results import Result, Run, read_raw, write_raw
+from matrix.measure.supervise import death as _death
+from matrix.measure.supervise import tail as _tail
 
 DEFAULT_TIMEOUT_S = 300.0
 # What --tests adds to a run (matrix.measure.suite, matrix.backends.kernels say the shapes).
@@ -117,22 +119,6 @@ def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir:
     env["PYTHONUNBUFFERED"] = "1"
     env.update(dict(extra))
     return env
-
-
-def _death(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"killed by signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exited with code {returncode}"
-
-
-def _tail(path: Path, limit: int = 1500) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[-limit:]
-    except OSError:
-        return ""
 
 
 def run_group(

@@ -57,7 +57,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def _tail(path: Path, limit: int = 1500) -> str:
+def tail(path: Path, limit: int = 1500) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")[-limit:]
     except OSError:
@@ -159,7 +159,7 @@ def supervise(
             time.sleep(POLL_S)
         _kill_group(proc)  # whatever the child left behind (a daemon holding its stdout)
         out.last_exit = proc.returncode
-        out.output_tail = _tail(log)
+        out.output_tail = tail(log)
         if out.stopped:
             return out
         if why_stopped == "timeout":
