@@ -262,3 +262,16 @@ class AotUnavailable(Exception):
     Recognised by ``isinstance`` wherever a probe must tell "cannot look" from "the release
     refused": it lives here so that probes need not import the backend to recognise it.
     """
+
+
+# torch dtype name -> Triton type string (what a JIT launch on such a tensor specializes to).
+TORCH_TO_TRITON = {
+    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64", "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5", "float8_e4m3fnuz": "fp8e4b8",
+    "float8_e5m2fnuz": "fp8e5b16",
+}  # fmt: skip
+# Launch options that change the compiled code: part of a captured launch's key, and passed
+# to the compile when a captured launch is compiled again.
+COMPILE_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")

@@ -161,7 +161,10 @@ def test_regression_in_numerics_under_one_numpy(tmp_path: Path, results: Path, s
 def test_regression_in_a_user_test(tmp_path: Path, results: Path) -> None:
     def with_tests(outcome: str) -> Callable[[Run], Run]:
         def change(run: Run) -> Run:
-            run.extra["tests"] = {"tests/test_mine.py::test_matmul": outcome, "t::other": "passed"}
+            run.extra["tests"] = [
+                {"id": "tests/test_mine.py::test_matmul", "outcome": outcome},
+                {"id": "t::other", "outcome": "passed"},
+            ]
             return run
 
         return change

@@ -24,7 +24,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,8 @@ class Artifacts:
     target: str
     ir: dict[str, str]
     binaries: tuple[str, ...] = ()
+    # The compile's metadata where it is plain JSON (``shared``, ``num_warps``, ...).
+    metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
 
 @dataclass(frozen=True)
@@ -295,6 +297,13 @@ def compile_for_target(
         src = ASTSource(fn, **kwargs)
         compiled = triton.compile(src, target=gpu_target, options=dict(options or {}))
         asm = dict(compiled.asm.items())  # read before the temporary cache disappears
+        metadata = _plain_metadata(compiled.metadata)
     texts = {k: v for k, v in asm.items() if isinstance(v, str)}
     binaries = tuple(sorted(k for k, v in asm.items() if not isinstance(v, str)))
-    return Artifacts(target=target, ir=texts, binaries=binaries)
+    return Artifacts(target=target, ir=texts, binaries=binaries, metadata=metadata)
+
+
+def _plain_metadata(metadata: Any) -> dict[str, Any]:
+    """The JSON-plain fields of a compile's metadata (a namedtuple in 3.x, a dict in some)."""
+    items = metadata._asdict() if hasattr(metadata, "_asdict") else dict(vars(metadata))
+    return {k: v for k, v in items.items() if v is None or isinstance(v, bool | int | float | str)}

@@ -269,6 +269,9 @@ def compare(
                 f"backend recorded {probe} for {candidate}"
             )
     _compare_tests(out, base_runs, cand_runs, baseline, candidate)
+    from matrix.gate.kernel_compiles import compare_kernels  # it builds on this module's types
+
+    compare_kernels(out, base_runs, cand_runs, baseline, candidate)
     # A change that breaks scanned code is reported once, as breaking, not again as a change.
     broken = {(f.probe, f.where) for f in out.findings if f.kind == BREAKING}
     out.findings = [
@@ -420,28 +423,23 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
 def parse_tests(run: Run) -> dict[str, str] | None:
     """A run's user-test outcomes as ``{test id: outcome}``; None when it recorded none.
 
-    Accepted shapes: ``{"id": "passed"}``, ``{"id": {"outcome": "passed"}}``, or a list of
-    ``{"nodeid" or "name": ..., "outcome": ...}``. Anything else raises DataError.
+    The shape is what the matrix writes (``matrix.measure.suite``): a list of
+    ``{"id": ..., "outcome": ..., ...}``. Anything else raises DataError naming the entry.
     """
     raw = run.extra.get("tests")
     if raw is None:
         return None
+    if not isinstance(raw, list):
+        raise DataError(f"run {run.id!r}: 'tests' must be a list of {{id, outcome}}, got {raw!r}")
     out: dict[str, str] = {}
-    items: Iterable[tuple[Any, Any]]
-    if isinstance(raw, dict):
-        items = raw.items()
-    elif isinstance(raw, list):
-        items = []
-        for i, t in enumerate(raw):
-            if not isinstance(t, dict):
-                raise DataError(f"run {run.id!r}: tests[{i}] is not an object: {t!r}")
-            items.append((t.get("nodeid", t.get("name")), t))
-    else:
-        raise DataError(f"run {run.id!r}: 'tests' must be an object or a list, got {raw!r}")
-    for name, value in items:
-        outcome = value.get("outcome") if isinstance(value, dict) else value
+    for i, t in enumerate(raw):
+        if not isinstance(t, dict):
+            raise DataError(f"run {run.id!r}: tests[{i}] is not an object: {t!r}")
+        name, outcome = t.get("id"), t.get("outcome")
         if not isinstance(name, str) or not isinstance(outcome, str):
-            raise DataError(f"run {run.id!r}: test entry {name!r}: expected id -> outcome string")
+            raise DataError(
+                f"run {run.id!r}: tests[{i}]: expected string 'id' and 'outcome', got {t!r}"
+            )
         out[name] = outcome
     return out
 

@@ -8,7 +8,8 @@ Faults are recorded, never fatal: a release that does not exist, one with no whe
 Python, or a numpy that cannot be installed each gives a raw file whose ``install`` says what
 happened, and the other cells go on. A cell whose raw file is complete is skipped on a rerun
 (``--force`` redoes it); an interrupted cell (``"complete": false``) is finished: the probes
-it already has are kept.
+it already has are kept. With ``--tests``, a cell that has not run that suite (same path and
+contents, ``suite_identity``) is not complete: the suite runs there, the probes are kept.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_lis
 from matrix.measure.discover import discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
 from matrix.measure.results import Run, SchemaError, read_raw, write_raw
+from matrix.measure.suite import suite_identity
 
 DEFAULT_RAW = REPO_ROOT / "reports" / "raw"
 DEFAULT_ENVS = REPO_ROOT / ".nox" / "matrix-envs"
@@ -43,6 +45,7 @@ class CellOutcome:
     counts: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     note: str = ""
+    tests: str = ""  # what the team's suite did here (_test_counts), "" without --tests
 
 
 class Progress:
@@ -77,8 +80,13 @@ class Progress:
             )
 
 
-def existing_state(path: Path, cell: Cell) -> str:
-    """ "complete", "partial" or "missing" for the raw file a cell would write."""
+def existing_state(path: Path, cell: Cell, suite: dict[str, str] | None = None) -> str:
+    """ "complete", "partial" or "missing" for the raw file a cell would write.
+
+    With ``suite`` (``suite_identity`` of ``--tests``), a cell whose recorded suite is another
+    one (another path, or the same path with other contents) is "partial": its probe results
+    are kept and the suite is run again.
+    """
     if not path.exists():
         return "missing"
     try:
@@ -87,6 +95,8 @@ def existing_state(path: Path, cell: Cell) -> str:
         return "missing"  # unreadable: redo it
     if run.release != cell.release or run.env.get("numpy") != cell.numpy:
         return "missing"
+    if suite is not None and run.install.get("status") == "ok" and run.extra.get("suite") != suite:
+        return "partial"
     return "complete" if run.complete else "partial"
 
 
@@ -118,13 +128,14 @@ def run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOu
 
 def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOutcome:
     out = cell.raw_path(args.raw_dir)
-    state = "missing" if args.force else existing_state(out, cell)
+    state = "missing" if args.force else existing_state(out, cell, args.suite)
     outcome = CellOutcome(cell)
     if state == "complete":
         run = read_raw(out)
         outcome.install = run.install.get("status", "?")
         outcome.note = " [kept: already complete]"
         outcome.counts = _counts(run)
+        outcome.tests = _test_counts(run)
         return outcome
     progress.start(cell)
     t0 = time.monotonic()
@@ -162,13 +173,18 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             outcome.note = " [resumed]"
         if args.tests:
             cmd += ["--tests", str(args.tests)]
-        proc = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True)
+        # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
+        proc = subprocess.run(
+            cmd, cwd=REPO_ROOT, text=True, stderr=subprocess.PIPE,
+            stdout=None if args.tests else subprocess.PIPE,
+        )  # fmt: skip
         if proc.returncode != 0 or not out.exists():
-            note = (proc.stderr or proc.stdout).strip()[-400:]
+            note = (proc.stderr or proc.stdout or "").strip()[-400:]
             outcome.note += f" [runner exited {proc.returncode}: {note}]"
         run = read_raw(out) if out.exists() else None
         if run is not None:
             outcome.counts = _counts(run)
+            outcome.tests = _test_counts(run)
     outcome.seconds = time.monotonic() - t0
     progress.end(outcome)
     return outcome
@@ -181,14 +197,35 @@ def _counts(run: Run) -> dict[str, int]:
     return counts
 
 
+def _test_counts(run: Run) -> str:
+    """``"7/8 tests passed, 14/24 kernel compiles"`` for a cell that ran a suite, else ``""``."""
+    tests = run.extra.get("tests")
+    if not isinstance(tests, list):
+        return ""
+    passed = sum(isinstance(t, dict) and t.get("outcome") == "passed" for t in tests)
+    text = f"{passed}/{len(tests)} tests passed"
+    compiles = run.extra.get("kernel_compiles")
+    if isinstance(compiles, list):
+        ok = sum(isinstance(c, dict) and c.get("status") == "compiled" for c in compiles)
+        text += f", {ok}/{len(compiles)} kernel compiles ok"
+    return text
+
+
 def summary_table(outcomes: Sequence[CellOutcome]) -> str:
-    rows = [("cell", "install", "seconds", "results")]
+    with_tests = any(o.tests for o in outcomes)
+    rows = [("cell", "install", "seconds", "results") + (("tests",) if with_tests else ())]
     for o in outcomes:
         counts = ", ".join(f"{n} {s}" for s, n in sorted(o.counts.items())) or "-"
-        rows.append((o.cell.id, o.install, f"{o.seconds:.0f}", counts + o.note))
+        row = (o.cell.id, o.install, f"{o.seconds:.0f}", counts + o.note)
+        rows.append(row + ((o.tests or "-",) if with_tests else ()))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     w0, w1, w2 = widths
-    lines = [f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:>{w2}}  {r[3]}" for r in rows]
+    if with_tests:  # the tests column before the (long) results column
+        rows = [(r[0], r[1], r[2], r[4], r[3]) for r in rows]
+        w3 = max(len(r[3]) for r in rows)
+        lines = [f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:>{w2}}  {r[3]:<{w3}}  {r[4]}" for r in rows]
+    else:
+        lines = [f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:>{w2}}  {r[3]}" for r in rows]
     lines.insert(1, "-" * min(120, max(len(ln) for ln in lines)))
     return "\n".join(lines)
 
@@ -219,6 +256,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if not args.tests.exists():
             p.error(f"--tests: {args.tests} does not exist")
         args.tests = args.tests.resolve()
+    args.suite = suite_identity(args.tests) if args.tests is not None else None
     return args
 
 

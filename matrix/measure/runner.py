@@ -28,13 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, REPO_ROOT, run_id
-from matrix.measure import junit
+from matrix.measure import suite
 from matrix.measure.child import probe_package
+from matrix.measure.kernel_compiles import compile_captured
 from matrix.measure.results import Result, Run, read_raw, write_raw
+from matrix.measure.supervise import death as _death
+from matrix.measure.supervise import tail as _tail
 
 DEFAULT_TIMEOUT_S = 300.0
+# What --tests adds to a run (matrix.measure.suite, matrix.backends.kernels say the shapes).
+SUITE_KEYS = ("suite", "tests", "launches", "kernel_compiles")
 POLL_S = 0.05
 
 # The child running now, so that a SIGTERM/SIGINT to the runner also ends the child's process
@@ -118,22 +124,6 @@ def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir:
     env["PYTHONUNBUFFERED"] = "1"
     env.update(dict(extra))
     return env
-
-
-def _death(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"killed by signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exited with code {returncode}"
-
-
-def _tail(path: Path, limit: int = 1500) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")[-limit:]
-    except OSError:
-        return ""
 
 
 def run_group(
@@ -292,7 +282,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated subset of interpret,aot,gpu (gpu only runs where a GPU is found)",
     )
     p.add_argument("--probes", help="comma-separated probe names (default: all)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per probe")
+    p.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+        help="seconds per probe, per user test and per kernel compile",
+    )  # fmt: skip
     p.add_argument("--resume", action="store_true", help="keep results of an unfinished --out")
     p.add_argument("--tests", type=Path, help="also run this pytest suite; record each test")
     p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
@@ -315,6 +308,24 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.tests is not None and not args.tests.exists():
         p.error(f"--tests: {args.tests} does not exist")
     return args
+
+
+def run_tests(run: Run, args: argparse.Namespace, workdir: Path, out: Path) -> None:
+    """The team's suite (``--tests``), then, in a cell with the aot backend, every kernel it
+    launched compiled for every aot target. Progress lines always print (even with --quiet):
+    a suite can take long, and its lines are the only sign that it moves."""
+
+    def say(*parts: object) -> None:
+        print(f"[{run.id}]", *parts, flush=True)
+
+    run.extra["suite"] = suite.suite_identity(args.tests)
+    tests, launches = suite.run_suite(args.tests, workdir, say, args.timeout)
+    run.extra["tests"], run.extra["launches"] = tests, launches
+    write_raw(run, out)
+    if "aot" in args.backends:
+        run.extra["kernel_compiles"] = compile_captured(
+            launches, KERNEL_TARGETS, workdir / "kernel-compiles", say, args.timeout
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -344,6 +355,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             # A task's rows count only with its own result: a kill mid-task redoes the task.
             finished = {r.key for r in previous.results if r.key in wanted}
             run.results = [r for r in previous.results if task_key(r) in finished]
+            if args.tests is None:  # a suite recorded earlier stays until another replaces it
+                run.extra.update({k: previous.extra[k] for k in SUITE_KEYS if k in previous.extra})
     done = {r.key for r in run.results}
     todo = [t for t in tasks if t.key not in done]
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
@@ -367,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for (backend, extra_env, _), group in groups.items():
             run_group(group, backend, extra_env, args.timeout, record, Path(workdir))
         if args.tests is not None:
-            run.extra["tests"] = junit.run_suite(args.tests, Path(workdir), log)
+            run_tests(run, args, Path(workdir), args.out)
     order = {t.key: i for i, t in enumerate(tasks)}
     run.results.sort(key=lambda r: order.get(task_key(r), len(order)))
     run.extra["complete"] = True

@@ -1,0 +1,303 @@
+"""A team's captured kernel launches, compiled for a target with no GPU, and what the code is.
+
+A launch is what ``matrix.measure.capture`` recorded (its docstring has the shape). Here:
+
+- ``load_kernel(launch)``: the ``@triton.jit`` function again, imported by module name from
+  the ``sys.path`` entry the suite had it from (the team's source stays where ``--tests``
+  found it; nothing is copied);
+- ``compile_launch(launch, target)``: one KERNEL COMPILE record (below);
+- ``replay(launch, device)``: run the launch once on a real device with fresh random inputs of
+  the recorded shapes and the recorded scalars and grid (the GPU runner calls it).
+
+A KERNEL COMPILE record, as a cell's raw file stores it under ``"kernel_compiles"``::
+
+    {"id": "<launch key>@cuda:90", "key": "<launch key>", "kernel": "pkg.mod:fn",
+     "target": "cuda:90",
+     "status": "compiled" | "rejected" | "skipped" | "error",
+     "detail": "",                       # the compiler's error for rejected; the reason else
+     "seconds": 0.8,
+     "shared": 16384,                    # bytes of shared memory (compile metadata)
+     "registers": 40, "spills": 0,       # per thread / bytes of spill stores (ptxas -v on the
+                                         # PTX; NumVgprs and ScratchSize on HIP); None unknown
+     "classes": ["mma.sync", "fma"],     # instruction classes present in the assembly
+     "instruction_class": "mma.sync",    # the strongest of them (wgmma > mma.sync > mfma >
+                                         # wmma > fma > none)
+     "instructions": 812,                # instruction lines in the PTX / AMDGCN
+     "ttgir_hash": "<16 hex digits>",    # of the TTGIR without location lines
+     "num_warps": 4, "num_stages": 3}
+
+``rejected`` means the release's compiler refused the code (its exception text is the
+detail); ``skipped`` means we could not ask it (a tool is missing, an argument type that
+cannot be rebuilt from the launch); ``error`` means our side failed (the kernel could not be
+imported). Only ``compiled`` and ``rejected`` are Triton behaviour.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from matrix.backends.aot import Artifacts, SpellingNotRecognised, compile_for_target
+from matrix.core import COMPILE_OPTIONS, TORCH_TO_TRITON, AotUnavailable
+
+TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
+# Strongest first: the class a kernel "uses" is the first of these its assembly contains.
+INSTRUCTION_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("wgmma", re.compile(r"\bwgmma\.mma_async")),
+    ("mma.sync", re.compile(r"\bmma\.sync\.")),
+    ("mfma", re.compile(r"\bv_mfma_")),
+    ("wmma", re.compile(r"\bv_wmma_")),
+    ("fma", re.compile(r"\bfma\.rn|\bv_fma_|\bv_fmac_|\bv_pk_fma_")),
+)
+MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
+
+
+class KernelNotLoadable(LookupError):
+    """A captured kernel cannot be imported again (the message says which and why)."""
+
+
+def _kernel_classes() -> tuple[type, ...]:
+    """What a ``@triton.jit`` object is here: a JITFunction, or under ``TRITON_INTERPRET=1``
+    the interpreter's InterpretedFunction (where the release has one)."""
+    from triton.runtime.jit import JITFunction
+
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:
+        return (JITFunction,)
+    return (JITFunction, InterpretedFunction)
+
+
+def load_kernel(launch: dict[str, Any], root: str | None = None) -> Any:
+    """The ``@triton.jit`` object of a captured launch (an autotuner or heuristics wrapper
+    unwrapped). ``root`` replaces the recorded ``path_root`` (the suite's checkout elsewhere,
+    e.g. copied to a GPU machine)."""
+    module_name, name = launch.get("module"), launch.get("name")
+    if not module_name or not name or module_name == "__main__" or "<locals>" in name:
+        raise KernelNotLoadable(
+            f"kernel {launch.get('kernel')!r} is not importable by name (module {module_name!r}, "
+            f"name {name!r}): only module-level kernels can be compiled again"
+        )
+    root = root or launch.get("path_root")
+    if root and root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except Exception as e:
+        raise KernelNotLoadable(
+            f"importing {module_name!r} (from {root or 'sys.path'}) failed: {type(e).__name__}: {e}"
+        ) from e
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            raise KernelNotLoadable(f"{module_name!r} has no attribute {name!r}")
+        obj = getattr(obj, part)
+    kinds = _kernel_classes()
+    seen = 0
+    while not isinstance(obj, kinds) and hasattr(obj, "fn") and seen < 8:
+        obj, seen = obj.fn, seen + 1  # Autotuner -> Heuristics -> JITFunction
+    if not isinstance(obj, kinds):
+        raise KernelNotLoadable(
+            f"{launch.get('kernel')!r} is a {type(obj).__name__}, not a @triton.jit function"
+        )
+    return obj
+
+
+# -------------------------------------------------------------------------------- the assembly
+
+
+def assembly(art: Artifacts) -> str:
+    """The target assembly text of a compile: PTX for CUDA, AMDGCN for HIP."""
+    return art.ir.get("ptx") or art.ir.get("amdgcn") or ""
+
+
+def instruction_classes(asm: str) -> list[str]:
+    """The instruction classes present in ``asm``, strongest first."""
+    return [name for name, pattern in INSTRUCTION_CLASSES if pattern.search(asm)]
+
+
+_INSTRUCTION_LINE = re.compile(r"^\s*(?:@!?%\w+\s+)?[a-z_][a-z0-9_.]*(?:\s|;|$)")
+
+
+def instruction_count(asm: str) -> int:
+    """Lines of ``asm`` that are instructions (not directives, labels, comments or braces)."""
+    n = 0
+    for line in asm.splitlines():
+        text = line.split("//")[0].split(";;")[0].strip()
+        if not text or text.startswith((".", ";", "{", "}", "#")) or text.endswith(":"):
+            continue
+        if _INSTRUCTION_LINE.match(text):
+            n += 1
+    return n
+
+
+def ttgir_hash(ttgir: str) -> str:
+    """A hash of the TTGIR that ignores source locations (file paths and line numbers)."""
+    lines = [ln for ln in ttgir.splitlines() if not ln.startswith("#loc")]
+    text = re.sub(r"\s*loc\([^()]*(?:\([^()]*\)[^()]*)*\)", "", "\n".join(lines))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _ptxas_binaries() -> list[Path]:
+    import triton.backends.nvidia as nvidia
+
+    return sorted(Path(nvidia.__file__).parent.joinpath("bin").glob("ptxas*"))
+
+
+def ptx_resources(ptx: str) -> tuple[int | None, int | None, str]:
+    """(registers, spill-store bytes, note) from ``ptxas -v`` on ``ptx``, trying each ptxas the
+    release ships (a newer PTX needs the newer one); None, None and why where none works."""
+    match = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.M)
+    if not match:
+        return None, None, "no .target line in the PTX"
+    notes = []
+    with tempfile.TemporaryDirectory(prefix="matrix-ptxas-") as tmp:
+        src = Path(tmp) / "k.ptx"
+        src.write_text(ptx, encoding="utf-8")
+        for ptxas in _ptxas_binaries():
+            proc = subprocess.run(
+                [
+                    str(ptxas),
+                    "-v",
+                    f"--gpu-name={match.group(1)}",
+                    str(src),
+                    "-o",
+                    str(Path(tmp) / "k.cubin"),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            if proc.returncode != 0:
+                notes.append(f"{ptxas.name}: {proc.stderr.strip()[:200]}")
+                continue
+            regs = re.search(r"Used (\d+) registers", proc.stderr)
+            spills = re.search(r"(\d+) bytes spill stores", proc.stderr)
+            return (
+                int(regs.group(1)) if regs else None,
+                int(spills.group(1)) if spills else None,
+                ptxas.name,
+            )
+    return None, None, "; ".join(notes) or "no ptxas in the release"
+
+
+def amdgcn_resources(amdgcn: str) -> tuple[int | None, int | None, str]:
+    """(VGPRs, scratch bytes) from the comments the AMDGPU backend writes into its assembly."""
+    vgprs = re.search(r";\s*NumVgprs:\s*(\d+)", amdgcn)
+    scratch = re.search(r";\s*ScratchSize:\s*(\d+)", amdgcn)
+    return (
+        int(vgprs.group(1)) if vgprs else None,
+        int(scratch.group(1)) if scratch else None,
+        "amdgcn comments",
+    )
+
+
+def describe(art: Artifacts) -> dict[str, Any]:
+    """The measured fields of a KERNEL COMPILE record for one compile."""
+    asm = assembly(art)
+    if "ptx" in art.ir:
+        registers, spills, _ = ptx_resources(art.ir["ptx"])
+    else:
+        registers, spills, _ = amdgcn_resources(asm)
+    classes = instruction_classes(asm)
+    return {
+        "shared": art.metadata.get("shared"),
+        "registers": registers,
+        "spills": spills,
+        "classes": classes,
+        "instruction_class": classes[0] if classes else "none",
+        "instructions": instruction_count(asm),
+        "ttgir_hash": ttgir_hash(art.ir.get("ttgir", "")),
+        **{k: art.metadata.get(k) for k in ("num_warps", "num_stages")},
+    }
+
+
+def compile_launch(launch: dict[str, Any], target: str) -> dict[str, Any]:
+    """One KERNEL COMPILE record (module docstring) for ``launch`` on ``target``; never raises
+    for a kernel's own failure: that is the record's status."""
+    rec: dict[str, Any] = {
+        "id": f"{launch['key']}@{target}",
+        "key": launch["key"],
+        "kernel": launch.get("kernel"),
+        "target": target,
+        "detail": "",
+    }
+    t0 = time.monotonic()
+
+    def done(status: str, detail: str = "", **fields: Any) -> dict[str, Any]:
+        rec.update(status=status, detail=detail[:1500], seconds=round(time.monotonic() - t0, 3))
+        rec.update(fields)
+        return rec
+
+    if "error" in launch:
+        return done("error", f"the launch was not captured: {launch['error']}")
+    odd = {k: v for k, v in launch["signature"].items() if v.startswith("unknown:")}
+    if odd:
+        return done("skipped", f"argument types the capture could not name: {odd}")
+    try:
+        fn = load_kernel(launch)
+    except KernelNotLoadable as e:
+        return done("error", str(e))
+    options = {k: v for k, v in launch.get("options", {}).items() if k in COMPILE_OPTIONS}
+    try:
+        art = compile_for_target(
+            fn, dict(launch["signature"]), dict(launch["constexprs"]), target, options=options
+        )
+    except AotUnavailable as e:
+        return done("skipped", f"a tool outside Triton is missing: {e}")
+    except (SpellingNotRecognised, ValueError) as e:
+        return done("error", f"the harness could not state the compile: {type(e).__name__}: {e}")
+    except Exception as e:  # the compiler refused the code
+        return done("rejected", f"{type(e).__name__}: {e}")
+    return done("compiled", **describe(art))
+
+
+# ------------------------------------------------------------------------------------ replaying
+
+
+def replay(
+    launch: dict[str, Any], device: str = "cuda", seed: int = 0, root: str | None = None
+) -> dict[str, Any]:
+    """Launch a captured specialization once on ``device`` with fresh random inputs of the
+    recorded shapes, dtypes, scalars and grid; return the arguments it was given (tensors
+    hold the results). Raises KernelNotLoadable or ValueError when the launch lacks what a
+    replay needs; the kernel's own errors propagate. ``root`` as for ``load_kernel``."""
+    import torch
+
+    fn = load_kernel(launch, root)
+    example = launch.get("example") or {}
+    grid = example.get("grid")
+    if not grid:
+        raise ValueError(f"launch {launch.get('kernel')!r}: no recorded grid to replay")
+    gen = torch.Generator(device="cpu").manual_seed(seed)
+    dtypes = {v: k for k, v in TORCH_TO_TRITON.items()}
+    args: dict[str, Any] = {}
+    for name, kind in launch["signature"].items():
+        if kind.startswith("*"):
+            shape = example.get("shapes", {}).get(name)
+            if shape is None:
+                raise ValueError(f"launch {launch.get('kernel')!r}: no shape for {name}")
+            dtype = getattr(torch, dtypes.get(kind[1:], ""), None)
+            if dtype is None:
+                raise ValueError(f"launch {launch.get('kernel')!r}: no torch dtype for {kind}")
+            t = (
+                torch.randn(shape, generator=gen)
+                if dtype.is_floating_point
+                else (torch.randint(0, 8, shape, generator=gen))
+            )
+            args[name] = t.to(dtype).to(device)
+        elif name in example.get("scalars", {}):
+            args[name] = example["scalars"][name]
+        else:
+            raise ValueError(f"launch {launch.get('kernel')!r}: {name} ({kind}) has no value")
+    args.update(launch["constexprs"])
+    options = {k: v for k, v in launch.get("options", {}).items() if k in COMPILE_OPTIONS}
+    given = {n: args[n] for n in fn.arg_names if n in args}
+    fn[tuple(grid)](**given, **options)
+    return given

@@ -1,0 +1,154 @@
+"""The gate on a team's own kernels: their captured launches compiled on both releases.
+
+Reads each run's ``"kernel_compiles"`` (KERNEL COMPILE records, ``matrix.backends.kernels``)
+and pairs them by (kernel, launch key, target):
+
+- compiled on the baseline, ``rejected`` on the candidate: breaking (the compiler's error is
+  the evidence);
+- compiled on both: a behaviour change, with its numbers, when the candidate loses the
+  baseline's matrix-instruction class (wgmma, mma.sync, mfma, wmma), spills where the
+  baseline did not (or more), or needs more shared memory than ``SHARED_GROWTH`` allows;
+- compiled on the baseline and not observed on the candidate (skipped, error, crashed,
+  timeout, or the launch not captured there): undecidable;
+- rejected on the baseline: a note (nothing is lost by upgrading).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from matrix.core import Release
+from matrix.gate.compare import BEHAVIOUR, BREAKING, Comparison, DataError, GateFinding
+from matrix.measure.results import Run
+
+COMPILED, REJECTED = "compiled", "rejected"
+
+
+@dataclass(frozen=True)
+class SharedGrowth:
+    """Shared memory may grow by ``ratio`` of the baseline or ``bytes``, whichever is larger,
+    before the gate calls it a change (a few bytes of a reduction's scratch are not)."""
+
+    ratio: float = 0.10
+    bytes: int = 1024
+
+    def exceeded(self, base: int, cand: int) -> bool:
+        return cand - base > max(self.ratio * base, self.bytes)
+
+
+SHARED_GROWTH = SharedGrowth()
+MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
+
+Key = tuple[str, str, str]
+
+
+def _records(runs: Sequence[Run]) -> dict[Key, dict[str, Any]] | None:
+    """``{(kernel, key, target): record}``; None when no run recorded kernel compiles."""
+    table: dict[Key, dict[str, Any]] = {}
+    seen = False
+    for run in runs:
+        recs = run.extra.get("kernel_compiles")
+        if recs is None:
+            continue
+        seen = True
+        if not isinstance(recs, list):
+            raise DataError(f"run {run.id!r}: 'kernel_compiles' must be a list, got {recs!r}")
+        for i, r in enumerate(recs):
+            if not isinstance(r, dict) or not all(
+                isinstance(r.get(k), str) for k in ("kernel", "key", "target", "status")
+            ):
+                raise DataError(
+                    f"run {run.id!r}: kernel_compiles[{i}]: expected an object with string "
+                    f"kernel, key, target and status, got {r!r}"
+                )
+            table[(r["kernel"], r["key"], r["target"])] = r
+    return table if seen else None
+
+
+def _first_line(text: str, limit: int = 300) -> str:
+    lines = [ln for ln in str(text).splitlines() if ln.strip()]
+    # A Triton CompilationError puts its reason last, after the source excerpt.
+    picked = lines[-1] if len(lines) > 1 else (lines[0] if lines else "")
+    return " ".join(picked.split())[:limit]
+
+
+def _changes(b: dict[str, Any], c: dict[str, Any]) -> list[str]:
+    """What got worse between two successful compiles, each with its numbers."""
+    out = []
+    b_class = b.get("instruction_class")
+    if b_class in MATRIX_CLASSES and b_class not in (c.get("classes") or []):
+        out.append(f"instruction class {b_class} lost: now {c.get('instruction_class')}")
+    b_sp, c_sp = b.get("spills"), c.get("spills")
+    if isinstance(b_sp, int) and isinstance(c_sp, int) and c_sp > b_sp:
+        out.append(
+            f"spills {b_sp} -> {c_sp} bytes (registers {b.get('registers')} -> "
+            f"{c.get('registers')})"
+        )
+    b_sh, c_sh = b.get("shared"), c.get("shared")
+    if isinstance(b_sh, int) and isinstance(c_sh, int) and SHARED_GROWTH.exceeded(b_sh, c_sh):
+        out.append(f"shared memory {b_sh} -> {c_sh} bytes")
+    return out
+
+
+def compare_kernels(
+    out: Comparison,
+    base_runs: Sequence[Run],
+    cand_runs: Sequence[Run],
+    baseline: Release,
+    candidate: Release,
+) -> None:
+    """Add the kernel-compile findings of an upgrade to ``out`` (module docstring)."""
+    base, cand = _records(base_runs), _records(cand_runs)
+    if base is None:
+        if cand is not None:
+            out.notes.append(f"not compared: kernel compiles recorded for {candidate} only")
+        return
+    if cand is None:
+        out.undecidable.append(
+            f"the team's kernels were compiled on {baseline} but not on {candidate}: rerun the "
+            "candidate's aot cell with --tests"
+        )
+        return
+    out.compared.append("kernel compiles")
+    for k in sorted(base):
+        kernel, _, target = k
+        b, c = base[k], cand.get(k)
+        name, where = f"kernel {kernel}", f"aot:{target}"
+        if b["status"] != COMPILED:
+            if b["status"] == REJECTED and c is not None and c["status"] == COMPILED:
+                out.notes.append(f"improved: {name} on {where}: rejected -> compiled")
+            continue
+        if c is None:
+            out.undecidable.append(
+                f"{name} on {where}: compiled on {baseline}, not captured on {candidate}"
+            )
+            continue
+        evidence = [
+            f"baseline {baseline}: `{b['status']}`",
+            f"candidate {candidate}: `{c['status']}`: {_first_line(c.get('detail', ''))}",
+        ]
+        if c["status"] == REJECTED:
+            out.findings.append(
+                GateFinding(
+                    BREAKING,
+                    name,
+                    where,
+                    COMPILED,
+                    REJECTED,
+                    evidence,
+                    fix="the candidate's compiler refuses this kernel",
+                )
+            )
+        elif c["status"] != COMPILED:
+            out.undecidable.append(
+                f"{name} on {where}: compiled on {baseline}, `{c['status']}` on {candidate}: "
+                f"{_first_line(c.get('detail', ''))}"
+            )
+        else:
+            changes = _changes(b, c)
+            if changes:
+                out.findings.append(
+                    GateFinding(BEHAVIOUR, name, where, COMPILED, COMPILED, changes)
+                )

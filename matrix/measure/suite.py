@@ -1,0 +1,137 @@
+"""A team's own pytest suite in a matrix cell: every test's outcome and every kernel it launched.
+
+The suite runs under the interpreter (``TRITON_INTERPRET=1``) with the plugin
+``matrix.measure.capture``, supervised by ``matrix.measure.supervise``: each test has its own
+time limit, a test that hangs is ``timeout`` and one that kills pytest (a segfault) is
+``crashed``, both named, and the tests after it still run; a daemon a test leaves holding
+pytest's stdout blocks nothing. A suite that cannot run at all is one ``error`` entry, never a
+pass.
+
+What a cell's raw file gets (keys of the run, beside ``results``)::
+
+    "suite":    {"path": "/abs/suite", "hash": "sha256:<hex>"}   # suite_identity()
+    "tests":    [{"id": "tests/test_k.py::test_add[64]", "outcome": "passed",
+                  "seconds": 0.12, "detail": ""}, ...]
+    "launches": [LAUNCH, ...]        # matrix.measure.capture's docstring; one per specialization
+
+outcome is ``passed``, ``failed``, ``error``, ``skipped``, ``xfailed``, ``xpassed``,
+``timeout`` or ``crashed``. ``id`` is pytest's node id; the gate pairs tests by it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from matrix.core import REPO_ROOT
+from matrix.measure import capture
+from matrix.measure.supervise import supervise
+
+DEFAULT_TEST_TIMEOUT_S = 300.0
+# Files that change what a suite does; caches and bytecode do not.
+_SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git", ".nox", ".venv", "node_modules"}
+
+
+def suite_identity(suite: Path) -> dict[str, str]:
+    """``{"path", "hash"}`` of a suite: its absolute path and a hash of every file in it.
+
+    A cell whose recorded identity differs from the one asked for is not complete: its suite
+    is run again (``matrix.measure.orchestrate``).
+    """
+    suite = suite.resolve()
+    files = (
+        [suite]
+        if suite.is_file()
+        else sorted(
+            p
+            for p in suite.rglob("*")
+            if p.is_file()
+            and not _SKIP_DIRS.intersection(p.relative_to(suite).parts)
+            and p.suffix != ".pyc"
+        )
+    )
+    h = hashlib.sha256()
+    for p in files:
+        h.update(str(p.relative_to(suite) if p != suite else p.name).encode() + b"\0")
+        h.update(p.read_bytes() + b"\0")
+    return {"path": str(suite), "hash": f"sha256:{h.hexdigest()}"}
+
+
+def _error(suite: Path, detail: str) -> dict[str, Any]:
+    return {"id": str(suite), "outcome": "error", "seconds": 0.0, "detail": detail}
+
+
+def run_suite(
+    suite: Path,
+    workdir: Path,
+    log: Callable[..., None],
+    test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Run ``suite``; return (tests, launches) as the raw file stores them (module docstring)."""
+    env = dict(os.environ)
+    env["TRITON_INTERPRET"] = "1"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("TRITON_CACHE_DIR", str(workdir / "triton-cache"))
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        str(suite),
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        capture.__name__,
+        "--continue-on-collection-errors",  # a module that cannot import is one error entry
+    ]
+    launches: dict[str, dict[str, Any]] = {}
+    hooks: list[str] = []
+    counts = {"n": 0, "passed": 0}
+
+    def on_record(item: str, rec: dict[str, Any]) -> None:
+        counts["n"] += 1
+        counts["passed"] += rec.get("outcome") == "passed"
+        if rec.get("outcome") != "passed" or counts["n"] % 25 == 0:
+            log(
+                f"  tests: {counts['n']} done, {counts['passed']} passed; "
+                f"{item} -> {rec.get('outcome')}"
+            )
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("event") == "launch":
+            launch = event["launch"]
+            launches.setdefault(launch["key"], launch)
+        elif event.get("event") == "hooks":
+            hooks[:] = event.get("wrapped", [])
+
+    log(f"running user tests {suite} (each test limited to {test_timeout_s:g} s)")
+    result = supervise(
+        cmd,
+        workdir / "suite",
+        env,
+        events_env=capture.EVENTS_ENV,
+        skip_env=capture.SKIP_ENV,
+        item_timeout_s=test_timeout_s,
+        on_record=on_record,
+        on_event=on_event,
+    )
+    tests = [
+        {k: rec.get(k, "") for k in ("id", "outcome", "seconds", "detail")}
+        for rec in result.records.values()
+    ]
+    if not tests:
+        tail = " ".join(result.output_tail.split())[-600:]
+        why = "collected no tests" if result.last_exit == 5 else "recorded no test"
+        tests = [_error(suite, f"pytest {why} (exit {result.last_exit}): {tail}")]
+    elif result.stopped:
+        tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
+    log(
+        f"  tests: {sum(t['outcome'] == 'passed' for t in tests)} of {len(tests)} passed; "
+        f"{len(launches)} kernel specializations captured (hooks: {', '.join(hooks) or 'none'})"
+    )
+    return tests, list(launches.values())

@@ -1,0 +1,181 @@
+"""Run a child that works through named items and reports each on an events file; survive it.
+
+Both a team's pytest suite (items: tests) and the compiles of its captured kernels (items:
+launch x target) run this way. The child appends JSON lines ``{"event": "start", "id": X}``
+and ``{"event": "done", "id": X, "record": {...}}``; any other event is handed to
+``on_event``. The child's output goes to a file, never a pipe, so a daemon the child leaves
+behind holding its stdout cannot block us; the child runs in its own session and its whole
+process group is killed when it ends, dies or hangs.
+
+- An item that runs past ``item_timeout_s`` is recorded ``timeout``; one that is running when
+  the child dies is recorded ``crashed`` with the child's exit (signal or code). The child is
+  then restarted with every item that has a record in the skip file, so the items after it
+  still run and every record already made is kept.
+- A child that dies again without finishing any item stops the loop (its output tail is given
+  back), so a child that cannot start at all costs one attempt, not one per item.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+POLL_S = 0.05
+
+
+@dataclass
+class Supervised:
+    """What a supervised child produced: one record per item, in the order they ended."""
+
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    attempts: int = 0
+    last_exit: int | None = None
+    output_tail: str = ""
+    stopped: str = ""  # why the loop gave up early ("" when the child finished its items)
+
+
+def death(returncode: int) -> str:
+    """``-11`` -> ``"killed by signal SIGSEGV"``; ``3`` -> ``"exited with code 3"``."""
+    if returncode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def tail(path: Path, limit: int = 1500) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[-limit:]
+    except OSError:
+        return ""
+
+
+def supervise(
+    cmd: Sequence[str],
+    workdir: Path,
+    env: Mapping[str, str],
+    *,
+    events_env: str,
+    skip_env: str,
+    item_timeout_s: float,
+    on_record: Callable[[str, dict[str, Any]], None] = lambda i, r: None,
+    on_event: Callable[[dict[str, Any]], None] = lambda e: None,
+    cwd: str | os.PathLike[str] | None = None,
+    total_timeout_s: float | None = None,
+    max_attempts: int = 50,
+) -> Supervised:
+    """Run ``cmd`` until it has worked through its items (module docstring). ``events_env`` and
+    ``skip_env`` are the environment variables that tell the child its events and skip files."""
+    out = Supervised()
+    workdir.mkdir(parents=True, exist_ok=True)
+    skip_file = workdir / "skip.txt"
+    skip_file.write_text("", encoding="utf-8")
+    t_start = time.monotonic()
+
+    def record(item: str, rec: dict[str, Any]) -> None:
+        out.records[item] = rec
+        on_record(item, rec)
+        with skip_file.open("a", encoding="utf-8") as f:
+            f.write(item + "\n")
+
+    while out.attempts < max_attempts:
+        out.attempts += 1
+        events = workdir / f"events-{out.attempts}.jsonl"
+        log = workdir / f"output-{out.attempts}.log"
+        events.write_text("", encoding="utf-8")
+        child_env = {**env, events_env: str(events), skip_env: str(skip_file)}
+        with log.open("wb") as log_f:
+            proc = subprocess.Popen(
+                list(cmd),
+                env=child_env,
+                cwd=cwd,
+                stdout=log_f,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        running: str | None = None
+        started_at = 0.0
+        offset = 0
+        why_stopped = ""
+        while True:
+            exited = proc.poll() is not None
+            with events.open("rb") as f:
+                f.seek(offset)
+                chunk = f.read()
+            complete = chunk[: chunk.rfind(b"\n") + 1]
+            offset += len(complete)
+            for line in complete.decode("utf-8", errors="replace").splitlines():
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a torn line from a child killed mid-write
+                if event.get("event") == "start":
+                    running, started_at = str(event["id"]), time.monotonic()
+                elif event.get("event") == "done":
+                    item = str(event["id"])
+                    record(item, dict(event.get("record") or {}))
+                    if item == running:
+                        running = None
+                else:
+                    on_event(event)
+            if exited:
+                break
+            now = time.monotonic()
+            if running is not None and now - started_at > item_timeout_s:
+                _kill_group(proc)
+                proc.wait()
+                record(
+                    running,
+                    {
+                        "id": running,
+                        "outcome": "timeout",
+                        "seconds": round(now - started_at, 3),
+                        "detail": f"ran past the {item_timeout_s:g} s limit and was killed",
+                    },
+                )
+                running = None
+                why_stopped = "timeout"
+                break
+            if total_timeout_s is not None and now - t_start > total_timeout_s:
+                _kill_group(proc)
+                proc.wait()
+                out.stopped = f"the whole run passed its {total_timeout_s:g} s limit"
+                break
+            time.sleep(POLL_S)
+        _kill_group(proc)  # whatever the child left behind (a daemon holding its stdout)
+        out.last_exit = proc.returncode
+        out.output_tail = tail(log)
+        if out.stopped:
+            return out
+        if why_stopped == "timeout":
+            continue
+        if running is not None:
+            record(
+                running,
+                {
+                    "id": running,
+                    "outcome": "crashed",
+                    "seconds": round(time.monotonic() - started_at, 3),
+                    "detail": f"the process {death(proc.returncode)} while this ran: "
+                    f"{out.output_tail[-600:]}",
+                },
+            )
+            continue
+        return out  # the child ended between items: it finished (or failed outside any item)
+    out.stopped = f"gave up after {max_attempts} restarts"
+    return out

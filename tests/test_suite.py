@@ -1,0 +1,242 @@
+"""A team's own pytest suite through the matrix (`--tests`): outcomes, launches, survival."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from matrix.measure.orchestrate import existing_state
+from matrix.measure.results import Run, read_raw, write_raw
+from matrix.measure.suite import run_suite, suite_identity
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = ROOT / "tests" / "fixtures" / "user_suite"
+TEAMLIB = ROOT / "tests" / "fixtures" / "teamlib" / "tests"
+
+
+def quiet(*a):
+    pass
+
+
+def write_suite(folder: Path, body: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "test_it.py").write_text(body)
+    return folder
+
+
+def outcomes(tests):
+    return {t["id"].split("::")[-1]: t["outcome"] for t in tests}
+
+
+def test_runner_records_each_user_test(tmp_path):
+    out = tmp_path / "raw.json"
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "matrix.run", "--out", str(out), "--backends", "interpret",
+         "--probes", "ok_first", "--tests", str(SUITE), "--quiet"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    run = read_raw(out)
+    assert outcomes(run.extra["tests"]) == {
+        "test_passes": "passed",
+        "test_fails": "failed",
+        "test_skipped": "skipped",
+    }
+    assert run.extra["suite"] == suite_identity(SUITE)
+    # Progress lines show even with --quiet: a suite's lines are its only sign of life.
+    assert "tests: 1 of 3 passed" in proc.stdout
+
+
+def test_a_suite_that_cannot_run_is_an_error_not_a_pass(tmp_path):
+    empty = tmp_path / "empty_suite"
+    empty.mkdir()
+    tests, launches = run_suite(empty, tmp_path / "w", quiet)
+    assert len(tests) == 1 and tests[0]["outcome"] == "error", tests
+    assert "collected no tests" in tests[0]["detail"] and launches == []
+
+
+def test_a_daemon_holding_stdout_blocks_nothing_and_loses_nothing(tmp_path):
+    # The old runner read pytest's output through a pipe until EOF: a daemon holding it kept
+    # the runner waiting up to 1800 s and then dropped every passing test.
+    suite = write_suite(tmp_path / "s", """
+import subprocess
+def test_leaves_a_daemon():
+    subprocess.Popen(["sleep", "300"])
+def test_after():
+    pass
+""")  # fmt: skip
+    t0 = time.monotonic()
+    tests, _ = run_suite(suite, tmp_path / "w", quiet, test_timeout_s=60)
+    assert time.monotonic() - t0 < 60
+    assert outcomes(tests) == {"test_leaves_a_daemon": "passed", "test_after": "passed"}
+
+
+def test_a_segfault_names_the_test_and_keeps_the_others(tmp_path):
+    suite = write_suite(tmp_path / "s", """
+import os, signal
+def test_a_before():
+    pass
+def test_b_crashes():
+    os.kill(os.getpid(), signal.SIGSEGV)
+def test_c_after():
+    pass
+""")  # fmt: skip
+    tests, _ = run_suite(suite, tmp_path / "w", quiet, test_timeout_s=60)
+    assert outcomes(tests) == {"test_a_before": "passed", "test_b_crashes": "crashed",
+                               "test_c_after": "passed"}  # fmt: skip
+    (crash,) = [t for t in tests if t["outcome"] == "crashed"]
+    assert "SIGSEGV" in crash["detail"]
+
+
+def test_a_hanging_test_times_out_alone(tmp_path):
+    suite = write_suite(tmp_path / "s", """
+import time
+def test_a_hangs():
+    time.sleep(120)
+def test_b_after():
+    pass
+""")  # fmt: skip
+    t0 = time.monotonic()
+    tests, _ = run_suite(suite, tmp_path / "w", quiet, test_timeout_s=3)
+    assert time.monotonic() - t0 < 60
+    assert outcomes(tests) == {"test_a_hangs": "timeout", "test_b_after": "passed"}
+
+
+def test_a_collection_error_is_recorded(tmp_path):
+    suite = write_suite(tmp_path / "s", "import no_such_module_here\n")
+    (tmp_path / "s" / "test_ok.py").write_text("def test_fine():\n    pass\n")
+    tests, _ = run_suite(suite, tmp_path / "w", quiet)
+    by_outcome = {t["outcome"] for t in tests}
+    assert "error" in by_outcome and outcomes(tests).get("test_fine") == "passed"
+
+
+def test_suite_identity_follows_contents(tmp_path):
+    suite = write_suite(tmp_path / "s", "def test_x():\n    pass\n")
+    first = suite_identity(suite)
+    assert first == suite_identity(suite) and first["path"] == str(suite.resolve())
+    (suite / "test_it.py").write_text("def test_x():\n    assert 0\n")
+    assert suite_identity(suite)["hash"] != first["hash"]
+
+
+def test_a_cell_that_ran_another_suite_is_not_complete(tmp_path):
+    from matrix.core import Release
+    from matrix.measure.cells import Cell
+
+    cell = Cell(Release.parse("3.9.0"), "2.4.6", ("interpret",), "3.11", "2.13.0")
+    path = tmp_path / f"{cell.id}.json"
+    run = Run(cell.id, {"triton": "3.9.0", "numpy": "2.4.6"}, extra={"complete": True})
+    write_raw(run, path)
+    suite = write_suite(tmp_path / "s", "def test_x():\n    pass\n")
+    wanted = suite_identity(suite)
+    assert existing_state(path, cell) == "complete"  # no --tests: the probes are all it needs
+    assert existing_state(path, cell, wanted) == "partial"  # never ran this suite
+    run.extra["suite"] = wanted
+    write_raw(run, path)
+    assert existing_state(path, cell, wanted) == "complete"
+    (suite / "test_it.py").write_text("def test_x():\n    assert 0\n")
+    assert existing_state(path, cell, suite_identity(suite)) == "partial"  # contents changed
+
+
+@pytest.mark.interpreter
+@pytest.mark.slow
+def test_launches_of_the_fixture_library_are_captured_and_compile(tmp_path):
+    from matrix.backends.kernels import MATRIX_CLASSES, compile_launch
+
+    tests, launches = run_suite(TEAMLIB, tmp_path / "w", quiet)
+    got = outcomes(tests)
+    # Block pointers are gone from 3.9's interpreter; every other kernel's test passes.
+    assert got.pop("test_matmul_block_ptr") in ("passed", "failed")
+    assert len(got) == 7 and set(got.values()) == {"passed"}, got
+    by_name = {launch["name"]: launch for launch in launches}
+    assert set(by_name) == {
+        "add_kernel", "row_sum_kernel", "matmul_block_ptr_kernel", "matmul_kernel",
+        "copy_descriptor_kernel", "scale_kernel", "relu_autotuned_kernel",
+    }  # fmt: skip
+    add = by_name["add_kernel"]
+    assert add["signature"] == {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    assert add["constexprs"] == {"BLOCK": 256} and add["module"] == "teamlib.kernels"
+    # test_add runs twice (n=1, n=1000): one specialization, the first example kept.
+    assert [launch["name"] for launch in launches].count("add_kernel") == 1
+    assert add["example"]["shapes"]["x_ptr"] == [1] and add["example"]["grid"] == [1]
+    auto = by_name["relu_autotuned_kernel"]
+    assert auto["constexprs"] == {"BLOCK": 128} and auto["options"]["num_warps"] == 4
+    assert by_name["matmul_kernel"]["signature"]["a_ptr"] == "*fp16"
+    json.dumps(launches)  # the raw file must be able to hold them
+
+    # The aot step needs no interpreter: compile in a child, as the runner does.
+    code = (
+        "import json, sys; from matrix.backends.kernels import compile_launch; "
+        "print(json.dumps([compile_launch(l, 'cuda:90') for l in json.load(sys.stdin)]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(launches), env=env,
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    recs = {r["kernel"].split(":")[1]: r for r in json.loads(proc.stdout.splitlines()[-1])}
+    mm = recs["matmul_kernel"]
+    assert mm["status"] == "compiled" and mm["instruction_class"] in MATRIX_CLASSES, mm
+    assert mm["registers"] > 0 and mm["spills"] == 0 and mm["instructions"] > 50
+    assert recs["add_kernel"]["instruction_class"] == "none" and recs["add_kernel"]["shared"] == 0
+    assert compile_launch  # imported here only to prove the module imports without Triton loaded
+
+
+@pytest.mark.parametrize("explicit", [True, False])
+def test_the_entry_point_loads_the_plugin_once(tmp_path, explicit):
+    # An installed project registers the plugin through pytest11; the runner also passes -p.
+    # Both together must not register it twice (each test would be recorded twice).
+    dist = tmp_path / "site" / "triton_compat_matrix-0.1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: triton-compat-matrix\n"
+                                   "Version: 0.1.0\n")  # fmt: skip
+    (dist / "entry_points.txt").write_text(
+        "[pytest11]\nmatrix.measure.capture = matrix.measure.capture\n"
+    )
+    suite = write_suite(tmp_path / "s", "def test_one():\n    pass\n")
+    events = tmp_path / "events.jsonl"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(ROOT)]),
+           "MATRIX_EVENTS": str(events)}  # fmt: skip
+    plugin = ["-p", "matrix.measure.capture"] if explicit else []
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider", *plugin],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    done = [json.loads(ln) for ln in events.read_text().splitlines() if '"done"' in ln]
+    assert [e["record"]["outcome"] for e in done] == ["passed"]
+
+
+@pytest.mark.interpreter
+def test_a_recorded_launch_replays(tmp_path):
+    # What the GPU runner does with a captured launch, here on the CPU under the interpreter:
+    # the recorded raw file's launch of add_kernel, the library found where the suite now is.
+    code = """
+import json, sys, torch
+from matrix.backends.kernels import replay
+launch = json.loads(sys.stdin.read())
+args = replay(launch, device="cpu", root=sys.argv[1])
+torch.testing.assert_close(args["out_ptr"], args["x_ptr"] + args["y_ptr"], rtol=0, atol=0)
+print(sorted(args), list(args["x_ptr"].shape))
+"""
+    run = read_raw(ROOT / "tests" / "fixtures" / "teamlib_raw" / "triton-3.9.0-numpy-2.4.6.json")
+    (add,) = [launch for launch in run.extra["launches"] if launch["name"] == "add_kernel"]
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(TEAMLIB.parent)],
+        input=json.dumps(add),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split("\n")[0] == "['BLOCK', 'n', 'out_ptr', 'x_ptr', 'y_ptr'] [1]"
