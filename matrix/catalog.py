@@ -3,6 +3,17 @@
 This table is the registry: the runner runs ``matrix/probes/<name>.py`` for each entry on each
 of its backends, and the report, the gate and the claims read it without importing Triton.
 A status not listed here for a probe is still rendered (as "unknown"), never dropped.
+
+It is also the one table of what a status *means* for a team upgrading (``MEANINGS``): every
+status of every probe is good, breaking, silently wrong, changed (needs a look), neutral or not
+measured. Pages, the Markdown report and the gate read ``meaning_of``; nothing else decides it.
+
+>>> meaning_of("block_ptr", "removed")
+'breaking'
+>>> meaning_of("block_ptr", "supported", {"correct": False})
+'wrong'
+>>> meaning_of("no_such_probe", "fail")
+'breaking'
 """
 
 from __future__ import annotations
@@ -10,6 +21,40 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from matrix.core import COMMON_STATUSES
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a status means for a team deciding an upgrade; shown as icon, label and colour."""
+
+    name: str
+    label: str
+    icon: str
+    text: str
+    # True when a cell with this meaning is a problem ("only problems" filter, upgrade page).
+    problem: bool = False
+
+
+MEANINGS: tuple[Meaning, ...] = (
+    Meaning("breaking", "breaking", "✖", "code that worked stops compiling or running, or a "
+            "check fails", problem=True),
+    Meaning("wrong", "silently wrong", "⚠", "runs without complaint and gives a wrong result",
+            problem=True),
+    Meaning("changed", "changed", "△", "still works, differently: a warning, another default; "
+            "needs a look"),
+    Meaning("good", "good", "✔", "works as a team expects"),
+    Meaning("neutral", "neutral", "●", "a fact about the release, neither good nor bad"),
+    Meaning("unmeasured", "not measured", "∅", "nothing observed: skipped, the probe broke, "
+            "no run, or the release did not install"),
+)  # fmt: skip
+MEANINGS_BY_NAME = {m.name: m for m in MEANINGS}
+
+# What the statuses every probe may end with mean (DESIGN.md): ``error`` is our probe breaking,
+# so nothing about Triton was seen; a crash or a hang of the child is what a kernel would see too.
+COMMON_MEANINGS = {"skipped": "unmeasured", "error": "unmeasured", "crashed": "breaking",
+                   "timeout": "breaking", "fail": "breaking"}  # fmt: skip
+# A status the catalog does not list for the probe: someone has to look at it.
+UNLISTED_MEANING = "changed"
 
 # Targets the aot backend compiles for, with no GPU present.
 AOT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
@@ -23,8 +68,15 @@ class ProbeSpec:
     summary: str
     statuses: tuple[str, ...]
     backends: tuple[str, ...]
-    # Statuses that are good news for a team upgrading (the report colours them green).
+    # What each status means for a team (MEANINGS): statuses listed in none of these four are
+    # neutral. Good news for a team upgrading:
     good: tuple[str, ...] = ()
+    # Code that worked stops working (removed, refused, failing):
+    breaking: tuple[str, ...] = ()
+    # Runs and gives a wrong result (a misaligned descriptor accepted, a wrong value):
+    wrong: tuple[str, ...] = ()
+    # Works, differently (a deprecation warning, an experimental spelling): needs a look.
+    changed: tuple[str, ...] = ()
     # True when a change of status between releases is a behaviour change worth listing.
     behavioural: bool = True
     # Extra environment for the probe's child process (e.g. TRITON_F32_DEFAULT).
@@ -40,6 +92,15 @@ class ProbeSpec:
     def all_statuses(self) -> tuple[str, ...]:
         return self.statuses + COMMON_STATUSES
 
+    def meaning(self, status: str) -> str:
+        """The MEANINGS name of ``status`` for this probe."""
+        for name in ("good", "breaking", "wrong", "changed"):
+            if status in getattr(self, name):
+                return name
+        if status in COMMON_MEANINGS:
+            return COMMON_MEANINGS[status]
+        return "neutral" if status in self.statuses else UNLISTED_MEANING
+
     def __str__(self) -> str:
         return self.name
 
@@ -51,6 +112,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("pass", "fail"),
         ("interpret", "aot", "gpu"),
         good=("pass",),
+        breaking=("fail",),
         behavioural=False,
     ),
     ProbeSpec(
@@ -59,6 +121,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("pass", "fail"),
         ("interpret", "aot", "gpu"),
         good=("pass",),
+        breaking=("fail",),
         behavioural=False,
     ),
     ProbeSpec(
@@ -66,7 +129,6 @@ PROBES: tuple[ProbeSpec, ...] = (
         "the tile loader compat chooses at import",
         ("pointer", "descriptor"),
         ("interpret", "gpu"),
-        good=("pointer", "descriptor"),
     ),
     ProbeSpec(
         "block_ptr",
@@ -74,13 +136,17 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("supported", "deprecated", "removed"),
         ("interpret", "aot", "gpu"),
         good=("supported",),
+        changed=("deprecated",),
+        breaking=("removed",),
     ),
     ProbeSpec(
         "tensor_descriptor",
         "an in-kernel tensor-descriptor constructor",
         ("absent", "experimental", "supported", "broken"),
         ("interpret", "aot", "gpu"),
-        good=("supported", "experimental"),
+        good=("supported",),
+        changed=("experimental",),
+        breaking=("broken",),
     ),
     ProbeSpec(
         "descriptor_misaligned",
@@ -89,6 +155,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("interpret", "gpu"),
         good=("rejected-compile", "rejected-host", "rejected-runtime"),
         isolated=True,
+        wrong=("accepted",),
     ),
     ProbeSpec(
         "descriptor_misaligned_stride",
@@ -97,13 +164,14 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("interpret", "gpu"),
         good=("rejected-compile", "rejected-host", "rejected-runtime"),
         isolated=True,
+        wrong=("accepted",),
     ),
     ProbeSpec(
         "dot_f32_default_precision",
         "the input precision of a float32 tl.dot with no argument",
         ("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32", "unknown"),
         ("aot", "gpu"),
-        good=("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32"),
+        changed=("unknown",),
     ),
     ProbeSpec(
         "dot_f32_default_precision_env_ieee",
@@ -112,6 +180,8 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("aot", "gpu"),
         good=("ieee",),
         env=(("TRITON_F32_DEFAULT", "ieee"),),
+        wrong=("tf32", "tf32x3", "bf16x3", "bf16x6", "hf32"),
+        changed=("unknown",),
     ),
     ProbeSpec(
         "dot_acc_out_dtype",
@@ -119,6 +189,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("rejected", "fp16", "fp32"),
         ("interpret", "aot", "gpu"),
         good=("fp16", "fp32"),
+        breaking=("rejected",),
     ),
     ProbeSpec(
         "allow_tf32",
@@ -127,6 +198,8 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("interpret", "aot", "gpu"),
         good=("accepted",),
         aot_targets=("cuda:90",),
+        changed=("deprecated",),
+        breaking=("removed",),
     ),
     ProbeSpec(
         "boundary_check",
@@ -135,6 +208,8 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("interpret", "aot", "gpu"),
         good=("accepted",),
         aot_targets=("cuda:90",),
+        changed=("deprecated",),
+        breaking=("removed",),
     ),
     ProbeSpec(
         "atomic_add_fp16",
@@ -142,6 +217,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("accepted", "rejected"),
         ("interpret", "aot", "gpu"),
         good=("accepted",),
+        breaking=("rejected",),
     ),
     ProbeSpec(
         "atomic_add_bf16",
@@ -149,6 +225,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("accepted", "rejected"),
         ("interpret", "aot", "gpu"),
         good=("accepted",),
+        breaking=("rejected",),
     ),
     ProbeSpec(
         "python_min_runtime",
@@ -157,6 +234,8 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("interpret", "aot", "gpu"),
         good=("works",),
         aot_targets=("cuda:90",),
+        breaking=("rejected",),
+        wrong=("wrong",),
     ),
     ProbeSpec(
         "true_div_program_id",
@@ -165,6 +244,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("interpret", "aot", "gpu"),
         good=("rejected",),
         aot_targets=("cuda:90",),
+        wrong=("works",),
     ),
     ProbeSpec(
         "interpreter_bf16_dot",
@@ -172,6 +252,8 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("correct", "wrong", "raises"),
         ("interpret",),
         good=("correct",),
+        wrong=("wrong",),
+        breaking=("raises",),
     ),
     ProbeSpec(
         "splitk_nondeterminism",
@@ -181,6 +263,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("nondeterministic", "deterministic", "broken"),
         ("gpu",),
         good=("nondeterministic", "deterministic"),
+        wrong=("broken",),
     ),
     ProbeSpec(
         "dot_f32_precision_error",
@@ -188,6 +271,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("ieee", "tf32", "tf32x3", "near-ieee", "near-tf32", "near-tf32x3", "unknown"),
         ("gpu",),
         good=("ieee", "tf32", "tf32x3"),
+        changed=("near-ieee", "near-tf32", "near-tf32x3", "unknown"),
     ),
     ProbeSpec(
         "allocator_required",
@@ -195,6 +279,7 @@ PROBES: tuple[ProbeSpec, ...] = (
         ("required", "not-required", "absent", "broken"),
         ("gpu",),
         good=("required", "not-required"),
+        breaking=("broken",),
     ),
     ProbeSpec(
         "api_surface",
@@ -222,3 +307,18 @@ PROBES: tuple[ProbeSpec, ...] = (
 )
 
 PROBES_BY_NAME = {p.name: p for p in PROBES}
+
+
+def meaning_of(probe: str, status: str, data: dict | None = None) -> str:
+    """What ``status`` of ``probe`` means for a team, given the result's evidence ``data``.
+
+    Evidence overrides the status: a result whose data says ``correct: false`` is silently wrong
+    whatever the status word (``block_ptr`` "supported" with wrong numbers is not good news).
+    A probe the catalog does not know gets the common meanings, else "changed".
+    """
+    if data and data.get("correct") is False:
+        return "wrong"
+    spec = PROBES_BY_NAME.get(probe)
+    if spec is not None:
+        return spec.meaning(status)
+    return COMMON_MEANINGS.get(status, UNLISTED_MEANING)

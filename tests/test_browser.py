@@ -95,27 +95,31 @@ def test_matrix_page_in_chromium(page) -> None:
         )
         assert page.locator(f'table.matrix tbody tr[data-probe="{probe}"]').first.is_visible()
 
-    # Click a cell: its evidence (detail and data fields) shows in the panel.
+    # Click a cell: its evidence (detail and data fields) shows in the panel, focus moves in.
     panel = page.locator("#evidence-panel")
     assert not panel.is_visible()
     cell = page.locator(
-        'tr[data-probe="block_ptr"][data-backend="interpret"] button.cell[data-release="3.7.1"]'
+        'tr[data-probe="block_ptr"][data-backend="interpret"] a.cell[data-release="3.7.1"]'
     ).first
-    assert cell.inner_text().strip() == "deprecated"
+    assert "deprecated" in cell.inner_text()
+    name = cell.get_attribute("aria-label")
+    assert "block_ptr" in name and "backend interpret" in name and "Triton 3.7.1" in name
+    assert "numpy" in name and "deprecated" in name
     cell.click()
     assert panel.is_visible()
-    evidence = panel.locator(f"#{cell.get_attribute('data-ev')}")
+    evidence = panel.locator(f'[id="{cell.get_attribute("data-ev")}"]')
     assert evidence.is_visible()
     shown = evidence.inner_text()
     assert "UserWarning" in shown and "warning_category" in shown and "0.70 s" in shown
-    assert panel.locator("section.evidence:visible").count() == 1
+    assert panel.locator("details.evidence:visible").count() == 1
+    assert page.evaluate("document.activeElement.id") == "evidence-heading"
     page.screenshot(path=str(_shot("report-index-evidence.png")))
 
     # A cell with no observation explains itself.
     page.locator(
-        'tr[data-probe="splitk"][data-backend="interpret"] button.cell[data-release="3.3.1"]'
+        'tr[data-probe="splitk"][data-backend="interpret"] a.cell[data-release="3.3.1"]'
     ).nth(1).click()
-    assert "install failed" in panel.locator("section.evidence:visible").inner_text()
+    assert "install failed" in panel.locator("details.evidence:visible").inner_text()
     page.keyboard.press("Escape")
     assert not panel.is_visible()
 
@@ -143,6 +147,176 @@ def test_matrix_page_in_chromium(page) -> None:
     page.screenshot(path=str(_shot("report-index.png")), full_page=True)
 
 
+def _visible_rows(page) -> list:
+    rows = page.locator("table.matrix tbody tr:visible")
+    return [rows.nth(i) for i in range(rows.count())]
+
+
+def test_filters_search_and_permalink(page) -> None:
+    total = page.locator("table.matrix tbody tr").count()
+    page.check("#filter-problems")
+    rows = _visible_rows(page)
+    assert 0 < len(rows) < total
+    for r in rows:
+        meanings = r.locator("a.cell").evaluate_all("els => els.map(e => e.dataset.meaning)")
+        assert {"breaking", "wrong"} & set(meanings), r.get_attribute("data-probe")
+    page.uncheck("#filter-problems")
+    page.check("#filter-changes")
+    for r in _visible_rows(page):
+        statuses = r.locator("a.cell:not(.tone-unmeasured)").evaluate_all(
+            "els => els.map(e => e.textContent.trim())"
+        )
+        assert len(set(statuses)) > 1
+    page.uncheck("#filter-changes")
+    page.check("#filter-measured")
+    for r in _visible_rows(page):
+        assert r.locator("a.cell:not(.tone-unmeasured)").count() > 0
+    page.uncheck("#filter-measured")
+    # Free text over the evidence: a warning category that only the evidence names.
+    page.fill("#filter-q", "UserWarning")
+    rows = _visible_rows(page)
+    assert 0 < len(rows) < total
+    assert {r.get_attribute("data-probe") for r in rows} == {"block_ptr"}
+    # The permalink keeps the filter and a cell; opening it restores both.
+    cell = page.locator("tr:visible a.cell.tone-changed").first
+    cell.click()
+    link = page.locator("#permalink").get_attribute("href")
+    assert "q=UserWarning" in link and "cell=ev-" in link
+    url = page.url.split("#")[0] + link
+    fresh = page.context.new_page()
+    fresh.goto(url)
+    assert fresh.locator("#filter-q").input_value() == "UserWarning"
+    assert fresh.locator("#evidence-panel").is_visible()
+    assert fresh.locator(f'[id="{cell.get_attribute("data-ev")}"]').is_visible()
+    # A bare #ev- link (as the evidence's own permalink) opens that cell's evidence too.
+    fresh.goto(page.url.split("#")[0] + "#" + cell.get_attribute("data-ev"))
+    fresh.reload()
+    assert fresh.locator(f'[id="{cell.get_attribute("data-ev")}"]').is_visible()
+    fresh.close()
+
+
+def test_keyboard_focus_into_and_out_of_the_panel(page) -> None:
+    cell = page.locator("a.cell").first
+    cell.focus()
+    page.keyboard.press("Enter")
+    assert page.locator("#evidence-panel").is_visible()
+    assert page.evaluate("document.activeElement.id") == "evidence-heading"
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "close"
+    page.keyboard.press("Enter")
+    assert not page.locator("#evidence-panel").is_visible()
+    assert page.evaluate("document.activeElement.dataset.ev") == cell.get_attribute("data-ev")
+    page.keyboard.press(" ")
+    assert page.locator("#evidence-panel").is_visible()
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.dataset.ev") == cell.get_attribute("data-ev")
+
+
+def test_evidence_without_javascript(browser, site: Path) -> None:
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1200, "height": 900}
+    )
+    pg = context.new_page()
+    pg.goto((site / "index.html").as_uri())
+    cell = pg.locator("a.cell").first
+    target = cell.get_attribute("href")
+    assert target.startswith("#ev-")
+    details = pg.locator(f'details[id="{target[1:]}"]')
+    assert details.count() == 1
+    details.locator("summary").click()
+    assert details.locator("dl").is_visible()
+    context.close()
+
+
+def test_phone_width_scrolls_only_the_grid(browser, site: Path) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    pg = context.new_page()
+    for name in ["index.html", "changes.html", "claims.html", "upgrades/index.html"]:
+        pg.goto((site / name).as_uri())
+        wide = pg.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 390, f"{name}: the page is {wide} px wide at 390 px"
+    pg.goto((site / "index.html").as_uri())
+    pg.locator("a.cell").first.click()
+    close = pg.locator("#evidence-panel .close")
+    box = close.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 390, "the close button is cut off"
+    context.close()
+
+
+def test_print_keeps_every_release_column(browser, site: Path) -> None:
+    context = browser.new_context(viewport={"width": 1050, "height": 740})
+    pg = context.new_page()
+    pg.goto((site / "index.html").as_uri())
+    pg.emulate_media(media="print")
+    headers = pg.locator("thead th.rel")
+    assert headers.count() == len({r.env["triton"] for r in read_runs(FIXTURES / "raw")})
+    for i in range(headers.count()):
+        box = headers.nth(i).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1050, (
+            f"release {headers.nth(i).inner_text()} is off the printed page"
+        )
+    assert pg.pdf(format="A4", landscape=True)[:4] == b"%PDF"
+    context.close()
+
+
 def _shot(name: str) -> Path:
     SCREENSHOTS.mkdir(exist_ok=True)
     return SCREENSHOTS / name
+
+
+REPORTS = Path(__file__).resolve().parent.parent / "reports"
+# Evidence words that mean the result was wrong or the feature is gone.
+BAD_EVIDENCE = ("correct: false", '"correct": false', "removed")
+
+
+def test_committed_report_never_marks_bad_evidence_good(browser) -> None:
+    """Every cell of the committed index.html, read from the rendered page: a cell whose
+    status is ``wrong``/``removed`` or whose evidence has ``correct: false`` is not good."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    pg = context.new_page()
+    pg.goto((REPORTS / "index.html").as_uri())
+    cells = pg.evaluate(
+        """() => Array.from(document.querySelectorAll('a.cell')).map(a => {
+            const ev = document.getElementById(a.dataset.ev);
+            const dd = ev ? Array.from(ev.querySelectorAll('dt')).map(
+                dt => dt.textContent + ': ' + dt.nextElementSibling.textContent).join('\\n') : '';
+            return {id: a.dataset.ev, meaning: a.dataset.meaning, text: a.textContent.trim(),
+                    evidence: dd};
+        })"""
+    )
+    assert len(cells) > 500
+    checked = 0
+    for c in cells:
+        status = c["text"].split(" ", 1)[-1]
+        says_bad = status in ("wrong", "removed") or "correct: false" in c["evidence"]
+        if says_bad:
+            checked += 1
+            assert c["meaning"] != "good" and not c["text"].startswith("✔"), c
+    assert checked > 10
+    context.close()
+
+
+@pytest.mark.parametrize(
+    "baseline,candidate", [("3.8.0", "3.9.0"), ("3.6.0", "3.7.1"), ("3.4.0", "3.5.1")]
+)
+def test_upgrade_page_verdict_is_the_gates_exit(browser, tmp_path, baseline, candidate) -> None:
+    import subprocess
+    import sys
+
+    from matrix.gate.verdict import EXIT_SAFE, VERDICTS
+
+    gate = subprocess.run(
+        [sys.executable, "-m", "matrix.gate", "--baseline", baseline, "--candidate", candidate,
+         "--results", str(REPORTS / "raw"), "--out", str(tmp_path)],
+        cwd=REPORTS.parent, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert gate.returncode in VERDICTS, gate.stderr
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto((REPORTS / "upgrades" / f"{baseline}-to-{candidate}.html").as_uri())
+    verdict = pg.locator("#verdict")
+    assert verdict.get_attribute("data-exit") == str(gate.returncode)
+    assert VERDICTS[gate.returncode] in verdict.inner_text()
+    if gate.returncode != EXIT_SAFE:
+        assert "✔" not in verdict.inner_text()
+    context.close()

@@ -83,7 +83,7 @@ def test_interpreter_rows_split_by_numpy_and_others_span(m: model.Matrix) -> Non
 
 def test_no_run_for_a_numpy_is_a_missing_cell(m: model.Matrix) -> None:
     c = cell(m, "splitk", "interpret", None, "3.6.0", "2.3.5")
-    assert (c.status, c.reason, c.tone) == ("missing", "no-run", "absent")
+    assert (c.status, c.reason, c.tone) == ("missing", "no-run", "unmeasured")
     assert c.result is None and "no run" in c.note
 
 
@@ -91,7 +91,7 @@ def test_install_failure_is_not_installed_with_its_detail(m: model.Matrix) -> No
     raw = json.loads((FIXTURES / "triton-3.3.1-numpy-2.3.5.json").read_text())["runs"][0]
     assert raw["install"]["status"] == "failed"
     c = cell(m, "block_ptr", "interpret", None, "3.3.1", "2.3.5")
-    assert c.status == model.NOT_INSTALLED and c.tone == "absent"
+    assert c.status == model.NOT_INSTALLED and c.tone == "unmeasured"
     assert raw["install"]["detail"] in c.note
     assert m.release("3.3.1").install_status == "failed (1 of 2 runs)"
 
@@ -104,10 +104,10 @@ def test_interrupted_run_says_so(m: model.Matrix) -> None:
 
 def test_crash_and_timeout_are_failures(m: model.Matrix) -> None:
     crashed = cell(m, "descriptor_misaligned", "interpret", None, "3.7.1", "1.26.4")
-    assert (crashed.status, crashed.tone) == ("crashed", "bad")
+    assert (crashed.status, crashed.tone) == ("crashed", "breaking")
     assert "signal 11" in crashed.result.detail
     timeout = cell(m, "dot_acc_out_dtype", "aot", "hip:gfx942", "3.9.0")
-    assert (timeout.status, timeout.tone) == ("timeout", "bad")
+    assert (timeout.status, timeout.tone) == ("timeout", "breaking")
 
 
 def test_no_gpu_run_means_missing_gpu_cells(m: model.Matrix) -> None:
@@ -120,15 +120,16 @@ def test_no_gpu_run_means_missing_gpu_cells(m: model.Matrix) -> None:
     ("probe", "status", "expected"),
     [
         ("splitk", "pass", "good"),
-        ("splitk", "fail", "bad"),
+        ("splitk", "fail", "breaking"),
         ("block_ptr", "supported", "good"),
-        ("block_ptr", "deprecated", "neutral"),
-        ("block_ptr", "removed", "neutral"),
-        ("block_ptr", "error", "bad"),
-        ("block_ptr", "skipped", "skipped"),
-        ("not_a_probe", "pass", "neutral"),
-        ("not_a_probe", "crashed", "bad"),
-        ("splitk", "missing", "absent"),
+        ("block_ptr", "deprecated", "changed"),
+        ("block_ptr", "removed", "breaking"),
+        ("block_ptr", "error", "unmeasured"),
+        ("block_ptr", "skipped", "unmeasured"),
+        ("not_a_probe", "pass", "changed"),
+        ("not_a_probe", "crashed", "breaking"),
+        ("splitk", "missing", "unmeasured"),
+        ("descriptor_misaligned_stride", "accepted", "wrong"),
     ],
 )
 def test_tone(probe: str, status: str, expected: str) -> None:
@@ -144,7 +145,7 @@ def test_status_outside_the_catalog_is_flagged() -> None:
         results=[Result("block_ptr", "interpret", None, "sideways")],
     )
     c = model.build([run]).rows[0].cells[0]
-    assert c.unknown_status and c.tone == "neutral" and c.status == "sideways"
+    assert c.unknown_status and c.tone == "changed" and c.status == "sideways"
 
 
 def test_block_ptr_progression_is_listed_as_changes(m: model.Matrix) -> None:

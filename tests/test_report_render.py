@@ -81,14 +81,23 @@ def test_index_has_every_release_and_every_row(site: tuple[Path, model.Matrix]) 
 
 def test_cells_show_status_as_text_and_colour(site: tuple[Path, model.Matrix]) -> None:
     html = text(site[0] / "index.html")
-    buttons = re.findall(r'<button type="button" class="cell tone-(\w+)"[^>]*>([^<]+)<', html)
+    buttons = re.findall(
+        r'<a class="cell tone-(\w+)"[^>]*>'
+        r'<span class="icon" aria-hidden="true">(.)</span> ([^<]+)<',
+        html,
+    )
     assert buttons
-    assert all(label.strip() for _, label in buttons)
-    tones = {label: tone for tone, label in buttons}
-    assert tones["pass"] == "good" and tones["fail"] == "bad" and tones["crashed"] == "bad"
-    assert tones["deprecated"] == "neutral" and tones["skipped"] == "skipped"
-    assert tones["missing"] == "absent" and tones["not installed"] == "absent"
-    for tone in model.TONE_LABELS:
+    assert all(label.strip() for _, _, label in buttons)
+    tones = {label: tone for tone, _, label in buttons}
+    assert tones["pass"] == "good" and tones["fail"] == "breaking"
+    assert tones["crashed"] == "breaking"
+    assert tones["deprecated"] == "changed" and tones["skipped"] == "unmeasured"
+    assert tones["missing"] == "unmeasured" and tones["not installed"] == "unmeasured"
+    from matrix.catalog import MEANINGS_BY_NAME
+
+    for tone, mark, _ in buttons:
+        assert mark == MEANINGS_BY_NAME[tone].icon  # icon and text, never colour alone
+    for tone in MEANINGS_BY_NAME:
         assert f'class="chip tone-{tone}"' in html  # the legend
 
 
@@ -104,9 +113,9 @@ def test_missing_and_uninstalled_cells_explain_themselves(site: tuple[Path, mode
 
 def test_evidence_shows_data_fields_and_seconds(site: tuple[Path, model.Matrix]) -> None:
     html = text(site[0] / "index.html")
-    title = "<h3>dot_f32_default_precision · aot:cuda:90 · Triton 3.9.0</h3>"
     ev = re.search(
-        r'<section class="evidence" id="ev-[\d-]+" hidden>\s*' + re.escape(title) + ".*?</section>",
+        r'<details class="evidence" id="ev-dot_f32_default_precision--aot_cuda_90--3.9.0">'
+        r"\s*<summary>dot_f32_default_precision · aot:cuda:90 · Triton 3.9.0 .*?</details>",
         html,
         re.S,
     )
@@ -122,7 +131,9 @@ def test_summary_names_kernel_releases_changes_and_wrong_claims(
     html = text(site[0] / "index.html")
     summary = html[html.index('id="summary"') : html.index('id="matrix"')]
     kernels = summary[summary.index("summary-kernels") : summary.index("summary-changes")]
-    assert re.search(r"pass</span> on\s*<a[^>]*>3.3.1</a>", kernels)
+    assert re.search(
+        r"pass<span class=\"sr\"> \(good\)</span></span> on\s*<a[^>]*>3.3.1</a>", kernels
+    )
     assert "3.9.0: splitk [interpret, numpy 1.26.4]: fail" in kernels
     assert "block_ptr" in summary and "deprecated" in summary
     claims = summary[summary.index("summary-claims") :]
@@ -132,7 +143,10 @@ def test_summary_names_kernel_releases_changes_and_wrong_claims(
 def test_pages_are_self_contained(site: tuple[Path, model.Matrix]) -> None:
     out = site[0]
     pages = sorted(out.rglob("*.html"))
-    assert len(pages) == 3 + len(site[1].releases) + len(PROBES) + 1  # +1: the unknown probe
+    upgrades = 1  # the upgrades index (render_site is given no pairs here)
+    upgrades += 2  # performance.html, fingerprint.html
+    # +1: the unknown probe
+    assert len(pages) == 3 + len(site[1].releases) + len(PROBES) + 1 + upgrades
     for page in pages:
         html = text(page)
         assert not re.search(r"""(src|href)\s*=\s*["'](https?:)?//""", html), page
@@ -309,20 +323,23 @@ def test_readme_has_the_matrix_in_markdown(site: tuple[Path, model.Matrix]) -> N
     for row in m.rows:
         assert f"| {row.key.probe}" in md and f"| {row.key.label} |" in md
     table = [line for line in md.splitlines() if line.startswith("| splitk | interpret")]
-    assert table and "❌ fail" in table[0] and "✅ pass" in table[0]
+    assert table and "✖ fail" in table[0] and "✔ pass" in table[0]
 
 
 def test_bench_ratios_come_from_the_records() -> None:
     doc = json.loads((BENCH / "splitk-vs-cublas.json").read_text())
     recs = doc["records"]
     ratios, unmatched = charts.bench_ratios(recs)
+    # Graph time where every record has it (the README's headline timer), eager beside it.
+    timer = "us_graph" if all(x.get("us_graph") for x in recs) else "us"
     for r in ratios:
         key = ("m", "n", "k", "dtype", "layout")
         same = [x for x in recs if all(x[f] == r.record[f] for f in key)]
         assert r.shape == "{m}×{n}×{k} {dtype} {layout}".format(**r.record)
-        fastest = min(x["us"] for x in same if x["impl"] == r.impl)
-        cublas = min(x["us"] for x in same if x["impl"] == "cublas")
+        fastest = min(x[timer] for x in same if x["impl"] == r.impl)
+        cublas = min(x[timer] for x in same if x["impl"] == "cublas")
         assert r.ratio == pytest.approx(cublas / fastest)
+        assert (r.eager_ratio is None) == (timer == "us")
     assert {r.impl for r in ratios} == {"splitk", "splitk_deterministic", "tiled"}
     assert unmatched == ["32×32×65536 float16 tn: no cublas record"]
 
@@ -357,3 +374,62 @@ def test_time_chart_totals_install_and_probe_seconds() -> None:
     svg = charts.time_chart([run])
     assert svg.startswith("<svg") and "7.8 s" in svg and "total 7.75 s" in svg
     assert model.run_seconds(run) == pytest.approx(7.75)
+
+
+def _luminance(hex_colour: str) -> float:
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+
+
+def _contrast(a: str, b: str) -> float:
+    la, lb = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_meaning_colours_differ_in_luminance_and_text_is_readable() -> None:
+    from matrix.catalog import MEANINGS
+    from matrix.report.render import MEANING_COLOURS
+
+    assert set(MEANING_COLOURS) == {m.name for m in MEANINGS}
+    backgrounds = {name: bg for name, (bg, _, _) in MEANING_COLOURS.items()}
+    names = sorted(backgrounds)
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            ratio = _contrast(backgrounds[a], backgrounds[b])
+            assert ratio >= 1.3, f"{a} and {b} backgrounds: contrast {ratio:.2f} < 1.3"
+    for name, (bg, fg, _) in MEANING_COLOURS.items():
+        assert _contrast(bg, fg) >= 4.5, f"{name}: text contrast {_contrast(bg, fg):.2f}"
+
+
+def test_every_catalog_status_has_a_meaning_and_bad_evidence_is_never_good() -> None:
+    from matrix.catalog import MEANINGS_BY_NAME, PROBES, meaning_of
+
+    for spec in PROBES:
+        for status in spec.all_statuses:
+            assert spec.meaning(status) in MEANINGS_BY_NAME
+            assert meaning_of(spec.name, status, {"correct": False}) == "wrong"
+    assert meaning_of("block_ptr", "removed") == "breaking"
+    assert meaning_of("descriptor_misaligned_stride", "accepted") == "wrong"
+    assert meaning_of("allow_tf32", "accepted", {"correct": True}) == "good"
+    assert meaning_of("allow_tf32", "accepted", {"correct": False}) == "wrong"
+
+
+def test_rst_docstrings_become_text() -> None:
+    from matrix.report.render import rst
+
+    html = str(rst("Uses ``tl.dot`` and *one* case.\n\n- first\n- second ``x``"))
+    assert "<code>tl.dot</code>" in html and "<em>one</em>" in html and "``" not in html
+    assert "<ul><li>first</li><li>second <code>x</code></li></ul>" in html
+
+
+def test_as_text_block_keeps_its_line_breaks(tmp_path) -> None:
+    from matrix.report import build
+
+    build(FIXTURES / "raw", tmp_path, bench_dir=FIXTURES / "bench")
+    page = (tmp_path / "changes.html").read_text()
+    block = page.split("<h3>As text</h3>\n<pre>", 1)[1].split("</pre>", 1)[0]
+    assert block.count("\n") >= 2 and all(" -&gt; " in line for line in block.splitlines())
+    assert oct((tmp_path / "index.html").stat().st_mode & 0o777) == "0o644"

@@ -52,10 +52,11 @@ from matrix.gate import compare as gc
 from matrix.gate.config import (
     ACCEPTED_PATH,
     PINNED_PATH,
+    AcceptedChange,
     load_accepted,
     pinned_release,
 )
-from matrix.measure.results import SchemaError, atomic_write_text, read_runs
+from matrix.measure.results import Run, SchemaError, atomic_write_text, read_runs
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
@@ -336,6 +337,20 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         return report
 
     report.scanned = scan_targets
+    return decide_runs(report, runs, baseline, candidate, accepted, scan)
+
+
+def decide_runs(
+    report: GateReport,
+    runs: Sequence[Run],
+    baseline: Release,
+    candidate: Release,
+    accepted: Sequence[AcceptedChange],
+    scan: ScanReport,
+) -> GateReport:
+    """The gate's comparison of ``baseline`` and ``candidate`` over recorded ``runs``, into
+    ``report`` (call ``report.decide()`` for the exit code). The report's upgrade pages call
+    this too, so that a page's verdict is the gate's own."""
     report.scan_findings = [f.to_dict() for f in scan.findings]
     report.errors += [f"scan: {e}" for e in scan.errors]
     sel = gc.select_runs(
@@ -349,13 +364,13 @@ def run_gate(args: argparse.Namespace) -> GateReport:
             sel.base, sel.cand, baseline, candidate, accepted, scan.findings
         )
     except gc.DataError as e:
-        report.errors.append(f"bad data in {args.results}: {e}")
+        report.errors.append(f"bad data in {report.results}: {e}")
     # The census's check of every Triton name the scanned code uses (matrix.gate.api); the
     # scanner lists them in ScanReport.uses. A scanner without that list checks nothing here,
     # and the report says so rather than passing silently.
     uses = getattr(scan, "uses", None)
     if uses is None:
-        if scan_targets:
+        if report.scanned:
             report.comparison.notes.append(
                 "API census not checked: the scanner did not list the Triton names the code uses"
             )
@@ -365,7 +380,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
                 sel.base, sel.cand, baseline, candidate, uses, report.comparison, accepted
             )
         except CensusError as e:
-            report.errors.append(f"bad API census in {args.results}: {e}")
+            report.errors.append(f"bad API census in {report.results}: {e}")
     report.comparison.undecidable[:0] = sel.undecidable
     report.comparison.notes[:0] = sel.notes
     timed = timing.compare_timings(

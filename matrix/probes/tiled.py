@@ -35,4 +35,4 @@ def observe(ctx: Context) -> Observation:
         return compile_variants(ctx, _aot_variants())
     from kernels import tiled_matmul
 
-    return numerics(ctx, lambda a, b, s, d: tiled_matmul(a, b), (False,))
+    return numerics(ctx, lambda a, b, s, d: tiled_matmul(a, b), (False,), split=False)

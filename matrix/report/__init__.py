@@ -13,7 +13,7 @@ from pathlib import Path
 
 from matrix.fingerprint import is_group
 from matrix.measure.results import Run, merge
-from matrix.report import charts, model, render, verdicts
+from matrix.report import charts, fp_pages, model, perf, render, upgrade, verdicts
 from matrix.report.sources import PROBES_DIR
 
 
@@ -45,10 +45,23 @@ def build(
     if not raw_dir.is_dir():
         raise FileNotFoundError(f"raw_dir: {raw_dir} is not a folder of raw result files")
     runs = merge(raw_dir, out_dir / "matrix.json")
-    # Fingerprint groups (fp.<group>, thousands of cells a run) have pages of their own to come
-    # (matrix.fingerprint reads them); the probe table shows only the fp summary row.
+    # Fingerprint groups (fp.<group>, thousands of cells a run) have pages of their own
+    # (fp_pages, on matrix.fingerprint); the grid and the probe table show only the fp row.
     matrix = model.build([without_fingerprint_groups(r) for r in runs])
     claims = verdicts.evaluate_claims(matrix.runs)
-    bench = charts.load_bench(bench_dir if bench_dir is not None else out_dir / "bench")
-    pages = render.render_site(matrix, out_dir, claims=claims, bench=bench, probes_dir=probes_dir)
+    bench_dir = bench_dir if bench_dir is not None else out_dir / "bench"
+    bench = charts.load_bench(bench_dir)
+    performance = perf.build_view(perf.read_release_benches(bench_dir))
+    # The gate sees every result (fingerprint cells, the API census), as on the command line.
+    upgrades = upgrade.build_pages(matrix, runs, results=str(raw_dir))
+    pages = render.render_site(
+        matrix,
+        out_dir,
+        claims=claims,
+        bench=bench,
+        probes_dir=probes_dir,
+        upgrades=upgrades,
+        performance=performance,
+        fp_groups=fp_pages.build_groups(runs),
+    )
     return Built([out_dir / "matrix.json", *pages], len(runs), claims)

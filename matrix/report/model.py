@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.catalog import AOT_TARGETS, PROBES, PROBES_BY_NAME, ProbeSpec
-from matrix.core import BACKENDS, FAILURE_STATUSES, Column, pair_numpy, release_key
+from matrix.catalog import AOT_TARGETS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, ProbeSpec
+from matrix.catalog import meaning_of as catalog_meaning
+from matrix.core import BACKENDS, Column, pair_numpy, release_key
 from matrix.measure.results import Result, Run
 
 # The probes that run the project's own kernels: the summary says where they pass.
@@ -39,14 +42,6 @@ KERNEL_PROBES = ("splitk", "tiled")
 MISSING = "missing"
 NOT_INSTALLED = "not installed"
 
-# Tone decides colour; the status text is always shown next to it (never colour alone).
-TONE_LABELS = {
-    "good": "good news for an upgrade (the catalog's good statuses)",
-    "bad": "failure: fail, error, crashed, timeout",
-    "neutral": "a behaviour to know about (neither good nor a failure), or an unknown status",
-    "skipped": "skipped by the probe (reason in the evidence)",
-    "absent": "no observation: no run, no result, or the release did not install",
-}
 
 # Long strings are cut in the evidence; the full text stays in matrix.json.
 EVIDENCE_TEXT_LIMIT = 4000
@@ -54,17 +49,22 @@ EVIDENCE_TEXT_LIMIT = 4000
 CENSUS_NOTE = "the API census: its changes are on the what-changed page; the whole in matrix.json"
 
 
-def tone(spec: ProbeSpec | None, status: str) -> str:
-    """The colour family of ``status`` for ``spec`` (None: a probe the catalog does not know)."""
+def tone(spec: ProbeSpec | str | None, status: str, data: dict[str, Any] | None = None) -> str:
+    """What ``status`` means for a team (a ``matrix.catalog.MEANINGS`` name), which decides its
+    icon, label and colour. ``spec`` is the probe (its spec or its name); ``data`` the result's
+    evidence, which can overrule the status (``correct: false`` is silently wrong)."""
     if status in (MISSING, NOT_INSTALLED):
-        return "absent"
-    if status in FAILURE_STATUSES:
-        return "bad"
-    if status == "skipped":
-        return "skipped"
-    if spec is not None and status in spec.good:
-        return "good"
-    return "neutral"
+        return "unmeasured"
+    probe = spec if isinstance(spec, str) else (spec.name if spec is not None else "")
+    return catalog_meaning(probe, status, data)
+
+
+def icon(meaning: str) -> str:
+    return MEANINGS_BY_NAME[meaning].icon
+
+
+def is_problem(meaning: str) -> bool:
+    return MEANINGS_BY_NAME[meaning].problem
 
 
 def clip(text: str, limit: int = EVIDENCE_TEXT_LIMIT) -> str:
@@ -152,6 +152,30 @@ class Box:
         return self.result is not None
 
     @property
+    def icon(self) -> str:
+        return icon(self.tone)
+
+    @property
+    def meaning_label(self) -> str:
+        return MEANINGS_BY_NAME[self.tone].label
+
+    @property
+    def problem(self) -> bool:
+        return is_problem(self.tone)
+
+    def accessible_name(self, key: RowKey) -> str:
+        """What a screen reader says for the cell: probe, backend, target, release, numpy and
+        the status with its meaning (the visible text is only the status)."""
+        where = f"backend {key.backend}" + (f", target {key.target}" if key.target else "")
+        if key.backend == "aot":
+            where += " (compiled, not run)"
+        numpy = f", numpy {self.numpy}" if self.numpy else ""
+        return (
+            f"{key.probe}, {where}, Triton {self.release}{numpy}: {self.status} "
+            f"({self.meaning_label})"
+        )
+
+    @property
     def title(self) -> str:
         """A one-line tooltip: status and the first line of the evidence."""
         first = (self.result.detail if self.result else self.note).splitlines()
@@ -180,6 +204,21 @@ class Row:
     @property
     def split_by_numpy(self) -> bool:
         return self.key.backend == "interpret"
+
+    @property
+    def problem(self) -> bool:
+        """Some cell is breaking or silently wrong (the "only problems" filter)."""
+        return any(c.problem for c in self.cells)
+
+    @property
+    def changes(self) -> bool:
+        """Observed statuses differ between cells (the "only changes" filter)."""
+        return len({c.status for c in self.cells if c.observed}) > 1
+
+    @property
+    def measured(self) -> bool:
+        """Some cell has an observation that is not "not measured" (the "hide" filter)."""
+        return any(c.tone != "unmeasured" for c in self.cells)
 
 
 @dataclass(frozen=True)
@@ -286,14 +325,26 @@ class Matrix:
         grouped per probe and release pair, newest release first."""
         out = []
         for c in self.changes:
-            spec = PROBES_BY_NAME.get(c.key.probe)
-            flipped = tone(spec, c.before) != tone(spec, c.after)
+            flipped = tone(c.key.probe, c.before) != tone(c.key.probe, c.after)
             if c.behavioural or flipped:
                 out.append(c)
         return group_changes(out)
 
+    @property
+    def changes_text(self) -> str:
+        """Every change, one line each (the "As text" block: lines are joined here, not by the
+        template, whose trim_blocks would eat the line ends)."""
+        lines = []
+        for c in self.changes:
+            where = f" [{c.where}]" if c.key.backend != "interpret" or c.numpy else ""
+            lines.append(c.text + where)
+        return "\n".join(lines)
+
     def rows_for(self, probe: str) -> list[Row]:
         return [r for r in self.rows if r.key.probe == probe]
+
+    def since(self, probe: str) -> list[Since]:
+        return since(self.rows_for(probe), self.releases)
 
     def release(self, version: str) -> ReleaseGroup:
         for r in self.releases:
@@ -414,7 +465,7 @@ def _cell(
             numpy,
             span,
             status,
-            tone(spec, status),
+            tone(spec or key.probe, status),
             evidence_id,
             note=note,
             reason=reason,
@@ -433,7 +484,7 @@ def _cell(
         numpy,
         span,
         res.status,
-        tone(spec, res.status),
+        tone(spec or key.probe, res.status, res.data),
         evidence_id,
         result=res,
         run=run,
@@ -443,9 +494,16 @@ def _cell(
     )
 
 
+def evidence_id(key: RowKey, release: str, numpy: str | None) -> str:
+    """The id of a cell's evidence, stable across rebuilds (a permalink ``#ev-...`` keeps
+    pointing at the same probe, column, release and numpy when rows are added)."""
+    parts = [key.probe, key.label, release] + ([f"np{numpy}"] if numpy else [])
+    return "ev-" + "--".join(slug(p) for p in parts)
+
+
 def build_rows(releases: Sequence[ReleaseGroup], keys: Sequence[RowKey]) -> list[Row]:
     rows = []
-    for i, key in enumerate(keys):
+    for key in keys:
         spec = PROBES_BY_NAME.get(key.probe)
         cells: list[Box] = []
         for release in releases:
@@ -462,7 +520,7 @@ def build_rows(releases: Sequence[ReleaseGroup], keys: Sequence[RowKey]) -> list
                             numpy,
                             1,
                             runs,
-                            f"ev-{i}-{len(cells)}",
+                            evidence_id(key, release.version, numpy),
                             f"with numpy {numpy}",
                         )
                     )
@@ -477,7 +535,7 @@ def build_rows(releases: Sequence[ReleaseGroup], keys: Sequence[RowKey]) -> list
                         None,
                         len(release.numpys),
                         runs,
-                        f"ev-{i}-{len(cells)}",
+                        evidence_id(key, release.version, None),
                         what,
                     )
                 )
@@ -572,9 +630,11 @@ def kernel_verdicts(releases: Sequence[ReleaseGroup], rows: Sequence[Row]) -> li
             (row.key, c) for row in kernel_rows for c in row.cells if c.release == release.version
         ]
         passed = [c for _, c in cells if c.tone == "good"]
-        failed = [(k, c) for k, c in cells if c.tone == "bad"]
+        failed = [(k, c) for k, c in cells if is_problem(c.tone)]
         # A backend or numpy this release was never run with is not a gap in its kernel results.
-        other = sum(c.tone not in ("good", "bad") and c.reason != "no-run" for _, c in cells)
+        other = sum(
+            c.tone != "good" and not is_problem(c.tone) and c.reason != "no-run" for _, c in cells
+        )
         if not release.installed_runs:
             verdict = NOT_INSTALLED
         elif failed:
@@ -603,6 +663,59 @@ def group_changes(changes: Iterable[Change]) -> list[ChangeGroup]:
     out.sort(
         key=lambda g: (release_key(g.after_release), release_key(g.before_release)), reverse=True
     )
+    return out
+
+
+# The exception or warning class an evidence text starts with or names: "UserWarning: ...".
+_CAUSE = re.compile(r"\b([A-Z][A-Za-z]*(?:Warning|Error|Exception))\b")
+
+
+@dataclass(frozen=True)
+class Since:
+    """One step of a probe's history: from ``release`` on, most of its cells say ``status``."""
+
+    release: str
+    status: str
+    meaning: str
+    cause: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.status} {self.release}" + (f" ({self.cause})" if self.cause else "")
+
+
+def since(rows: Sequence[Row], releases: Sequence[ReleaseGroup]) -> list[Since]:
+    """A probe's history, caniuse style: ``supported 3.0.0, deprecated 3.7.1 (UserWarning),
+    removed 3.9.0 (NotImplementedError)``.
+
+    Per release, the status most of the probe's observed cells have (ties: the more serious
+    meaning, then by name); a step wherever that changes. Cells that measured nothing are left
+    out, so a release with no observation does not make a step.
+    """
+    order = {m: i for i, m in enumerate(MEANINGS_BY_NAME)}
+    out: list[Since] = []
+    for release in releases:
+        cells = [
+            c
+            for row in rows
+            for c in row.cells
+            if c.release == release.version and c.observed and c.tone != "unmeasured"
+        ]
+        if not cells:
+            continue
+        counts = Counter((c.status, c.tone) for c in cells)
+        (status, meaning), _ = min(
+            counts.items(), key=lambda kv: (-kv[1], order[kv[0][1]], kv[0][0])
+        )
+        if out and out[-1].status == status:
+            continue
+        cause = ""
+        for c in cells:
+            found = _CAUSE.search(c.result.detail if c.result and c.status == status else "")
+            if found:
+                cause = found.group(1)
+                break
+        out.append(Since(release.version, status, meaning, cause))
     return out
 
 

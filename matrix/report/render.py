@@ -7,22 +7,22 @@ bytes, which keeps ``reports/`` diffs down to what the matrix actually saw.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-from matrix.catalog import PROBES, PROBES_BY_NAME
+from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME
 from matrix.census import censuses_from_runs, changes_by_pair
 from matrix.measure.results import atomic_write_text
-from matrix.report import charts
+from matrix.report import charts, fp_pages, perf, upgrade
 from matrix.report.model import (
     MISSING,
     NOT_INSTALLED,
-    TONE_LABELS,
     Box,
     Matrix,
     Row,
@@ -37,14 +37,35 @@ from matrix.report.verdicts import VERDICT_TONES, ClaimsOutcome
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
-# Markdown marks per tone, next to the status text (never the mark alone).
-MD_MARKS = {"good": "✅", "bad": "❌", "neutral": "🟡", "skipped": "⚪", "absent": "➖"}
+# Colours of each meaning (matrix.catalog.MEANINGS): background, text, border. Backgrounds
+# differ in relative luminance by a contrast ratio of at least 1.3 from each other, and text has
+# at least 4.5 against its background (tests/test_report_render.py computes both), so that the
+# meanings stay apart in greyscale and for colour-blind readers; icon and label say it anyway.
+MEANING_COLOURS = {
+    "breaking": ("#c62828", "#ffffff", "#7f1010"),
+    "wrong": ("#4a148c", "#ffffff", "#22063f"),
+    "changed": ("#d98200", "#1a1000", "#8a5200"),
+    "good": ("#66c27a", "#0b2e13", "#2e7d32"),
+    "neutral": ("#d5dbe3", "#1d232b", "#8b96a3"),
+    "unmeasured": ("#ffffff", "#4a5058", "#9aa0a6"),
+}
 
-# Colour of a release's kernel verdict (model.kernel_verdicts).
-KERNEL_TONES = {"pass": "good", "fail": "bad", "untested": "skipped"}
+# Meaning of a fingerprint cell change's kind (matrix.fingerprint.classify).
+FP_KIND_MEANINGS = {
+    "regression": "wrong",
+    "fixed": "good",
+    "behaviour": "changed",
+    "unobserved": "unmeasured",
+}
 
-# Colour of a per-test outcome of a user's suite (a run's extra "tests" key).
-TEST_TONES = {"passed": "good", "failed": "bad", "error": "bad", "skipped": "skipped"}
+# Markdown marks per meaning, next to the status text (never the mark alone).
+MD_MARKS = {m.name: m.icon for m in MEANINGS}
+
+# Meaning of a release's kernel verdict (model.kernel_verdicts).
+KERNEL_TONES = {"pass": "good", "fail": "breaking", "untested": "unmeasured"}
+
+# Meaning of a per-test outcome of a user's suite (a run's extra "tests" key).
+TEST_TONES = {"passed": "good", "failed": "breaking", "error": "breaking", "skipped": "unmeasured"}
 
 # How many what-changed lines the summary shows before pointing to the full page.
 HIGHLIGHTS_SHOWN = 8
@@ -71,10 +92,15 @@ def environment() -> jinja2.Environment:
     env.filters["md"] = _md
     env.filters["svg"] = Markup  # charts.py escapes every text it puts in an SVG
     env.filters["wbr"] = _wbr
+    env.filters["rst"] = rst
     env.globals.update(
         MISSING=MISSING,
         NOT_INSTALLED=NOT_INSTALLED,
-        TONE_LABELS=TONE_LABELS,
+        MEANINGS=MEANINGS,
+        MEANINGS_BY_NAME=MEANINGS_BY_NAME,
+        MEANING_COLOURS=MEANING_COLOURS,
+        UPGRADE_SECTIONS=upgrade.SECTIONS,
+        FP_KIND_MEANINGS=FP_KIND_MEANINGS,
         MD_MARKS=MD_MARKS,
         KERNEL_TONES=KERNEL_TONES,
         VERDICT_TONES=VERDICT_TONES,
@@ -92,6 +118,44 @@ def environment() -> jinja2.Environment:
 def _wbr(name: str) -> Markup:
     """A long identifier that may break after its underscores (narrower matrix rows)."""
     return Markup("_<wbr>").join(str(name).split("_"))
+
+
+_RST_CODE = re.compile(r"``(.+?)``")
+_RST_EMPH = re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])")
+
+
+def rst(text: str) -> Markup:
+    """A docstring's reStructuredText as simple HTML: paragraphs, ``- `` lists, ````code````,
+    ``*emphasis*`` and ``::`` literal blocks; everything else shown as written (escaped)."""
+    out = []
+    blocks = re.split(r"\n\s*\n", text.strip())
+    literal = False
+    for block in blocks:
+        if literal:
+            out.append(f"<pre>{escape(block)}</pre>")
+            literal = False
+            continue
+        if block.rstrip().endswith("::"):
+            literal = True
+            block = block.rstrip()[:-1]
+        lines = block.splitlines()
+
+        def inline(t: str) -> str:
+            t = str(escape(t))
+            t = _RST_CODE.sub(r"<code>\1</code>", t)
+            return _RST_EMPH.sub(r"<em>\1</em>", t)
+
+        if all(line.lstrip().startswith(("- ", "* ")) or line.startswith("  ") for line in lines):
+            items: list[str] = []
+            for line in lines:
+                if line.lstrip().startswith(("- ", "* ")):
+                    items.append(line.lstrip()[2:])
+                elif items:
+                    items[-1] += " " + line.strip()
+            out.append("<ul>" + "".join(f"<li>{inline(i)}</li>" for i in items) + "</ul>")
+        else:
+            out.append(f"<p>{inline(' '.join(line.strip() for line in lines))}</p>")
+    return Markup("\n".join(out))
 
 
 def _md(text: Any) -> str:
@@ -132,6 +196,9 @@ def render_site(
     claims: ClaimsOutcome,
     bench: Sequence[charts.BenchSet] = (),
     probes_dir: Path = PROBES_DIR,
+    upgrades: Sequence[upgrade.UpgradePage] = (),
+    performance: perf.PerfView | None = None,
+    fp_groups: Sequence[fp_pages.Group] | None = None,
 ) -> list[Path]:
     """Write every page under ``out_dir``; return their paths (sorted). Stale pages are removed."""
     env = environment()
@@ -143,6 +210,8 @@ def render_site(
         "probe_slugs": {p.name: p.slug for p in probes},
         "release_slugs": {r.version: r.slug for r in matrix.releases},
         "highlights_shown": HIGHLIGHTS_SHOWN,
+        "upgrades": list(upgrades),
+        "performance": performance,
     }
     pages: dict[Path, str] = {}
 
@@ -176,9 +245,22 @@ def render_site(
             source=read_probe_source(p.name, probes_dir),
             rows=matrix.rows_for(p.name),
         )
+    page("performance.html", "performance.html")
+    page("fingerprint.html", "fingerprint.html", fp_groups=fp_groups)
+    for g in fp_groups or ():
+        page(
+            f"fingerprint/{g.slug}.html", "fp_group.html", group=g, cells_shown=fp_pages.CELLS_SHOWN
+        )
+    page(
+        "upgrades/index.html",
+        "upgrades.html",
+        table=upgrade.status_table(matrix),
+    )
+    for u in upgrades:
+        page(f"upgrades/{u.slug}.html", "upgrade.html", u=u)
     page("README.md", "README.md.j2")
 
-    for sub in ("releases", "probes"):
+    for sub in ("releases", "probes", "upgrades", "fingerprint"):
         folder = out_dir / sub
         if folder.is_dir():
             for stale in sorted(folder.glob("*.html")):

@@ -18,8 +18,9 @@ from matrix.report import claims as claims_module
 VERDICTS = ("holds", "fails", "partly", "untested")
 # Page order: what the matrix contradicts first.
 VERDICTS_SHOWN = ("fails", "partly", "holds", "untested")
-# Colour family of each verdict on the pages (same tones as matrix cells).
-VERDICT_TONES = {"holds": "good", "fails": "bad", "partly": "neutral", "untested": "skipped"}
+# Meaning of each verdict on the pages (matrix.catalog.MEANINGS, as matrix cells): a claim the
+# matrix contradicts is wrong information, shown like a silently wrong result.
+VERDICT_TONES = {"holds": "good", "fails": "wrong", "partly": "changed", "untested": "unmeasured"}
 
 
 @dataclass(frozen=True)
@@ -31,10 +32,18 @@ class ShownClaim:
     quote: str
     verdict: str
     evidence: tuple[str, ...]
+    reading: str = ""
 
     @property
     def tone(self) -> str:
         return VERDICT_TONES[self.verdict]
+
+    @property
+    def deciding(self) -> list[str]:
+        """The evidence lines that decide the verdict, shown first: the disagreeing ones for
+        a claim that fails (fully or partly), the agreeing ones for one that holds."""
+        prefix = {"fails": "disagrees", "partly": "disagrees", "holds": "agrees"}.get(self.verdict)
+        return [e for e in self.evidence if prefix and e.startswith(prefix)]
 
 
 @dataclass
@@ -65,7 +74,12 @@ def _claim(v: Any, i: int) -> ShownClaim:
     if v.verdict not in VERDICTS:
         raise ValueError(f"{where}.verdict: expected one of {VERDICTS}, got {v.verdict!r}")
     return ShownClaim(
-        str(v.id), str(v.note), str(v.quote), v.verdict, tuple(str(e) for e in v.evidence)
+        str(v.id),
+        str(v.note),
+        str(v.quote),
+        v.verdict,
+        tuple(str(e) for e in v.evidence),
+        str(getattr(v, "reading", "") or ""),
     )
 
 

@@ -14,22 +14,31 @@ SEED_CASES = ((37, 53, 200, 4), (37, 53, 40, 4), (33, 65, 10, 4))
 DTYPES = ("float32", "float16", "bfloat16")
 
 
-def numerics(ctx: Context, run: Callable[[Any, Any, int, bool], Any], modes: tuple[bool, ...]):
+def numerics(
+    ctx: Context,
+    run: Callable[[Any, Any, int, bool], Any],
+    modes: tuple[bool, ...],
+    *,
+    split: bool = True,
+):
     """Run every seed case, dtype and mode; ``fail`` on the first wrong or raising case, with the
-    worst relative error seen and the case it came from in the data."""
+    worst relative error seen and the case it came from in the data. ``split=False`` (the tiled
+    kernel, which has no split-K) names a case by dtype and shape alone."""
     import torch
 
     from kernels.numerics import random_operands, reference, rel_err, tolerance
 
     worst: dict[str, Any] = {"rel_err": 0.0}
     checked = 0
-    for seed, (m, n, k, split) in enumerate(SEED_CASES):
+    for seed, (m, n, k, split_k) in enumerate(SEED_CASES):
         for dtype_name in DTYPES:
             dtype = getattr(torch, dtype_name)
             for deterministic in modes:
-                case = f"{dtype_name} {m}x{n}x{k} split_k={split} deterministic={deterministic}"
+                case = f"{dtype_name} {m}x{n}x{k}"
+                if split:
+                    case += f" split_k={split_k} deterministic={deterministic}"
                 a, b = random_operands(m, n, k, dtype, seed=1000 + seed, device=ctx.device)
-                out = attempt(lambda a=a, b=b, d=deterministic, s=split: run(a, b, s, d))
+                out = attempt(lambda a=a, b=b, d=deterministic, s=split_k: run(a, b, s, d))
                 if out.raised:
                     return Observation("fail", f"{case}: raised {out.exception_text()}",
                                        {"case": case, "checked": checked})  # fmt: skip

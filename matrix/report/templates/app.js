@@ -1,57 +1,148 @@
-// Matrix page behaviour: show a cell's evidence on click, filter rows by backend and probe.
+// Matrix pages: a cell opens its evidence in a panel (focus moves in, and back on close);
+// filters and a free-text search narrow the rows; the address keeps the cell and the filters,
+// so that any view is a permalink. Without JavaScript the cells are links to <details>.
 (function () {
   "use strict";
   var panel = document.getElementById("evidence-panel");
+  var table = document.querySelector("table.matrix");
   var selected = null;
-  function closePanel() {
+  var current = null;
+  var controls = document.querySelectorAll("[data-filter]");
+  var permalink = document.getElementById("permalink");
+
+  function cellFor(id) { return document.querySelector('.cell[data-ev="' + id + '"]'); }
+
+  function closePanel(restore) {
     if (!panel) return;
-    panel.hidden = true;
+    panel.classList.remove("open");
+    if (current) { current.classList.remove("current"); current = null; }
+    var back = selected;
     if (selected) selected.classList.remove("selected");
     selected = null;
+    writeState();
+    if (restore && back) back.focus();
   }
-  function show(button) {
-    var id = button.getAttribute("data-ev");
-    var blocks = panel.querySelectorAll(".evidence");
-    for (var i = 0; i < blocks.length; i++) blocks[i].hidden = blocks[i].id !== id;
+  function show(id, cell, focus) {
+    var block = document.getElementById(id);
+    if (!panel || !block || !panel.contains(block)) return false;
+    if (current) current.classList.remove("current");
+    current = block;
+    block.classList.add("current");
+    block.open = true;
     if (selected) selected.classList.remove("selected");
-    selected = button;
-    button.classList.add("selected");
-    panel.hidden = false;
+    selected = cell || cellFor(id);
+    if (selected) selected.classList.add("selected");
+    panel.classList.add("open");
+    writeState();
+    if (focus) document.getElementById("evidence-heading").focus();
+    return true;
   }
   document.addEventListener("click", function (ev) {
-    var button = ev.target.closest ? ev.target.closest("button.cell") : null;
-    if (button && panel) { show(button); return; }
-    if (ev.target.closest && ev.target.closest("#evidence-panel .close")) closePanel();
+    var t = ev.target.closest ? ev.target : null;
+    if (!t) return;
+    var cell = t.closest("a.cell");
+    if (cell && panel) { ev.preventDefault(); show(cell.getAttribute("data-ev"), cell, true); return; }
+    if (t.closest("#evidence-panel .close")) closePanel(true);
+    if (t.closest("#evidence-panel .evidence > summary")) ev.preventDefault();
   });
-  document.addEventListener("keydown", function (ev) { if (ev.key === "Escape") closePanel(); });
+  document.addEventListener("keydown", function (ev) {
+    if (ev.key === "Escape" && panel && panel.classList.contains("open")) closePanel(true);
+    // role=button: Space activates like Enter does for a link.
+    if (ev.key === " " && ev.target.classList && ev.target.classList.contains("cell")) {
+      ev.preventDefault(); ev.target.click();
+    }
+  });
 
-  var filters = document.querySelectorAll("select[data-filter]");
+  function state() {
+    var s = {};
+    for (var i = 0; i < controls.length; i++) {
+      var c = controls[i], key = c.getAttribute("data-filter");
+      var v = c.type === "checkbox" ? (c.checked ? "1" : "") : c.value;
+      if (v) s[key] = v;
+    }
+    if (current) s.cell = current.id;
+    return s;
+  }
+  function encode(s) {
+    var parts = [];
+    for (var k in s) parts.push(encodeURIComponent(k) + "=" + encodeURIComponent(s[k]));
+    return parts.join("&");
+  }
+  function writeState() {
+    var text = encode(state());
+    if (history.replaceState) history.replaceState(null, "", text ? "#" + text : location.pathname);
+    if (permalink) permalink.href = "#" + text;
+  }
+  function readState() {
+    var h = decodeURIComponent(location.hash.replace(/^#/, ""));
+    var s = {};
+    if (/^ev-/.test(h)) { s.cell = h; return s; }
+    location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+      var i = kv.indexOf("=");
+      if (i > 0) s[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1));
+    });
+    return s;
+  }
+
+  var searchText = null;
+  function rowText(row) {
+    // Probe, column and every cell's evidence: what the search looks through.
+    var text = row.getAttribute("data-probe") + " " + row.textContent;
+    var cells = row.querySelectorAll(".cell");
+    for (var i = 0; i < cells.length; i++) {
+      var ev = document.getElementById(cells[i].getAttribute("data-ev"));
+      if (ev) text += " " + ev.textContent;
+    }
+    return text.toLowerCase();
+  }
   function applyFilters() {
-    var want = {};
-    for (var i = 0; i < filters.length; i++) want[filters[i].getAttribute("data-filter")] = filters[i].value;
-    var rows = document.querySelectorAll("table.matrix tbody tr");
+    if (!table) return;
+    var s = state();
+    var rows = table.querySelectorAll("tbody tr");
+    if (s.q && searchText === null) {
+      searchText = [];
+      for (var i = 0; i < rows.length; i++) searchText.push(rowText(rows[i]));
+    }
+    var words = (s.q || "").toLowerCase().split(/\s+/).filter(Boolean);
     var shown = 0;
     for (var j = 0; j < rows.length; j++) {
-      var ok = true;
-      for (var key in want) {
-        if (want[key] && rows[j].getAttribute("data-" + key) !== want[key]) ok = false;
-      }
-      rows[j].hidden = !ok;
+      var r = rows[j], ok = true;
+      if (s.backend && r.getAttribute("data-backend") !== s.backend) ok = false;
+      if (s.probe && r.getAttribute("data-probe") !== s.probe) ok = false;
+      if (s.problems && r.getAttribute("data-problem") !== "1") ok = false;
+      if (s.changes && r.getAttribute("data-changes") !== "1") ok = false;
+      if (s.measured && r.getAttribute("data-measured") !== "1") ok = false;
+      for (var w = 0; ok && w < words.length; w++) if (searchText[j].indexOf(words[w]) < 0) ok = false;
+      r.hidden = !ok;
       if (ok) shown++;
     }
     // Name each probe on the first row still shown, so filtered tables stay readable.
     var lastProbe = null;
-    for (var r = 0; r < rows.length; r++) {
-      if (rows[r].hidden) continue;
-      var name = rows[r].querySelector("th.probe-name");
-      var probe = rows[r].getAttribute("data-probe");
+    for (var k = 0; k < rows.length; k++) {
+      if (rows[k].hidden) continue;
+      var name = rows[k].querySelector("th.probe-name");
+      var probe = rows[k].getAttribute("data-probe");
       if (name) name.classList.toggle("repeat", probe === lastProbe);
-      rows[r].classList.toggle("group-start", probe !== lastProbe);
+      rows[k].classList.toggle("group-start", probe !== lastProbe);
       lastProbe = probe;
     }
     var count = document.getElementById("row-count");
     if (count) count.textContent = shown + " of " + rows.length + " rows";
+    writeState();
   }
-  for (var k = 0; k < filters.length; k++) filters[k].addEventListener("change", applyFilters);
-  if (filters.length) applyFilters();
+  function load() {
+    var s = readState();
+    for (var i = 0; i < controls.length; i++) {
+      var c = controls[i], key = c.getAttribute("data-filter");
+      if (c.type === "checkbox") c.checked = !!s[key]; else c.value = s[key] || "";
+    }
+    applyFilters();
+    if (s.cell) { if (!show(s.cell, null, true)) closePanel(false); }
+    else if (current) closePanel(false);
+  }
+  for (var k = 0; k < controls.length; k++) {
+    controls[k].addEventListener(controls[k].type === "search" ? "input" : "change", applyFilters);
+  }
+  window.addEventListener("hashchange", load);
+  load();
 })();
