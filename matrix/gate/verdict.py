@@ -288,8 +288,20 @@ def bench_folder(args: argparse.Namespace) -> Path | None:
         if not path.is_dir():
             raise UsageError(f"--bench {args.bench!r}: no such folder")
         return path
-    path = Path(args.results).resolve().parent / "bench"
+    return default_bench_folder(args.results)
+
+
+def default_bench_folder(results: str | Path) -> Path | None:
+    """``bench/`` beside a results folder or file, where it exists."""
+    path = Path(results).resolve().parent / "bench"
     return path if path.is_dir() else None
+
+
+def gpu_timings(results: str | Path, accepted: str | Path) -> GpuTimings:
+    """What the gate compares of GPU timings by default for ``results``."""
+    folder = default_bench_folder(results)
+    docs = timing.read_bench(folder) if folder else []
+    return GpuTimings(docs, timing.load_slowdowns(accepted), timing.DEFAULT_THRESHOLD, folder)
 
 
 def _release(arg: str, value: str | Release) -> Release:
@@ -329,6 +341,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
+        timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, FileNotFoundError) as e:
         report.errors.append(str(e))
         return report
@@ -337,7 +350,18 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         return report
 
     report.scanned = scan_targets
-    return decide_runs(report, runs, baseline, candidate, accepted, scan)
+    return decide_runs(report, runs, baseline, candidate, accepted, scan, timings)
+
+
+@dataclass(frozen=True)
+class GpuTimings:
+    """The GPU benchmark files the gate compares, with their acknowledgements and threshold;
+    ``folder`` is None when no benchmark folder was given (timings are then not compared)."""
+
+    docs: Sequence[dict[str, Any]] = ()
+    slowdowns: Sequence[timing.AcceptedSlowdown] = ()
+    threshold: float = timing.DEFAULT_THRESHOLD
+    folder: Path | None = None
 
 
 def decide_runs(
@@ -347,6 +371,7 @@ def decide_runs(
     candidate: Release,
     accepted: Sequence[AcceptedChange],
     scan: ScanReport,
+    timings: GpuTimings = GpuTimings(),
 ) -> GateReport:
     """The gate's comparison of ``baseline`` and ``candidate`` over recorded ``runs``, into
     ``report`` (call ``report.decide()`` for the exit code). The report's upgrade pages call
@@ -384,9 +409,9 @@ def decide_runs(
     report.comparison.undecidable[:0] = sel.undecidable
     report.comparison.notes[:0] = sel.notes
     timed = timing.compare_timings(
-        bench_docs, baseline, candidate, slowdowns, args.slowdown_threshold
+        timings.docs, baseline, candidate, timings.slowdowns, timings.threshold
     )
-    if bench is None:
+    if timings.folder is None:
         timed.notes.append("no GPU benchmark folder (--bench): GPU timings not compared")
     for name in ("findings", "undecidable", "notes", "compared"):
         getattr(report.comparison, name).extend(getattr(timed, name))

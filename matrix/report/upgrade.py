@@ -26,7 +26,7 @@ from pathlib import Path
 from matrix.core import REPO_ROOT, DataFileError, Release
 from matrix.gate import compare as gc
 from matrix.gate.config import ACCEPTED_PATH, PINNED_PATH, load_accepted, pinned_release
-from matrix.gate.verdict import PROJECT_KERNELS, GateReport, decide_runs
+from matrix.gate.verdict import PROJECT_KERNELS, GateReport, decide_runs, gpu_timings
 from matrix.measure.results import Run
 from matrix.report.model import Matrix, is_gpu_run, slug, tone
 from matrix.scan import ScanReport, load_rules, scan_paths
@@ -195,6 +195,7 @@ def build_pages(
     except DataFileError:
         pinned = None
     accepted = load_accepted(accepted_path)
+    timings = gpu_timings(results, accepted_path)
     scan = project_scan()
     fixes: dict[str, list[str]] = {}
     for rule in load_rules():
@@ -206,7 +207,7 @@ def build_pages(
         report.accepted_file = str(accepted_path)
         report.scanned = [PROJECT_KERNELS] if scan.files else []
         b, c = Release.parse(baseline), Release.parse(candidate)
-        decide_runs(report, runs, b, c, accepted, scan)
+        decide_runs(report, runs, b, c, accepted, scan, timings)
         report.decide()
         pages.append(
             UpgradePage(
