@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from matrix.measure import runner
-from matrix.measure.results import read_raw
+from matrix.measure.results import partial_path, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_PACKAGE = "tests.fixtures.probes"
@@ -60,15 +60,19 @@ def test_crash_hang_and_exception_cost_one_result_each(tmp_path, fixture_probes)
 
 def test_a_killed_run_leaves_a_valid_partial_file_that_resume_finishes(tmp_path):
     out = tmp_path / "raw.json"
-    proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "30"})
+    side = partial_path(out)  # an unfinished cell lives beside --out, never in it
+    proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "30"},
+                stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # wait until ok_first is recorded
-        if out.exists() and any(r.probe == "ok_first" for r in read_raw(out).results):
+        if side.exists() and any(r.probe == "ok_first" for r in read_raw(side).results):
             break
         time.sleep(0.2)
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
-    partial = read_raw(out)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err  # one line, no traceback
+    assert not out.exists()
+    partial = read_raw(side)
     assert not partial.complete
     assert [r.probe for r in partial.results] == ["ok_first"]
 
@@ -76,7 +80,7 @@ def test_a_killed_run_leaves_a_valid_partial_file_that_resume_finishes(tmp_path)
                 env={"SLOW_PROBE_SECONDS": "0.1"})  # fmt: skip
     assert proc.wait(timeout=120) == 0
     done = read_raw(out)
-    assert done.complete
+    assert done.complete and not side.exists()
     assert [r.probe for r in done.results] == ["ok_first", "slow", "ok_last"]
     assert done.results[0].seconds == partial.results[0].seconds  # kept, not redone
 

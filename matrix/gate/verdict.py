@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -55,7 +56,7 @@ from matrix.gate.config import (
     load_accepted,
     pinned_release,
 )
-from matrix.measure.results import SchemaError, atomic_write_text, read_runs
+from matrix.measure.results import SchemaError, atomic_write_text, read_folder, read_runs
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
@@ -288,7 +289,9 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not results.exists():
             raise UsageError(f"--results {args.results!r}: no such folder or file")
         accepted = load_accepted(args.accepted)
-        runs = read_runs(results)
+        # A folder's unreadable raw file is named and the rest compared, but it may hold either
+        # side's cell: the verdict cannot be safe (undecidable below).
+        runs, unreadable = read_folder(results) if results.is_dir() else (read_runs(results), [])
         scan_targets = list(args.scan)
         if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
@@ -331,7 +334,9 @@ def run_gate(args: argparse.Namespace) -> GateReport:
             )
         except CensusError as e:
             report.errors.append(f"bad API census in {args.results}: {e}")
-    report.comparison.undecidable[:0] = sel.undecidable
+    report.comparison.undecidable[:0] = sel.undecidable + [
+        f"a raw file could not be read (it may hold a cell of either side): {m}" for m in unreadable
+    ]
     report.comparison.notes[:0] = sel.notes
     return report
 
@@ -357,11 +362,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         markdown = write_outputs(report, args.out)
     except OSError as e:
         markdown = render_markdown(report)
-        print(markdown)
+        _print(markdown)
         print(f"matrix.gate: --out {args.out!r}: cannot write the report ({e})", file=sys.stderr)
         return EXIT_UNDECIDABLE
-    print(markdown)
+    _print(markdown)
     return report.exit_code
+
+
+def _print(text: str) -> None:
+    """Print, and let a closed pipe (``gate | head``) end the output, not the verdict."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Point stdout at /dev/null so that the interpreter's final flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":
