@@ -170,6 +170,9 @@ def ensure_env(spec: EnvSpec, path: Path, log: Callable[[str], None] = print) ->
     start = time.monotonic()
     if _read_marker(path) == spec.marker():
         return Install("ok", 0.0, "reused an existing environment", env_python(path))
+    # What a killed run left half-built: nobody else uses it (the caller holds the run lock).
+    for stale in path.parent.glob(f"{path.name}.building-*"):
+        shutil.rmtree(stale, ignore_errors=True)
     building = path.with_name(f"{path.name}.building-{os.getpid()}")
     try:
         status, detail = _build(spec, building, log)
