@@ -106,6 +106,20 @@ def test_damaged_raw_files_are_named_and_the_rest_read(tmp_path, capsys):
     assert "badbyte.json" in capsys.readouterr().err
 
 
+def test_verify_names_unreadable_and_interrupted_cells_and_checks_the_rest(tmp_path, capsys):
+    from matrix.measure import verify
+
+    good = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0", "numpy": "2.4.6"},
+               results=[Result("splitk", "interpret", None, "pass")])  # fmt: skip
+    write_raw(good, tmp_path / "good.json")
+    (tmp_path / "bad.json").write_bytes(b"\xff")
+    write_raw(good, results.partial_path(tmp_path / "other.json"))
+    assert verify.main([str(tmp_path)]) == 1
+    err = capsys.readouterr()
+    assert "bad.json" in err.err and "other.json.partial" in err.err
+    assert "1 cells" in err.out
+
+
 def test_an_empty_raw_folder_is_an_error(tmp_path):
     with pytest.raises(results.SchemaError, match="no raw files"):
         results.read_runs(tmp_path)

@@ -8,6 +8,7 @@ the fixtures are made up; they test the gate's logic, not claims about Triton re
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -506,3 +507,42 @@ def test_merged_matrix_json_is_accepted_as_results(tmp_path: Path, results: Path
     code, md, doc = run_gate(tmp_path, merged)
     assert code == 0, md
     assert len(doc["compared"]) == 5
+
+
+def test_a_candidate_holding_only_some_probes_is_undecidable(tmp_path: Path, results: Path) -> None:
+    """What ``matrix.run --probes`` writes: complete cells with a subset; never safe."""
+    assert run_gate(tmp_path, results)[0] == 0  # the full data is safe
+    mutate(results, "3.9.0", lambda r: replace(r, results=[x for x in r.results
+                                                           if x.probe != "block_ptr"]))  # fmt: skip
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("block_ptr" in u and "no result on 3.9.0" in u for u in doc["undecidable"])
+
+
+def test_a_baseline_missing_a_probe_is_undecidable(tmp_path: Path, results: Path) -> None:
+    mutate(results, "3.8.0", lambda r: replace(r, results=[x for x in r.results
+                                                           if x.probe != "loader"]))  # fmt: skip
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any("loader" in u and "no result on 3.8.0" in u for u in doc["undecidable"])
+
+
+def test_gate_into_a_closed_pipe_exits_with_its_code(tmp_path: Path, results: Path) -> None:
+    cmd = [sys.executable, "-m", "matrix.gate", "--candidate", "3.9.0", "--baseline", "3.8.0",
+           "--results", str(results), "--out", str(tmp_path / "o"), "--no-project-scan",
+           "--accepted", str(GATE / "accepted_none.toml")]  # fmt: skip
+    shell = " ".join(map(shlex.quote, cmd)) + " | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
+    proc = subprocess.run(["bash", "-c", shell], cwd=ROOT, capture_output=True, text=True)
+    assert proc.stdout.strip() == "0" and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_gate_session_says_a_malformed_pin_in_one_line(tmp_path: Path) -> None:
+    pinned = tmp_path / "pinned.toml"
+    pinned.write_text("[triton\nrelease = 3.8")
+    code_file = tmp_path / "code"
+    cmd = [sys.executable, "-m", "matrix.gate.session", "--candidate", "3.9.0", "--pinned",
+           str(pinned), "--exit-code-file", str(code_file)]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and code_file.read_text().strip() == "2"
+    assert "pinned.toml" in proc.stderr and "valid TOML" in proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr

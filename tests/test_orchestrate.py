@@ -156,3 +156,83 @@ def test_bad_selection_is_refused():
         cells_mod.parse_list("3.9.0,banana", "--releases")
     with pytest.raises(cells_mod.MatrixConfigError, match="--releases"):
         cells_mod.parse_list(" , ", "--releases")
+
+
+FIXTURES = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT)}
+
+
+def test_two_runs_at_once_one_waits_and_both_end_correct(tmp_path, envs_dir):
+    tag = f"twice-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**FIXTURES, "SLOW_PROBE_SECONDS": "2", "FAULT_TAG": tag}
+    args = ("--releases", "3.9.0", "--numpy", "2.4.6", "--force", "--timeout", "60")
+    first = _orchestrate(tmp_path, envs_dir, *args, env=env)
+    second = _orchestrate(tmp_path, envs_dir, *args, env=env)
+    out1, _ = first.communicate(timeout=900)
+    out2, _ = second.communicate(timeout=900)
+    assert first.returncode == 0 and second.returncode == 0, out1 + out2
+    assert "waiting for it to finish" in out1 + out2  # the second said why it waited
+    run = read_raw(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    assert run.complete
+    assert {r.probe: r.status for r in run.results}["ok_last"] == "pass"
+    assert len(run.results) == 7 and "No module named" not in str(run.results)
+    assert left_behind(tag) == []
+
+
+def test_ctrl_c_stops_everything_with_one_line(tmp_path, envs_dir):
+    tag = f"ctrlc-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**FIXTURES, "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        "--force", env=env, start_new_session=True)  # fmt: skip
+    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
+        time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert "Traceback" not in out and "matrix: interrupted" in out, out
+    assert left_behind(tag) == []
+
+
+def test_unreadable_raw_file_is_moved_aside_and_redone_then_reused(tmp_path, envs_dir):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    cell = raw / "triton-3.9.0-numpy-2.4.6.json"
+    cell.write_bytes(b'{"schema": 2, "runs": [\xff]}')
+    env = {**FIXTURES, "SLOW_PROBE_SECONDS": "0.1"}
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        "--timeout", "60", env=env)  # fmt: skip
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
+    aside = list(raw.glob("*.unreadable-*"))
+    assert len(aside) == 1 and aside[0].read_bytes().endswith(b"\xff]}"), out  # kept
+    assert "moved it aside" in out
+    assert read_raw(cell).complete and read_raw(cell).install["status"] == "ok"
+
+    # A rerun reuses it and says so; a report folder it cannot write is a message, not a crash.
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--raw-dir", str(raw),
+           "--envs-dir", str(envs_dir), "--releases", "3.9.0", "--numpy", "2.4.6",
+           "--report-dir", str(blocker / "pages")]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env}, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    text = done.stdout + done.stderr
+    assert "reused 1 of 1 cells" in text and "--force" in text, text
+    assert done.returncode == 1 and "could not write" in text and "Traceback" not in text, text
+
+
+def test_discover_with_releases_is_refused():
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--discover", "--releases", "3.9.0"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and "--discover adds releases" in proc.stderr
+
+
+def test_ci_cells_compile_aot_once_per_release():
+    config = cells_mod.load_matrix()
+    per_cell = [
+        c
+        for n in config.numpy
+        for c in cells_mod.plan(config, releases=["3.9.0"], numpys=[n], aot_numpy=config.aot_numpy)
+    ]
+    assert [c.numpy for c in per_cell if "aot" in c.backends] == [config.aot_numpy]

@@ -163,3 +163,19 @@ def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
         ["ok_middle"],
     ]
     assert [r.status for r in read_raw(tmp_path / "r.json").results] == ["pass"] * 3
+
+
+def test_a_redo_that_dies_never_replaces_a_complete_cell(tmp_path):
+    """Disk full or a kill during a redo (``--force``) leaves the complete raw file as it was."""
+    out = tmp_path / "raw.json"
+    probes = ("--probes", "ok_first,slow,ok_last")
+    assert _run(out, *probes, env={"SLOW_PROBE_SECONDS": "0.1"}).wait(timeout=120) == 0
+    before = out.read_bytes()
+    proc = _run(out, *probes, env={"SLOW_PROBE_SECONDS": "60"}, start_new_session=True)
+    side = partial_path(out)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert out.read_bytes() == before and read_raw(out).complete
