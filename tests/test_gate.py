@@ -546,3 +546,18 @@ def test_gate_session_says_a_malformed_pin_in_one_line(tmp_path: Path) -> None:
     assert proc.returncode == 2 and code_file.read_text().strip() == "2"
     assert "pinned.toml" in proc.stderr and "valid TOML" in proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.slow
+def test_nox_gate_exits_with_the_gates_own_code(tmp_path: Path) -> None:
+    """nox makes every failure 1; the session must end nox with 0/1/2 as the README says, and
+    find its default candidate without pip (nox's uv environments have none)."""
+    nox = [sys.executable, "-m", "nox", "-s", "gate", "--"]
+    common = ["--results", str(GATE / "safe"), "--baseline", "3.8.0", "--out", str(tmp_path)]
+    missing = subprocess.run([*nox, *common, "--candidate", "3.7.1"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    default = subprocess.run([*nox, *common], cwd=ROOT, capture_output=True, text=True,
+                             timeout=600)  # fmt: skip
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert "(the newest release on the package index)" in default.stdout
