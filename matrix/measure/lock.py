@@ -57,7 +57,8 @@ def hold(
                 log(f"matrix: {folder} is free after {time.monotonic() - t0:.0f} s; starting")
             f.seek(0)
             f.truncate()
-            f.write(f"pid {os.getpid()}, started {time.strftime('%H:%M:%S')}\n")
+            started = time.strftime("%H:%M:%S UTC", time.gmtime())
+            f.write(f"pid {os.getpid()}, started {started}\n")
             f.flush()
         yield
     finally:
