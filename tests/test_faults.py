@@ -207,3 +207,19 @@ def test_a_second_holder_of_the_run_lock_is_refused_with_a_message(tmp_path):
         holder.wait()
     with lock.hold([tmp_path], wait=False):  # the kernel dropped the dead holder's lock
         pass
+
+
+def test_report_names_a_bad_raw_file_goes_on_and_refuses_an_empty_folder(tmp_path, capsys):
+    from matrix.report.__main__ import main as report
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    good = ROOT / "reports" / "raw" / "triton-3.9.0-numpy-2.4.6.json"
+    (raw / good.name).write_bytes(good.read_bytes())
+    (raw / "bad.json").write_bytes(b"\xff")
+    assert report(["--raw", str(raw), "--out", str(tmp_path / "pages")]) == 0
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "cannot be read" in err
+    (tmp_path / "empty").mkdir()
+    assert report(["--raw", str(tmp_path / "empty"), "--out", str(tmp_path / "p2")]) == 2
+    assert "no raw files" in capsys.readouterr().err
