@@ -319,6 +319,8 @@ def read_folder(path: str | os.PathLike[str]) -> tuple[list[Run], list[str]]:
             runs.append(read_raw(p))
         except SchemaError as e:
             bad.append(str(e) if str(p) in str(e) else f"{p}: {e}")
+    if not runs:
+        raise SchemaError(f"{path}: no raw file here can be read: " + "; ".join(bad))
     return runs, bad
 
 
