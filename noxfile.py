@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import nox
@@ -63,7 +64,7 @@ def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:
     session.install(*TOOLING)
     session.run(
         "python", "-m", "matrix.orchestrate", "--releases", release, "--numpy", numpy,
-        "--jobs", "1", "--no-report", *session.posargs,
+        "--jobs", "1", "--no-report", "--aot-numpy", MATRIX.aot_numpy, *session.posargs,
     )  # fmt: skip
 
 
@@ -77,33 +78,20 @@ def report(session: nox.Session) -> None:
 
 @nox.session
 def gate(session: nox.Session) -> None:
-    """Is it safe to upgrade? Runs the cells it needs (unless --results), then compares."""
+    """Is it safe to upgrade? Runs the cells it needs (unless --results), then compares.
+
+    Exits nox with the gate's own code, 0 safe / 1 unsafe / 2 undecidable: nox would turn any
+    failure into 1, so the work runs in ``matrix.gate.session``, which reports its code here.
+    """
     session.install(*TOOLING)
-    args = list(session.posargs)
-    if "--candidate" not in args:
-        newest = _python_value(session, "from matrix.measure.discover import index_versions as f")
-        session.log(f"candidate: {newest} (the newest release on the package index)")
-        args += ["--candidate", newest]
-    if "--results" not in args:
-        baseline = _arg(args, "--baseline") or _python_value(
-            session, "from matrix.gate.config import pinned_release as f"
-        )
-        candidate = _arg(args, "--candidate")
-        session.log(f"running the cells of {baseline} and {candidate} (complete ones are reused)")
-        session.run("python", "-m", "matrix.orchestrate", "--releases", f"{baseline},{candidate}",
-                    "--no-report")  # fmt: skip
-        args += ["--results", "reports/raw"]
-    session.run("python", "-m", "matrix.gate", *args)
-
-
-def _python_value(session: nox.Session, import_f: str) -> str:
-    """The last line ``f()`` prints (a list's last item) in the session's Python."""
-    code = f"{import_f}; v = f(); print(v[-1] if isinstance(v, list) else v)"
-    return session.run("python", "-c", code, silent=True).strip().splitlines()[-1]
-
-
-def _arg(args: list[str], name: str) -> str | None:
-    return args[args.index(name) + 1] if name in args and args.index(name) + 1 < len(args) else None
+    with tempfile.TemporaryDirectory(prefix="gate-") as tmp:
+        code_file = Path(tmp) / "exit-code"
+        session.run("python", "-m", "matrix.gate.session", "--exit-code-file", str(code_file),
+                    *session.posargs, success_codes=[0, 1, 2])  # fmt: skip
+        code = int(code_file.read_text().strip()) if code_file.exists() else 2
+    if code:
+        session.log(f"gate: exit {code} ({'unsafe' if code == 1 else 'undecidable'})")
+        raise SystemExit(code)  # past nox's own handling, which knows only success and 1
 
 
 @nox.session

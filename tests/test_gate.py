@@ -8,6 +8,7 @@ the fixtures are made up; they test the gate's logic, not claims about Triton re
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -393,8 +394,9 @@ def test_conflicting_duplicate_results_are_bad_data(tmp_path: Path, results: Pat
 def test_malformed_raw_file(tmp_path: Path, results: Path) -> None:
     (results / "broken.json").write_text('{"schema": 1, "runs": [{"id": "x"}]}')
     code, _, doc = run_gate(tmp_path, results)
-    assert code == 2
-    assert any("broken.json" in e and "env: missing" in e for e in doc["errors"])
+    assert code == 2  # named, the other files compared, and still never safe
+    assert any("broken.json" in e and "env: missing" in e for e in doc["undecidable"])
+    assert doc["compared"]
 
 
 @pytest.mark.parametrize(
@@ -508,3 +510,52 @@ def test_merged_matrix_json_is_accepted_as_results(tmp_path: Path, results: Path
     code, md, doc = run_gate(tmp_path, merged)
     assert code == 0, md
     assert len(doc["compared"]) == 5
+
+
+@pytest.mark.parametrize(("side", "probe"), [("3.9.0", "block_ptr"), ("3.8.0", "loader")])
+def test_a_probe_missing_on_either_side_is_undecidable(
+    tmp_path: Path, results: Path, side: str, probe: str
+) -> None:
+    """What ``matrix.run --probes`` writes: complete cells with a subset; never safe."""
+    assert run_gate(tmp_path, results)[0] == 0  # the full data is safe
+    mutate(results, side, lambda r: replace(r, results=[x for x in r.results if x.probe != probe]))
+    code, _, doc = run_gate(tmp_path, results)
+    assert code == 2
+    assert any(probe in u and f"no result on {side}" in u for u in doc["undecidable"])
+
+
+def test_gate_into_a_closed_pipe_exits_with_its_code(tmp_path: Path, results: Path) -> None:
+    cmd = [sys.executable, "-m", "matrix.gate", "--candidate", "3.9.0", "--baseline", "3.8.0",
+           "--results", str(results), "--out", str(tmp_path / "o"), "--no-project-scan",
+           "--accepted", str(GATE / "accepted_none.toml")]  # fmt: skip
+    shell = " ".join(map(shlex.quote, cmd)) + " | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
+    proc = subprocess.run(["bash", "-c", shell], cwd=ROOT, capture_output=True, text=True)
+    assert proc.stdout.strip() == "0" and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_gate_session_says_a_malformed_pin_in_one_line(tmp_path: Path) -> None:
+    pinned = tmp_path / "pinned.toml"
+    pinned.write_text("[triton\nrelease = 3.8")
+    code_file = tmp_path / "code"
+    cmd = [sys.executable, "-m", "matrix.gate.session", "--candidate", "3.9.0", "--pinned",
+           str(pinned), "--exit-code-file", str(code_file)]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and code_file.read_text().strip() == "2"
+    assert "pinned.toml" in proc.stderr and "valid TOML" in proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+
+
+@pytest.mark.slow
+def test_nox_gate_exits_with_the_gates_own_code(tmp_path: Path) -> None:
+    """nox makes every failure 1; the session must end nox with 0/1/2 as the README says, and
+    find its default candidate without pip (nox's uv environments have none)."""
+    nox = [sys.executable, "-m", "nox", "-s", "gate", "--"]
+    common = ["--results", str(GATE / "safe"), "--baseline", "3.8.0", "--out", str(tmp_path),
+              "--no-project-scan", "--accepted", str(GATE / "accepted_none.toml")]  # fmt: skip
+    missing = subprocess.run([*nox, *common, "--candidate", "3.7.1"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert missing.returncode == 2, missing.stdout + missing.stderr
+    default = subprocess.run([*nox, *common], cwd=ROOT, capture_output=True, text=True,
+                             timeout=600)  # fmt: skip
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert "(the newest release on the package index)" in default.stdout

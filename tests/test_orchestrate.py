@@ -17,7 +17,7 @@ import pytest
 
 from matrix.measure import cells as cells_mod
 from matrix.measure.envs import EnvSpec, classify_failure
-from matrix.measure.results import read_raw
+from matrix.measure.results import partial_path, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -30,45 +30,68 @@ def _orchestrate(tmp: Path, envs: Path, *args: str, env: dict | None = None, **p
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)  # fmt: skip
 
 
+def left_behind(tag: str, grace_s: float = 10.0) -> list[str]:
+    """Processes still alive whose environment carries ``tag`` (all a run started inherit it)."""
+    deadline = time.monotonic() + grace_s
+    while True:
+        found = []
+        for proc_dir in Path("/proc").glob("[0-9]*"):
+            try:
+                if f"FAULT_TAG={tag}".encode() in (proc_dir / "environ").read_bytes():
+                    found.append(proc_dir.name + " " + (proc_dir / "cmdline").read_bytes()
+                                 .replace(b"\0", b" ").decode(errors="replace")[:200])  # fmt: skip
+            except OSError:
+                continue
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
+
+
 @pytest.fixture(scope="module")
 def envs_dir(tmp_path_factory):
-    return tmp_path_factory.mktemp("envs")
+    # MATRIX_TEST_ENVS_DIR reuses environments across pytest runs (repeating a test).
+    given = os.environ.get("MATRIX_TEST_ENVS_DIR")
+    return Path(given) if given else tmp_path_factory.mktemp("envs")
 
 
 def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir):
-    """3.99.0 does not exist; 1.1.1 has no cp311 wheel; numpy 1.99.0 does not exist."""
-    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.99.0,1.1.1,3.9.0",
+    """3.99.0 does not exist (and is not in the data file); numpy 1.99.0 does not exist;
+    1.1.1 is older than the harness supports."""
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.99.0,3.9.0",
                         "--numpy", "2.4.6,1.99.0", "--no-such-flag")  # fmt: skip
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "unrecognized arguments" in out  # bad arguments are loud
 
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "1.1.1,3.9.0")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "1.1.1 older than 3.0.0" in out, out  # refused up front
+    assert not (tmp_path / "raw").exists() or not list((tmp_path / "raw").glob("*.json"))
+
     env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT)}
     # Only the fast fixture probes that pass, so the one good cell takes seconds.
-    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.99.0,1.1.1,3.9.0",
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.99.0,3.9.0",
                         "--numpy", "2.4.6,1.99.0", "--timeout", "5", env=env)  # fmt: skip
     out, _ = proc.communicate(timeout=900)
-    assert proc.returncode == 0, out
+    assert proc.returncode == 1, out  # a release that does not exist is a failed run
     raw = tmp_path / "raw"
     status = {p.stem: read_raw(p).install["status"] for p in raw.glob("*.json")}
+    # 3.99.0 is not in the data file: no raw file, so no page grows a 3.99.0 column.
     assert status == {
-        "triton-3.99.0-numpy-2.4.6": "no-such-release",
-        "triton-3.99.0-numpy-1.99.0": "no-such-release",
-        "triton-1.1.1-numpy-2.4.6": "no-wheel",
-        "triton-1.1.1-numpy-1.99.0": "no-wheel",
         "triton-3.9.0-numpy-1.99.0": "failed",
         "triton-3.9.0-numpy-2.4.6": "ok",
     }, out
+    assert "no such release, so no raw file: 3.99.0" in out
     assert "numpy==1.99.0" in read_raw(raw / "triton-3.9.0-numpy-1.99.0.json").install["detail"]
-    assert "does not exist" in read_raw(raw / "triton-3.99.0-numpy-2.4.6.json").install["detail"]
     good = read_raw(raw / "triton-3.9.0-numpy-2.4.6.json")
     assert good.complete and good.results, "the installable cell still ran its probes"
-    assert "install no-such-release" in out  # the progress line names the fault
+    assert "install no-such-release" in out and "does not exist" in out  # the progress line
 
 
 def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
     """Kill the matrix mid-cell: the finished cell is kept, the partial one is resumed."""
+    tag = f"interrupted-{os.getpid()}-{time.monotonic_ns()}"
     env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT),
-           "SLOW_PROBE_SECONDS": "60"}  # fmt: skip
+           "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}  # fmt: skip
     args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "120")
     raw = tmp_path / "raw"
     first, second = raw / "triton-3.9.0-numpy-2.3.5.json", raw / "triton-3.9.0-numpy-2.4.6.json"
@@ -79,14 +102,17 @@ def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
     while time.monotonic() < deadline and not (first.exists() and read_raw(first).complete):
         time.sleep(0.5)
     assert first.exists() and read_raw(first).complete
-    proc.kill()
+    proc.kill()  # the orchestrator alone: its runner and their children must die with it
     proc.communicate()
+    assert left_behind(tag) == []
     proc = _orchestrate(tmp_path, envs_dir, *args, env=env, start_new_session=True)
-    while time.monotonic() < deadline and not (second.exists() and read_raw(second).results):
+    side = partial_path(second)  # an unfinished cell lives beside its raw file
+    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
         time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGKILL)  # a kill mid-cell: nothing gets to clean up
     proc.communicate()
-    partial = read_raw(second)
+    assert left_behind(tag) == []  # the runner's own session too
+    partial = read_raw(side)
     assert not partial.complete and partial.results
     kept_mtime = first.stat().st_mtime
 
@@ -130,3 +156,83 @@ def test_bad_selection_is_refused():
         cells_mod.parse_list("3.9.0,banana", "--releases")
     with pytest.raises(cells_mod.MatrixConfigError, match="--releases"):
         cells_mod.parse_list(" , ", "--releases")
+
+
+FIXTURES = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT)}
+
+
+def test_two_runs_at_once_one_waits_and_both_end_correct(tmp_path, envs_dir):
+    tag = f"twice-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**FIXTURES, "SLOW_PROBE_SECONDS": "2", "FAULT_TAG": tag}
+    args = ("--releases", "3.9.0", "--numpy", "2.4.6", "--force", "--timeout", "60")
+    first = _orchestrate(tmp_path, envs_dir, *args, env=env)
+    second = _orchestrate(tmp_path, envs_dir, *args, env=env)
+    out1, _ = first.communicate(timeout=900)
+    out2, _ = second.communicate(timeout=900)
+    assert first.returncode == 0 and second.returncode == 0, out1 + out2
+    assert "waiting for it to finish" in out1 + out2  # the second said why it waited
+    run = read_raw(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    assert run.complete
+    assert {r.probe: r.status for r in run.results}["ok_last"] == "pass"
+    assert len(run.results) == 7 and "No module named" not in str(run.results)
+    assert left_behind(tag) == []
+
+
+def test_ctrl_c_stops_everything_with_one_line(tmp_path, envs_dir):
+    tag = f"ctrlc-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**FIXTURES, "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        "--force", env=env, start_new_session=True)  # fmt: skip
+    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
+        time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the whole group
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out
+    assert "Traceback" not in out and "matrix: interrupted" in out, out
+    assert left_behind(tag) == []
+
+
+def test_unreadable_raw_file_is_moved_aside_and_redone_then_reused(tmp_path, envs_dir):
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    cell = raw / "triton-3.9.0-numpy-2.4.6.json"
+    cell.write_bytes(b'{"schema": 2, "runs": [\xff]}')
+    env = {**FIXTURES, "SLOW_PROBE_SECONDS": "0.1"}
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        "--timeout", "60", env=env)  # fmt: skip
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
+    aside = list(raw.glob("*.unreadable-*"))
+    assert len(aside) == 1 and aside[0].read_bytes().endswith(b"\xff]}"), out  # kept
+    assert "moved it aside" in out
+    assert read_raw(cell).complete and read_raw(cell).install["status"] == "ok"
+
+    # A rerun reuses it and says so; a report folder it cannot write is a message, not a crash.
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--raw-dir", str(raw),
+           "--envs-dir", str(envs_dir), "--releases", "3.9.0", "--numpy", "2.4.6",
+           "--report-dir", str(blocker / "pages")]  # fmt: skip
+    done = subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env}, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    text = done.stdout + done.stderr
+    assert "reused 1 of 1 cells" in text and "--force" in text, text
+    assert done.returncode == 1 and "could not write" in text and "Traceback" not in text, text
+
+
+def test_discover_with_releases_is_refused():
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--discover", "--releases", "3.9.0"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2 and "--discover adds releases" in proc.stderr
+
+
+def test_ci_cells_compile_aot_once_per_release():
+    config = cells_mod.load_matrix()
+    per_cell = [
+        c
+        for n in config.numpy
+        for c in cells_mod.plan(config, releases=["3.9.0"], numpys=[n], aot_numpy=config.aot_numpy)
+    ]
+    assert [c.numpy for c in per_cell if "aot" in c.backends] == [config.aot_numpy]

@@ -277,11 +277,10 @@ def test_bad_raw_file_fails_loudly(tmp_path: Path) -> None:
     assert cli.main(["--raw", str(raw), "--out", str(tmp_path / "o")]) == 2
 
 
-def test_empty_raw_folder_renders_pages(tmp_path: Path) -> None:
+def test_empty_raw_folder_is_an_error_not_empty_pages(tmp_path: Path) -> None:
     (tmp_path / "raw").mkdir()
-    built = build(tmp_path / "raw", tmp_path / "o")
-    assert built.runs == 0
-    assert "No results yet" in text(tmp_path / "o" / "index.html")
+    assert cli.main(["--raw", str(tmp_path / "raw"), "--out", str(tmp_path / "o")]) == 2
+    assert not (tmp_path / "o" / "index.html").exists()
 
 
 def test_stale_pages_are_removed(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from matrix.measure import runner
-from matrix.measure.results import read_raw
+from matrix.measure.results import partial_path, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_PACKAGE = "tests.fixtures.probes"
@@ -60,15 +60,19 @@ def test_crash_hang_and_exception_cost_one_result_each(tmp_path, fixture_probes)
 
 def test_a_killed_run_leaves_a_valid_partial_file_that_resume_finishes(tmp_path):
     out = tmp_path / "raw.json"
-    proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "30"})
+    side = partial_path(out)  # an unfinished cell lives beside --out, never in it
+    proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "30"},
+                stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:  # wait until ok_first is recorded
-        if out.exists() and any(r.probe == "ok_first" for r in read_raw(out).results):
+        if side.exists() and any(r.probe == "ok_first" for r in read_raw(side).results):
             break
         time.sleep(0.2)
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
-    partial = read_raw(out)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err  # one line, no traceback
+    assert not out.exists()
+    partial = read_raw(side)
     assert not partial.complete
     assert [r.probe for r in partial.results] == ["ok_first"]
 
@@ -76,7 +80,7 @@ def test_a_killed_run_leaves_a_valid_partial_file_that_resume_finishes(tmp_path)
                 env={"SLOW_PROBE_SECONDS": "0.1"})  # fmt: skip
     assert proc.wait(timeout=120) == 0
     done = read_raw(out)
-    assert done.complete
+    assert done.complete and not side.exists()
     assert [r.probe for r in done.results] == ["ok_first", "slow", "ok_last"]
     assert done.results[0].seconds == partial.results[0].seconds  # kept, not redone
 
@@ -159,3 +163,19 @@ def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
         ["ok_middle"],
     ]
     assert [r.status for r in read_raw(tmp_path / "r.json").results] == ["pass"] * 3
+
+
+def test_a_redo_that_dies_never_replaces_a_complete_cell(tmp_path):
+    """Disk full or a kill during a redo (``--force``) leaves the complete raw file as it was."""
+    out = tmp_path / "raw.json"
+    probes = ("--probes", "ok_first,slow,ok_last")
+    assert _run(out, *probes, env={"SLOW_PROBE_SECONDS": "0.1"}).wait(timeout=120) == 0
+    before = out.read_bytes()
+    proc = _run(out, *probes, env={"SLOW_PROBE_SECONDS": "60"}, start_new_session=True)
+    side = partial_path(out)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert out.read_bytes() == before and read_raw(out).complete

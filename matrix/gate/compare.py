@@ -336,14 +336,12 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         side = baseline if c is None else candidate
         present = b if c is None else c
         assert present is not None
-        if is_check and c is None and b is not None and b.status in good:
-            out.undecidable.append(
-                f"{probe} on {shown}: `{b.status}` on {baseline} but no result on {candidate}"
-            )
-        else:
-            out.notes.append(
-                f"not compared: {probe} on {shown} recorded for {side} only (`{present.status}`)"
-            )
+        # Missing on either side is undecidable, never "nothing changed": a candidate holding
+        # only some probes (``matrix.run --probes``) must not pass for a complete one.
+        missing = candidate if c is None else baseline
+        out.undecidable.append(
+            f"{probe} on {shown}: `{present.status}` on {side} but no result on {missing}"
+        )
         return
 
     if is_check:

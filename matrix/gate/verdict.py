@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -56,7 +57,7 @@ from matrix.gate.config import (
     load_accepted,
     pinned_release,
 )
-from matrix.measure.results import Run, SchemaError, atomic_write_text, read_runs
+from matrix.measure.results import Run, SchemaError, atomic_write_text, read_folder, read_runs
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
@@ -336,7 +337,9 @@ def run_gate(args: argparse.Namespace) -> GateReport:
             )
         bench = bench_folder(args)
         bench_docs = timing.read_bench(bench) if bench else []
-        runs = read_runs(results)
+        # A folder's unreadable raw file is named and the rest compared, but it may hold either
+        # side's cell: the verdict cannot be safe (undecidable below).
+        runs, unreadable = read_folder(results) if results.is_dir() else (read_runs(results), [])
         scan_targets = list(args.scan)
         if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
@@ -350,7 +353,12 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         return report
 
     report.scanned = scan_targets
-    return decide_runs(report, runs, baseline, candidate, accepted, scan, timings)
+    decide_runs(report, runs, baseline, candidate, accepted, scan, timings)
+    # A folder's unreadable raw file may hold a cell of either side: never safe.
+    report.comparison.undecidable += [
+        f"a raw file could not be read (it may hold a cell of either side): {m}" for m in unreadable
+    ]
+    return report
 
 
 @dataclass(frozen=True)
@@ -439,11 +447,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         markdown = write_outputs(report, args.out)
     except OSError as e:
         markdown = render_markdown(report)
-        print(markdown)
+        _print(markdown)
         print(f"matrix.gate: --out {args.out!r}: cannot write the report ({e})", file=sys.stderr)
         return EXIT_UNDECIDABLE
-    print(markdown)
+    _print(markdown)
     return report.exit_code
+
+
+def _print(text: str) -> None:
+    """Print, and let a closed pipe (``gate | head``) end the output, not the verdict."""
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        # Point stdout at /dev/null so that the interpreter's final flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

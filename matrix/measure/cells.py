@@ -39,6 +39,8 @@ class MatrixConfig:
     numpy: tuple[str, ...]
     aot_numpy: str
     discover_from: Release
+    # The oldest release the harness can measure; older ones are refused, not run.
+    supported_from: Release
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,15 @@ def _release(value: Any, path: Path, key: str) -> Release:
 def load_matrix(path: Path = DATA) -> MatrixConfig:
     """Read and check the matrix data file (a DataFileError names the key that is wrong)."""
     raw = load_toml(path)
-    for key in ("python", "torch", "releases", "numpy", "aot_numpy", "discover_from"):
+    for key in (
+        "python",
+        "torch",
+        "releases",
+        "numpy",
+        "aot_numpy",
+        "discover_from",
+        "supported_from",
+    ):
         if key not in raw:
             raise DataFileError(path, key, "a value (the key is missing)")
     for key in ("releases", "numpy"):
@@ -90,6 +100,7 @@ def load_matrix(path: Path = DATA) -> MatrixConfig:
         numpy=numpys,
         aot_numpy=aot_numpy,
         discover_from=_release(raw["discover_from"], path, "discover_from"),
+        supported_from=_release(raw["supported_from"], path, "supported_from"),
     )
 
 
@@ -107,17 +118,24 @@ def plan(
     numpys: Sequence[Release | str] | None = None,
     extra_releases: Sequence[Release | str] = (),
     backends: Sequence[str] = ("interpret", "aot"),
+    aot_numpy: str | None = None,
 ) -> list[Cell]:
     """The cells to run: every release x numpy; aot only in each release's ``aot_numpy`` cell.
 
-    ``releases`` narrows (or, for releases not in the data file, extends) the list.
+    ``releases`` narrows (or, for releases not in the data file, extends) the list. Without
+    ``aot_numpy``, a ``numpys`` selection that lacks the data file's aot numpy gets aot in its
+    newest numpy; with it (CI's one-cell sessions), aot runs only in that numpy's cell, so a
+    fan-out over cells compiles once per release, not once per cell.
     """
     chosen = [
         Release.parse(r)
         for r in (releases if releases else list(config.releases) + list(extra_releases))
     ]
     numpy_axis = [str(Release.parse(n)) for n in numpys] if numpys else list(config.numpy)
-    aot_numpy = config.aot_numpy if config.aot_numpy in numpy_axis else numpy_axis[-1]
+    if aot_numpy is None:
+        aot_numpy = config.aot_numpy if config.aot_numpy in numpy_axis else numpy_axis[-1]
+    else:
+        aot_numpy = str(Release.parse(aot_numpy, "--aot-numpy"))
     cells = []
     for release in sorted(dict.fromkeys(chosen)):
         for np_version in numpy_axis:

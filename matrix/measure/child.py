@@ -4,6 +4,11 @@ Its backend was fixed by the parent through the environment before Triton is imp
 task it appends a ``start`` event, runs the probe, then appends a ``row`` event for each of the
 observation's ``rows`` (a probe answering many questions at once: ``fp``) and a ``result`` event,
 flushing each line, so the parent knows which probe was running if this process dies or hangs.
+
+Events are written with ``results.to_json``: a detail with lone surrogates or bytes, or data
+holding bytes, reaches the raw file unchanged. A probe that could not observe for a reason
+outside Triton (``CannotObserve``: a tool missing, the harness unable to run on this release)
+ends with the status and reason it carries, never a status of its own.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ import sys
 import time
 from typing import Any
 
-from matrix.probes.support.base import Context, Observation, format_exception
+from matrix.measure.results import to_json
+from matrix.probes.support.base import CannotObserve, Context, Observation, format_exception
 
 
 def probe_package() -> str:
@@ -24,7 +30,7 @@ def probe_package() -> str:
 
 
 def _emit(stream: Any, event: dict[str, Any]) -> None:
-    stream.write(json.dumps(event) + "\n")
+    stream.write(to_json(event) + "\n")
     stream.flush()
 
 
@@ -34,10 +40,17 @@ def _result(probe: str, ctx: Context, obs: Observation, seconds: float) -> dict[
         "backend": ctx.backend,
         "target": ctx.target,
         "status": obs.status,
-        "detail": obs.detail,
+        "detail": _text(obs.detail),
         "seconds": round(seconds, 3),
         "data": obs.data,
     }
+
+
+def _text(detail: Any) -> str:
+    """A detail as text, losslessly: bytes keep every byte (``surrogateescape``)."""
+    if isinstance(detail, (bytes, bytearray)):
+        return bytes(detail).decode("utf-8", "surrogateescape")
+    return detail if isinstance(detail, str) else repr(detail)
 
 
 def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,6 +66,8 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
         bad = [r.name for r in obs.rows if not (r.name or "").startswith(probe + ".")]
         if bad:
             raise ValueError(f"probe {probe}: row names must start with '{probe}.', got {bad}")
+    except CannotObserve as e:
+        obs = Observation(e.status, e.reason, {"exception": e.cause})
     except Exception as e:  # an unexpected exception is an `error` result, with its traceback
         obs = Observation("error", format_exception(e))
     seconds = time.perf_counter() - start

@@ -7,9 +7,22 @@
 Faults are recorded, never fatal: a release that does not exist, one with no wheel for this
 Python, or a numpy that cannot be installed each gives a raw file whose ``install`` says what
 happened, and the other cells go on. A cell whose raw file is complete is skipped on a rerun
-(``--force`` redoes it); an interrupted cell (``"complete": false``) is finished: the probes
+(``--force`` redoes it); an interrupted cell (``<cell>.json.partial``) is finished: the probes
 it already has are kept. With ``--tests``, a cell that has not run that suite (same path and
 contents, ``suite_identity``) is not complete: the suite runs there, the probes are kept.
+
+What happens on a fault of the matrix itself:
+
+- a second run over the same raw or envs folder (by default: the same checkout) waits for the
+  first, saying so (``--no-wait`` refuses instead); the lock dies with its holder;
+- Ctrl-C or SIGTERM kills every child process group, says one line and exits 130; a ``kill -9``
+  takes the runners and their children with it (``matrix.measure.procs``); complete cells are
+  kept and a rerun finishes the rest;
+- a raw file that cannot be read is moved aside (``<name>.json.unreadable-<time>``, kept) and
+  its cell redone;
+- a release older than the harness supports (``supported_from`` in the data file) is refused
+  before anything runs; a release that does not exist on the index and is not in the data file
+  gets no raw file (it would add a column to every page): the summary says so, exit 1.
 """
 
 from __future__ import annotations
@@ -28,10 +41,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from matrix.core import REPO_ROOT, DataFileError, Release
+from matrix.measure import lock, procs
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
-from matrix.measure.discover import discover_releases
+from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
-from matrix.measure.results import Run, SchemaError, read_raw, write_raw
+from matrix.measure.results import (
+    Run,
+    SchemaError,
+    move_aside,
+    partial_path,
+    read_raw,
+    write_raw,
+)
 from matrix.measure.suite import suite_identity
 
 DEFAULT_RAW = REPO_ROOT / "reports" / "raw"
@@ -46,6 +67,8 @@ class CellOutcome:
     seconds: float = 0.0
     note: str = ""
     tests: str = ""  # what the team's suite did here (_test_counts), "" without --tests
+    kept: bool = False  # an existing complete raw file was reused, nothing measured
+    unrecorded: bool = False  # no raw file was written (a release that does not exist)
 
 
 class Progress:
@@ -80,6 +103,16 @@ class Progress:
             )
 
 
+def _readable(path: Path) -> Run | None:
+    """The run in ``path``; one that cannot be read is moved aside (kept) and None returned."""
+    try:
+        return read_raw(path)
+    except SchemaError as e:
+        aside = move_aside(path)
+        print(f"matrix: {e}; moved it aside to {aside.name} and redoing its cell", flush=True)
+        return None
+
+
 def existing_state(path: Path, cell: Cell, suite: dict[str, str] | None = None) -> str:
     """ "complete", "partial" or "missing" for the raw file a cell would write.
 
@@ -87,13 +120,15 @@ def existing_state(path: Path, cell: Cell, suite: dict[str, str] | None = None) 
     one (another path, or the same path with other contents) is "partial": its probe results
     are kept and the suite is run again.
     """
+    partial = partial_path(path)
+    if partial.exists():
+        run = _readable(partial)
+        if run is not None and run.release == cell.release and run.env.get("numpy") == cell.numpy:
+            return "partial"
     if not path.exists():
         return "missing"
-    try:
-        run = read_raw(path)
-    except SchemaError:
-        return "missing"  # unreadable: redo it
-    if run.release != cell.release or run.env.get("numpy") != cell.numpy:
+    run = _readable(path)
+    if run is None or run.release != cell.release or run.env.get("numpy") != cell.numpy:
         return "missing"
     if suite is not None and run.install.get("status") == "ok" and run.extra.get("suite") != suite:
         return "partial"
@@ -120,7 +155,11 @@ def run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOu
     except Exception as e:  # recorded for this cell; the other cells go on
         detail = f"the matrix itself failed on this cell: {type(e).__name__}: {e}"
         install = Install("failed", 0.0, detail, None)
-        write_raw(install_failure_run(cell, install), cell.raw_path(args.raw_dir))
+        out = cell.raw_path(args.raw_dir)
+        if out.exists():  # what it held is kept, never replaced by this failure
+            detail += f" (the raw file it had is kept as {move_aside(out, 'before-failure').name})"
+            install = Install("failed", 0.0, detail, None)
+        write_raw(install_failure_run(cell, install), out)
         outcome = CellOutcome(cell, install="failed", note=f" [{detail}]")
         progress.end(outcome)
         return outcome
@@ -134,6 +173,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         run = read_raw(out)
         outcome.install = run.install.get("status", "?")
         outcome.note = " [kept: already complete]"
+        outcome.kept = True
         outcome.counts = _counts(run)
         outcome.tests = _test_counts(run)
         return outcome
@@ -148,7 +188,11 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     )
     install = ensure_env(spec, args.envs_dir / cell.id)
     outcome.install = install.status
-    if install.status != "ok" or install.python is None:
+    if install.status == "no-such-release" and cell.release not in args.config.releases:
+        # A typo or a release not yet out: no raw file, or every page would grow its column.
+        outcome.note = f" [no raw file written: {install.detail[:200]}]"
+        outcome.unrecorded = True
+    elif install.status != "ok" or install.python is None:
         run = install_failure_run(cell, install)
         write_raw(run, out)
     else:
@@ -174,10 +218,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         if args.tests:
             cmd += ["--tests", str(args.tests)]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
-        proc = subprocess.run(
-            cmd, cwd=REPO_ROOT, text=True, stderr=subprocess.PIPE,
-            stdout=None if args.tests else subprocess.PIPE,
-        )  # fmt: skip
+        proc = procs.run(cmd, cwd=REPO_ROOT, stdout=None if args.tests else subprocess.PIPE)
         if proc.returncode != 0 or not out.exists():
             note = (proc.stderr or proc.stdout or "").strip()[-400:]
             outcome.note += f" [runner exited {proc.returncode}: {note}]"
@@ -249,7 +290,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--report-dir", type=Path, help="where the pages go (default: the folder above --raw-dir)"
     )
     p.add_argument("--no-report", action="store_true", help="run the cells only")
+    p.add_argument(
+        "--aot-numpy",
+        help="run aot only in the cell with this numpy (CI's one-cell sessions pass the data "
+        "file's, so that aot runs once per release)",
+    )
+    p.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="refuse (exit 2) instead of waiting when another matrix run uses the same folders",
+    )
     args = p.parse_args(argv)
+    if args.discover and args.releases:
+        p.error(
+            "--discover adds releases to the data file's list and --releases replaces that list;"
+            " give one: --releases A,B (name the releases) or --discover (all, plus new ones)"
+        )
     if args.jobs < 1:
         p.error(f"--jobs: expected at least 1, got {args.jobs}")
     if args.tests is not None:
@@ -262,6 +318,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    procs.interrupt_on_sigterm()
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        procs.stop_all()
+        print(
+            "\nmatrix: interrupted; every child process was stopped. Complete cells are kept; "
+            "run the same command again to finish the others.",
+            file=sys.stderr,
+            flush=True,
+        )
+        return 130
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         config = load_matrix()
         releases = parse_list(args.releases, "--releases") if args.releases else None
@@ -269,31 +340,111 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (MatrixConfigError, DataFileError) as e:
         print(f"matrix: {e}", file=sys.stderr)
         return 2
+    args.config = config
+    old = [r for r in releases or () if r < config.supported_from]
+    if old:
+        print(
+            f"matrix: --releases: {', '.join(map(str, old))} older than "
+            f"{config.supported_from}, the oldest release the harness supports "
+            "(matrix/data/matrix.toml: supported_from); refused: its probes would record the "
+            "harness's own failures as Triton behaviour",
+            file=sys.stderr,
+        )
+        return 2
     extra: list[Release] = []
     if args.discover:
-        extra = discover_releases(config)
+        try:
+            extra = discover_releases(config)
+        except DiscoverError as e:
+            print(f"matrix: --discover: {e}", file=sys.stderr)
+            return 2
         print(
             f"discover: {', '.join(map(str, extra)) or 'no releases beyond the data file'}",
             flush=True,
         )
-    cells = plan(config, releases=releases, numpys=numpys, extra_releases=extra)
-    args.raw_dir.mkdir(parents=True, exist_ok=True)
+    cells = plan(
+        config, releases=releases, numpys=numpys, extra_releases=extra, aot_numpy=args.aot_numpy
+    )
     uv_binary()  # resolved here, once, before the worker threads (see uv_binary)
+    try:
+        with lock.hold([args.raw_dir, args.envs_dir], wait=not args.no_wait):
+            outcomes = _run_cells(cells, args)
+    except lock.LockBusy as e:
+        print(f"matrix: {e}", file=sys.stderr)
+        return 2
+    kept = [o for o in outcomes if o.kept]
+    if kept:
+        print(
+            f"\nmatrix: reused {len(kept)} of {len(outcomes)} cells from complete raw files in "
+            f"{args.raw_dir} without measuring them again (on a fresh clone these are the "
+            "committed results): " + ", ".join(o.cell.id for o in kept) + ". To re-measure: "
+            "--force (every selected cell) or delete a cell's raw file.",
+            flush=True,
+        )
+    unrecorded = [o for o in outcomes if o.unrecorded]
+    status = 1 if unrecorded else 0
+    if unrecorded:
+        print(
+            "matrix: no such release, so no raw file: "
+            + ", ".join(str(o.cell.release) for o in unrecorded),
+            file=sys.stderr,
+        )
+    if args.no_report:
+        return status
+    return _report(args) or status
+
+
+def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutcome]:
     progress = Progress(len(cells))
     print(
         f"matrix: {len(cells)} cells, {args.jobs} at a time, raw files in {args.raw_dir}",
         flush=True,
     )
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        outcomes = list(pool.map(lambda c: run_cell(c, args, progress), cells))
+    pool = ThreadPoolExecutor(max_workers=args.jobs)
+    try:
+        futures = [pool.submit(run_cell, c, args, progress) for c in cells]
+        outcomes = [f.result() for f in futures]
+    except BaseException:
+        procs.stop_all()  # the workers' children die, so the workers return at once
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     print("\n" + summary_table(outcomes), flush=True)
     print(f"\nmatrix: {len(cells)} cells in {progress._elapsed()}", flush=True)
-    if args.no_report:
-        return 0
+    return outcomes
+
+
+def _report(args: argparse.Namespace) -> int:
+    """Build the pages; say which committed pages that rewrote (stale against the code)."""
     from matrix.report.__main__ import main as report_main
 
     report_dir = args.report_dir or args.raw_dir.parent
-    return report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
+    try:
+        code = report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
+    except OSError as e:
+        print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
+        return 1
+    changed = _changed_committed(report_dir)
+    if changed:
+        print(
+            f"matrix: the report step rewrote {len(changed)} committed page(s) from these raw "
+            "files (the code that renders them changed since they were committed): "
+            + ", ".join(changed),
+            flush=True,
+        )
+    return code
+
+
+def _changed_committed(folder: Path) -> list[str]:
+    """Tracked files under ``folder`` that differ from the commit (none outside a checkout)."""
+    try:
+        proc = procs.run(
+            ["git", "-C", str(REPO_ROOT), "diff", "--name-only", "--", str(folder.resolve())],
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return proc.stdout.split() if proc.returncode == 0 else []
 
 
 if __name__ == "__main__":

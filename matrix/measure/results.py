@@ -6,7 +6,13 @@ The shape is fixed by DESIGN.md ("results")::
 
 A raw file (``reports/raw/<run-id>.json``) has the same shape with exactly one run. Every write is
 atomic (temporary file in the same folder, then ``os.replace``), so a crash or a kill never leaves a
-half-written file behind: readers see the old file or the new one.
+half-written file behind: readers see the old file or the new one. Files get the mode the umask
+gives (not ``mkstemp``'s 0600).
+
+Nothing a probe reports is lost on the way to disk: a detail with lone surrogates is written
+with JSON escapes (``\\udc80``), bytes as ``{"$bytes_b64": ...}`` (``to_json``). A folder reader
+(``read_folder``) names each raw file it cannot read and goes on with the others; the matrix
+moves such a file aside (``move_aside``: kept, never deleted) and redoes its cell.
 
 Schema 2 renamed a status that said two things: schema 1's ``dot_acc_out_dtype`` ``error`` meant
 "the release refuses the code" (now ``rejected``), while ``error`` everywhere else means "the
@@ -21,10 +27,12 @@ True
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -111,7 +119,17 @@ class Run:
         if not isinstance(d, dict):
             raise SchemaError(f"{where}: expected an object, got {type(d).__name__}")
         _require(d, where, {"id": str, "env": dict, "install": dict, "results": list})
-        results = [Result.from_dict(r, f"{where}.results[{i}]") for i, r in enumerate(d["results"])]
+        results = []
+        for i, r in enumerate(d["results"]):
+            at = f"{where}.results[{i}]"
+            if not isinstance(r, dict):
+                raise SchemaError(f"{at}: expected an object, got {type(r).__name__}")
+            try:
+                results.append(Result.from_dict(r, at))
+            except SchemaError:
+                raise
+            except (TypeError, ValueError) as e:  # a field of the wrong type (seconds: "x")
+                raise SchemaError(f"{at}: a field has the wrong type ({e})") from None
         if d["env"].get("triton") is not None:
             try:
                 Release.parse(d["env"]["triton"], f"{where}.env.triton")
@@ -192,12 +210,28 @@ def parse(doc: Any, where: str = "document") -> list[Run]:
     return [Run.from_dict(r, f"{where}.runs[{i}]") for i, r in enumerate(runs)]
 
 
+def _umask() -> int:
+    """The process umask, read without changing it (``os.umask`` sets it: not thread-safe)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o022
+
+
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old content or the new, never a part."""
+    """Write ``text`` to ``path`` so that readers see the old content or the new, never a part.
+
+    The file gets the mode a plain ``open`` would give (0666 less the umask). A failure (disk
+    full) leaves the old file as it was.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -210,8 +244,33 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         raise
 
 
+def _json_default(value: Any) -> Any:
+    """What JSON has no word for: bytes kept exactly (base64), anything else by its repr."""
+    if isinstance(value, (bytes, bytearray)):
+        return {"$bytes_b64": base64.b64encode(bytes(value)).decode("ascii")}
+    return {"$repr": repr(value)}
+
+
+def to_json(value: Any, **kwargs: Any) -> str:
+    """JSON text for ``value`` that loses nothing and always encodes as UTF-8.
+
+    Text stays readable (``ensure_ascii=False``) unless it holds lone surrogates, which UTF-8
+    cannot encode; then the whole text is written with ``\\uXXXX`` escapes, which JSON reads
+    back to the same string.
+
+    >>> json.loads(to_json({"d": "bad \\udc80", "b": b"\\xff"}))
+    {'d': 'bad \\udc80', 'b': {'$bytes_b64': '/w=='}}
+    """
+    text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, default=_json_default, **kwargs)
+    return text
+
+
 def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+    return to_json(doc, indent=1, sort_keys=False) + "\n"
 
 
 def write_raw(run: Run, path: str | os.PathLike[str]) -> None:
@@ -227,11 +286,57 @@ def read_raw(path: str | os.PathLike[str]) -> Run:
     return runs[0]
 
 
+def partial_path(out: str | os.PathLike[str]) -> Path:
+    """Where the runner keeps an unfinished cell: beside ``out``, renamed onto it when complete,
+    so that a redo that dies (disk full, a kill) never replaces a complete raw file. Not a
+    ``*.json`` name: folder readers do not take it for a cell."""
+    out = Path(out)
+    return out.with_name(out.name + ".partial")
+
+
+def move_aside(path: str | os.PathLike[str], why: str = "unreadable") -> Path:
+    """Rename a raw file that cannot be used out of the way (kept, never deleted); the new
+    name does not end in ``.json``, so no reader takes it for a cell again."""
+    path = Path(path)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    target = path.with_name(f"{path.name}.{why}-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.{why}-{stamp}-{n}")
+    os.replace(path, target)
+    return target
+
+
+def read_folder(path: str | os.PathLike[str]) -> tuple[list[Run], list[str]]:
+    """The runs of every readable raw file in a folder, and one message per file that is not
+    (naming it). A folder with no raw file at all is a SchemaError: nothing to report on."""
+    path = Path(path)
+    files = sorted(path.glob("*.json"))
+    if not files:
+        raise SchemaError(f"{path}: no raw files (*.json) in this folder; run the matrix first")
+    runs, bad = [], []
+    for p in files:
+        try:
+            runs.append(read_raw(p))
+        except SchemaError as e:
+            bad.append(str(e) if str(p) in str(e) else f"{p}: {e}")
+    if not runs:
+        raise SchemaError(f"{path}: no raw file here can be read: " + "; ".join(bad))
+    return runs, bad
+
+
 def read_runs(path: str | os.PathLike[str]) -> list[Run]:
-    """Runs from a merged ``matrix.json``, a single raw file, or a folder of raw files."""
+    """Runs from a merged ``matrix.json``, a single raw file, or a folder of raw files.
+
+    In a folder, a raw file that cannot be read is named on stderr and left out; the others
+    are read."""
     path = Path(path)
     if path.is_dir():
-        return [read_raw(p) for p in sorted(path.glob("*.json"))]
+        runs, bad = read_folder(path)
+        for message in bad:
+            print(f"matrix: skipped a raw file that cannot be read: {message}", file=sys.stderr)
+        return runs
     return parse(_read_json(path), str(path))
 
 
@@ -240,6 +345,8 @@ def _read_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise SchemaError(f"{path}: not JSON ({e})") from e
+    except UnicodeDecodeError as e:
+        raise SchemaError(f"{path}: not UTF-8 text ({e})") from e
     except OSError as e:
         raise SchemaError(f"{path}: cannot read ({e.strerror or e})") from e
 

@@ -6,9 +6,15 @@ The runner itself imports neither Triton nor torch: probes run in child processe
 (``matrix.measure.child``), one per backend and environment, each with a fresh ``TRITON_CACHE_DIR``.
 A child that crashes (even by a signal) or hangs past ``--timeout`` costs the probe it was
 running, which is recorded as ``crashed`` or ``timeout`` with the evidence; a new child picks up
-the remaining probes. The raw file is rewritten atomically after every result and marked
-``"complete": true`` only at the end, so a kill leaves a valid, partial file that ``--resume``
-(or the matrix) finishes later.
+the remaining probes. Results go to ``<out>.partial`` (``results.partial_path``), rewritten
+atomically after every result; only the complete cell is renamed onto ``--out``. A kill leaves
+a valid partial file that ``--resume`` (or the matrix) finishes later, and a redo that dies
+(disk full, a kill) never replaces a complete raw file with less.
+
+Children are started through ``matrix.measure.procs``: each in its own process group, killed
+with its group on a timeout, and killed by the kernel if this runner dies. The events and log
+files are read through handles opened before the child starts, so a probe that deletes the
+runner's work folder costs nothing that was already observed.
 """
 
 from __future__ import annotations
@@ -30,11 +36,18 @@ from typing import Any
 
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
-from matrix.core import BACKENDS, REPO_ROOT, run_id
-from matrix.measure import suite
+from matrix.core import BACKENDS, REPO_ROOT, Release, run_id
+from matrix.measure import procs, suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured
-from matrix.measure.results import Result, Run, read_raw, write_raw
+from matrix.measure.results import (
+    Result,
+    Run,
+    SchemaError,
+    partial_path,
+    read_raw,
+    write_raw,
+)
 from matrix.measure.supervise import death as _death
 from matrix.measure.supervise import tail as _tail
 
@@ -43,14 +56,10 @@ DEFAULT_TIMEOUT_S = 300.0
 SUITE_KEYS = ("suite", "tests", "launches", "kernel_compiles")
 POLL_S = 0.05
 
-# The child running now, so that a SIGTERM/SIGINT to the runner also ends the child's process
-# group (children run in their own session and would not see a Ctrl-C).
-_active: subprocess.Popen | None = None
-
 
 def _stop(signum: int, frame: Any) -> None:
-    if _active is not None and _active.poll() is None:
-        os.killpg(_active.pid, signal.SIGKILL)
+    # Children run in their own process groups and would not see a Ctrl-C: end them here.
+    procs.stop_all()
     raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
 
 
@@ -135,11 +144,12 @@ def run_group(
     workdir: Path,
 ) -> None:
     """Run ``tasks`` (one backend and environment) in children until each has a result."""
-    global _active
     remaining = list(tasks)
     attempt_no = 0
     while remaining:
         attempt_no += 1
+        # A probe may have deleted the work folder: make it again for the next child.
+        workdir.mkdir(parents=True, exist_ok=True)
         base = workdir / f"{backend}-{tasks[0].probe}-{abs(hash(extra_env)) % 10**6}-{attempt_no}"
         tasks_file, events_file, log_file = (
             base.with_suffix(s) for s in (".json", ".jsonl", ".log")
@@ -147,40 +157,44 @@ def run_group(
         tasks_file.write_text(json.dumps([t.to_json() for t in remaining]), encoding="utf-8")
         events_file.write_text("", encoding="utf-8")
         cache_dir = tempfile.mkdtemp(prefix="triton-cache-", dir=workdir)
-        with log_file.open("w", encoding="utf-8") as log:
-            proc = subprocess.Popen(
+        with (
+            log_file.open("w+", encoding="utf-8") as log,
+            events_file.open("rb") as events,
+        ):
+            proc = procs.start(
                 [sys.executable, "-m", "matrix.measure.child", str(tasks_file), str(events_file)],
                 env=child_environment(backend, extra_env, cache_dir),
                 cwd=REPO_ROOT,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                start_new_session=True,  # so a timeout can kill its whole process group
             )
-            _active = proc
-            done = _watch(proc, remaining, events_file, log_file, timeout_s, on_result)
+            try:
+                done = _watch(proc, remaining, events, log, timeout_s, on_result)
+            except BaseException:
+                procs.kill_group(proc)
+                raise
+            finally:
+                procs.forget(proc)
         remaining = remaining[done:]
 
 
 def _watch(
     proc: subprocess.Popen,
     tasks: Sequence[Task],
-    events_file: Path,
-    log_file: Path,
+    events: Any,
+    log_file: Any,
     timeout_s: float,
     on_result: Callable[[Result], None],
 ) -> int:
     """Follow one child's events; return how many of ``tasks`` got a result (incl. a failure)."""
     finished = 0
     started_at: float | None = None
-    offset = 0
+    pending = b""
     spawned = time.monotonic()
     while True:
-        with events_file.open(encoding="utf-8") as f:
-            f.seek(offset)
-            chunk = f.read()
-        complete_lines = chunk[: chunk.rfind("\n") + 1] if "\n" in chunk else ""
-        offset += len(complete_lines.encode("utf-8"))
-        for line in complete_lines.splitlines():
+        pending += events.read()
+        complete, _, pending = pending.rpartition(b"\n")
+        for line in complete.decode("utf-8").splitlines():
             event = json.loads(line)
             if event["event"] == "start":
                 started_at = time.monotonic()
@@ -207,8 +221,7 @@ def _watch(
             on_result(_failure(running, "crashed", why, _tail(log_file), elapsed))
             return finished + 1
         if started_at is not None and time.monotonic() - started_at > timeout_s:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            procs.kill_group(proc)
             why = f"{running} ran past the {timeout_s:g} s limit and was killed"
             on_result(_failure(running, "timeout", why, _tail(log_file), timeout_s))
             return finished + 1
@@ -237,9 +250,7 @@ GPU_QUERY = (
 def detect_gpu() -> dict[str, str] | None:
     """The CUDA device torch sees, asked in a child process so that this one stays light."""
     try:
-        out = subprocess.run(
-            [sys.executable, "-c", GPU_QUERY], capture_output=True, text=True, timeout=180
-        )
+        out = procs.run([sys.executable, "-c", GPU_QUERY], timeout=180)
         return json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
     except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
         return None
@@ -328,15 +339,67 @@ def run_tests(run: Run, args: argparse.Namespace, workdir: Path, out: Path) -> N
         )
 
 
+def _previous_run(args: argparse.Namespace, env: dict[str, Any]) -> Run | None:
+    """What an earlier run of this cell left (``--resume``): the partial file, else ``--out``
+    (incomplete, or complete when only the team's suite is to be redone). An unreadable one is
+    kept aside by the caller (the matrix) and simply not resumed here."""
+    for path in (partial_path(args.out), args.out):
+        if not path.exists():
+            continue
+        try:
+            previous = read_raw(path)
+        except SchemaError as e:
+            print(f"matrix.measure.runner: not resuming from {e}", file=sys.stderr)
+            continue
+        same = previous.env.get("triton") == env["triton"] and (
+            previous.env.get("numpy") == env["numpy"]
+        )
+        if same:
+            return previous
+    return None
+
+
+def unsupported(triton: str) -> str | None:
+    """Why the harness cannot measure ``triton``, or None (the matrix data's ``supported_from``)."""
+    from matrix.measure.cells import load_matrix
+
+    floor = load_matrix().supported_from
+    if Release.parse(triton, "installed triton") < floor:
+        return (
+            f"triton {triton} is older than {floor}, the oldest release the harness supports "
+            "(matrix/data/matrix.toml: supported_from); its probes would record the harness's "
+            "own failures as Triton behaviour"
+        )
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    try:
+        return _main(args)
+    except KeyboardInterrupt as e:
+        procs.stop_all()
+        why = str(e) or "interrupted"
+        print(
+            f"matrix.measure.runner: {why}; results so far are in {partial_path(args.out)} "
+            "(--resume finishes them)",
+            file=sys.stderr,
+        )
+        return 130
+
+
+def _main(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     gpu = detect_gpu() if "gpu" in args.backends else None
     env = {**collect_env(gpu), **(json.loads(args.env) if args.env else {})}
     if env["triton"] is None:
         print("matrix.measure.runner: triton is not installed in this environment", file=sys.stderr)
+        return 2
+    refused = unsupported(env["triton"])
+    if refused:
+        print(f"matrix.measure.runner: {refused}", file=sys.stderr)
         return 2
     install = json.loads(args.install) if args.install else {"status": "ok", "seconds": 0.0,
                                                                "detail": ""}  # fmt: skip
@@ -345,13 +408,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     specs = [s for s in registry() if not args.probes or s.name in args.probes]
     tasks = plan_tasks(specs, args.backends, gpu_target_of(gpu))
-    if args.resume and args.out.exists():
-        previous = read_raw(args.out)
-        if (
-            previous.env.get("triton") == env["triton"]
-            and previous.env.get("numpy") == env["numpy"]
-        ):
-            wanted = {t.key for t in tasks}
+    if args.resume:
+        wanted = {t.key for t in tasks}
+        previous = _previous_run(args, env)
+        if previous is not None:
             # A task's rows count only with its own result: a kill mid-task redoes the task.
             finished = {r.key for r in previous.results if r.key in wanted}
             run.results = [r for r in previous.results if task_key(r) in finished]
@@ -361,31 +421,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     todo = [t for t in tasks if t.key not in done]
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     log(f"[{run.id}] {len(todo)} of {len(tasks)} probe results to observe")
+    partial = partial_path(args.out)
 
     def record(result: Result) -> None:
         run.results.append(result)
         if result.key != task_key(result):
             return  # a row: written with its task's own result, which comes last
-        write_raw(run, args.out)
+        write_raw(run, partial)
         log(f"[{run.id}] {result.probe} {result.backend} {result.target or ''} -> "
             f"{result.status} ({result.seconds:.1f} s)")  # fmt: skip
 
-    write_raw(run, args.out)
+    write_raw(run, partial)
     # One child per backend and environment; an isolated probe gets a child of its own.
     groups: dict[tuple, list[Task]] = {}
     for task in todo:
         key = (task.backend, task.env, task.key if task.isolated else None)
         groups.setdefault(key, []).append(task)
-    with tempfile.TemporaryDirectory(prefix="matrix-run-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="matrix-run-", ignore_cleanup_errors=True) as workdir:
         for (backend, extra_env, _), group in groups.items():
             run_group(group, backend, extra_env, args.timeout, record, Path(workdir))
         if args.tests is not None:
-            run_tests(run, args, Path(workdir), args.out)
+            Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it
+            run_tests(run, args, Path(workdir), partial)
     order = {t.key: i for i, t in enumerate(tasks)}
     run.results.sort(key=lambda r: order.get(task_key(r), len(order)))
     run.extra["complete"] = True
     run.extra["seconds"] = round(time.monotonic() - t0, 1)
-    write_raw(run, args.out)
+    write_raw(run, partial)
+    os.replace(partial, args.out)  # the complete cell replaces the old file in one step
     counts: dict[str, int] = {}
     for r in run.results:
         counts[r.status] = counts.get(r.status, 0) + 1

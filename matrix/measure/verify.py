@@ -1,10 +1,11 @@
 """``python -m matrix.measure.verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
 
-Fails (exit 1, naming each problem) when a cell is missing or incomplete, an install failed,
+Fails (exit 1, naming each problem) when a raw file cannot be read (the others are still
+checked), a cell is missing or incomplete, an install failed,
 or a probe ended ``crashed``, ``timeout`` or an ``error`` that is not one of its own statuses
 (a broken probe rather than an observation), a fingerprint cell is ``error`` (the battery's
 harness broke on it), or a fingerprint run has fewer than ``fingerprint.MIN_CELLS`` cells.
-Exit 0 when everything is there.
+Exit 0 when everything is there; 2 when there is nothing to check (no raw files at all).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from matrix import fingerprint
 from matrix.catalog import PROBES_BY_NAME
-from matrix.measure.results import Run, SchemaError, read_runs
+from matrix.measure.results import Run, SchemaError, read_folder, read_runs
 
 BROKEN = ("crashed", "timeout", "error")
 
@@ -50,11 +51,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cells", type=int, help="how many cells there must be")
     args = p.parse_args(argv)
     try:
-        runs = read_runs(args.raw)
+        if args.raw.is_dir():
+            runs, unreadable = read_folder(args.raw)
+        else:
+            runs, unreadable = read_runs(args.raw), []
     except (OSError, SchemaError) as e:
         print(f"matrix.measure.verify: {e}", file=sys.stderr)
         return 2
-    found = problems(runs, args.cells)
+    found = [f"unreadable raw file: {m}" for m in unreadable] + problems(runs, args.cells)
+    if args.raw.is_dir():
+        found += [
+            f"{p.name}: an interrupted cell (the matrix finishes it on a rerun)"
+            for p in sorted(args.raw.glob("*.json.partial"))
+        ]
     for line in found:
         print(f"matrix.measure.verify: {line}", file=sys.stderr)
     results = sum(len(r.results) for r in runs)

@@ -16,10 +16,19 @@ before Triton is imported: ``TRITON_INTERPRET=1`` for ``interpret``, unset for `
 ``error`` with the traceback, a crash becomes ``crashed``, a hang ``timeout``; never a pass.
 A release that refuses the probed code is the probe's own refusal status (``rejected``,
 ``removed``), never ``error``.
+
+Not every exception is the release refusing. A compile tool missing (``ld.lld``,
+``AotUnavailable``), a tool outside Triton failing (``gcc`` building the launcher stub:
+``CalledProcessError``), or the harness unable to run on the release (``No module named
+'triton.backends'``) say nothing about Triton. ``attempt``, through which every probe calls
+Triton, sorts them out in one place (``outside_triton``, by the rules in ``OUTSIDE_TRITON``)
+and raises ``CannotObserve``, which no probe's own handling catches: the child records it as
+``skipped`` or ``error`` with the reason.
 """
 
 from __future__ import annotations
 
+import subprocess
 import traceback
 import warnings
 from collections.abc import Callable
@@ -27,6 +36,81 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix.core import AotUnavailable
+
+
+class CannotObserve(BaseException):
+    """The probe could not look, for a reason outside Triton: ``status`` is ``skipped`` or
+    ``error``, ``reason`` says why. A BaseException, so that a probe's ``except Exception``
+    cannot turn it into an observation; ``matrix.measure.child`` records it."""
+
+    def __init__(self, status: str, reason: str, cause: str = "") -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.cause = status, reason, cause
+
+
+def _is_triton_import(e: BaseException) -> bool:
+    name = getattr(e, "name", None) or ""
+    return isinstance(e, ImportError) and (name == "triton" or name.startswith("triton."))
+
+
+def _tool_failed(e: BaseException) -> bool:
+    return isinstance(e, subprocess.CalledProcessError)
+
+
+# (what the exception is, status, what it means): the first rule that matches any exception in
+# the chain (the exception, its causes and contexts) decides. Extend here, not in probes.
+OUTSIDE_TRITON: tuple[tuple[Callable[[BaseException], bool], str, str], ...] = (
+    (lambda e: isinstance(e, AotUnavailable), "skipped", "a compile tool is missing"),
+    (
+        lambda e: isinstance(e, FileNotFoundError | PermissionError),
+        "skipped",
+        "a tool or file outside Triton is missing or not executable",
+    ),
+    (
+        lambda e: "ld.lld" in str(e) and ("not found" in str(e) or "No such file" in str(e)),
+        "skipped",
+        "the linker ld.lld (outside Triton) is missing",
+    ),
+    (_tool_failed, "error", "a tool outside Triton failed"),
+    (_is_triton_import, "error", "the harness cannot run on this release (a module it needs)"),
+)
+
+
+def _chain(e: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = e
+    while current is not None and all(current is not s for s in seen):
+        seen.append(current)
+        current = current.__cause__ or (
+            None if current.__suppress_context__ else current.__context__
+        )
+    return seen
+
+
+def _describe(e: BaseException) -> str:
+    if isinstance(e, subprocess.CalledProcessError):
+        cmd = e.cmd if isinstance(e.cmd, str) else " ".join(map(str, e.cmd))
+        out = e.stderr or e.output or ""
+        if isinstance(out, bytes):
+            out = out.decode("utf-8", "replace")
+        tail = f": {out.strip()[-400:]}" if str(out).strip() else ""
+        return f"{cmd[:200]} exited with {e.returncode}{tail}"
+    return f"{type(e).__name__}: {str(e).strip()}"[:500]
+
+
+def outside_triton(e: BaseException) -> CannotObserve | None:
+    """``CannotObserve`` when ``e`` (or what caused it) is a failure outside Triton, else None.
+
+    >>> import subprocess
+    >>> err = RuntimeError("launcher"); err.__cause__ = subprocess.CalledProcessError(1, ["gcc"])
+    >>> outside_triton(err).status, outside_triton(ValueError("x")) is None
+    ('error', True)
+    """
+    for link in _chain(e):
+        for matches, status, meaning in OUTSIDE_TRITON:
+            if matches(link):
+                return CannotObserve(status, f"{meaning}: {_describe(link)}", cause_text(e))
+    return None
 
 
 @dataclass(frozen=True)
@@ -90,12 +174,16 @@ def attempt(fn: Callable[[], Any]) -> Outcome:
     """Call ``fn`` recording every warning (all categories, each time) and any exception.
 
     Triton's warnings are not all DeprecationWarning, so nothing is filtered by category.
+    An exception from outside Triton (``outside_triton``) is raised as ``CannotObserve``.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
             value = fn()
         except Exception as e:  # recorded and classified by the probe, never dropped
+            cannot = outside_triton(e)
+            if cannot is not None:
+                raise cannot from e
             return Outcome(exception=e, warnings=list(caught))
     return Outcome(value=value, warnings=list(caught))
 
@@ -122,13 +210,15 @@ def cause_text(e: BaseException, limit: int = 500) -> str:
 
 
 def refusal(outcome: Outcome, status: str) -> Observation | None:
-    """For an outcome that raised: ``skipped`` when a compile tool is missing (aot), else
-    ``status`` with the innermost cause as detail and data. None when nothing was raised."""
+    """For an outcome that raised: ``status`` with the innermost cause as detail and data
+    (``attempt`` has already raised what is not Triton's doing). None when nothing was raised."""
     if not outcome.raised:
         return None
     e = outcome.exception
-    if isinstance(e, AotUnavailable):
-        return Observation("skipped", str(e))
+    assert e is not None
+    cannot = outside_triton(e)  # an Outcome built without ``attempt`` is sorted here too
+    if cannot is not None:
+        return Observation(cannot.status, cannot.reason)
     text = cause_text(e)
     return Observation(status, text, {"exception": text, "warnings": outcome.warning_texts()})
 

@@ -1,0 +1,225 @@
+"""Issue 11: faults from outside Triton are survived, recorded as what they are, and lose
+nothing. Each test injects one kind of fault (stand-in probes in tests/fixtures/probes/faults,
+damaged files, a second run) and fails without the mechanism that handles it."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from matrix.measure import envs, lock, results
+from matrix.measure.envs import EnvSpec, classify_failure, is_transient
+from matrix.measure.results import Result, Run, read_raw, write_raw
+from matrix.probes.support.base import CannotObserve, Outcome, attempt, refusal
+
+ROOT = Path(__file__).resolve().parent.parent
+FAULTS = "tests.fixtures.probes.faults"
+
+
+def _runner(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": FAULTS, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "matrix.run", "--out", str(out), "--backends", "interpret",
+           "--quiet", "--timeout", "60", *extra]  # fmt: skip
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def fault_run(tmp_path_factory) -> Run:
+    out = tmp_path_factory.mktemp("faults") / "raw.json"
+    proc = _runner(out)
+    assert proc.returncode == 0, proc.stderr
+    return read_raw(out)
+
+
+def test_outside_triton_is_never_a_triton_status(fault_run):
+    by = {r.probe: r for r in fault_run.results}
+    assert by["tool_missing"].status == "skipped", by["tool_missing"]
+    assert "ld.lld" in by["tool_missing"].detail
+    assert by["tool_failed"].status == "error"
+    assert "exited with 1" in by["tool_failed"].detail and "cuda.h" in by["tool_failed"].detail
+    assert by["harness_import"].status == "error"
+    assert "triton.backends" in by["harness_import"].detail
+    assert "cannot run on this release" in by["harness_import"].detail
+
+
+def test_lone_surrogates_and_bytes_are_stored_losslessly(fault_run):
+    from tests.fixtures.probes.faults.surrogate_detail import DETAIL
+
+    r = next(r for r in fault_run.results if r.probe == "surrogate_detail")
+    assert r.detail == DETAIL
+    assert r.data["raw"] == {"$bytes_b64": "/wD+"}  # b"\xff\x00\xfe"
+    assert r.data["text"] == "\udcff"
+
+
+def test_a_probe_that_deletes_the_work_folder_loses_nothing(fault_run):
+    assert fault_run.complete
+    assert [r.probe for r in fault_run.results] == [
+        "ok_first", "surrogate_detail", "tool_missing", "tool_failed", "harness_import",
+        "deletes_workdir", "ok_last",
+    ]  # fmt: skip
+    assert all(r.status in ("pass", "skipped", "error") for r in fault_run.results)
+    assert next(r for r in fault_run.results if r.probe == "ok_last").status == "pass"
+
+
+def test_cannot_observe_passes_through_a_probes_own_except():
+    def probe():
+        try:
+            attempt(lambda: subprocess.check_call(["/nonexistent/tool"]))
+        except Exception:  # a probe's broad handler must not turn it into an observation
+            return "swallowed"
+
+    with pytest.raises(CannotObserve) as info:
+        probe()
+    assert info.value.status == "skipped"
+    # An Outcome made without attempt() is sorted the same way by refusal().
+    out = refusal(Outcome(exception=subprocess.CalledProcessError(1, ["gcc"])), "removed")
+    assert out is not None and out.status == "error" and "gcc" in out.detail
+
+
+def test_raw_file_mode_follows_the_umask(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_raw(Run(id="x", env={}), tmp_path / "a.json")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.json").stat().st_mode) == 0o644
+
+
+def test_damaged_raw_files_are_named_and_the_rest_read(tmp_path, capsys):
+    good = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0", "numpy": "2.4.6"},
+               results=[Result("splitk", "interpret", None, "pass")])  # fmt: skip
+    write_raw(good, tmp_path / "good.json")
+    (tmp_path / "badbyte.json").write_bytes(b'{"schema": 2, "runs": [\xff]}')
+    text = (tmp_path / "good.json").read_text().replace('"seconds": 0.0', '"seconds": "slow"')
+    (tmp_path / "wrongtype.json").write_text(text)
+    runs, bad = results.read_folder(tmp_path)
+    assert [r.id for r in runs] == [good.id]
+    assert len(bad) == 2 and any("badbyte.json" in b for b in bad)
+    assert any("wrongtype.json" in b and "wrong type" in b for b in bad)
+    assert results.read_runs(tmp_path) == runs
+    assert "badbyte.json" in capsys.readouterr().err
+
+
+def test_verify_names_unreadable_and_interrupted_cells_and_checks_the_rest(tmp_path, capsys):
+    from matrix.measure import verify
+
+    good = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0", "numpy": "2.4.6"},
+               results=[Result("splitk", "interpret", None, "pass")])  # fmt: skip
+    write_raw(good, tmp_path / "good.json")
+    (tmp_path / "bad.json").write_bytes(b"\xff")
+    write_raw(good, results.partial_path(tmp_path / "other.json"))
+    assert verify.main([str(tmp_path)]) == 1
+    err = capsys.readouterr()
+    assert "bad.json" in err.err and "other.json.partial" in err.err
+    assert "1 cells" in err.out
+
+
+def test_an_empty_raw_folder_is_an_error(tmp_path):
+    with pytest.raises(results.SchemaError, match="no raw files"):
+        results.read_runs(tmp_path)
+    from matrix.measure import verify
+
+    assert verify.main([str(tmp_path)]) == 2
+
+
+def test_move_aside_keeps_the_file(tmp_path):
+    p = tmp_path / "triton-3.9.0-numpy-2.4.6.json"
+    p.write_text("garbage")
+    aside = results.move_aside(p)
+    assert not p.exists() and aside.read_text() == "garbage" and not aside.name.endswith(".json")
+
+
+def test_env_marker_matches_the_spec_as_json_reads_it(tmp_path):
+    spec = EnvSpec(python="3.11", triton="3.9.0", numpy="2.4.6", torch="2.13.0")
+    (tmp_path / envs.MARKER).write_text(json.dumps(spec.marker()))
+    (tmp_path / "bin").mkdir()
+    got = envs.ensure_env(spec, tmp_path)  # would rebuild (uv) if the marker never matched
+    assert got.status == "ok" and got.detail == "reused an existing environment"
+
+
+def test_a_failed_build_leaves_the_old_environment(tmp_path, monkeypatch):
+    spec = EnvSpec(python="3.11", triton="3.9.0", numpy="2.4.6", torch="2.13.0")
+    path = tmp_path / "cell"
+    path.mkdir()
+    (path / "keep").write_text("old")
+    monkeypatch.setattr(envs, "_install_once", lambda uv, s, p: (p.mkdir(), ("failed", "x", ""))[1])
+    monkeypatch.setattr(envs, "uv_binary", lambda: "uv")
+    assert envs.ensure_env(spec, path, log=lambda m: None).status == "failed"
+    assert (path / "keep").read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["cell"]  # nothing half-built left beside
+
+
+def test_transient_install_failures_are_retried_bounded(tmp_path, monkeypatch):
+    calls = []
+
+    def flaky(uv, spec, path):
+        calls.append(1)
+        path.mkdir(exist_ok=True)
+        if len(calls) < 2:
+            return "failed", "net", "error: Failed to fetch: `https://pypi.org/simple/triton/`"
+        return "ok", "uv: ...", ""
+
+    monkeypatch.setattr(envs, "_install_once", flaky)
+    monkeypatch.setattr(envs, "uv_binary", lambda: "uv")
+    monkeypatch.setattr(envs, "RETRY_PAUSE_S", 0.0)
+    spec = EnvSpec(python="3.11", triton="3.9.0", numpy="2.4.6", torch="2.13.0")
+    assert envs.ensure_env(spec, tmp_path / "cell", log=lambda m: None).status == "ok"
+    assert len(calls) == 2
+    calls.clear()
+    monkeypatch.setattr(envs, "_install_once", lambda uv, s, p: (calls.append(1), p.mkdir(
+        exist_ok=True), ("failed", "down", "connection refused"))[2])  # fmt: skip
+    got = envs.ensure_env(spec, tmp_path / "other", log=lambda m: None)
+    assert got.status == "failed" and len(calls) == envs.INSTALL_ATTEMPTS
+    assert "tried 3 times" in got.detail
+    assert not is_transient("Because there is no version of triton==3.99.0")
+
+
+def test_no_wheel_names_the_package_uv_blames():
+    spec = EnvSpec(python="3.11", triton="3.9.0", numpy="2.4.6", torch="2.13.0")
+    text = ("cause: Because torch==2.13.0 has no wheels with a matching Python ABI tag "
+            "(e.g., `cp311`) and you require torch==2.13.0, ...")  # fmt: skip
+    status, detail = classify_failure(text, spec)
+    assert status == "no-wheel" and detail.startswith("torch==2.13.0 has no wheel"), detail
+
+
+def test_a_second_holder_of_the_run_lock_is_refused_with_a_message(tmp_path):
+    code = (
+        "import sys, time; from pathlib import Path; from matrix.measure import lock\n"
+        "with lock.hold([Path(sys.argv[1])]):\n print('held', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], cwd=ROOT,
+                              stdout=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with (
+            pytest.raises(lock.LockBusy, match=f"pid {holder.pid}.*is using"),
+            lock.hold([tmp_path], wait=False),
+        ):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with lock.hold([tmp_path], wait=False):  # the kernel dropped the dead holder's lock
+        pass
+
+
+def test_report_names_a_bad_raw_file_goes_on_and_refuses_an_empty_folder(tmp_path, capsys):
+    from matrix.report.__main__ import main as report
+
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    good = ROOT / "reports" / "raw" / "triton-3.9.0-numpy-2.4.6.json"
+    (raw / good.name).write_bytes(good.read_bytes())
+    (raw / "bad.json").write_bytes(b"\xff")
+    assert report(["--raw", str(raw), "--out", str(tmp_path / "pages")]) == 0
+    err = capsys.readouterr().err
+    assert "bad.json" in err and "cannot be read" in err
+    (tmp_path / "empty").mkdir()
+    assert report(["--raw", str(tmp_path / "empty"), "--out", str(tmp_path / "p2")]) == 2
+    assert "no raw files" in capsys.readouterr().err
