@@ -111,15 +111,19 @@ def test_child_environment_fixes_the_backend(tmp_path):
 
 
 def test_raw_file_is_json_after_every_result(tmp_path, fixture_probes):
-    """Each intermediate write is a whole document (atomic replace), never a torn file."""
+    """Each intermediate write (to the partial file beside --out) is a whole document (atomic
+    replace), never a torn file."""
     out = tmp_path / "raw.json"
+    side = partial_path(out)
     seen = []
     proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "1"})
     while proc.poll() is None:
-        if out.exists():
-            seen.append(json.loads(out.read_text()))  # raises on a torn write
+        try:
+            seen.append(json.loads(side.read_text()))  # raises on a torn write
+        except FileNotFoundError:
+            pass  # not written yet, or already renamed to --out
         time.sleep(0.05)
-    assert proc.returncode == 0 and seen
+    assert proc.returncode == 0 and seen and read_raw(out).complete
 
 
 def _as_gpu(plan):

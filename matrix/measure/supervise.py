@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 POLL_S = 0.05
 
@@ -57,10 +57,18 @@ def _kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-def tail(path: Path, limit: int = 1500) -> str:
+def tail(log: Path | IO[Any], limit: int = 1500) -> str:
+    """The end of a child's output file: a path, or a handle opened before the child started,
+    which still reads after the file (or its whole work folder) was deleted."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")[-limit:]
-    except OSError:
+        if isinstance(log, Path):
+            return log.read_text(encoding="utf-8", errors="replace")[-limit:]
+        log.flush()
+        with open(log.fileno(), "rb", closefd=False) as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4 * limit))
+            return f.read().decode("utf-8", errors="replace")[-limit:]
+    except (OSError, ValueError):
         return ""
 
 
