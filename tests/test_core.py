@@ -216,7 +216,9 @@ def test_scan_agrees_with_the_gate_on_a_short_candidate(tmp_path: Path, capsys) 
         outs.append(json.loads(capsys.readouterr().out)["findings"])
     assert outs[0] == outs[1]
     notes = {f["releases"] for f in outs[0]}
-    assert notes and all("block_ptr on 3.9.0: removed" in n for n in notes), notes
+    # The hand rule names the probe's verdict; the census adds the names 3.9.0 lacks.
+    assert "block_ptr" in " ".join(notes) and all("3.9.0" in n for n in notes), notes
+    assert any("block_ptr on 3.9.0: removed" in n for n in notes), notes
 
 
 def test_the_examples_in_the_docstrings_hold() -> None:

@@ -2,6 +2,7 @@
 result, recorded with evidence, and every other result is in the file. Uses stand-in probes
 (tests/fixtures/probes), so no Triton is needed."""
 
+import contextlib
 import json
 import os
 import signal
@@ -118,10 +119,9 @@ def test_raw_file_is_json_after_every_result(tmp_path, fixture_probes):
     seen = []
     proc = _run(out, "--probes", "ok_first,slow,ok_last", env={"SLOW_PROBE_SECONDS": "1"})
     while proc.poll() is None:
-        try:
-            seen.append(json.loads(side.read_text()))  # raises on a torn write
-        except FileNotFoundError:
-            pass  # not written yet, or already renamed to --out
+        # Not written yet, or already renamed to --out; a torn write raises.
+        with contextlib.suppress(FileNotFoundError):
+            seen.append(json.loads(side.read_text()))
         time.sleep(0.05)
     assert proc.returncode == 0 and seen and read_raw(out).complete
 
