@@ -316,6 +316,44 @@ def test_a_case_that_kills_the_process_costs_that_cell_only(monkeypatch):
     assert ending == "ok"
 
 
+def test_a_spawned_child_isolates_a_crash_too(monkeypatch, tmp_path):
+    """The GPU's start method (spawn: a fresh interpreter, as CUDA needs) singles out the case
+    that aborts, as fork does. The abort is planted through a sitecustomize the spawned
+    interpreter runs at start-up: a monkeypatch does not reach a fresh process."""
+    import os
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
+    from matrix.probes import fp
+    from matrix.probes.support.base import Context
+
+    b = bt.load()
+    cases = [c for c in b.cases if c.group == "binary.add" and c.key.startswith("int8,")][:3]
+    doomed = cases[1]
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os\n"
+        "from matrix.probes.support import battery as bt\n"
+        "real = bt.apply\n"
+        "def apply(ops, case):\n"
+        f"    if (case.group, case.key) == {(doomed.group, doomed.key)!r}:\n"
+        "        os.abort()\n"
+        "    return real(ops, case)\n"
+        "bt.apply = apply\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])  # sitecustomize runs before spawn's sys.path
+    path = os.pathsep.join([str(tmp_path), root, os.environ.get("PYTHONPATH", "")]).rstrip(
+        os.pathsep
+    )
+    monkeypatch.setenv("PYTHONPATH", path)
+    monkeypatch.setitem(fp.START_METHOD, "interpret", "spawn")
+    sink, ending = fp.trace_isolated(Context("interpret", None), 3, cases, [], False)
+    cells = sink.cells["binary.add"]
+    assert cells[doomed.key] == "crashed"
+    assert "SIGABRT" in sink.reasons["binary.add"][sink.details["binary.add"][doomed.key]]
+    assert all(cells[c.key] not in ("crashed", "error") for c in cases if c != doomed)
+    assert ending == "ok"
+
+
 def test_verify_flags_harness_errors_and_a_short_battery():
     fp_row = Result("fp", "interpret", None, "observed")
     many = {f"c{i}": "int8" for i in range(fpm.MIN_CELLS)}
