@@ -252,15 +252,12 @@ class TeamView:
         if col is None:
             return []
         i = self.columns.index(col)
-        return [(t.id, t.cells[i]) for t in self.tests if t.cells[i].outcome not in (None, "passed")]
+        return [
+            (t.id, t.cells[i])
+            for t in self.tests
+            if t.cells[i].outcome not in (None, gc.PASSED_TEST)
+        ]
 
-    def kernels_of(self, release: str) -> list[tuple[KernelPage, tuple[int, int, int]]]:
-        return [(k, k.counts(release, self.targets)) for k in self.kernels]
-
-    def compiles(self, release: str) -> tuple[int, int]:
-        """(compiled, recorded) over every kernel, specialization and target of ``release``."""
-        counts = [k.counts(release, self.targets) for k in self.kernels]
-        return sum(c[0] for c in counts), sum(c[2] for c in counts)
 
 
 def _target_order(target: str) -> tuple[int, str]:
