@@ -170,3 +170,10 @@ def test_without_a_suite_the_team_pages_say_so(tmp_path: Path) -> None:
     html = text(out / "team" / "index.html")
     assert "No run in these results ran a team's suite" in html
     assert not list((out / "team").glob("k-*.html"))
+
+
+def test_the_markdown_report_has_the_suite_per_cell(site: Path) -> None:
+    md = text(site / "README.md")
+    assert "## Your suite" in md
+    assert "| 3.8.0 | 2.4.6 | ✔ 8/8 | 21/21 |  |" in md
+    assert "| 3.9.0 | 2.4.6 | ✖ 7/8 | 18/21 | `" in md and "test_matmul_block_ptr` failed |" in md

@@ -224,7 +224,7 @@ def test_a_recorded_launch_replays(tmp_path):
 import json, sys, torch
 from matrix.backends.kernels import replay
 launch = json.loads(sys.stdin.read())
-args = replay(launch, device="cpu", root=sys.argv[1])
+args = replay(launch, device="cpu", suite_root=sys.argv[1])
 torch.testing.assert_close(args["out_ptr"], args["x_ptr"] + args["y_ptr"], rtol=0, atol=0)
 print(sorted(args), list(args["x_ptr"].shape))
 """
@@ -232,7 +232,7 @@ print(sorted(args), list(args["x_ptr"].shape))
     (add,) = [launch for launch in run.extra["launches"] if launch["name"] == "add_kernel"]
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(TEAMLIB.parent)],
+        [sys.executable, "-c", code, str(TEAMLIB)],
         input=json.dumps(add),
         env=env,
         cwd=ROOT,
