@@ -285,7 +285,8 @@ def replay(
     """Launch a captured specialization once on ``device`` with fresh random inputs of the
     recorded shapes, dtypes, scalars and grid; return the arguments it was given (tensors
     hold the results). Raises KernelNotLoadable or ValueError when the launch lacks what a
-    replay needs; the kernel's own errors propagate. ``root``, ``suite_root`` as for ``load_kernel``."""
+    replay needs; the kernel's own errors propagate. ``root`` and ``suite_root`` as for
+    ``load_kernel``."""
     import torch
 
     fn = load_kernel(launch, root, suite_root)

@@ -115,7 +115,9 @@ def main(argv: Sequence[str]) -> int:
             if item in skip:
                 continue
             emit({"event": "start", "id": item})
-            emit({"event": "done", "id": item, "record": compile_launch(launch, target, suite_root)})
+            emit(
+                {"event": "done", "id": item, "record": compile_launch(launch, target, suite_root)}
+            )
     return 0
 
 

@@ -259,7 +259,6 @@ class TeamView:
         ]
 
 
-
 def _target_order(target: str) -> tuple[int, str]:
     return (AOT_TARGETS.index(target) if target in AOT_TARGETS else len(AOT_TARGETS), target)
 
