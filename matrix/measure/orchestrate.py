@@ -35,7 +35,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -424,7 +424,8 @@ def _main(args: argparse.Namespace) -> int:
         )
     if args.no_report:
         return status
-    return _report(args) or status
+    measured = {o.cell.raw_path(args.raw_dir).name for o in outcomes if not o.kept}
+    return _report(args, measured) or status
 
 
 def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutcome]:
@@ -451,8 +452,9 @@ def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutc
     return outcomes
 
 
-def _report(args: argparse.Namespace) -> int:
-    """Build the pages; say which committed pages that rewrote (stale against the code)."""
+def _report(args: argparse.Namespace, measured: Collection[str] = ()) -> int:
+    """Build the pages; say which committed files differ from the commit now: raw files this
+    run measured (``measured``: their names), raw files an earlier run left, and pages."""
     from matrix.report.__main__ import main as report_main
 
     report_dir = args.report_dir or args.raw_dir.parent
@@ -464,9 +466,17 @@ def _report(args: argparse.Namespace) -> int:
     changed = _changed_committed(report_dir)
     raw = _changed_committed(args.raw_dir)
     pages = [c for c in changed if c not in raw]
-    if raw:
+    anew = [r for r in raw if Path(r).name in measured]
+    earlier = [r for r in raw if r not in anew]
+    if anew:
         print(
-            f"matrix: this run measured anew {len(raw)} committed raw file(s): " + ", ".join(raw),
+            f"matrix: this run measured anew {len(anew)} committed raw file(s): " + ", ".join(anew),
+            flush=True,
+        )
+    if earlier:
+        print(
+            f"matrix: {len(earlier)} committed raw file(s) differ from the commit (an earlier "
+            "run's measurements, kept by this one): " + ", ".join(earlier),
             flush=True,
         )
     if pages:
