@@ -320,3 +320,62 @@ def test_upgrade_page_verdict_is_the_gates_exit(browser, tmp_path, baseline, can
     if gate.returncode != EXIT_SAFE:
         assert "✔" not in verdict.inner_text()
     context.close()
+
+
+@pytest.fixture(scope="module")
+def team_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("team-site")
+    build(FIXTURES / "teamlib_raw", out)
+    return out
+
+
+TEAM_PAGES = ["team/index.html", "team/tests.html", "upgrades/3.8.0-to-3.9.0.html",
+              "releases/3.9.0.html"]  # fmt: skip
+
+
+def test_team_pages_at_phone_width(browser, team_site: Path) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    pg = context.new_page()
+    kernel_pages = sorted(p.relative_to(team_site) for p in (team_site / "team").glob("k-*.html"))
+    assert len(kernel_pages) == 7
+    for name in [*TEAM_PAGES, *map(str, kernel_pages)]:
+        pg.goto((team_site / name).as_uri())
+        wide = pg.evaluate("document.documentElement.scrollWidth")
+        assert wide <= 390, f"{name}: the page is {wide} px wide at 390 px"
+    pg.goto((team_site / "team" / kernel_pages[0].name).as_uri())
+    pg.screenshot(path=str(_shot("team-kernel-phone.png")), full_page=True)
+    context.close()
+
+
+def test_team_pages_by_keyboard(browser, team_site: Path) -> None:
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    pg = context.new_page()
+    pg.goto((team_site / "index.html").as_uri())
+    # From the matrix page, Tab reaches the link to the kernel index; Enter opens it.
+    for _ in range(400):
+        pg.keyboard.press("Tab")
+        if pg.evaluate("document.activeElement.getAttribute('href')") == "team/index.html":
+            break
+    else:
+        pytest.fail("Tab never reached the link to the team's kernels")
+    pg.keyboard.press("Enter")
+    pg.wait_for_url("**/team/index.html")
+    # The first kernel link in the index, then its page: a releases x targets table.
+    for _ in range(100):
+        pg.keyboard.press("Tab")
+        href = pg.evaluate("document.activeElement.getAttribute('href') || ''")
+        if href.startswith("k-"):
+            break
+    else:
+        pytest.fail("Tab never reached a kernel page link")
+    pg.keyboard.press("Enter")
+    pg.wait_for_url("**/team/k-*.html")
+    grid = pg.locator("table.kernel-grid").first
+    assert grid.locator("td[data-status]").count() == 6  # 2 releases x 3 targets
+    pg.screenshot(path=str(_shot("team-kernel.png")), full_page=True)
+    pg.goto((team_site / "team" / "tests.html").as_uri())
+    region = pg.locator('[role="region"][aria-label="tests by release"]')
+    region.focus()
+    assert pg.evaluate("document.activeElement.getAttribute('role')") == "region"
+    pg.screenshot(path=str(_shot("team-tests.png")), full_page=True)
+    context.close()

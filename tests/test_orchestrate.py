@@ -236,3 +236,30 @@ def test_ci_cells_compile_aot_once_per_release():
         for c in cells_mod.plan(config, releases=["3.9.0"], numpys=[n], aot_numpy=config.aot_numpy)
     ]
     assert [c.numpy for c in per_cell if "aot" in c.backends] == [config.aot_numpy]
+
+
+def test_the_report_step_tells_measured_raw_files_from_kept_ones(monkeypatch, capsys, tmp_path):
+    # A second run that keeps every cell must not say it measured the files an earlier run left.
+    import argparse
+
+    import matrix.report.__main__ as report_main
+    from matrix.measure import orchestrate
+
+    raw_dir = tmp_path / "reports" / "raw"
+    changed = {
+        str(tmp_path / "reports"): [
+            "reports/raw/a.json",
+            "reports/raw/b.json",
+            "reports/index.html",
+        ],
+        str(raw_dir): ["reports/raw/a.json", "reports/raw/b.json"],
+    }
+    monkeypatch.setattr(orchestrate, "_changed_committed", lambda folder: changed[str(folder)])
+    monkeypatch.setattr(report_main, "main", lambda argv: 0)
+    args = argparse.Namespace(raw_dir=raw_dir, report_dir=None)
+    assert orchestrate._report(args, {"a.json"}) == 0
+    out = capsys.readouterr().out
+    assert "this run measured anew 1 committed raw file(s): reports/raw/a.json\n" in out
+    assert "1 committed raw file(s) differ from the commit (an earlier run's" in out
+    assert "reports/raw/b.json" in out.split("earlier run's")[1]
+    assert "rewrote 1 committed page(s)" in out and "reports/index.html" in out

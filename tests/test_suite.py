@@ -171,10 +171,12 @@ def test_launches_of_the_fixture_library_are_captured_and_compile(tmp_path):
     # The aot step needs no interpreter: compile in a child, as the runner does.
     code = (
         "import json, sys; from matrix.backends.kernels import compile_launch; "
-        "print(json.dumps([compile_launch(l, 'cuda:90') for l in json.load(sys.stdin)]))"
+        "print(json.dumps([compile_launch(l, 'cuda:90', sys.argv[1]) "
+        "for l in json.load(sys.stdin)]))"
     )
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(launches), env=env,
+    proc = subprocess.run([sys.executable, "-c", code, str(TEAMLIB)], input=json.dumps(launches),
+                          env=env,
                           cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     recs = {r["kernel"].split(":")[1]: r for r in json.loads(proc.stdout.splitlines()[-1])}
@@ -222,7 +224,7 @@ def test_a_recorded_launch_replays(tmp_path):
 import json, sys, torch
 from matrix.backends.kernels import replay
 launch = json.loads(sys.stdin.read())
-args = replay(launch, device="cpu", root=sys.argv[1])
+args = replay(launch, device="cpu", suite_root=sys.argv[1])
 torch.testing.assert_close(args["out_ptr"], args["x_ptr"] + args["y_ptr"], rtol=0, atol=0)
 print(sorted(args), list(args["x_ptr"].shape))
 """
@@ -230,7 +232,7 @@ print(sorted(args), list(args["x_ptr"].shape))
     (add,) = [launch for launch in run.extra["launches"] if launch["name"] == "add_kernel"]
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, "-c", code, str(TEAMLIB.parent)],
+        [sys.executable, "-c", code, str(TEAMLIB)],
         input=json.dumps(add),
         env=env,
         cwd=ROOT,
@@ -240,3 +242,79 @@ print(sorted(args), list(args["x_ptr"].shape))
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.split("\n")[0] == "['BLOCK', 'n', 'out_ptr', 'x_ptr', 'y_ptr'] [1]"
+
+
+TINY_LIB = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def double_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+"""
+TINY_TEST = """import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the library beside its tests
+import torch
+from tinylib import double_kernel
+
+
+def test_double():
+    x = torch.arange(8, dtype=torch.float32)
+    double_kernel[(1,)](x, 8, BLOCK=8)
+    assert x.tolist() == [2.0 * i for i in range(8)]
+"""
+
+
+def _tiny_checkout(base: Path) -> Path:
+    """A team's checkout at ``base``: tinylib/ beside tests/; returns the suite."""
+    (base / "tinylib").mkdir(parents=True)
+    (base / "tinylib" / "__init__.py").write_text(TINY_LIB)
+    return write_suite(base / "tests", TINY_TEST)
+
+
+@pytest.mark.interpreter
+def test_recorded_launches_do_not_depend_on_where_the_checkout_lives(tmp_path):
+    from matrix.backends.kernels import KernelNotLoadable, load_kernel
+
+    recorded = []
+    for where in ("a", "b/deeper"):
+        suite = _tiny_checkout(tmp_path / where)
+        tests, launches = run_suite(suite, tmp_path / where / "w", quiet, test_timeout_s=120)
+        assert [t["outcome"] for t in tests] == ["passed"], tests
+        recorded.append((tests[0]["id"].split("::")[-1], launches, suite_identity(suite)))
+    (name_a, launches_a, id_a), (name_b, launches_b, id_b) = recorded
+    assert name_a == name_b and launches_a == launches_b
+    (launch,) = launches_a
+    assert launch["path_root"] == ".." and launch["file"] == "../tinylib/__init__.py"
+    assert id_a["hash"] == id_b["hash"]  # the path differs (outside the checkout: absolute)
+    # The launch finds its kernel wherever the suite now is; without the suite's root it says so.
+    with pytest.raises(KernelNotLoadable, match="relative to the suite's root"):
+        load_kernel(launch)
+    code = (
+        "import json, sys; from matrix.backends.kernels import load_kernel; "
+        "print(load_kernel(json.loads(sys.argv[1]), suite_root=sys.argv[2]).__name__)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(launch), str(tmp_path / "b" / "deeper" / "tests")],
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.split() == ["double_kernel"], proc.stderr
+
+
+def test_a_suite_inside_the_checkout_is_named_relative_to_it():
+    assert suite_identity(TEAMLIB)["path"] == "tests/fixtures/teamlib/tests"
+
+
+def test_the_console_says_how_many_tests_passed_per_release():
+    from matrix.measure.orchestrate import suite_summary
+    from matrix.measure.results import read_runs
+
+    lines = suite_summary(read_runs(ROOT / "tests" / "fixtures" / "teamlib_raw"))
+    assert [ln.split(":")[0].strip() for ln in lines] == ["3.8.0", "3.9.0"]
+    assert "tests passed 8/8 (numpy 2.4.6); kernel compiles 21/21" in lines[0]
+    assert "tests passed 7/8 (numpy 2.4.6); kernel compiles 18/21" in lines[1]
+    assert "cuda:90 6/7" in lines[1] and "test_matmul_block_ptr failed" in lines[1]

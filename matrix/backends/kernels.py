@@ -75,17 +75,28 @@ def _kernel_classes() -> tuple[type, ...]:
     return (JITFunction, InterpretedFunction)
 
 
-def load_kernel(launch: dict[str, Any], root: str | None = None) -> Any:
+def load_kernel(
+    launch: dict[str, Any], root: str | None = None, suite_root: str | Path | None = None
+) -> Any:
     """The ``@triton.jit`` object of a captured launch (an autotuner or heuristics wrapper
-    unwrapped). ``root`` replaces the recorded ``path_root`` (the suite's checkout elsewhere,
-    e.g. copied to a GPU machine)."""
+    unwrapped). ``path_root`` is recorded relative to the suite's root (``matrix.measure.
+    capture``), so ``suite_root`` says where the suite is now; ``root`` replaces the recorded
+    ``path_root`` altogether (the library somewhere else, e.g. copied to a GPU machine)."""
     module_name, name = launch.get("module"), launch.get("name")
     if not module_name or not name or module_name == "__main__" or "<locals>" in name:
         raise KernelNotLoadable(
             f"kernel {launch.get('kernel')!r} is not importable by name (module {module_name!r}, "
             f"name {name!r}): only module-level kernels can be compiled again"
         )
-    root = root or launch.get("path_root")
+    recorded = launch.get("path_root")
+    if root is None and recorded and not Path(recorded).is_absolute():
+        if suite_root is None:
+            raise KernelNotLoadable(
+                f"kernel {launch.get('kernel')!r}: its path_root {recorded!r} is relative to the "
+                "suite's root, and no suite_root was given"
+            )
+        root = str((Path(suite_root) / recorded).resolve())
+    root = root or recorded
     if root and root not in sys.path:
         sys.path.insert(0, root)
     try:
@@ -218,9 +229,12 @@ def describe(art: Artifacts) -> dict[str, Any]:
     }
 
 
-def compile_launch(launch: dict[str, Any], target: str) -> dict[str, Any]:
+def compile_launch(
+    launch: dict[str, Any], target: str, suite_root: str | Path | None = None
+) -> dict[str, Any]:
     """One KERNEL COMPILE record (module docstring) for ``launch`` on ``target``; never raises
-    for a kernel's own failure: that is the record's status."""
+    for a kernel's own failure: that is the record's status. ``suite_root`` as for
+    ``load_kernel``."""
     rec: dict[str, Any] = {
         "id": f"{launch['key']}@{target}",
         "key": launch["key"],
@@ -241,7 +255,7 @@ def compile_launch(launch: dict[str, Any], target: str) -> dict[str, Any]:
     if odd:
         return done("skipped", f"argument types the capture could not name: {odd}")
     try:
-        fn = load_kernel(launch)
+        fn = load_kernel(launch, suite_root=suite_root)
     except KernelNotLoadable as e:
         return done("error", str(e))
     options = {k: v for k, v in launch.get("options", {}).items() if k in COMPILE_OPTIONS}
@@ -262,15 +276,20 @@ def compile_launch(launch: dict[str, Any], target: str) -> dict[str, Any]:
 
 
 def replay(
-    launch: dict[str, Any], device: str = "cuda", seed: int = 0, root: str | None = None
+    launch: dict[str, Any],
+    device: str = "cuda",
+    seed: int = 0,
+    root: str | None = None,
+    suite_root: str | Path | None = None,
 ) -> dict[str, Any]:
     """Launch a captured specialization once on ``device`` with fresh random inputs of the
     recorded shapes, dtypes, scalars and grid; return the arguments it was given (tensors
     hold the results). Raises KernelNotLoadable or ValueError when the launch lacks what a
-    replay needs; the kernel's own errors propagate. ``root`` as for ``load_kernel``."""
+    replay needs; the kernel's own errors propagate. ``root`` and ``suite_root`` as for
+    ``load_kernel``."""
     import torch
 
-    fn = load_kernel(launch, root)
+    fn = load_kernel(launch, root, suite_root)
     example = launch.get("example") or {}
     grid = example.get("grid")
     if not grid:

@@ -63,6 +63,9 @@ class Comparison:
     undecidable: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     compared: list[str] = field(default_factory=list)
+    # The team's kernels, one decision per (kernel, launch, target) the baseline compiled
+    # (matrix.gate.kernel_compiles.KernelDecision): what the upgrade pages list beside them.
+    kernels: list[Any] = field(default_factory=list)
 
     @property
     def unsafe(self) -> list[GateFinding]:
@@ -442,6 +445,11 @@ def parse_tests(run: Run) -> dict[str, str] | None:
     return out
 
 
+def test_finding_name(test: str) -> str:
+    """The name the gate's findings give a user test (its pytest node id)."""
+    return f"test {test}"
+
+
 def _compare_tests(
     out: Comparison,
     base_runs: Sequence[Run],
@@ -482,7 +490,7 @@ def _compare_tests(
             out.findings.append(
                 GateFinding(
                     REGRESSION,
-                    f"test {test}",
+                    test_finding_name(test),
                     shown,
                     b_outcome,
                     c_outcome,

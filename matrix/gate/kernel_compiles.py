@@ -44,7 +44,7 @@ MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
 Key = tuple[str, str, str]
 
 
-def _records(runs: Sequence[Run]) -> dict[Key, dict[str, Any]] | None:
+def records_of(runs: Sequence[Run]) -> dict[Key, dict[str, Any]] | None:
     """``{(kernel, key, target): record}``; None when no run recorded kernel compiles."""
     table: dict[Key, dict[str, Any]] = {}
     seen = False
@@ -92,6 +92,73 @@ def _changes(b: dict[str, Any], c: dict[str, Any]) -> list[str]:
     return out
 
 
+def finding_name(kernel: str) -> str:
+    """The name the gate's findings give ``kernel`` (``pkg.mod:fn``)."""
+    return f"kernel {kernel}"
+
+
+# What the gate decided for one (kernel, launch, target) of an upgrade.
+BREAKS, CHANGES, UNDECIDABLE, IMPROVES, SAME, NOT_COMPILED = (
+    "breaking",
+    "behaviour-change",
+    "undecidable",
+    "improved",
+    "no finding",
+    "not compiled on the baseline",
+)
+
+
+@dataclass(frozen=True)
+class KernelDecision:
+    """The gate's decision for one captured launch on one target (module docstring): what the
+    report's upgrade pages show beside each kernel, so that they never re-derive the rule."""
+
+    kernel: str
+    key: str
+    target: str
+    decision: str  # BREAKS, CHANGES, UNDECIDABLE, IMPROVES, SAME or NOT_COMPILED
+    reasons: tuple[str, ...]  # the numbers of a change, the why of an undecidable
+    base: dict[str, Any] | None
+    cand: dict[str, Any] | None
+
+    @property
+    def name(self) -> str:
+        return finding_name(self.kernel)
+
+    @property
+    def where(self) -> str:
+        return f"aot:{self.target}"
+
+
+def decide_kernels(
+    base_runs: Sequence[Run], cand_runs: Sequence[Run], baseline: Release, candidate: Release
+) -> list[KernelDecision] | None:
+    """A decision per (kernel, key, target) the baseline recorded, sorted; None when the
+    baseline recorded no kernel compiles, [] when only the candidate did not."""
+    base, cand = records_of(base_runs), records_of(cand_runs)
+    if base is None or cand is None:
+        return None
+    out = []
+    for k in sorted(base):
+        b, c = base[k], cand.get(k)
+        reasons: tuple[str, ...] = ()
+        if b["status"] != COMPILED:
+            improved = b["status"] == REJECTED and c is not None and c["status"] == COMPILED
+            decision = IMPROVES if improved else NOT_COMPILED
+        elif c is None:
+            decision, reasons = UNDECIDABLE, (f"not captured on {candidate}",)
+        elif c["status"] == REJECTED:
+            decision, reasons = BREAKS, (_first_line(c.get("detail", "")),)
+        elif c["status"] != COMPILED:
+            decision = UNDECIDABLE
+            reasons = (f"`{c['status']}` on {candidate}: {_first_line(c.get('detail', ''))}",)
+        else:
+            reasons = tuple(_changes(b, c))
+            decision = CHANGES if reasons else SAME
+        out.append(KernelDecision(k[0], k[1], k[2], decision, reasons, b, c))
+    return out
+
+
 def compare_kernels(
     out: Comparison,
     base_runs: Sequence[Run],
@@ -100,7 +167,7 @@ def compare_kernels(
     candidate: Release,
 ) -> None:
     """Add the kernel-compile findings of an upgrade to ``out`` (module docstring)."""
-    base, cand = _records(base_runs), _records(cand_runs)
+    base, cand = records_of(base_runs), records_of(cand_runs)
     if base is None:
         if cand is not None:
             out.notes.append(f"not compared: kernel compiles recorded for {candidate} only")
@@ -112,24 +179,20 @@ def compare_kernels(
         )
         return
     out.compared.append("kernel compiles")
-    for k in sorted(base):
-        kernel, _, target = k
-        b, c = base[k], cand.get(k)
-        name, where = f"kernel {kernel}", f"aot:{target}"
-        if b["status"] != COMPILED:
-            if b["status"] == REJECTED and c is not None and c["status"] == COMPILED:
-                out.notes.append(f"improved: {name} on {where}: rejected -> compiled")
-            continue
-        if c is None:
-            out.undecidable.append(
-                f"{name} on {where}: compiled on {baseline}, not captured on {candidate}"
-            )
-            continue
-        evidence = [
-            f"baseline {baseline}: `{b['status']}`",
-            f"candidate {candidate}: `{c['status']}`: {_first_line(c.get('detail', ''))}",
-        ]
-        if c["status"] == REJECTED:
+    out.kernels = decide_kernels(base_runs, cand_runs, baseline, candidate) or []
+    for d in out.kernels:
+        name, where = d.name, d.where
+        if d.decision == IMPROVES:
+            out.notes.append(f"improved: {name} on {where}: rejected -> compiled")
+        elif d.decision == UNDECIDABLE:
+            (why,) = d.reasons
+            out.undecidable.append(f"{name} on {where}: compiled on {baseline}, {why}")
+        elif d.decision == BREAKS:
+            assert d.cand is not None
+            evidence = [
+                f"baseline {baseline}: `{COMPILED}`",
+                f"candidate {candidate}: `{d.cand['status']}`: {d.reasons[0]}",
+            ]
             out.findings.append(
                 GateFinding(
                     BREAKING,
@@ -141,14 +204,7 @@ def compare_kernels(
                     fix="the candidate's compiler refuses this kernel",
                 )
             )
-        elif c["status"] != COMPILED:
-            out.undecidable.append(
-                f"{name} on {where}: compiled on {baseline}, `{c['status']}` on {candidate}: "
-                f"{_first_line(c.get('detail', ''))}"
+        elif d.decision == CHANGES:
+            out.findings.append(
+                GateFinding(BEHAVIOUR, name, where, COMPILED, COMPILED, list(d.reasons))
             )
-        else:
-            changes = _changes(b, c)
-            if changes:
-                out.findings.append(
-                    GateFinding(BEHAVIOUR, name, where, COMPILED, COMPILED, changes)
-                )

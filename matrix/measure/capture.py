@@ -16,7 +16,9 @@ Events (the runner in ``matrix.measure.suite`` reads them):
 
       {"key": "<16 hex digits: kernel + types + constexprs + options>",
        "kernel": "pkg.module:fn", "module": "pkg.module", "name": "fn",
-       "file": "/abs/path/pkg/module.py", "path_root": "<sys.path entry it was imported from>",
+       "file": "../pkg/module.py",   # relative to the suite's root (MATRIX_SUITE_ROOT)
+       "path_root": "..",            # the sys.path entry it was imported from, relative too;
+                                     # None where the environment imports it (site-packages)
        "signature": {"x_ptr": "*fp32", "n": "i32"},   # non-constexpr arguments, Triton types
        "constexprs": {"BLOCK": 128},                  # JSON values (bool, int, float, str, None)
        "options": {"num_warps": 4},                   # launch options given (num_stages, ...)
@@ -53,6 +55,9 @@ from matrix.core import COMPILE_OPTIONS, TORCH_TO_TRITON
 
 EVENTS_ENV = "MATRIX_EVENTS"
 SKIP_ENV = "MATRIX_SKIP"
+# The suite's root: recorded paths are relative to it, so that they do not depend on where
+# the checkout lives (``matrix.backends.kernels.load_kernel`` resolves them again).
+SUITE_ROOT_ENV = "MATRIX_SUITE_ROOT"
 
 # Keyword arguments of a launch that are options, not kernel arguments.
 OPTION_NAMES = frozenset(
@@ -126,8 +131,18 @@ def _json_value(value: Any) -> Any:
     return repr(value)
 
 
+def _relative(path: str | None) -> str | None:
+    """``path`` relative to the suite's root (POSIX), or as it is without one."""
+    base = os.environ.get(SUITE_ROOT_ENV)
+    if not path or not base:
+        return path
+    return Path(os.path.relpath(path, os.path.abspath(base))).as_posix()
+
+
 def _path_root(file: str | None) -> str | None:
-    """The longest ``sys.path`` entry that holds ``file``: where to import its module from."""
+    """The longest ``sys.path`` entry that holds ``file``: where to import its module from,
+    relative to the suite's root; None for a module the environment itself imports (one under
+    the interpreter's prefix, e.g. an installed package)."""
     if not file:
         return None
     best = None
@@ -135,7 +150,10 @@ def _path_root(file: str | None) -> str | None:
         root = os.path.abspath(entry or os.getcwd())
         if file.startswith(root + os.sep) and (best is None or len(root) > len(best)):
             best = root
-    return best
+    prefixes = {os.path.abspath(p) + os.sep for p in (sys.prefix, sys.base_prefix)}
+    if best is None or any((best + os.sep).startswith(p) for p in prefixes):
+        return None
+    return _relative(best)
 
 
 def describe_launch(
@@ -184,7 +202,7 @@ def describe_launch(
         "kernel": f"{module}:{name}",
         "module": module,
         "name": name,
-        "file": file,
+        "file": _relative(file),
         "path_root": _path_root(file),
         "signature": signature,
         "constexprs": constexprs,

@@ -5,7 +5,7 @@ Runs in the aot cell of each release, after the suite, in a supervised child wit
 that kills the process is ``crashed``, and the others still run). Each record is a KERNEL
 COMPILE record (``matrix.backends.kernels``), stored as the run's ``"kernel_compiles"`` list.
 
-    python -m matrix.measure.kernel_compiles LAUNCHES.json cuda:80,cuda:90   # the child
+    python -m matrix.measure.kernel_compiles LAUNCHES.json cuda:80,cuda:90 SUITE_ROOT  # the child
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ def compile_captured(
     workdir: Path,
     log: Callable[..., None],
     timeout_s: float,
+    suite_root: Path,
 ) -> list[dict[str, Any]]:
-    """KERNEL COMPILE records for every (launch, target), in launch then target order."""
+    """KERNEL COMPILE records for every (launch, target), in launch then target order; the
+    launches' paths are relative to ``suite_root`` (``matrix.measure.capture``)."""
     if not launches or not targets:
         return []
     workdir.mkdir(parents=True, exist_ok=True)
@@ -41,7 +43,14 @@ def compile_captured(
     env.pop("TRITON_INTERPRET", None)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["TRITON_CACHE_DIR"] = str(workdir / "triton-cache")
-    cmd = [sys.executable, "-m", "matrix.measure.kernel_compiles", str(spec), ",".join(targets)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "matrix.measure.kernel_compiles",
+        str(spec),
+        ",".join(targets),
+        str(suite_root),
+    ]
     log(f"compiling {len(launches)} captured kernel specializations for {', '.join(targets)}")
     result = supervise(
         cmd,
@@ -91,6 +100,7 @@ def main(argv: Sequence[str]) -> int:
     from matrix.backends.kernels import compile_launch
 
     spec, targets = Path(argv[0]), [t for t in argv[1].split(",") if t]
+    suite_root = Path(argv[2])
     events = os.environ[EVENTS_ENV]
     skip_path = os.environ.get(SKIP_ENV)
     skip = set(Path(skip_path).read_text(encoding="utf-8").splitlines()) if skip_path else set()
@@ -105,7 +115,9 @@ def main(argv: Sequence[str]) -> int:
             if item in skip:
                 continue
             emit({"event": "start", "id": item})
-            emit({"event": "done", "id": item, "record": compile_launch(launch, target)})
+            emit(
+                {"event": "done", "id": item, "record": compile_launch(launch, target, suite_root)}
+            )
     return 0
 
 

@@ -35,12 +35,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from matrix.core import REPO_ROOT, DataFileError, Release
+from matrix.core import REPO_ROOT, DataFileError, Release, release_key
 from matrix.measure import lock, procs
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import DiscoverError, discover_releases
@@ -252,6 +252,39 @@ def _test_counts(run: Run) -> str:
     return text
 
 
+def suite_summary(runs: Sequence[Run]) -> list[str]:
+    """One line per release that ran the team's suite: tests passed per cell (numpy), the
+    tests that did not pass, and the kernel compiles per target."""
+    by_release: dict[Release, list[Run]] = {}
+    for run in runs:
+        if isinstance(run.extra.get("tests"), list):
+            by_release.setdefault(run.release, []).append(run)
+    lines = []
+    for release in sorted(by_release):
+        cells, failing, targets = [], set(), {}
+        for run in sorted(by_release[release], key=lambda r: release_key(r.env.get("numpy"))):
+            tests = [t for t in run.extra["tests"] if isinstance(t, dict)]
+            passed = [t for t in tests if t.get("outcome") == "passed"]
+            cells.append(f"{len(passed)}/{len(tests)} (numpy {run.env.get('numpy')})")
+            failing |= {f"{t.get('id')} {t.get('outcome')}" for t in tests if t not in passed}
+            for c in run.extra.get("kernel_compiles") or ():
+                if isinstance(c, dict):
+                    n = targets.setdefault(str(c.get("target")), [0, 0])
+                    n[0] += c.get("status") == "compiled"
+                    n[1] += 1
+        line = f"  {release}: tests passed {', '.join(cells)}"
+        if targets:
+            ok, total = sum(n[0] for n in targets.values()), sum(n[1] for n in targets.values())
+            per = ", ".join(f"{t} {n[0]}/{n[1]}" for t, n in targets.items())
+            line += f"; kernel compiles {ok}/{total} ({per})"
+        else:
+            line += "; no kernel compiles (no aot cell of this release ran the suite)"
+        if failing:
+            line += "; not passed: " + ", ".join(sorted(failing))
+        lines.append(line)
+    return lines
+
+
 def summary_table(outcomes: Sequence[CellOutcome]) -> str:
     with_tests = any(o.tests for o in outcomes)
     rows = [("cell", "install", "seconds", "results") + (("tests",) if with_tests else ())]
@@ -391,7 +424,8 @@ def _main(args: argparse.Namespace) -> int:
         )
     if args.no_report:
         return status
-    return _report(args) or status
+    measured = {o.cell.raw_path(args.raw_dir).name for o in outcomes if not o.kept}
+    return _report(args, measured) or status
 
 
 def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutcome]:
@@ -410,12 +444,17 @@ def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutc
         raise
     pool.shutdown()
     print("\n" + summary_table(outcomes), flush=True)
+    if args.tests is not None:
+        runs = [read_raw(p) for o in outcomes if (p := o.cell.raw_path(args.raw_dir)).exists()]
+        print(f"\nyour suite ({args.suite['path']}), per release:", flush=True)
+        print("\n".join(suite_summary(runs)) or "  no cell recorded it", flush=True)
     print(f"\nmatrix: {len(cells)} cells in {progress._elapsed()}", flush=True)
     return outcomes
 
 
-def _report(args: argparse.Namespace) -> int:
-    """Build the pages; say which committed pages that rewrote (stale against the code)."""
+def _report(args: argparse.Namespace, measured: Collection[str] = ()) -> int:
+    """Build the pages; say which committed files differ from the commit now: raw files this
+    run measured (``measured``: their names), raw files an earlier run left, and pages."""
     from matrix.report.__main__ import main as report_main
 
     report_dir = args.report_dir or args.raw_dir.parent
@@ -425,11 +464,25 @@ def _report(args: argparse.Namespace) -> int:
         print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
         return 1
     changed = _changed_committed(report_dir)
-    if changed:
+    raw = _changed_committed(args.raw_dir)
+    pages = [c for c in changed if c not in raw]
+    anew = [r for r in raw if Path(r).name in measured]
+    earlier = [r for r in raw if r not in anew]
+    if anew:
         print(
-            f"matrix: the report step rewrote {len(changed)} committed page(s) from these raw "
-            "files (the code that renders them changed since they were committed): "
-            + ", ".join(changed),
+            f"matrix: this run measured anew {len(anew)} committed raw file(s): " + ", ".join(anew),
+            flush=True,
+        )
+    if earlier:
+        print(
+            f"matrix: {len(earlier)} committed raw file(s) differ from the commit (an earlier "
+            "run's measurements, kept by this one): " + ", ".join(earlier),
+            flush=True,
+        )
+    if pages:
+        print(
+            f"matrix: the report step rewrote {len(pages)} committed page(s) from the raw files "
+            "(new measurements, or code that renders them differently): " + ", ".join(pages),
             flush=True,
         )
     return code

@@ -335,7 +335,12 @@ def run_tests(run: Run, args: argparse.Namespace, workdir: Path, out: Path) -> N
     write_raw(run, out)
     if "aot" in args.backends:
         run.extra["kernel_compiles"] = compile_captured(
-            launches, KERNEL_TARGETS, workdir / "kernel-compiles", say, args.timeout
+            launches,
+            KERNEL_TARGETS,
+            workdir / "kernel-compiles",
+            say,
+            args.timeout,
+            suite.suite_root(args.tests),
         )
 
 

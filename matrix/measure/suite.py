@@ -9,13 +9,17 @@ pass.
 
 What a cell's raw file gets (keys of the run, beside ``results``)::
 
-    "suite":    {"path": "/abs/suite", "hash": "sha256:<hex>"}   # suite_identity()
+    "suite":    {"path": "tests/team", "hash": "sha256:<hex>"}   # suite_identity()
     "tests":    [{"id": "tests/test_k.py::test_add[64]", "outcome": "passed",
                   "seconds": 0.12, "detail": ""}, ...]
     "launches": [LAUNCH, ...]        # matrix.measure.capture's docstring; one per specialization
 
 outcome is ``passed``, ``failed``, ``error``, ``skipped``, ``xfailed``, ``xpassed``,
 ``timeout`` or ``crashed``. ``id`` is pytest's node id; the gate pairs tests by it.
+
+No recorded path depends on where the checkout lives: the suite's path is relative to the
+matrix's checkout when the suite is inside it (absolute otherwise: named once, here), and
+every path in a launch is relative to the suite's root (``suite_root``).
 """
 
 from __future__ import annotations
@@ -36,11 +40,19 @@ DEFAULT_TEST_TIMEOUT_S = 300.0
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git", ".nox", ".venv", "node_modules"}
 
 
-def suite_identity(suite: Path) -> dict[str, str]:
-    """``{"path", "hash"}`` of a suite: its absolute path and a hash of every file in it.
+def suite_root(suite: Path) -> Path:
+    """The folder the launches' paths are relative to: the suite, or the folder of a file."""
+    suite = suite.resolve()
+    return suite if suite.is_dir() else suite.parent
 
-    A cell whose recorded identity differs from the one asked for is not complete: its suite
-    is run again (``matrix.measure.orchestrate``).
+
+def suite_identity(suite: Path) -> dict[str, str]:
+    """``{"path", "hash"}`` of a suite: where it is and a hash of every file in it.
+
+    ``path`` is relative to the matrix's checkout (``REPO_ROOT``) when the suite is inside it,
+    so that the same checkout elsewhere records the same identity. A cell whose recorded
+    identity differs from the one asked for is not complete: its suite is run again
+    (``matrix.measure.orchestrate``).
     """
     suite = suite.resolve()
     files = (
@@ -58,7 +70,9 @@ def suite_identity(suite: Path) -> dict[str, str]:
     for p in files:
         h.update(str(p.relative_to(suite) if p != suite else p.name).encode() + b"\0")
         h.update(p.read_bytes() + b"\0")
-    return {"path": str(suite), "hash": f"sha256:{h.hexdigest()}"}
+    root = REPO_ROOT.resolve()
+    path = suite.relative_to(root).as_posix() if suite.is_relative_to(root) else str(suite)
+    return {"path": path, "hash": f"sha256:{h.hexdigest()}"}
 
 
 def _error(suite: Path, detail: str) -> dict[str, Any]:
@@ -76,6 +90,7 @@ def run_suite(
     env["TRITON_INTERPRET"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
+    env[capture.SUITE_ROOT_ENV] = str(suite_root(suite))
     env.setdefault("TRITON_CACHE_DIR", str(workdir / "triton-cache"))
     cmd = [
         sys.executable,

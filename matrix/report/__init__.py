@@ -13,7 +13,7 @@ from pathlib import Path
 
 from matrix.fingerprint import is_group
 from matrix.measure.results import Run, merge
-from matrix.report import charts, fp_pages, model, perf, render, upgrade, verdicts
+from matrix.report import charts, fp_pages, model, perf, render, team, upgrade, verdicts
 from matrix.report.sources import PROBES_DIR
 
 
@@ -53,7 +53,8 @@ def build(
     bench = charts.load_bench(bench_dir)
     performance = perf.build_view(perf.read_release_benches(bench_dir))
     # The gate sees every result (fingerprint cells, the API census), as on the command line.
-    upgrades = upgrade.build_pages(matrix, runs, results=str(raw_dir))
+    team_view = team.build_view(runs)
+    upgrades = upgrade.build_pages(matrix, runs, results=str(raw_dir), team=team_view)
     pages = render.render_site(
         matrix,
         out_dir,
@@ -63,5 +64,6 @@ def build(
         upgrades=upgrades,
         performance=performance,
         fp_groups=fp_pages.build_groups(runs),
+        team_view=team_view,
     )
     return Built([out_dir / "matrix.json", *pages], len(runs), claims)

@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME
 from matrix.census import censuses_from_runs, changes_by_pair
 from matrix.measure.results import atomic_write_text
-from matrix.report import charts, fp_pages, perf, upgrade
+from matrix.report import charts, fp_pages, perf, team, upgrade
 from matrix.report.model import (
     MISSING,
     NOT_INSTALLED,
@@ -64,9 +64,6 @@ MD_MARKS = {m.name: m.icon for m in MEANINGS}
 # Meaning of a release's kernel verdict (model.kernel_verdicts).
 KERNEL_TONES = {"pass": "good", "fail": "breaking", "untested": "unmeasured"}
 
-# Meaning of a per-test outcome of a user's suite (a run's extra "tests" key).
-TEST_TONES = {"passed": "good", "failed": "breaking", "error": "breaking", "skipped": "unmeasured"}
-
 # How many what-changed lines the summary shows before pointing to the full page.
 HIGHLIGHTS_SHOWN = 8
 
@@ -107,7 +104,8 @@ def environment() -> jinja2.Environment:
         PROBES_BY_NAME=PROBES_BY_NAME,
         run_seconds=run_seconds,
         sorted_results=sorted_results,
-        TEST_TONES=TEST_TONES,
+        DECISION_TONES=team.DECISION_TONES,
+        SUITE_KEYS=team.SUITE_KEYS,
         run_label=charts.run_label,
         tone=tone,
         md_cell=_md_cell,
@@ -199,10 +197,12 @@ def render_site(
     upgrades: Sequence[upgrade.UpgradePage] = (),
     performance: perf.PerfView | None = None,
     fp_groups: Sequence[fp_pages.Group] | None = None,
+    team_view: team.TeamView | None = None,
 ) -> list[Path]:
     """Write every page under ``out_dir``; return their paths (sorted). Stale pages are removed."""
     env = environment()
     probes = probe_pages(matrix)
+    team_view = team_view if team_view is not None else team.build_view(matrix.runs)
     common = {
         "m": matrix,
         "claims": claims,
@@ -212,6 +212,7 @@ def render_site(
         "highlights_shown": HIGHLIGHTS_SHOWN,
         "upgrades": list(upgrades),
         "performance": performance,
+        "team": team_view,
     }
     pages: dict[Path, str] = {}
 
@@ -258,9 +259,13 @@ def render_site(
     )
     for u in upgrades:
         page(f"upgrades/{u.slug}.html", "upgrade.html", u=u)
+    page("team/index.html", "team.html")
+    page("team/tests.html", "team_tests.html")
+    for k in team_view.kernels:
+        page(f"team/{k.slug}.html", "team_kernel.html", k=k)
     page("README.md", "README.md.j2")
 
-    for sub in ("releases", "probes", "upgrades", "fingerprint"):
+    for sub in ("releases", "probes", "upgrades", "fingerprint", "team"):
         folder = out_dir / sub
         if folder.is_dir():
             for stale in sorted(folder.glob("*.html")):

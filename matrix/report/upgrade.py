@@ -29,6 +29,7 @@ from matrix.gate.config import ACCEPTED_PATH, PINNED_PATH, load_accepted, pinned
 from matrix.gate.verdict import PROJECT_KERNELS, GateReport, decide_runs, gpu_timings
 from matrix.measure.results import Run
 from matrix.report.model import Matrix, is_gpu_run, slug, tone
+from matrix.report.team import KernelChange, TeamView, upgrade_kernels
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 # Page sections in order, with their headings.
@@ -71,6 +72,8 @@ class UpgradePage:
     not_measured: list[str]
     notes: list[str]
     pinned: bool = False
+    # The team's kernels that break or change (the gate's decisions: kernel_compiles).
+    kernels: list[KernelChange] = field(default_factory=list)
 
     @property
     def slug(self) -> str:
@@ -90,6 +93,13 @@ class UpgradePage:
 
     def section(self, name: str) -> list[Item]:
         return [i for i in self.items if i.section == name]
+
+    def kernel_counts(self) -> dict[str, int]:
+        """How many kernel x target decisions of each kind the gate made (worst first)."""
+        out: dict[str, int] = {}
+        for k in self.kernels:
+            out[k.decision.decision] = out.get(k.decision.decision, 0) + 1
+        return out
 
 
 def upgrade_slug(baseline: str, candidate: str) -> str:
@@ -188,6 +198,7 @@ def build_pages(
     results: str,
     pinned_path: Path = PINNED_PATH,
     accepted_path: Path = ACCEPTED_PATH,
+    team: TeamView | None = None,
 ) -> list[UpgradePage]:
     """An upgrade page per pair; the gate decides each on ``runs`` (the matrix's own runs)."""
     try:
@@ -218,6 +229,7 @@ def build_pages(
                 not_measured(matrix, report, baseline, candidate),
                 [n for n in report.comparison.notes if not n.startswith("not compared")],
                 is_pinned,
+                upgrade_kernels(report.comparison, team or TeamView()),
             )
         )
     return pages
