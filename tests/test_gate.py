@@ -559,3 +559,16 @@ def test_nox_gate_exits_with_the_gates_own_code(tmp_path: Path) -> None:
                              timeout=600)  # fmt: skip
     assert default.returncode == 0, default.stdout + default.stderr
     assert "(the newest release on the package index)" in default.stdout
+
+
+def test_without_out_the_gate_writes_beside_the_results_it_read(tmp_path: Path) -> None:
+    """A gate run on a scratch copy of results must not rewrite the committed reports/gate."""
+    copy = tmp_path / "scratch" / "raw"
+    shutil.copytree(GATE / "safe", copy)
+    committed = ROOT / "reports" / "gate" / "gate.md"
+    before = committed.read_bytes() if committed.exists() else None
+    args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(copy)]
+    code = gate.main([*args, "--accepted", str(GATE / "accepted_none.toml"), "--no-project-scan"])
+    doc = json.loads((tmp_path / "scratch" / "gate" / "gate.json").read_text())
+    assert doc["exit_code"] == code
+    assert (committed.read_bytes() if committed.exists() else None) == before

@@ -63,7 +63,13 @@ from matrix.scan import ScanReport, load_rules, scan_paths
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
 VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECIDABLE"}
 PROJECT_KERNELS = "kernels"
-DEFAULT_OUT = Path("reports") / "gate"
+
+
+def default_out(results: str) -> Path:
+    """Where the gate writes when ``--out`` is not given: ``gate/`` beside the results folder
+    (or beside a merged ``matrix.json``): ``reports/raw`` gives ``reports/gate``."""
+    return Path(results).resolve().parent / "gate"
+
 
 SECTIONS = (
     (gc.BREAKING, "Breaking API"),
@@ -267,7 +273,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--accepted", default=str(ACCEPTED_PATH), help="accepted behaviour changes")
     p.add_argument("--pinned", default=str(PINNED_PATH), help="file with the pinned release")
-    p.add_argument("--out", default=str(DEFAULT_OUT), help="folder for gate.md and gate.json")
+    p.add_argument(
+        "--out",
+        default=None,
+        help="folder for gate.md and gate.json (default: gate/ beside the results: "
+        "reports/raw -> reports/gate, so a run on other results never rewrites the committed one)",
+    )
     p.add_argument(
         "--bench",
         help="folder of GPU benchmark files (default: bench/ beside the --results folder or file)",
@@ -436,6 +447,8 @@ def write_outputs(report: GateReport, out: str | Path) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.out is None:
+        args.out = str(default_out(args.results))
     try:
         report = run_gate(args)
         report.decide()
