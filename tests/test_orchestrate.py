@@ -88,10 +88,15 @@ def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir
 
 
 def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
-    """Kill the matrix mid-cell: the finished cell is kept, the partial one is resumed."""
+    """Kill the matrix mid-cell: the finished cell is kept, the partial one is resumed.
+
+    Three probes (the first, a slow one, the last) are enough for a kill mid-cell and a resume;
+    the hang and crash probes would add a timeout per cell and test nothing more here. The
+    first kill lands while the second cell's environment is built or its probes run."""
     tag = f"interrupted-{os.getpid()}-{time.monotonic_ns()}"
     env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT),
-           "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}  # fmt: skip
+           "FIXTURE_PROBES": "ok_first,slow,ok_last", "SLOW_PROBE_SECONDS": "60",
+           "FAULT_TAG": tag}  # fmt: skip
     args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "120")
     raw = tmp_path / "raw"
     first, second = raw / "triton-3.9.0-numpy-2.3.5.json", raw / "triton-3.9.0-numpy-2.4.6.json"
