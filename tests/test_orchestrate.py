@@ -7,6 +7,7 @@ interrupted-run test uses stand-in probes (tests/fixtures/probes) so that a cell
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 
 from matrix.measure import cells as cells_mod
 from matrix.measure.envs import EnvSpec, classify_failure
-from matrix.measure.results import partial_path, read_raw
+from matrix.measure.results import Result, Run, partial_path, read_raw, write_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -241,3 +242,81 @@ def test_ci_cells_compile_aot_once_per_release():
         for c in cells_mod.plan(config, releases=["3.9.0"], numpys=[n], aot_numpy=config.aot_numpy)
     ]
     assert [c.numpy for c in per_cell if "aot" in c.backends] == [config.aot_numpy]
+
+
+SMALL_DISK = """
+set -u
+mount -t tmpfs -o size=256k tmpfs "$SMALL" || exit 97
+mkdir -p "$SMALL/raw" "$SMALL/envs"
+cp "$CELL" "$SMALL/raw/"
+cat /dev/zero > "$SMALL/filler" 2>/dev/null  # the disk is full from here on
+run() {  # name, then the command; its exit code, output and the raw folder are copied out
+  name=$1; shift
+  "$@" > "$OUT/$name.log" 2>&1; echo $? > "$OUT/$name.rc"
+  mkdir -p "$OUT/$name.raw" && cp -a "$SMALL/raw/." "$OUT/$name.raw/"
+}
+run alone "$PY" -m matrix.measure.orchestrate --raw-dir "$SMALL/raw" --envs-dir "$SMALL/envs" \
+    --no-report --jobs 1 --releases 3.9.0 --numpy 2.4.6 --force --timeout 60
+run redo "$PY" -m matrix.measure.orchestrate --raw-dir "$SMALL/raw" --envs-dir "$ENVS" \
+    --no-report --jobs 1 --releases 3.9.0 --numpy 2.4.6 --force --timeout 60
+run report "$PY" -m matrix.report --raw "$REPORT_RAW" --out "$SMALL/pages"
+"""
+
+
+def _small_disk_usable(where: Path) -> str | None:
+    """Why a tiny disk of our own cannot be mounted here, or None (a user and mount namespace:
+    no root needed, nothing left mounted outside the test)."""
+    if shutil.which("unshare") is None:
+        return "no unshare(1) on this machine"
+    where.mkdir()
+    mount = f"mount -t tmpfs -o size=64k tmpfs {where}"
+    probe = subprocess.run(["unshare", "-Urm", "sh", "-c", mount], capture_output=True, text=True)
+    where.rmdir()
+    return None if probe.returncode == 0 else f"cannot mount a tmpfs: {probe.stderr.strip()}"
+
+
+def test_a_full_disk_keeps_the_complete_cell_and_says_where(tmp_path, envs_dir):
+    """Issue 11: a redo on a full disk replaced a complete cell before failing, and the report
+    step died with an uncaught OSError. A real full disk (a 256 KiB tmpfs, filled): the cell's
+    environments on it too (the default: both in the checkout), then only the raw folder (the
+    runner's partial file cannot be written), then the report's pages."""
+    why = _small_disk_usable(tmp_path / "probe")
+    if why:
+        pytest.skip(why)
+    cell = tmp_path / "triton-3.9.0-numpy-2.4.6.json"
+    done = Result("ok_first", "interpret", None, "pass", "kept from before", 0.5, {})
+    write_raw(Run(id=cell.stem, env={"triton": "3.9.0", "numpy": "2.4.6"}, results=[done],
+                  extra={"complete": True}), cell)  # fmt: skip
+    report_raw = tmp_path / "report-raw"
+    report_raw.mkdir()
+    shutil.copy(ROOT / "reports" / "raw" / cell.name, report_raw)
+    # The redo needs an environment on a disk with room: build it first (or reuse it).
+    proc = _orchestrate(tmp_path / "warm", envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        env={**FIXTURES, "FIXTURE_PROBES": "ok_first"})  # fmt: skip
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
+    small, outside = tmp_path / "small", tmp_path / "out"
+    small.mkdir()
+    outside.mkdir()
+    env = {**os.environ, **FIXTURES, "FIXTURE_PROBES": "ok_first,ok_last", "SMALL": str(small),
+           "CELL": str(cell), "OUT": str(outside), "PY": sys.executable, "ENVS": str(envs_dir),
+           "REPORT_RAW": str(report_raw)}  # fmt: skip
+    subprocess.run(["unshare", "-Urm", "bash", "-c", SMALL_DISK], cwd=ROOT, env=env,
+                   timeout=900, check=True)  # fmt: skip
+    for name in ("alone", "redo"):
+        log = (outside / f"{name}.log").read_text()
+        rc = int((outside / f"{name}.rc").read_text())
+        assert rc == 1, (name, log)  # a cell not (re)measured is a failed run
+        assert "Traceback" not in log and "No space left on device" in log, (name, log)
+        assert "could not be measured or recorded" in log, (name, log)
+        kept = outside / f"{name}.raw" / cell.name
+        assert kept.read_bytes() == cell.read_bytes(), (name, log)  # the complete cell, as it was
+        assert sorted(p.name for p in (outside / f"{name}.raw").iterdir()) == [
+            ".matrix-run.lock", cell.name]  # fmt: skip
+    assert "its complete raw file is kept" in (outside / "alone.log").read_text()
+    # The runner's own line names its partial file, through the orchestrator's summary.
+    assert f"{cell.name}.partial: No space left on device" in (outside / "redo.log").read_text()
+    log = (outside / "report.log").read_text()
+    assert int((outside / "report.rc").read_text()) == 2, log
+    assert "Traceback" not in log and f"{small}/pages" in log, log
+    assert "No space left on device (exit 2)" in log, log

@@ -38,7 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.core import BACKENDS, Release, ReleaseError
+from matrix.cli import named
+from matrix.core import BACKENDS, InputError, Release, ReleaseError
 
 SCHEMA = 2
 
@@ -49,7 +50,7 @@ _RENAMED_IN_2 = {("dot_acc_out_dtype", "error"): "rejected"}
 _STILL_BROKEN = ("could not read", "Traceback")
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """A results document lacks the shape DESIGN.md promises; the message names the field."""
 
 
@@ -228,20 +229,21 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     full) leaves the old file as it was.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        # mkstemp creates 0600; results and pages are published files, readable like any other.
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with named(path):  # a write to a full disk names no file: this one is meant
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            # mkstemp creates 0600; results and pages are published files, readable as any.
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def _json_default(value: Any) -> Any:
