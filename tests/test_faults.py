@@ -9,6 +9,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from matrix.measure import envs, lock, results
 from matrix.measure.envs import EnvSpec, classify_failure, is_transient
 from matrix.measure.results import Result, Run, read_raw, write_raw
 from matrix.probes.support.base import CannotObserve, Outcome, attempt, refusal
+from tests.fixtures.processes import left_behind
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTS = "tests.fixtures.probes.faults"
@@ -223,3 +225,17 @@ def test_report_names_a_bad_raw_file_goes_on_and_refuses_an_empty_folder(tmp_pat
     (tmp_path / "empty").mkdir()
     assert report(["--raw", str(tmp_path / "empty"), "--out", str(tmp_path / "p2")]) == 2
     assert "no raw files" in capsys.readouterr().err
+
+
+def test_a_grandchild_that_leaves_its_group_does_not_outlive_the_cell(tmp_path):
+    """A probe's grandchild in a session of its own (setsid, double fork) is out of reach of
+    the child's process group and of its parent-death signal: the runner, a subreaper, ends it."""
+    tag = f"escape-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": "tests.fixtures.probes.escape",
+           "PYTHONPATH": str(ROOT), "FAULT_TAG": tag, "SLOW_PROBE_SECONDS": "0.1"}  # fmt: skip
+    cmd = [sys.executable, "-m", "matrix.run", "--out", str(tmp_path / "raw.json"),
+           "--backends", "interpret", "--quiet", "--timeout", "60"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert [r.status for r in read_raw(tmp_path / "raw.json").results] == ["pass"] * 3
+    assert left_behind(tag, grace_s=1.0) == []

@@ -19,6 +19,7 @@ import pytest
 from matrix.measure import cells as cells_mod
 from matrix.measure.envs import EnvSpec, classify_failure
 from matrix.measure.results import Result, Run, partial_path, read_raw, write_raw
+from tests.fixtures.processes import left_behind
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -29,23 +30,6 @@ def _orchestrate(tmp: Path, envs: Path, *args: str, env: dict | None = None, **p
            "--envs-dir", str(envs), "--no-report", "--jobs", "1", *args]  # fmt: skip
     return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)  # fmt: skip
-
-
-def left_behind(tag: str, grace_s: float = 10.0) -> list[str]:
-    """Processes still alive whose environment carries ``tag`` (all a run started inherit it)."""
-    deadline = time.monotonic() + grace_s
-    while True:
-        found = []
-        for proc_dir in Path("/proc").glob("[0-9]*"):
-            try:
-                if f"FAULT_TAG={tag}".encode() in (proc_dir / "environ").read_bytes():
-                    found.append(proc_dir.name + " " + (proc_dir / "cmdline").read_bytes()
-                                 .replace(b"\0", b" ").decode(errors="replace")[:200])  # fmt: skip
-            except OSError:
-                continue
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -320,3 +304,22 @@ def test_a_full_disk_keeps_the_complete_cell_and_says_where(tmp_path, envs_dir):
     assert int((outside / "report.rc").read_text()) == 2, log
     assert "Traceback" not in log and f"{small}/pages" in log, log
     assert "No space left on device (exit 2)" in log, log
+
+
+def test_a_killed_matrix_leaves_no_grandchild_that_left_its_group(tmp_path, envs_dir):
+    """``kill -9`` of the orchestrator alone while a probe's grandchild runs in a session of its
+    own: the runner, told by SIGTERM that its parent died, ends it before it goes."""
+    tag = f"escape-kill-{os.getpid()}-{time.monotonic_ns()}"
+    env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes.escape", "PYTHONPATH": str(ROOT),
+           "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}  # fmt: skip
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        "--force", "--timeout", "120", env=env)  # fmt: skip
+    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
+        time.sleep(0.3)
+    assert [r.probe for r in read_raw(side).results] == ["escapes"]
+    assert left_behind(tag, grace_s=0), "the sleeper runs while its cell does"
+    proc.kill()  # the orchestrator alone
+    proc.communicate()
+    assert left_behind(tag) == []

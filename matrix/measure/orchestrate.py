@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import threading
@@ -245,7 +246,13 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         if args.tests:
             cmd += ["--tests", str(args.tests)]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
-        proc = procs.run(cmd, cwd=REPO_ROOT, stdout=None if args.tests else subprocess.PIPE)
+        # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
+        proc = procs.run(
+            cmd,
+            cwd=REPO_ROOT,
+            stdout=None if args.tests else subprocess.PIPE,
+            death_signal=signal.SIGTERM,
+        )
         if proc.returncode != 0 or not out.exists():
             note = (proc.stderr or proc.stdout or "").strip()[-400:]
             outcome.note += f" [runner exited {proc.returncode}: {note}]"
@@ -349,6 +356,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     procs.interrupt_on_sigterm()
+    procs.become_subreaper()  # what a killed runner leaves running becomes ours to end
     try:
         return _main(args)
     except KeyboardInterrupt:
@@ -360,6 +368,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         return 130
+    finally:
+        procs.kill_strays(everything=True)  # nothing the run started outlives it
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -59,8 +59,10 @@ POLL_S = 0.05
 
 
 def _stop(signum: int, frame: Any) -> None:
-    # Children run in their own process groups and would not see a Ctrl-C: end them here.
-    procs.stop_all()
+    # Children run in their own process groups and would not see a Ctrl-C: ``main`` ends them
+    # once this has unwound (here, the signal may have come while procs held its lock).
+    # SIGTERM is also what the runner gets when the matrix dies (procs.start's death_signal).
+    procs.die_soon()
     raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
 
 
@@ -176,6 +178,7 @@ def run_group(
                 raise
             finally:
                 procs.forget(proc)
+                procs.kill_strays()  # what a probe left running outside the child's group
         remaining = remaining[done:]
 
 
@@ -378,6 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    procs.become_subreaper()  # a probe's orphaned grandchildren become ours to end
     try:
         return _main(args)
     except KeyboardInterrupt as e:
@@ -389,6 +393,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
+    finally:
+        procs.kill_strays(everything=True)  # nothing the cell started outlives it
 
 
 def _main(args: argparse.Namespace) -> int:
