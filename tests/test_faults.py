@@ -239,3 +239,19 @@ def test_a_grandchild_that_leaves_its_group_does_not_outlive_the_cell(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [r.status for r in read_raw(tmp_path / "raw.json").results] == ["pass"] * 3
     assert left_behind(tag, grace_s=1.0) == []
+
+
+@pytest.mark.parametrize("probe", ["dot_f32_default_precision", "splitk", "tiled"])
+def test_a_missing_compile_tool_in_an_aot_probe_is_skipped_with_the_reason(monkeypatch, probe):
+    """AotUnavailable reaches these probes only as CannotObserve (attempt raises it): the probe's
+    own check for it was dead code, and the result is ``skipped`` naming the tool."""
+    from matrix.backends import aot
+    from matrix.core import AotUnavailable
+    from matrix.measure.child import run_task
+
+    def missing(*args, **kwargs):
+        raise AotUnavailable("no ld.lld found (searched PATH and the ROCm folders)")
+
+    monkeypatch.setattr(aot, "compile_for_target", missing)
+    (result,) = run_task({"probe": probe, "backend": "aot", "target": "hip:gfx942"})
+    assert result["status"] == "skipped" and "ld.lld" in result["detail"], result

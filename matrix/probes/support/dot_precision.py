@@ -6,7 +6,6 @@ import os
 import triton
 import triton.language as tl
 
-from matrix.core import AotUnavailable
 from matrix.probes.support.base import Context, Observation, exercise, first_line
 from matrix.probes.support.precision_evidence import asm_instructions, dot_line, ttir_precision
 
@@ -35,10 +34,9 @@ def observe_default_precision(ctx: Context) -> Observation:
     env = {"TRITON_F32_DEFAULT": os.environ.get("TRITON_F32_DEFAULT")}
     if ctx.backend == "aot":
         t = torch.empty(BLOCK, BLOCK)
+        # A missing compile tool never gets here: attempt() raises it as CannotObserve (skipped).
         out = exercise(ctx, f32_dot_default, {"a": t, "b": t, "c": t}, {"BLOCK": BLOCK})
         if out.raised:
-            if isinstance(out.exception, AotUnavailable):
-                return Observation("skipped", str(out.exception))
             raise out.exception  # a float32 dot that does not compile is a broken probe
         ir = out.value.ir
         return classify_precision(ir.get("ttir", ""), ir.get("ptx") or ir.get("amdgcn") or "",
