@@ -255,3 +255,37 @@ def test_a_missing_compile_tool_in_an_aot_probe_is_skipped_with_the_reason(monke
     monkeypatch.setattr(aot, "compile_for_target", missing)
     (result,) = run_task({"probe": probe, "backend": "aot", "target": "hip:gfx942"})
     assert result["status"] == "skipped" and "ld.lld" in result["detail"], result
+
+
+class _LauncherFails:
+    """A kernel whose launch fails the way Triton 3.0.0's did on the H200: gcc could not build
+    the launcher stub (the CUDA headers were missing)."""
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            raise subprocess.CalledProcessError(
+                1, ["gcc", "main.c"], stderr="fatal error: cuda.h: No such file or directory"
+            )
+
+        return launch
+
+
+def test_a_tool_failing_in_a_probe_s_own_launch_is_not_a_precision(monkeypatch):
+    """dot_f32_precision_error recorded any failed launch as "this precision is unavailable"."""
+    from matrix.measure.child import run_task
+    from matrix.probes import dot_f32_precision_error as probe
+
+    monkeypatch.setattr(probe, "_dot_explicit", _LauncherFails())
+    (result,) = run_task({"probe": "dot_f32_precision_error", "backend": "interpret"})
+    assert result["status"] == "error", result
+    assert "a tool outside Triton failed" in result["detail"] and "cuda.h" in result["detail"]
+
+
+def test_a_tool_failure_escaping_a_probe_is_sorted_like_one_inside_attempt(monkeypatch):
+    from matrix.measure.child import run_task
+    from matrix.probes import dot_f32_precision_error as probe
+
+    monkeypatch.setattr(probe, "_dot_default", _LauncherFails())  # called outside attempt()
+    (result,) = run_task({"probe": "dot_f32_precision_error", "backend": "interpret"})
+    assert result["status"] == "error" and "a tool outside Triton failed" in result["detail"]
+    assert "CalledProcessError" in result["data"]["exception"]  # the traceback is kept
