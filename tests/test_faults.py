@@ -289,3 +289,20 @@ def test_a_tool_failure_escaping_a_probe_is_sorted_like_one_inside_attempt(monke
     (result,) = run_task({"probe": "dot_f32_precision_error", "backend": "interpret"})
     assert result["status"] == "error" and "a tool outside Triton failed" in result["detail"]
     assert "CalledProcessError" in result["data"]["exception"]  # the traceback is kept
+
+
+def test_data_json_has_no_form_for_still_reaches_the_raw_file():
+    """A probe's data with a tuple as a key, or holding itself, lost the probe's whole result
+    (the child died writing its event): it is written as the closest plain value."""
+    import io
+
+    from matrix.measure import child
+
+    loop: dict = {"n": 1}
+    loop["self"] = loop
+    stream = io.StringIO()
+    child._emit(stream, {"event": "result", "data": {"cells": {("int8", "int16"): "int16"},
+                                                     "loop": loop}})  # fmt: skip
+    got = json.loads(stream.getvalue())
+    assert got["data"]["cells"] == {"('int8', 'int16')": "int16"}
+    assert got["data"]["loop"] == {"n": 1, "self": {"$repr": "<cycle>"}}

@@ -260,15 +260,39 @@ def to_json(value: Any, **kwargs: Any) -> str:
     cannot encode; then the whole text is written with ``\\uXXXX`` escapes, which JSON reads
     back to the same string.
 
+    A shape JSON has no form for (a tuple as a key, a container holding itself) is written as
+    the closest plain value (``_plain``) rather than lose the whole result.
+
     >>> json.loads(to_json({"d": "bad \\udc80", "b": b"\\xff"}))
     {'d': 'bad \\udc80', 'b': {'$bytes_b64': '/w=='}}
+    >>> to_json({"cells": {(1, 2): "x"}})
+    '{"cells": {"(1, 2)": "x"}}'
     """
-    text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
+    except (TypeError, ValueError):  # a key JSON cannot hold, or a cycle
+        value = _plain(value, ())
+        text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         text = json.dumps(value, ensure_ascii=True, default=_json_default, **kwargs)
     return text
+
+
+def _plain(value: Any, seen: tuple[int, ...]) -> Any:
+    """``value`` with every dict key a string (its repr where it is not one) and every cycle
+    cut at ``{"$repr": "<cycle>"}``."""
+    if isinstance(value, dict | list | tuple):
+        if id(value) in seen:
+            return {"$repr": "<cycle>"}
+        inner = (*seen, id(value))
+        if isinstance(value, dict):
+            return {
+                k if isinstance(k, str) else repr(k): _plain(v, inner) for k, v in value.items()
+            }
+        return [_plain(v, inner) for v in value]
+    return value
 
 
 def dumps(doc: dict[str, Any]) -> str:
