@@ -356,7 +356,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     procs.interrupt_on_sigterm()
-    procs.become_subreaper()  # what a killed runner leaves running becomes ours to end
+    with procs.owning_descendants():  # what a killed runner leaves running is ours to end
+        return _interruptible_main(args)
+
+
+def _interruptible_main(args: argparse.Namespace) -> int:
     try:
         return _main(args)
     except KeyboardInterrupt:
@@ -368,8 +372,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             flush=True,
         )
         return 130
-    finally:
-        procs.kill_strays(everything=True)  # nothing the run started outlives it
 
 
 def _main(args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ One place starts children (``start``/``run``) so that one place can end them:
   ``KeyboardInterrupt``, so a worker thread stops instead of recording the kill as a result;
 - a grandchild can leave its group (``setsid``, a double fork) and outlive its parent, out of
   reach of both mechanisms above. The orchestrator and the runner are therefore subreapers
-  (``become_subreaper``, ``PR_SET_CHILD_SUBREAPER``): such an orphan becomes their child, not
+  (``owning_descendants``, ``PR_SET_CHILD_SUBREAPER``): such an orphan becomes their child, not
   init's, and ``kill_strays`` ends every descendant that is not under a child still being
   watched, after each child ends and on the way out. The runner dies with the orchestrator by
   SIGTERM, not SIGKILL (``death_signal``), so that it ends its own strays first; an alarm
@@ -30,7 +30,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,15 +136,23 @@ def stop_all() -> None:
 _SUBREAPER = threading.Event()
 
 
-def become_subreaper() -> bool:
-    """Make orphaned descendants of this process its children (not init's), and let
-    ``kill_strays`` end them. Only the matrix's own processes (orchestrator, runner) call this:
-    in any other (a test, a library user) every child is someone else's, and none is a stray.
-    False where the kernel offers no such thing."""
-    if _prctl is None or _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        return False
-    _SUBREAPER.set()
-    return True
+@contextlib.contextmanager
+def owning_descendants() -> Iterator[bool]:
+    """Inside: orphaned descendants of this process become its children, not init's
+    (``PR_SET_CHILD_SUBREAPER``), and ``kill_strays`` ends those no watched child holds; on
+    the way out every descendant is ended. Only the matrix's own commands (orchestrator,
+    runner) enter it: anywhere else (a test, a library) other children are someone else's.
+    Yields False where the kernel offers no subreaper."""
+    on = _prctl is not None and _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    if on:
+        _SUBREAPER.set()
+    try:
+        yield on
+    finally:
+        kill_strays(everything=True)  # nothing the command started outlives it
+        if on:
+            _SUBREAPER.clear()
+            _prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
 def _children() -> dict[int, list[int]]:

@@ -381,7 +381,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    procs.become_subreaper()  # a probe's orphaned grandchildren become ours to end
+    with procs.owning_descendants():  # a probe's orphaned grandchildren are ours to end
+        return _run_main(args)
+
+
+def _run_main(args: argparse.Namespace) -> int:
     try:
         return _main(args)
     except KeyboardInterrupt as e:
@@ -393,8 +397,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 130
-    finally:
-        procs.kill_strays(everything=True)  # nothing the cell started outlives it
 
 
 def _main(args: argparse.Namespace) -> int:
