@@ -306,3 +306,20 @@ def test_data_json_has_no_form_for_still_reaches_the_raw_file():
     got = json.loads(stream.getvalue())
     assert got["data"]["cells"] == {"('int8', 'int16')": "int16"}
     assert got["data"]["loop"] == {"n": 1, "self": {"$repr": "<cycle>"}}
+
+
+def test_the_process_tree_is_read_whatever_a_process_calls_itself():
+    """/proc/<pid>/stat puts the command name in parentheses, and a name may hold ') ('."""
+    from matrix.measure import procs
+
+    code = ("import ctypes, sys, time; ctypes.CDLL(None).prctl(15, b'x) 1 (y', 0, 0, 0); "
+            "print(flush=True); time.sleep(60)")  # fmt: skip
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        child.stdout.readline()  # named by now
+        assert Path(f"/proc/{child.pid}/comm").read_text().strip() == "x) 1 (y"
+        assert child.pid in procs.descendants(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    assert child.pid not in procs.descendants(os.getpid())
