@@ -5,18 +5,19 @@
 True
 
 ``compat.TRITON_VERSION`` is informational: the choices below come from probing, because version
-strings lie (development builds report the last release).
+strings lie (development builds report the last release). It is a ``packaging`` Version made on
+first use, so that importing ``compat`` (and ``kernels``) needs nothing beyond Triton.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import triton
-from packaging.version import Version
 
 from compat.features import Features, detect, environment_override
 from compat.loader import LOADERS, LoaderChoice, LoaderError, choose_loader
 
-TRITON_VERSION: Version = Version(triton.__version__)
 FEATURES: Features = detect()
 _CHOICE: LoaderChoice = choose_loader(FEATURES, environment_override())
 LOADER: str = _CHOICE.name
@@ -34,10 +35,19 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    if name == "TRITON_VERSION":  # packaging only for whoever asks for the Version
+        from packaging.version import Version
+
+        globals()[name] = version = Version(triton.__version__)
+        return version
+    raise AttributeError(f"module 'compat' has no attribute {name!r}")
+
+
 def report() -> dict:
     """What ``python -m compat --json`` prints."""
     return {
-        "triton": str(TRITON_VERSION),
+        "triton": triton.__version__,
         "features": FEATURES.to_dict(),
         "loader": LOADER,
         "reason": LOADER_REASON,

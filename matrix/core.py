@@ -10,6 +10,7 @@ the value, never as text to be parsed again:
 - ``pair_numpy``: which interpreter cells of two releases are compared with each other;
 - the status sets every probe shares;
 - ``load_toml`` and ``DataFileError``: one loader and one error for every data file;
+- ``InputError``: what every error about a given file or argument is (one line, exit 2);
 - ``AotUnavailable``: the ahead-of-time backend cannot run here (a tool is missing).
 """
 
@@ -34,7 +35,13 @@ REPO_ROOT = MATRIX_DIR.parent
 # ------------------------------------------------------------------------------------ releases
 
 
-class ReleaseError(ValueError):
+class InputError(ValueError):
+    """A file or argument given to a command cannot be used; the message names it and what was
+    expected. Every such error of the matrix derives from this one, so that an entry point
+    (``matrix.cli.run``) can say it in one line, exit 2, where a bug still shows its traceback."""
+
+
+class ReleaseError(InputError):
     """A text is not a release; the message names where it came from, the text, and the form.
 
     >>> Release.parse("main", "--candidate")
@@ -217,7 +224,7 @@ NO_OBSERVATION_STATUSES = frozenset({"skipped", "error", "crashed", "timeout"})
 # ----------------------------------------------------------------------------------- data files
 
 
-class DataFileError(ValueError):
+class DataFileError(InputError):
     """A data file is missing, unreadable or malformed: names the file, the key, the expectation.
 
     >>> str(DataFileError("matrix/data/pinned.toml", "triton.release", "a release X.Y.Z", 3))

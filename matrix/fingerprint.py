@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from matrix import cli
 from matrix.core import NO_OBSERVATION_STATUSES, Column
 from matrix.measure.results import Result
 
@@ -232,4 +233,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(cli.run(main, "matrix.fingerprint"))

@@ -5,7 +5,8 @@ The code lives in ``matrix.measure.orchestrate``; this entry point keeps the sho
 
 import sys
 
+from matrix import cli
 from matrix.measure.orchestrate import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.orchestrate"))

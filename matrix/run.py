@@ -5,7 +5,8 @@ The code lives in ``matrix.measure.runner``; this entry point keeps the short co
 
 import sys
 
+from matrix import cli
 from matrix.measure.runner import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.run"))

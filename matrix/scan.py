@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matrix import cli
 from matrix.census import Census, CensusError, censuses_from_runs, omitted_defaults, works_on
 from matrix.core import DATA_DIR, Column, DataFileError, Release, ReleaseError, load_toml
 from matrix.measure.results import Run, SchemaError, read_runs
@@ -1926,4 +1927,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.scan"))

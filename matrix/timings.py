@@ -5,7 +5,8 @@ The code lives in ``matrix.report.timings``; this entry point keeps the short co
 
 import sys
 
+from matrix import cli
 from matrix.report.timings import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.timings"))

@@ -164,3 +164,37 @@ def test_import_stays_light():
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == ""
+
+
+BLOCK_PACKAGING = """
+import sys
+
+class Blocker:  # as if packaging were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name == "packaging" or name.startswith("packaging."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, Blocker())
+import kernels, compat
+assert "packaging" not in sys.modules, "imported packaging"
+print(compat.LOADER, compat.report()["triton"])
+try:
+    compat.TRITON_VERSION
+except ModuleNotFoundError as e:
+    print("asked for the Version:", e.name)
+"""
+
+
+def test_importing_kernels_needs_no_packaging():
+    """Issue 11: ``import kernels`` needed ``packaging`` through compat, which nothing declares
+    for a user who only wants the kernels; only ``compat.TRITON_VERSION`` (a Version) needs it."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", BLOCK_PACKAGING], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    chosen, asked = proc.stdout.splitlines()
+    loader, version = chosen.split()
+    import triton
+
+    assert loader in ("pointer", "descriptor") and version == triton.__version__
+    assert asked == "asked for the Version: packaging"

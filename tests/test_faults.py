@@ -9,6 +9,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from matrix.measure import envs, lock, results
 from matrix.measure.envs import EnvSpec, classify_failure, is_transient
 from matrix.measure.results import Result, Run, read_raw, write_raw
 from matrix.probes.support.base import CannotObserve, Outcome, attempt, refusal
+from tests.fixtures.processes import left_behind
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTS = "tests.fixtures.probes.faults"
@@ -223,3 +225,101 @@ def test_report_names_a_bad_raw_file_goes_on_and_refuses_an_empty_folder(tmp_pat
     (tmp_path / "empty").mkdir()
     assert report(["--raw", str(tmp_path / "empty"), "--out", str(tmp_path / "p2")]) == 2
     assert "no raw files" in capsys.readouterr().err
+
+
+def test_a_grandchild_that_leaves_its_group_does_not_outlive_the_cell(tmp_path):
+    """A probe's grandchild in a session of its own (setsid, double fork) is out of reach of
+    the child's process group and of its parent-death signal: the runner, a subreaper, ends it."""
+    tag = f"escape-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": "tests.fixtures.probes.escape",
+           "PYTHONPATH": str(ROOT), "FAULT_TAG": tag, "SLOW_PROBE_SECONDS": "0.1"}  # fmt: skip
+    cmd = [sys.executable, "-m", "matrix.run", "--out", str(tmp_path / "raw.json"),
+           "--backends", "interpret", "--quiet", "--timeout", "60"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert [r.status for r in read_raw(tmp_path / "raw.json").results] == ["pass"] * 3
+    assert left_behind(tag, grace_s=1.0) == []
+
+
+@pytest.mark.parametrize("probe", ["dot_f32_default_precision", "splitk", "tiled"])
+def test_a_missing_compile_tool_in_an_aot_probe_is_skipped_with_the_reason(monkeypatch, probe):
+    """AotUnavailable reaches these probes only as CannotObserve (attempt raises it): the probe's
+    own check for it was dead code, and the result is ``skipped`` naming the tool."""
+    from matrix.backends import aot
+    from matrix.core import AotUnavailable
+    from matrix.measure.child import run_task
+
+    def missing(*args, **kwargs):
+        raise AotUnavailable("no ld.lld found (searched PATH and the ROCm folders)")
+
+    monkeypatch.setattr(aot, "compile_for_target", missing)
+    (result,) = run_task({"probe": probe, "backend": "aot", "target": "hip:gfx942"})
+    assert result["status"] == "skipped" and "ld.lld" in result["detail"], result
+
+
+class _LauncherFails:
+    """A kernel whose launch fails the way Triton 3.0.0's did on the H200: gcc could not build
+    the launcher stub (the CUDA headers were missing)."""
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            raise subprocess.CalledProcessError(
+                1, ["gcc", "main.c"], stderr="fatal error: cuda.h: No such file or directory"
+            )
+
+        return launch
+
+
+def test_a_tool_failing_in_a_probe_s_own_launch_is_not_a_precision(monkeypatch):
+    """dot_f32_precision_error recorded any failed launch as "this precision is unavailable"."""
+    from matrix.measure.child import run_task
+    from matrix.probes import dot_f32_precision_error as probe
+
+    monkeypatch.setattr(probe, "_dot_explicit", _LauncherFails())
+    (result,) = run_task({"probe": "dot_f32_precision_error", "backend": "interpret"})
+    assert result["status"] == "error", result
+    assert "a tool outside Triton failed" in result["detail"] and "cuda.h" in result["detail"]
+
+
+def test_a_tool_failure_escaping_a_probe_is_sorted_like_one_inside_attempt(monkeypatch):
+    from matrix.measure.child import run_task
+    from matrix.probes import dot_f32_precision_error as probe
+
+    monkeypatch.setattr(probe, "_dot_default", _LauncherFails())  # called outside attempt()
+    (result,) = run_task({"probe": "dot_f32_precision_error", "backend": "interpret"})
+    assert result["status"] == "error" and "a tool outside Triton failed" in result["detail"]
+    assert "CalledProcessError" in result["data"]["exception"]  # the traceback is kept
+
+
+def test_data_json_has_no_form_for_still_reaches_the_raw_file():
+    """A probe's data with a tuple as a key, or holding itself, lost the probe's whole result
+    (the child died writing its event): it is written as the closest plain value."""
+    import io
+
+    from matrix.measure import child
+
+    loop: dict = {"n": 1}
+    loop["self"] = loop
+    stream = io.StringIO()
+    child._emit(stream, {"event": "result", "data": {"cells": {("int8", "int16"): "int16"},
+                                                     "loop": loop}})  # fmt: skip
+    got = json.loads(stream.getvalue())
+    assert got["data"]["cells"] == {"('int8', 'int16')": "int16"}
+    assert got["data"]["loop"] == {"n": 1, "self": {"$repr": "<cycle>"}}
+
+
+def test_the_process_tree_is_read_whatever_a_process_calls_itself():
+    """/proc/<pid>/stat puts the command name in parentheses, and a name may hold ') ('."""
+    from matrix.measure import procs
+
+    code = ("import ctypes, sys, time; ctypes.CDLL(None).prctl(15, b'x) 1 (y', 0, 0, 0); "
+            "print(flush=True); time.sleep(60)")  # fmt: skip
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        child.stdout.readline()  # named by now
+        assert Path(f"/proc/{child.pid}/comm").read_text().strip() == "x) 1 (y"
+        assert child.pid in procs.descendants(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    assert child.pid not in procs.descendants(os.getpid())

@@ -7,6 +7,7 @@ interrupted-run test uses stand-in probes (tests/fixtures/probes) so that a cell
 """
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,8 @@ import pytest
 
 from matrix.measure import cells as cells_mod
 from matrix.measure.envs import EnvSpec, classify_failure
-from matrix.measure.results import partial_path, read_raw
+from matrix.measure.results import Result, Run, partial_path, read_raw, write_raw
+from tests.fixtures.processes import left_behind
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -28,23 +30,6 @@ def _orchestrate(tmp: Path, envs: Path, *args: str, env: dict | None = None, **p
            "--envs-dir", str(envs), "--no-report", "--jobs", "1", *args]  # fmt: skip
     return subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, **popen)  # fmt: skip
-
-
-def left_behind(tag: str, grace_s: float = 10.0) -> list[str]:
-    """Processes still alive whose environment carries ``tag`` (all a run started inherit it)."""
-    deadline = time.monotonic() + grace_s
-    while True:
-        found = []
-        for proc_dir in Path("/proc").glob("[0-9]*"):
-            try:
-                if f"FAULT_TAG={tag}".encode() in (proc_dir / "environ").read_bytes():
-                    found.append(proc_dir.name + " " + (proc_dir / "cmdline").read_bytes()
-                                 .replace(b"\0", b" ").decode(errors="replace")[:200])  # fmt: skip
-            except OSError:
-                continue
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
@@ -88,10 +73,15 @@ def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir
 
 
 def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
-    """Kill the matrix mid-cell: the finished cell is kept, the partial one is resumed."""
+    """Kill the matrix mid-cell: the finished cell is kept, the partial one is resumed.
+
+    Three probes (the first, a slow one, the last) are enough for a kill mid-cell and a resume;
+    the hang and crash probes would add a timeout per cell and test nothing more here. The
+    first kill lands while the second cell's environment is built or its probes run."""
     tag = f"interrupted-{os.getpid()}-{time.monotonic_ns()}"
     env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT),
-           "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}  # fmt: skip
+           "FIXTURE_PROBES": "ok_first,slow,ok_last", "SLOW_PROBE_SECONDS": "60",
+           "FAULT_TAG": tag}  # fmt: skip
     args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "120")
     raw = tmp_path / "raw"
     first, second = raw / "triton-3.9.0-numpy-2.3.5.json", raw / "triton-3.9.0-numpy-2.4.6.json"
@@ -263,3 +253,100 @@ def test_the_report_step_tells_measured_raw_files_from_kept_ones(monkeypatch, ca
     assert "1 committed raw file(s) differ from the commit (an earlier run's" in out
     assert "reports/raw/b.json" in out.split("earlier run's")[1]
     assert "rewrote 1 committed page(s)" in out and "reports/index.html" in out
+
+
+SMALL_DISK = """
+set -u
+mount -t tmpfs -o size=256k tmpfs "$SMALL" || exit 97
+mkdir -p "$SMALL/raw" "$SMALL/envs"
+cp "$CELL" "$SMALL/raw/"
+cat /dev/zero > "$SMALL/filler" 2>/dev/null  # the disk is full from here on
+run() {  # name, then the command; its exit code, output and the raw folder are copied out
+  name=$1; shift
+  "$@" > "$OUT/$name.log" 2>&1; echo $? > "$OUT/$name.rc"
+  mkdir -p "$OUT/$name.raw" && cp -a "$SMALL/raw/." "$OUT/$name.raw/"
+}
+run alone "$PY" -m matrix.measure.orchestrate --raw-dir "$SMALL/raw" --envs-dir "$SMALL/envs" \
+    --no-report --jobs 1 --releases 3.9.0 --numpy 2.4.6 --force --timeout 60
+run redo "$PY" -m matrix.measure.orchestrate --raw-dir "$SMALL/raw" --envs-dir "$ENVS" \
+    --no-report --jobs 1 --releases 3.9.0 --numpy 2.4.6 --force --timeout 60
+run report "$PY" -m matrix.report --raw "$REPORT_RAW" --out "$SMALL/pages"
+"""
+
+
+def _small_disk_usable(where: Path) -> str | None:
+    """Why a tiny disk of our own cannot be mounted here, or None (a user and mount namespace:
+    no root needed, nothing left mounted outside the test)."""
+    if shutil.which("unshare") is None:
+        return "no unshare(1) on this machine"
+    where.mkdir()
+    mount = f"mount -t tmpfs -o size=64k tmpfs {where}"
+    probe = subprocess.run(["unshare", "-Urm", "sh", "-c", mount], capture_output=True, text=True)
+    where.rmdir()
+    return None if probe.returncode == 0 else f"cannot mount a tmpfs: {probe.stderr.strip()}"
+
+
+def test_a_full_disk_keeps_the_complete_cell_and_says_where(tmp_path, envs_dir):
+    """Issue 11: a redo on a full disk replaced a complete cell before failing, and the report
+    step died with an uncaught OSError. A real full disk (a 256 KiB tmpfs, filled): the cell's
+    environments on it too (the default: both in the checkout), then only the raw folder (the
+    runner's partial file cannot be written), then the report's pages."""
+    why = _small_disk_usable(tmp_path / "probe")
+    if why:
+        pytest.skip(why)
+    cell = tmp_path / "triton-3.9.0-numpy-2.4.6.json"
+    done = Result("ok_first", "interpret", None, "pass", "kept from before", 0.5, {})
+    write_raw(Run(id=cell.stem, env={"triton": "3.9.0", "numpy": "2.4.6"}, results=[done],
+                  extra={"complete": True}), cell)  # fmt: skip
+    report_raw = tmp_path / "report-raw"
+    report_raw.mkdir()
+    shutil.copy(ROOT / "reports" / "raw" / cell.name, report_raw)
+    # The redo needs an environment on a disk with room: build it first (or reuse it).
+    proc = _orchestrate(tmp_path / "warm", envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        env={**FIXTURES, "FIXTURE_PROBES": "ok_first"})  # fmt: skip
+    out, _ = proc.communicate(timeout=900)
+    assert proc.returncode == 0, out
+    small, outside = tmp_path / "small", tmp_path / "out"
+    small.mkdir()
+    outside.mkdir()
+    env = {**os.environ, **FIXTURES, "FIXTURE_PROBES": "ok_first,ok_last", "SMALL": str(small),
+           "CELL": str(cell), "OUT": str(outside), "PY": sys.executable, "ENVS": str(envs_dir),
+           "REPORT_RAW": str(report_raw)}  # fmt: skip
+    subprocess.run(["unshare", "-Urm", "bash", "-c", SMALL_DISK], cwd=ROOT, env=env,
+                   timeout=900, check=True)  # fmt: skip
+    for name in ("alone", "redo"):
+        log = (outside / f"{name}.log").read_text()
+        rc = int((outside / f"{name}.rc").read_text())
+        assert rc == 1, (name, log)  # a cell not (re)measured is a failed run
+        assert "Traceback" not in log and "No space left on device" in log, (name, log)
+        assert "could not be measured or recorded" in log, (name, log)
+        kept = outside / f"{name}.raw" / cell.name
+        assert kept.read_bytes() == cell.read_bytes(), (name, log)  # the complete cell, as it was
+        assert sorted(p.name for p in (outside / f"{name}.raw").iterdir()) == [
+            ".matrix-run.lock", cell.name]  # fmt: skip
+    assert "its complete raw file is kept" in (outside / "alone.log").read_text()
+    # The runner's own line names its partial file, through the orchestrator's summary.
+    assert f"{cell.name}.partial: No space left on device" in (outside / "redo.log").read_text()
+    log = (outside / "report.log").read_text()
+    assert int((outside / "report.rc").read_text()) == 2, log
+    assert "Traceback" not in log and f"{small}/pages" in log, log
+    assert "No space left on device (exit 2)" in log, log
+
+
+def test_a_killed_matrix_leaves_no_grandchild_that_left_its_group(tmp_path, envs_dir):
+    """``kill -9`` of the orchestrator alone while a probe's grandchild runs in a session of its
+    own: the runner, told by SIGTERM that its parent died, ends it before it goes."""
+    tag = f"escape-kill-{os.getpid()}-{time.monotonic_ns()}"
+    env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes.escape", "PYTHONPATH": str(ROOT),
+           "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}  # fmt: skip
+    proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
+                        "--force", "--timeout", "120", env=env)  # fmt: skip
+    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    deadline = time.monotonic() + 900
+    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
+        time.sleep(0.3)
+    assert [r.probe for r in read_raw(side).results] == ["escapes"]
+    assert left_behind(tag, grace_s=0), "the sleeper runs while its cell does"
+    proc.kill()  # the orchestrator alone
+    proc.communicate()
+    assert left_behind(tag) == []

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matrix import cli
 from matrix.core import DATA_DIR, REPO_ROOT
 
 RECIPE_PATH = DATA_DIR / "gpu_pack.toml"
@@ -391,4 +392,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.backends.gpu_pack"))

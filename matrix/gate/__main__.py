@@ -2,6 +2,7 @@
 
 import sys
 
+from matrix import cli
 from matrix.gate.verdict import main
 
-sys.exit(main())
+sys.exit(cli.run(main, "matrix.gate"))

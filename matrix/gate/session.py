@@ -21,6 +21,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from matrix import cli
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate.config import PINNED_PATH, pinned_release
 from matrix.gate.verdict import EXIT_UNDECIDABLE
@@ -83,4 +84,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.gate.session"))

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from matrix import cli
 from matrix.census import CensusError
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate import api, timing
@@ -478,4 +479,4 @@ def _print(text: str) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.gate"))

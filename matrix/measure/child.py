@@ -21,7 +21,13 @@ import time
 from typing import Any
 
 from matrix.measure.results import to_json
-from matrix.probes.support.base import CannotObserve, Context, Observation, format_exception
+from matrix.probes.support.base import (
+    CannotObserve,
+    Context,
+    Observation,
+    format_exception,
+    outside_triton,
+)
 
 
 def probe_package() -> str:
@@ -69,7 +75,13 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     except CannotObserve as e:
         obs = Observation(e.status, e.reason, {"exception": e.cause})
     except Exception as e:  # an unexpected exception is an `error` result, with its traceback
-        obs = Observation("error", format_exception(e))
+        # ... unless it came from outside Triton outside any attempt(): then it is sorted the
+        # same way (a missing tool is `skipped`), with the traceback kept as evidence.
+        cannot = outside_triton(e)
+        if cannot is None:
+            obs = Observation("error", format_exception(e))
+        else:
+            obs = Observation(cannot.status, cannot.reason, {"exception": format_exception(e)})
     seconds = time.perf_counter() - start
     rows = [_result(r.name or "", ctx, r, 0.0) for r in obs.rows]
     return [*rows, _result(probe, ctx, obs, seconds)]

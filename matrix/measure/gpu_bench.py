@@ -52,6 +52,7 @@ from typing import Any
 from kernels.bench import checks, cli, output, timing
 from kernels.bench import suite as bench
 from kernels.bench.impls import impl_fn
+from matrix import cli as matrix_cli
 
 SCHEMA = 1
 KIND = "triton-gpu-bench"
@@ -249,4 +250,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(matrix_cli.run(main, "matrix.measure.gpu_bench"))

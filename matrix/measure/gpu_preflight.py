@@ -26,6 +26,8 @@ from typing import Any
 import triton
 import triton.language as tl
 
+from matrix import cli
+
 
 @triton.jit
 def _add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -111,4 +113,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.measure.gpu_preflight"))

@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from matrix import cli
 from matrix.core import REPO_ROOT
 from matrix.measure.results import Run, write_raw
 
@@ -208,4 +209,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.measure.gpu_run"))

@@ -55,11 +55,13 @@ def hold(
                 t0 = time.monotonic()
                 fcntl.flock(f, fcntl.LOCK_EX)
                 log(f"matrix: {folder} is free after {time.monotonic() - t0:.0f} s; starting")
-            f.seek(0)
-            f.truncate()
             started = time.strftime("%H:%M:%S UTC", time.gmtime())
-            f.write(f"pid {os.getpid()}, started {started}\n")
-            f.flush()
+            # Who holds it is only for a waiting run's message; the flock is what excludes. A
+            # full disk must not stop the run here: its cells say what the disk costs them.
+            # Unbuffered, so that nothing is left to fail again when the file is closed.
+            with contextlib.suppress(OSError):
+                os.ftruncate(f.fileno(), 0)
+                os.write(f.fileno(), f"pid {os.getpid()}, started {started}\n".encode())
         yield
     finally:
         for f in files:

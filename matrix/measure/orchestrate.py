@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import threading
@@ -40,6 +41,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from matrix import cli
 from matrix.core import REPO_ROOT, DataFileError, Release, release_key
 from matrix.measure import lock, procs
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
@@ -68,6 +70,7 @@ class CellOutcome:
     note: str = ""
     tests: str = ""  # what the team's suite did here (_test_counts), "" without --tests
     kept: bool = False  # an existing complete raw file was reused, nothing measured
+    failed: bool = False  # the cell could not be (re)measured or recorded: the run exits 1
     unrecorded: bool = False  # no raw file was written (a release that does not exist)
 
 
@@ -148,19 +151,45 @@ def install_failure_run(cell: Cell, install: Install) -> Run:
     return Run(id=cell.id, env=env, install=install.record(), results=[], extra={"complete": True})
 
 
+def _holds_complete(out: Path) -> bool:
+    """Whether ``out`` holds a complete, measured cell (one that a failed redo must not cost)."""
+    try:
+        run = read_raw(out) if out.exists() else None
+    except SchemaError:
+        return False
+    return run is not None and run.complete and run.install.get("status") == "ok"
+
+
+def record_failure(cell: Cell, install: Install, out: Path) -> tuple[str, bool]:
+    """Write the raw file of a cell that could not be measured: (what to say, whether the run
+    must fail because the failure is not in the raw file).
+
+    A complete cell already at ``out`` stays as it was: a redo that fails (``--force`` with the
+    disk full or the index down) says so and costs nothing it had. Any other file there is
+    moved aside (kept), and a failure that cannot itself be written (the disk full) is said."""
+    if _holds_complete(out):
+        why = install.detail[:300]
+        return f" [not redone ({why}); its complete raw file is kept as it was]", True
+    note = ""
+    try:
+        if out.exists():
+            note = f" [the raw file it had is kept as {move_aside(out, 'before-failure').name}]"
+        write_raw(install_failure_run(cell, install), out)
+    except OSError as e:
+        return note + f" [its failure could not be recorded either: {cli.describe(e)}]", True
+    return note, False
+
+
 def run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOutcome:
     """One cell, whatever happens: an unexpected failure here is recorded in its raw file."""
     try:
         return _run_cell(cell, args, progress)
     except Exception as e:  # recorded for this cell; the other cells go on
-        detail = f"the matrix itself failed on this cell: {type(e).__name__}: {e}"
+        why = cli.describe(e) if isinstance(e, OSError) else f"{type(e).__name__}: {e}"
+        detail = f"the matrix itself failed on this cell: {why}"
         install = Install("failed", 0.0, detail, None)
-        out = cell.raw_path(args.raw_dir)
-        if out.exists():  # what it held is kept, never replaced by this failure
-            detail += f" (the raw file it had is kept as {move_aside(out, 'before-failure').name})"
-            install = Install("failed", 0.0, detail, None)
-        write_raw(install_failure_run(cell, install), out)
-        outcome = CellOutcome(cell, install="failed", note=f" [{detail}]")
+        note, _ = record_failure(cell, install, cell.raw_path(args.raw_dir))
+        outcome = CellOutcome(cell, install="failed", note=f" [{detail}]{note}", failed=True)
         progress.end(outcome)
         return outcome
 
@@ -193,8 +222,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         outcome.note = f" [no raw file written: {install.detail[:200]}]"
         outcome.unrecorded = True
     elif install.status != "ok" or install.python is None:
-        run = install_failure_run(cell, install)
-        write_raw(run, out)
+        outcome.note, outcome.failed = record_failure(cell, install, out)
     else:
         cmd = [
             str(install.python),
@@ -218,11 +246,20 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         if args.tests:
             cmd += ["--tests", str(args.tests)]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
-        proc = procs.run(cmd, cwd=REPO_ROOT, stdout=None if args.tests else subprocess.PIPE)
+        # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
+        proc = procs.run(
+            cmd,
+            cwd=REPO_ROOT,
+            stdout=None if args.tests else subprocess.PIPE,
+            death_signal=signal.SIGTERM,
+        )
         if proc.returncode != 0 or not out.exists():
             note = (proc.stderr or proc.stdout or "").strip()[-400:]
             outcome.note += f" [runner exited {proc.returncode}: {note}]"
-        run = read_raw(out) if out.exists() else None
+            outcome.failed = True
+            if _holds_complete(out):  # the runner never replaced it: it is from before
+                outcome.note += " [the complete raw file from before is kept as it was]"
+        run = read_raw(out) if out.exists() and not outcome.failed else None
         if run is not None:
             outcome.counts = _counts(run)
             outcome.tests = _test_counts(run)
@@ -352,6 +389,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     procs.interrupt_on_sigterm()
+    with procs.owning_descendants():  # what a killed runner leaves running is ours to end
+        return _interruptible_main(args)
+
+
+def _interruptible_main(args: argparse.Namespace) -> int:
     try:
         return _main(args)
     except KeyboardInterrupt:
@@ -415,7 +457,14 @@ def _main(args: argparse.Namespace) -> int:
             flush=True,
         )
     unrecorded = [o for o in outcomes if o.unrecorded]
-    status = 1 if unrecorded else 0
+    failed = [o for o in outcomes if o.failed]
+    status = 1 if unrecorded or failed else 0
+    if failed:
+        print(
+            f"matrix: {len(failed)} cell(s) could not be measured or recorded (see the summary): "
+            + ", ".join(o.cell.id for o in failed),
+            file=sys.stderr,
+        )
     if unrecorded:
         print(
             "matrix: no such release, so no raw file: "
@@ -501,4 +550,4 @@ def _changed_committed(folder: Path) -> list[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.orchestrate"))

@@ -9,7 +9,14 @@ One place starts children (``start``/``run``) so that one place can end them:
   and each runner's death takes its probe children, so no orphan keeps writing into an
   environment or a raw file that the next run is using;
 - ``stop_all`` (Ctrl-C, SIGTERM) kills every live group and makes every later ``run`` raise
-  ``KeyboardInterrupt``, so a worker thread stops instead of recording the kill as a result.
+  ``KeyboardInterrupt``, so a worker thread stops instead of recording the kill as a result;
+- a grandchild can leave its group (``setsid``, a double fork) and outlive its parent, out of
+  reach of both mechanisms above. The orchestrator and the runner are therefore subreapers
+  (``owning_descendants``, ``PR_SET_CHILD_SUBREAPER``): such an orphan becomes their child, not
+  init's, and ``kill_strays`` ends every descendant that is not under a child still being
+  watched, after each child ends and on the way out. The runner dies with the orchestrator by
+  SIGTERM, not SIGKILL (``death_signal``), so that it ends its own strays first; an alarm
+  makes sure that it dies even if that cleanup hangs.
 """
 
 from __future__ import annotations
@@ -22,10 +29,16 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+# Seconds a runner told to stop (its parent died) has to end its children before the kernel
+# ends it (SIGALRM's default action).
+STOP_GRACE_S = 20
 
 _live: set[subprocess.Popen] = set()
 _lock = threading.Lock()
@@ -46,23 +59,29 @@ def _load_prctl() -> Any:
 _prctl = _load_prctl()
 
 
-def _die_with_parent(parent: int) -> None:
+def _die_with_parent(parent: int, death_signal: int) -> None:
     """Runs in the child between fork and exec."""
     if _prctl is not None:
-        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _prctl(PR_SET_PDEATHSIG, death_signal, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before the request took effect
         os._exit(1)
 
 
-def start(cmd: Sequence[str], **kwargs: Any) -> subprocess.Popen:
-    """``subprocess.Popen`` in a process group of its own that dies with its parent."""
+def start(
+    cmd: Sequence[str], *, death_signal: int = signal.SIGKILL, **kwargs: Any
+) -> subprocess.Popen:
+    """``subprocess.Popen`` in a process group of its own that gets ``death_signal`` when its
+    parent dies (SIGKILL; SIGTERM for a child that must end children of its own first)."""
     if STOPPING.is_set():
         raise KeyboardInterrupt("the matrix is stopping")
     parent = os.getpid()
-    proc = subprocess.Popen(
-        list(cmd), start_new_session=True, preexec_fn=lambda: _die_with_parent(parent), **kwargs
-    )
-    with _lock:
+    with _lock:  # kill_strays must never see a child that is started but not yet recorded
+        proc = subprocess.Popen(
+            list(cmd),
+            start_new_session=True,
+            preexec_fn=lambda: _die_with_parent(parent, death_signal),
+            **kwargs,
+        )
         _live.add(proc)
     return proc
 
@@ -96,19 +115,116 @@ def run(
         raise
     finally:
         forget(proc)
+        kill_strays()  # what it left behind outside its group (setsid, a double fork)
     if STOPPING.is_set():
         raise KeyboardInterrupt("the matrix is stopping")
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def stop_all() -> None:
-    """Kill every live child group; later ``start``/``run`` calls raise KeyboardInterrupt."""
+    """Kill every live child group and every other descendant; later ``start``/``run`` calls
+    raise KeyboardInterrupt."""
     STOPPING.set()
     with _lock:
         live = list(_live)
     for proc in live:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
+    kill_strays(everything=True)
+
+
+_SUBREAPER = threading.Event()
+
+
+@contextlib.contextmanager
+def owning_descendants() -> Iterator[bool]:
+    """Inside: orphaned descendants of this process become its children, not init's
+    (``PR_SET_CHILD_SUBREAPER``), and ``kill_strays`` ends those no watched child holds; on
+    the way out every descendant is ended. Only the matrix's own commands (orchestrator,
+    runner) enter it: anywhere else (a test, a library) other children are someone else's.
+    Yields False where the kernel offers no subreaper."""
+    on = _prctl is not None and _prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    if on:
+        _SUBREAPER.set()
+    try:
+        yield on
+    finally:
+        kill_strays(everything=True)  # nothing the command started outlives it
+        if on:
+            _SUBREAPER.clear()
+            _prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def _children() -> dict[int, list[int]]:
+    """Parent pid -> child pids, from /proc (empty where there is no /proc)."""
+    kids: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # it ended meanwhile
+            continue
+        # The command name, in parentheses, may hold spaces and ')': fields follow the last ')'.
+        fields = text[text.rfind(")") + 2 :].split()
+        if len(fields) > 1:
+            kids.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    return kids
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid`` in the process tree."""
+    kids, found, todo = _children(), [], [pid]
+    while todo:
+        for child in kids.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_strays(*, everything: bool = False) -> list[int]:
+    """SIGKILL every descendant of this process that is not (below) a child still watched by
+    ``start`` (with ``everything``: all of them), reap those that are our children, and return
+    their pids. A stray is what a finished or killed child left running outside its group."""
+    if not _SUBREAPER.is_set():
+        return []
+    me = os.getpid()
+    with _lock:
+        watched = set() if everything else {p.pid for p in _live}
+        kids = _children()
+        victims: list[int] = []
+        todo = [c for c in kids.get(me, []) if c not in watched]
+        while todo:
+            pid = todo.pop()
+            victims.append(pid)
+            todo.extend(kids.get(pid, []))
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    _reap(victims)
+    return victims
+
+
+def _reap(pids: Sequence[int], within_s: float = 2.0) -> None:
+    """Collect the exit status of those of ``pids`` that are, or become (a killed stray's own
+    children are handed to us, the subreaper), our children: no zombie is left behind."""
+    pending, deadline = set(pids), time.monotonic() + within_s
+    while pending and time.monotonic() < deadline:
+        for pid in list(pending):
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0]:
+                    pending.discard(pid)
+            except ChildProcessError:  # not ours: gone, or still to be handed over
+                if not os.path.exists(f"/proc/{pid}"):
+                    pending.discard(pid)
+        if pending:
+            time.sleep(0.02)
+
+
+def die_soon() -> None:
+    """Let the kernel end this process in ``STOP_GRACE_S`` seconds whatever it is doing then
+    (SIGALRM's default action): a process told to stop ends its children first, and must not
+    hang doing so."""
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(STOP_GRACE_S)
 
 
 def interrupt_on_sigterm() -> None:

@@ -38,7 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.core import BACKENDS, Release, ReleaseError
+from matrix.cli import named
+from matrix.core import BACKENDS, InputError, Release, ReleaseError
 
 SCHEMA = 2
 
@@ -49,7 +50,7 @@ _RENAMED_IN_2 = {("dot_acc_out_dtype", "error"): "rejected"}
 _STILL_BROKEN = ("could not read", "Traceback")
 
 
-class SchemaError(ValueError):
+class SchemaError(InputError):
     """A results document lacks the shape DESIGN.md promises; the message names the field."""
 
 
@@ -228,20 +229,21 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     full) leaves the old file as it was.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        # mkstemp creates 0600; results and pages are published files, readable like any other.
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with named(path):  # a write to a full disk names no file: this one is meant
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            os.fchmod(fd, 0o666 & ~_umask())
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            # mkstemp creates 0600; results and pages are published files, readable as any.
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
 
 def _json_default(value: Any) -> Any:
@@ -258,15 +260,39 @@ def to_json(value: Any, **kwargs: Any) -> str:
     cannot encode; then the whole text is written with ``\\uXXXX`` escapes, which JSON reads
     back to the same string.
 
+    A shape JSON has no form for (a tuple as a key, a container holding itself) is written as
+    the closest plain value (``_plain``) rather than lose the whole result.
+
     >>> json.loads(to_json({"d": "bad \\udc80", "b": b"\\xff"}))
     {'d': 'bad \\udc80', 'b': {'$bytes_b64': '/w=='}}
+    >>> to_json({"cells": {(1, 2): "x"}})
+    '{"cells": {"(1, 2)": "x"}}'
     """
-    text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
+    except (TypeError, ValueError):  # a key JSON cannot hold, or a cycle
+        value = _plain(value, ())
+        text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         text = json.dumps(value, ensure_ascii=True, default=_json_default, **kwargs)
     return text
+
+
+def _plain(value: Any, seen: tuple[int, ...]) -> Any:
+    """``value`` with every dict key a string (its repr where it is not one) and every cycle
+    cut at ``{"$repr": "<cycle>"}``."""
+    if isinstance(value, dict | list | tuple):
+        if id(value) in seen:
+            return {"$repr": "<cycle>"}
+        inner = (*seen, id(value))
+        if isinstance(value, dict):
+            return {
+                k if isinstance(k, str) else repr(k): _plain(v, inner) for k, v in value.items()
+            }
+        return [_plain(v, inner) for v in value]
+    return value
 
 
 def dumps(doc: dict[str, Any]) -> str:

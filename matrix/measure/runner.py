@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matrix import cli
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, REPO_ROOT, Release, run_id
@@ -58,8 +59,10 @@ POLL_S = 0.05
 
 
 def _stop(signum: int, frame: Any) -> None:
-    # Children run in their own process groups and would not see a Ctrl-C: end them here.
-    procs.stop_all()
+    # Children run in their own process groups and would not see a Ctrl-C: ``main`` ends them
+    # once this has unwound (here, the signal may have come while procs held its lock).
+    # SIGTERM is also what the runner gets when the matrix dies (procs.start's death_signal).
+    procs.die_soon()
     raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
 
 
@@ -175,6 +178,7 @@ def run_group(
                 raise
             finally:
                 procs.forget(proc)
+                procs.kill_strays()  # what a probe left running outside the child's group
         remaining = remaining[done:]
 
 
@@ -382,6 +386,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
+    with procs.owning_descendants():  # a probe's orphaned grandchildren are ours to end
+        return _run_main(args)
+
+
+def _run_main(args: argparse.Namespace) -> int:
     try:
         return _main(args)
     except KeyboardInterrupt as e:
@@ -463,4 +472,4 @@ def _main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.run"))

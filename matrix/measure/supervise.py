@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from matrix.measure import procs
+
 POLL_S = 0.05
 
 
@@ -107,14 +109,14 @@ def supervise(
         events.write_text("", encoding="utf-8")
         child_env = {**env, events_env: str(events), skip_env: str(skip_file)}
         with log.open("wb") as log_f:
-            proc = subprocess.Popen(
+            # Its own group, dying with this process (procs: one place starts children).
+            proc = procs.start(
                 list(cmd),
                 env=child_env,
                 cwd=cwd,
                 stdout=log_f,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                start_new_session=True,
             )
         running: str | None = None
         started_at = 0.0
@@ -166,6 +168,9 @@ def supervise(
                 break
             time.sleep(POLL_S)
         _kill_group(proc)  # whatever the child left behind (a daemon holding its stdout)
+        proc.wait()
+        procs.forget(proc)
+        procs.kill_strays()  # and what left its group (setsid, a double fork)
         out.last_exit = proc.returncode
         out.output_tail = tail(log)
         if out.stopped:

@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from matrix import fingerprint
+from matrix import cli, fingerprint
 from matrix.catalog import PROBES_BY_NAME
 from matrix.measure.results import Run, SchemaError, read_folder, read_runs
 
@@ -72,4 +72,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.verify"))

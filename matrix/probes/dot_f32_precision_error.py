@@ -12,7 +12,7 @@ with the nearest error (``near-<name>``); ``unknown`` if no explicit variant ran
 import triton
 import triton.language as tl
 
-from matrix.probes.support.base import Context, Observation, first_line
+from matrix.probes.support.base import Context, Observation, attempt, first_line
 
 BLOCK = 64
 K = 4096
@@ -56,11 +56,11 @@ def observe(ctx: Context) -> Observation:
     out["default"] = c
     for p in PRECISIONS:
         c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
-        try:
-            _dot_explicit[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32, PRECISION=p)
-            out[p] = c
-        except Exception as e:  # a precision this release lacks: recorded as such
-            out[p] = first_line(f"{type(e).__name__}: {e}")
+        # A precision this release lacks is recorded as such; attempt() raises what fails
+        # outside Triton (gcc building the launcher) instead of calling it "unavailable".
+        done = attempt(lambda c=c, p=p: _dot_explicit[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32,
+                                                            PRECISION=p))  # fmt: skip
+        out[p] = first_line(done.exception_text()) if done.raised else c
     torch.cuda.synchronize() if ctx.device == "cuda" else None
     ran = {k: v for k, v in out.items() if not isinstance(v, str)}
     errors = {k: float((v.double() - ref).norm() / ref.norm()) for k, v in ran.items()}

@@ -71,24 +71,31 @@ def _args(ins, outs) -> dict:
 
 def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[bt.Sink, str]:
     """Run the planned cases once; return what was seen and how the launch/compile ended."""
-    from matrix.probes.support.base import exercise
+    from matrix.probes.support.base import CannotObserve, exercise
 
     bt.PLAN.cases, bt.PLAN.values, bt.PLAN.sink = list(cases), list(values), bt.Sink()
     bt.PLAN.stop_after_trace = stop
     ins, outs = _buffers(values)
     args = _args(ins, outs)
-    if ctx.backend == "aot":
-        # Scalars are described by type, not value: i64 for the one that needs it.
-        out = exercise(ctx, battery_kernel, args, {**CONSTEXPRS, "PART": part, "BLOCK": bt.BLOCK})
-    else:
-        dev = {k: (v.to(ctx.device) if hasattr(v, "to") else v) for k, v in args.items()}
-        out = exercise(ctx, battery_kernel, dev, {**CONSTEXPRS, "PART": part, "BLOCK": bt.BLOCK})
-        for w in bt.WIDTHS:
-            outs[w].copy_(dev[f"o{w}"].cpu())
+    constexprs = {**CONSTEXPRS, "PART": part, "BLOCK": bt.BLOCK}
     sink = bt.PLAN.sink
+    try:
+        if ctx.backend == "aot":
+            # Scalars are described by type, not value: i64 for the one that needs it.
+            out = exercise(ctx, battery_kernel, args, constexprs)
+        else:
+            dev = {k: (v.to(ctx.device) if hasattr(v, "to") else v) for k, v in args.items()}
+            out = exercise(ctx, battery_kernel, dev, constexprs)
+            for w in bt.WIDTHS:
+                outs[w].copy_(dev[f"o{w}"].cpu())
+    except CannotObserve as e:  # outside Triton: this part's launch, not the whole fingerprint
+        sink.cannot_observe = (e.status, e.reason)
+        out = None
     sink.outputs = outs  # type: ignore[attr-defined]
     sink.inputs = ins  # type: ignore[attr-defined]
-    if out.raised and type(root_cause(out.exception)).__name__ == "TraceComplete":
+    if out is None:
+        ending = f"{sink.cannot_observe[0]}: {sink.cannot_observe[1]}"
+    elif out.raised and type(root_cause(out.exception)).__name__ == "TraceComplete":
         ending = "traced"
     else:
         ending = "ok" if not out.raised else out.exception_text()
@@ -180,8 +187,10 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
             os.unlink(path)
     if payload and child.exitcode in (0, 1):
         fields, ending = pickle.loads(payload)
-        if fields is None:
-            raise RuntimeError(f"the fingerprint's child failed: {ending}")
+        if fields is None:  # our own code failed there: this part is not observed, the rest is
+            sink = bt.Sink(cannot_observe=("error", f"the fingerprint's child failed: {ending}"))
+            sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
+            return (sink, f"error: the fingerprint's child failed: {ending}"), None, None
         sink = bt.Sink(**{k: v for k, v in fields.items() if k in bt.Sink.__dataclass_fields__})
         sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")  # type: ignore[attr-defined]
         return (sink, ending), None, None
@@ -219,7 +228,8 @@ def observe(ctx: Context) -> Observation:
         if not sink.traced:
             # The kernel never reached the battery: nothing was observed; say why, per group.
             endings[part] = f"the battery did not run: {ending}"
-            status = "skipped" if "AotUnavailable" in ending else "error"
+            # Outside Triton (a tool or file missing): its status; else our own failure.
+            status = sink.cannot_observe[0] if sink.cannot_observe else "error"
             for group in sorted({c.group for c in cases} | {v.group for v in values}):
                 rows.append(Observation(status, f"the battery did not run: {ending}",
                                         {}, name=f"fp.{group}"))  # fmt: skip

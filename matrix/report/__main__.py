@@ -10,6 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from matrix import cli
 from matrix.measure.results import SchemaError
 from matrix.report import build
 from matrix.report.sources import PROBES_DIR
@@ -43,4 +44,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.report"))

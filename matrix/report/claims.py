@@ -66,6 +66,7 @@ from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from matrix import cli
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import (
     BACKENDS,
@@ -799,4 +800,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.report.claims"))

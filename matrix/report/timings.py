@@ -11,6 +11,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from matrix import cli
 from matrix.core import Column, release_key
 from matrix.measure.results import Run, read_runs
 
@@ -47,4 +48,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli.run(main, "matrix.timings"))

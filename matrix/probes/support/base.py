@@ -43,9 +43,10 @@ class CannotObserve(BaseException):
     ``error``, ``reason`` says why. A BaseException, so that a probe's ``except Exception``
     cannot turn it into an observation; ``matrix.measure.child`` records it."""
 
-    def __init__(self, status: str, reason: str, cause: str = "") -> None:
+    def __init__(self, status: str, reason: str, cause: str = "", what: str = "") -> None:
         super().__init__(reason)
         self.status, self.reason, self.cause = status, reason, cause
+        self.what = what or reason  # the evidence alone (which tool, which file), for one cell
 
 
 def _is_triton_import(e: BaseException) -> bool:
@@ -95,6 +96,8 @@ def _describe(e: BaseException) -> str:
             out = out.decode("utf-8", "replace")
         tail = f": {out.strip()[-400:]}" if str(out).strip() else ""
         return f"{cmd[:200]} exited with {e.returncode}{tail}"
+    if isinstance(e, OSError) and e.filename is not None:  # the path first: texts get cut
+        return f"{type(e).__name__}: {e.filename}: {e.strerror}"[:500]
     return f"{type(e).__name__}: {str(e).strip()}"[:500]
 
 
@@ -109,7 +112,8 @@ def outside_triton(e: BaseException) -> CannotObserve | None:
     for link in _chain(e):
         for matches, status, meaning in OUTSIDE_TRITON:
             if matches(link):
-                return CannotObserve(status, f"{meaning}: {_describe(link)}", cause_text(e))
+                what = _describe(link)
+                return CannotObserve(status, f"{meaning}: {what}", cause_text(e), what)
     return None
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import DATA_DIR, load_toml
+from matrix.probes.support.base import outside_triton
 
 BATTERY_PATH = DATA_DIR / "fingerprint.toml"
 BLOCK = 16
@@ -223,6 +224,8 @@ class Sink:
     value_dtypes: dict[int, str] = field(default_factory=dict)
     value_errors: dict[int, tuple[str, str]] = field(default_factory=dict)
     traced: bool = False
+    # (status, reason) when the launch or compile failed for a reason outside Triton
+    cannot_observe: tuple[str, str] | None = None
 
     def reason(self, group: str, text: str) -> int:
         texts = self.reasons.setdefault(group, [])
@@ -269,7 +272,12 @@ def _unwrap(x: Any) -> Any:
 def classify_exception(e: BaseException) -> tuple[str, str]:
     """``rejected`` when Triton (or the numpy/torch code it called) raised; ``error`` when the
     exception started in our own harness; ``rejected`` also for a keyword the release lacks.
+    A failure outside Triton (a missing file or tool: ``base.OUTSIDE_TRITON``) is that cell's
+    ``skipped`` or ``error`` with the reason, never a refusal.
     The text is the innermost cause's (a CompilationError's message starts with source code)."""
+    cannot = outside_triton(e)
+    if cannot is not None:
+        return cannot.status, f"outside Triton: {cannot.what}"
     cause = e
     while cause.__cause__ is not None:
         cause = cause.__cause__

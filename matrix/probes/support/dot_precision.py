@@ -6,8 +6,7 @@ import os
 import triton
 import triton.language as tl
 
-from matrix.core import AotUnavailable
-from matrix.probes.support.base import Context, Observation, exercise, first_line
+from matrix.probes.support.base import Context, Observation, attempt, exercise, first_line
 from matrix.probes.support.precision_evidence import asm_instructions, dot_line, ttir_precision
 
 BLOCK = 32
@@ -35,10 +34,9 @@ def observe_default_precision(ctx: Context) -> Observation:
     env = {"TRITON_F32_DEFAULT": os.environ.get("TRITON_F32_DEFAULT")}
     if ctx.backend == "aot":
         t = torch.empty(BLOCK, BLOCK)
+        # A missing compile tool never gets here: attempt() raises it as CannotObserve (skipped).
         out = exercise(ctx, f32_dot_default, {"a": t, "b": t, "c": t}, {"BLOCK": BLOCK})
         if out.raised:
-            if isinstance(out.exception, AotUnavailable):
-                return Observation("skipped", str(out.exception))
             raise out.exception  # a float32 dot that does not compile is a broken probe
         ir = out.value.ir
         return classify_precision(ir.get("ttir", ""), ir.get("ptx") or ir.get("amdgcn") or "",
@@ -74,11 +72,10 @@ def _measure_on_gpu(ctx: Context, env: dict) -> Observation:
     results["default"] = c.clone()
     for p in ("ieee", "tf32", "tf32x3"):
         c = torch.full_like(a, float("nan"))
-        try:
-            f32_dot_explicit[(1,)](a, b, c, BLOCK=BLOCK, PRECISION=p)
-            results[p] = c.clone()
-        except Exception as e:  # a precision this release lacks: recorded as such
-            results[p] = first_line(f"{type(e).__name__}: {e}")
+        # A precision this release lacks is recorded as such; attempt() raises what fails
+        # outside Triton (gcc building the launcher) instead of calling it "unavailable".
+        done = attempt(lambda c=c, p=p: f32_dot_explicit[(1,)](a, b, c, BLOCK=BLOCK, PRECISION=p))
+        results[p] = first_line(done.exception_text()) if done.raised else c.clone()
     torch.cuda.synchronize()
     errors = {
         k: (float((v.double().cpu() - ref).norm() / ref.norm()) if not isinstance(v, str) else v)

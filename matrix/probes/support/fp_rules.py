@@ -19,7 +19,14 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from matrix.probes.support.base import Context, Observation, attempt, exercise, root_cause
+from matrix.probes.support.base import (
+    CannotObserve,
+    Context,
+    Observation,
+    attempt,
+    exercise,
+    root_cause,
+)
 from matrix.probes.support.battery import TraceComplete
 
 G_PLAIN = 3
@@ -194,7 +201,11 @@ def rule_rows(ctx: Context, names: list[str]) -> list[Observation]:
         scalars, constexprs, expected = RULES[name]
         device = ctx.tensor_device
         out = torch.zeros(1, dtype=torch.int32, device=device)
-        outcome = exercise(ctx, globals()[name], {"out": out, **scalars}, constexprs)
+        try:
+            outcome = exercise(ctx, globals()[name], {"out": out, **scalars}, constexprs)
+        except CannotObserve as e:  # outside Triton (a file, a tool): this rule's cell only
+            cells[name], details[name] = e.status, e.reason[:300]
+            continue
         if outcome.warnings:
             warned[name] = "; ".join(sorted(set(outcome.warning_texts(160))))
         if outcome.raised and type(root_cause(outcome.exception)).__name__ == "TraceComplete":
@@ -260,6 +271,7 @@ HOOKS = ("set_allocator", "knobs", "testing.do_bench_cudagraph", "runtime.driver
 def runtime_rows() -> list[Observation]:
     """What a host program gets by default; the same on every backend, so asked once."""
     cells: dict[str, str] = {}
+    details: dict[str, str] = {}
     cfg = triton.Config({})
     for attr, value in sorted(vars(cfg).items()):
         if isinstance(value, (int, float, str, bool, type(None))):
@@ -271,8 +283,14 @@ def runtime_rows() -> list[Observation]:
     _signature_cells("do_bench", getattr(testing, "do_bench", None), cells)
     _signature_cells("autotune", getattr(triton, "autotune", None), cells)
     _signature_cells("heuristics", getattr(triton, "heuristics", None), cells)
-    tuned = attempt(lambda: triton.autotune(configs=[triton.Config({})], key=[])(_noop))
-    if tuned.raised:
+    try:
+        tuned = attempt(lambda: triton.autotune(configs=[triton.Config({})], key=[])(_noop))
+    except CannotObserve as e:  # outside Triton: this cell only, with the reason
+        tuned = None
+        cells["autotuner"], details["autotuner"] = e.status, e.reason[:300]
+    if tuned is None:
+        pass
+    elif tuned.raised:
         cells["autotuner"] = "rejected"
     else:
         for attr in ("num_warmups", "num_reps", "warmup", "rep", "cache_results",
@@ -284,4 +302,5 @@ def runtime_rows() -> list[Observation]:
         for part in hook.split("."):
             obj = getattr(obj, part, None) if obj is not None else None
         cells[f"has.{hook}"] = "present" if obj is not None else "absent"
-    return [Observation("observed", "", {"cells": cells}, name="fp.runtime")]
+    data: dict[str, Any] = {"cells": cells, **({"details": details} if details else {})}
+    return [Observation("observed", "", data, name="fp.runtime")]

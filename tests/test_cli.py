@@ -1,0 +1,121 @@
+"""Every entry point ends a fault of the machine or of its input in one line naming the path and
+the exit code, never a traceback (issue 11: ``python -m matrix.report`` on a full disk died with
+an uncaught OSError). The full disk itself is in test_orchestrate (a real tmpfs)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from matrix import cli
+from matrix.measure.results import SchemaError, atomic_write_text
+
+ROOT = Path(__file__).resolve().parent.parent
+RAW = ROOT / "reports" / "raw"
+
+
+def _entry(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+@pytest.fixture
+def blocker(tmp_path: Path) -> Path:
+    """A file where a folder is wanted: every write below it fails (ENOTDIR), as root too."""
+    path = tmp_path / "a-file"
+    path.write_text("")
+    return path
+
+
+@pytest.mark.parametrize(
+    "make_args, named",
+    [
+        (lambda b: ["matrix.report", "--raw", str(RAW), "--out", f"{b}/pages"], "{b}/pages"),
+        (lambda b: ["matrix.verify", f"{b}/raw"], "{b}/raw"),
+        (lambda b: ["matrix.fingerprint", f"{b}/x.json", f"{b}/y.json"], "{b}/x.json"),
+        (lambda b: ["matrix.timings", f"{b}/raw"], "{b}/raw"),
+        (lambda b: ["matrix.measure.migrate", f"{b}/raw"], "{b}/raw"),
+    ],
+    ids=["report-out", "verify-raw", "fingerprint", "timings", "migrate"],
+)
+def test_entry_points_say_one_line_naming_the_path(blocker, make_args, named):
+    proc = _entry(*make_args(blocker))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and named.format(b=blocker) in lines[0], proc.stderr
+
+
+def test_a_write_that_fails_on_a_file_object_is_named(tmp_path, monkeypatch):
+    """A full disk shows on write/flush of a file object, whose OSError names no file."""
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, fd, *a, **k):
+            self.f = real_fdopen(fd, *a, **k)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def write(self, text):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fdopen", Full)
+    target = tmp_path / "page.html"
+
+    def main(argv):
+        atomic_write_text(target, "x" * 10)
+        return 0
+
+    assert cli.run(main, "matrix.test", []) == cli.OS_ERROR_EXIT
+    assert not list(tmp_path.iterdir()), "the temporary file is removed"
+
+
+def test_run_says_one_line_and_lets_bugs_through(capsys):
+    def missing(argv):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", "/nowhere/raw")
+
+    assert cli.run(missing, "matrix.x", []) == 2
+    assert capsys.readouterr().err.strip() == (
+        "matrix.x: /nowhere/raw: No such file or directory (exit 2)"
+    )
+
+    def unreadable(argv):
+        raise SchemaError("/raw/a.json: not JSON (bad byte)")
+
+    assert cli.run(unreadable, "matrix.x", []) == 2
+    assert capsys.readouterr().err.strip() == "matrix.x: /raw/a.json: not JSON (bad byte) (exit 2)"
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    assert cli.run(interrupted, "matrix.x", []) == cli.INTERRUPT_EXIT
+    assert "interrupted" in capsys.readouterr().err
+
+    def bug(argv):
+        raise ZeroDivisionError("a bug keeps its traceback")
+
+    with pytest.raises(ZeroDivisionError):
+        cli.run(bug, "matrix.x", [])
+
+
+def test_a_closed_stdout_ends_quietly(tmp_path):
+    code = (
+        "import sys\nfrom matrix import cli\n"
+        "def main(argv):\n    for _ in range(100000):\n        print('x' * 100)\n    return 0\n"
+        "sys.exit(cli.run(main, 'matrix.x'))\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    proc.stdout.read(10)
+    proc.stdout.close()  # what `| head` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == cli.BROKEN_PIPE_EXIT and "Traceback" not in err, err
