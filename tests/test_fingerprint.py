@@ -224,6 +224,38 @@ def test_gate_calls_a_value_turning_wrong_a_regression_and_a_dtype_change_a_beha
     assert kinds["fp.values.int_div[int32(7,2)]"] == gc.REGRESSION
 
 
+def test_the_gate_names_a_group_s_change_once_and_its_ack_covers_the_group(tmp_path):
+    """40 cells of one group changing the same way are one entry with the cells listed (not 40
+    entries repeating evidence), and the acknowledgement the entry offers accepts all of them
+    and nothing of another group."""
+    import tomllib
+
+    from matrix.gate import compare as gc
+    from matrix.gate import verdict
+    from matrix.gate.config import load_accepted
+
+    keys = [f"int8,c{i}" for i in range(40)]
+    base = _run("3.8.0", [_group("fp.binary.add", dict.fromkeys(keys, "int16")),
+                          _group("fp.binary.sub", {"int8,c0": "int16"})])  # fmt: skip
+    cand = _run("3.9.0", [_group("fp.binary.add", dict.fromkeys(keys, "int32")),
+                          _group("fp.binary.sub", {"int8,c0": "int32"})])  # fmt: skip
+    old, new = Release.parse("3.8.0"), Release.parse("3.9.0")
+    report = verdict.GateReport("3.8.0", "3.9.0", "raw")
+    report.comparison = gc.compare([base], [cand], old, new, [], [])
+    md = verdict.render_markdown(report)
+    assert md.count("- **fp.binary.add**: `int16` → `int32`") == 1
+    assert "cells (40): `int8,c0`" in md and "and 28 more" in md
+    assert md.count("- **fp.binary.sub**:") == 1 and "fp.binary.sub[int8,c0]" in md
+    block = md.split("- **fp.binary.add**")[1].split("```toml")[1].split("```")[0]
+    toml = "\n".join(line.strip() for line in block.splitlines()).replace('"..."', '"seen"')
+    assert tomllib.loads(toml)["change"][0]["probe"] == "fp.binary.add[[]*"
+    (tmp_path / "acc.toml").write_text(toml)
+    out = gc.compare([base], [cand], old, new, load_accepted(tmp_path / "acc.toml"), [])
+    kinds = {f.probe: f.kind for f in out.findings}
+    assert all(kinds[f"fp.binary.add[{k}]"] == gc.ACCEPTED for k in keys)
+    assert kinds["fp.binary.sub[int8,c0]"] == gc.BEHAVIOUR
+
+
 # ------------------------------------------------------------------ rows through the runner
 
 

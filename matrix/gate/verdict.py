@@ -155,14 +155,25 @@ def _headline(report: GateReport) -> str:
     return f"**{report.verdict}** (exit {report.exit_code}): {upgrade}: {why}."
 
 
+def _split_cell(probe: str) -> tuple[str, str | None]:
+    """``fp.binary.add[int8,lit_int]`` -> (``fp.binary.add``, ``int8,lit_int``): a fingerprint
+    finding names its group and its cell; every other probe has no cell."""
+    group, bracket, cell = probe.partition("[")
+    return (group, cell[:-1]) if bracket and cell.endswith("]") else (probe, None)
+
+
 def _group_key(f: gc.GateFinding) -> tuple[Any, ...]:
-    """Findings that differ only in column (and, for API uses, location) read as one entry."""
-    return (f.kind, f.probe, f.baseline, f.candidate, f.fix, f.reason)
+    """Findings that differ only in column, fingerprint cell (and, for API uses, location)
+    read as one entry: a group whose 40 cells changed the same way is one change, said once."""
+    return (f.kind, _split_cell(f.probe)[0], f.baseline, f.candidate, f.fix, f.reason)
 
 
-def _toml_ack(f: gc.GateFinding, where: str) -> str:
+CELLS_SHOWN = 12  # cells listed per grouped fingerprint entry; gate.json keeps them all
+
+
+def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
     return (
-        f'[[change]]\nprobe = "{f.probe}"\nwhere = "{where}"\n'
+        f'[[change]]\nprobe = "{probe}"\nwhere = "{where}"\n'
         f'from = "{f.baseline}"\nto = "{f.candidate}"\nreason = "..."  # why this is fine for you'
     )
 
@@ -208,7 +219,13 @@ def render_markdown(report: GateReport) -> str:
             wheres = list(dict.fromkeys(m.where for m in members))
             uses = list(dict.fromkeys(u for m in members for u in m.uses))
             change = f"`{f.baseline}` → `{f.candidate}`" if f.baseline else f"`{f.candidate}`"
-            lines.append(f"- **{f.probe}**: {change} on {', '.join(wheres)}")
+            group, _ = _split_cell(f.probe)
+            cells = list(dict.fromkeys(filter(None, (_split_cell(m.probe)[1] for m in members))))
+            lines.append(f"- **{group}**: {change} on {', '.join(wheres)}")
+            if cells:
+                shown = "; ".join(f"`{c}`" for c in cells[:CELLS_SHOWN])
+                more = f" and {len(cells) - CELLS_SHOWN} more" if len(cells) > CELLS_SHOWN else ""
+                lines.append(f"  - cells ({len(cells)}): {shown}{more}")
             for use in uses[:10]:
                 lines.append(f"  - used at `{use}`")
             if len(uses) > 10:
@@ -230,7 +247,9 @@ def render_markdown(report: GateReport) -> str:
                 lines.append("")
                 lines.append("    ```toml")
                 where = wheres[0] if len(wheres) == 1 else "*"
-                lines += [f"    {t}" for t in _toml_ack(f, where).splitlines()]
+                # Several cells: one entry for the group's cells ("[[]" is fnmatch's literal "[").
+                probe = f.probe if len(cells) < 2 else f"{group}[[]*"
+                lines += [f"    {t}" for t in _toml_ack(f, where, probe).splitlines()]
                 lines.append("    ```")
     if c.undecidable:
         lines += ["", f"### Undecidable ({len(c.undecidable)})", ""]
