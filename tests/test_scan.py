@@ -404,6 +404,33 @@ def test_census_default_the_code_relies_on(tmp_path: Path) -> None:
     assert proc.returncode == 1
 
 
+def test_census_default_wrapped_in_constexpr_is_no_finding(tmp_path: Path) -> None:
+    # The real case behind 19 false TRI103 findings on FlagGems and flash-linear-attention:
+    # tl.rand's n_rounds default as recorded on 3.5.1 ("10") and 3.6.0 ("constexpr[10]").
+    from matrix.census import Census
+
+    def census(version: str, n_rounds: str) -> Census:
+        key = "triton.language.random.rand"
+        params = ["seed", "offset", f"n_rounds={n_rounds}"]
+        return Census(
+            {
+                "format": 1,
+                "version": version,
+                "modules": {"triton.language": {"status": "ok", "names": {"rand": key}}},
+                "defs": {key: {"kind": "jit", "file": "language/random.py", "params": params}},
+                "env": {},
+            }
+        )
+
+    src = write_kernel(tmp_path / "k.py", "    tl.store(p, tl.rand(n, tl.arange(0, BLOCK)))\n")
+    rules = [r for r in scan.load_rules() if r.id == "TRI103"]
+    wrapped = {"3.5.1": census("3.5.1", "10"), "3.6.0": census("3.6.0", "constexpr[10]")}
+    assert scan.scan_paths([src], rules, censuses=wrapped).findings == []
+    changed = {"3.5.1": census("3.5.1", "10"), "3.6.0": census("3.6.0", "constexpr[7]")}
+    [f] = scan.scan_paths([src], rules, censuses=changed).findings
+    assert (f.line, f.rule.id, f.detail) == (7, "TRI103", "n_rounds = 10 on 3.5.1; 7 on 3.6.0")
+
+
 # ------------------------------------------------------------------------- resolution, misc
 
 
