@@ -240,44 +240,41 @@ class ScanReport:
 # --------------------------------------------------------------------------------------- rules
 
 
-def _argspecs(raw: Any, where: str) -> tuple[ArgSpec, ...]:
+def _tables(raw: Any, where: str, keys: set[str], shape: str) -> list[tuple[str, dict]]:
+    """``[(where[i], table)]`` for a list of tables with only ``keys``; None is no tables."""
     if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise RuleError(f"{where}: expected a list of {{keyword=..., position=...}}, got {raw!r}")
-    specs = []
+        return []
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise RuleError(f"{where}: expected a list of {shape}, got {raw!r}")
     for i, item in enumerate(raw):
-        if not isinstance(item, dict) or not isinstance(item.get("keyword"), str):
-            raise RuleError(f'{where}[{i}]: expected {{keyword = "name"}}, got {item!r}')
+        if set(item) - keys:
+            raise RuleError(f"{where}[{i}]: unknown keys {sorted(set(item) - keys)}")
+    return [(f"{where}[{i}]", item) for i, item in enumerate(raw)]
+
+
+def _argspecs(raw: Any, where: str) -> tuple[ArgSpec, ...]:
+    specs = []
+    for at, item in _tables(raw, where, {"keyword", "position"}, "{keyword=..., position=...}"):
+        if not isinstance(item.get("keyword"), str):
+            raise RuleError(f'{at}: expected {{keyword = "name"}}, got {item!r}')
         pos = item.get("position")
         if pos is not None and (not isinstance(pos, int) or pos < 0):
-            raise RuleError(f"{where}[{i}].position: expected an integer >= 0, got {pos!r}")
-        unknown = set(item) - {"keyword", "position"}
-        if unknown:
-            raise RuleError(f"{where}[{i}]: unknown keys {sorted(unknown)}")
+            raise RuleError(f"{at}.position: expected an integer >= 0, got {pos!r}")
         specs.append(ArgSpec(item["keyword"], pos))
     return tuple(specs)
 
 
 def _same_defaults(raw: Any, where: str) -> tuple[SameDefault, ...]:
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise RuleError(f"{where}: expected [[rule.same_default]] tables, got {raw!r}")
     out = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise RuleError(f"{where}[{i}]: expected a table, got {item!r}")
-        unknown = set(item) - {"names", "param", "reason", "unless"}
-        if unknown:
-            raise RuleError(f"{where}[{i}]: unknown keys {sorted(unknown)}")
+    keys = {"names", "param", "reason", "unless"}
+    for at, item in _tables(raw, where, keys, "[[rule.same_default]] tables"):
         for key in ("param", "reason"):
             if not isinstance(item.get(key), str) or not item[key]:
-                raise RuleError(f"{where}[{i}].{key}: expected a non-empty string")
-        names = _strings(item.get("names"), f"{where}[{i}].names")
+                raise RuleError(f"{at}.{key}: expected a non-empty string")
+        names = _strings(item.get("names"), f"{at}.names")
         if not names:
-            raise RuleError(f"{where}[{i}].names: expected at least one qualified name")
-        unless = _argspecs(item.get("unless"), f"{where}[{i}].unless")
+            raise RuleError(f"{at}.names: expected at least one qualified name")
+        unless = _argspecs(item.get("unless"), f"{at}.unless")
         out.append(SameDefault(names, item["param"], item["reason"], unless))
     return tuple(out)
 
