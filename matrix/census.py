@@ -2,7 +2,8 @@
 
 The ``api_surface`` probe (``matrix/probes/api_surface.py``, which documents the document's
 shape) records one census per release in ``data["census"]``. This module is its only reader;
-it imports only ``matrix.core`` and ``matrix.measure.results``, never Triton.
+it imports only ``matrix.core``, ``matrix.measure.results`` and the probe's ``normal_repr``
+(one spelling of a repr, applied again on reading: see ``parse_params``), never Triton.
 
 Load::
 
@@ -54,6 +55,7 @@ from typing import Any
 
 from matrix.core import Release, ReleaseError, release_key
 from matrix.measure.results import Run, parse
+from matrix.probes.api_surface import normal_repr
 
 PROBE = "api_surface"
 FORMAT = 1
@@ -110,7 +112,9 @@ def signature_text(params: Sequence[Param]) -> str:
 
 
 def parse_params(texts: Sequence[str]) -> tuple[Param, ...]:
-    """Read back the probe's spelling: ``["a", "/", "b=1", "*", "c", "**kw"]``."""
+    """Read back the probe's spelling: ``["a", "/", "b=1", "*", "c", "**kw"]``. Defaults go
+    through the probe's ``normal_repr`` again, so that a census recorded before a rule was
+    added there (``constexpr[10]`` is ``10``) compares like one recorded after it."""
     kind = POSITIONAL_ONLY if "/" in texts else POSITIONAL_OR_KEYWORD
     out = []
     for text in texts:
@@ -125,7 +129,7 @@ def parse_params(texts: Sequence[str]) -> tuple[Param, ...]:
             kind = KEYWORD_ONLY
         else:
             name, eq, default = text.partition("=")
-            out.append(Param(name, kind, default if eq else None))
+            out.append(Param(name, kind, normal_repr(default) if eq else None))
     return tuple(out)
 
 
@@ -199,14 +203,17 @@ class Census:
                 d.get("file"),
                 d.get("line"),
                 None if params is None else parse_params(params),
-                d.get("fields") or {},
+                {k: normal_repr(v) for k, v in (d.get("fields") or {}).items()},
                 d.get("members") or {},
             )
         if ref.get("kind") == "module":
             entry = self.modules.get(ref.get("module", ""), {})
             # value: the module it names (tl.math -> triton.language.math)
             return Api(qualname, "module", None, entry.get("file"), None, value=ref.get("module"))
-        return Api(qualname, ref.get("kind", "value"), value=ref.get("repr"))
+        text = ref.get("repr")
+        return Api(
+            qualname, ref.get("kind", "value"), value=None if text is None else normal_repr(text)
+        )
 
     def names(self) -> dict[str, Api]:
         """Every public name, qualified (``triton.language.dot``), resolved."""
@@ -271,7 +278,9 @@ class Census:
                     api.key,
                     api.file,
                     api.line,
-                    value=raw.get("value") if isinstance(raw, dict) else None,
+                    value=normal_repr(raw["value"])
+                    if isinstance(raw, dict) and "value" in raw
+                    else None,
                 )
         return api, "present", ""
 

@@ -107,6 +107,26 @@ class ArgSpec:
 
 
 @dataclass(frozen=True)
+class SameDefault:
+    """A census default change that gives the same behaviour (census-default rules, data in
+    the rules file): ``param`` of any of ``names`` went from a value to a sentinel that
+    resolves to that value, unless one of ``unless`` is passed (then the finding stays)."""
+
+    names: tuple[str, ...]
+    param: str
+    reason: str
+    unless: tuple[ArgSpec, ...] = ()
+
+    def covers(self, qualname: str, param: str, keywords: Sequence[str], positional: int) -> bool:
+        if qualname not in self.names or param != self.param:
+            return False
+        return not any(
+            a.keyword in keywords or (a.position is not None and positional > a.position)
+            for a in self.unless
+        )
+
+
+@dataclass(frozen=True)
 class Rule:
     """One hazard: what it matches, how bad it is, the probe that tells which releases it
     concerns, and the fix."""
@@ -131,6 +151,7 @@ class Rule:
     concerns: tuple[str, ...] = ()
     breaking: tuple[str, ...] = ()
     census_decides: bool = False
+    same_default: tuple[SameDefault, ...] = ()
 
     def __str__(self) -> str:
         return self.id
@@ -219,23 +240,43 @@ class ScanReport:
 # --------------------------------------------------------------------------------------- rules
 
 
-def _argspecs(raw: Any, where: str) -> tuple[ArgSpec, ...]:
+def _tables(raw: Any, where: str, keys: set[str], shape: str) -> list[tuple[str, dict]]:
+    """``[(where[i], table)]`` for a list of tables with only ``keys``; None is no tables."""
     if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise RuleError(f"{where}: expected a list of {{keyword=..., position=...}}, got {raw!r}")
-    specs = []
+        return []
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise RuleError(f"{where}: expected a list of {shape}, got {raw!r}")
     for i, item in enumerate(raw):
-        if not isinstance(item, dict) or not isinstance(item.get("keyword"), str):
-            raise RuleError(f'{where}[{i}]: expected {{keyword = "name"}}, got {item!r}')
+        if set(item) - keys:
+            raise RuleError(f"{where}[{i}]: unknown keys {sorted(set(item) - keys)}")
+    return [(f"{where}[{i}]", item) for i, item in enumerate(raw)]
+
+
+def _argspecs(raw: Any, where: str) -> tuple[ArgSpec, ...]:
+    specs = []
+    for at, item in _tables(raw, where, {"keyword", "position"}, "{keyword=..., position=...}"):
+        if not isinstance(item.get("keyword"), str):
+            raise RuleError(f'{at}: expected {{keyword = "name"}}, got {item!r}')
         pos = item.get("position")
         if pos is not None and (not isinstance(pos, int) or pos < 0):
-            raise RuleError(f"{where}[{i}].position: expected an integer >= 0, got {pos!r}")
-        unknown = set(item) - {"keyword", "position"}
-        if unknown:
-            raise RuleError(f"{where}[{i}]: unknown keys {sorted(unknown)}")
+            raise RuleError(f"{at}.position: expected an integer >= 0, got {pos!r}")
         specs.append(ArgSpec(item["keyword"], pos))
     return tuple(specs)
+
+
+def _same_defaults(raw: Any, where: str) -> tuple[SameDefault, ...]:
+    out = []
+    keys = {"names", "param", "reason", "unless"}
+    for at, item in _tables(raw, where, keys, "[[rule.same_default]] tables"):
+        for key in ("param", "reason"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise RuleError(f"{at}.{key}: expected a non-empty string")
+        names = _strings(item.get("names"), f"{at}.names")
+        if not names:
+            raise RuleError(f"{at}.names: expected at least one qualified name")
+        unless = _argspecs(item.get("unless"), f"{at}.unless")
+        out.append(SameDefault(names, item["param"], item["reason"], unless))
+    return tuple(out)
 
 
 def _strings(raw: Any, where: str) -> tuple[str, ...]:
@@ -324,7 +365,10 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             concerns=_strings(raw.get("concerns"), f"{where}.concerns"),
             breaking=_strings(raw.get("breaking"), f"{where}.breaking"),
             census_decides=raw.get("census_decides", False),
+            same_default=_same_defaults(raw.get("same_default"), f"{where}.same_default"),
         )
+        if rule.same_default and kind != "census-default":
+            raise RuleError(f"{where}.same_default: only a census-default rule takes it")
         if not isinstance(rule.census_decides, bool):
             raise RuleError(f"{where}.census_decides: expected true or false")
         if (rule.concerns or rule.breaking) and rule.probe is None:
@@ -1147,6 +1191,7 @@ class CensusProblem:
     detail: str
     releases: tuple[str, ...]
     defaults: Mapping[str, str] = field(default_factory=dict)  # census-default: {release: repr}
+    param: str = ""  # census-default: the parameter left to its default
 
 
 def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem], list[str]]:
@@ -1182,7 +1227,7 @@ def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem
             shown = "; ".join(
                 f"{v} on {_spans(releases, [r for r in per if per[r] == v])}" for v in values
             )
-            problems.append(CensusProblem("census-default", f"{name} = {shown}", (), per))
+            problems.append(CensusProblem("census-default", f"{name} = {shown}", (), per, name))
     return problems, w.ok
 
 
@@ -1222,6 +1267,11 @@ def census_findings(
             rule = by_kind.get(p.kind)
             if rule is None or use.node is None:
                 continue
+            if any(
+                same.covers(use.qualname, p.param, use.keywords, use.positional)
+                for same in rule.same_default
+            ):
+                continue  # the default changed in spelling only (the rules file says why)
             snippet = use.qualname + ("(...)" if use.called else "")
             f = _finding(path, use.node, rule, snippet, module)
             f.detail, f.works_on, f.census = p.detail, span, p

@@ -69,6 +69,44 @@ def test_pybind_enum_repr_and_addresses_are_normalised() -> None:
     assert probe.normal_repr("'<a: 1>'") == "'<a: 1>'"
 
 
+def test_constexpr_default_is_recorded_and_read_as_its_value() -> None:
+    import triton.language as tl
+
+    # The probe sees the value itself: exact, strings keep their quotes.
+    assert probe.short_repr(tl.constexpr(10)) == "10"
+    assert probe.short_repr(tl.constexpr("global")) == "'global'"
+    assert probe.short_repr(tl.constexpr(None)) == "None"
+    # Recorded text (censuses written before the rule) reads the same way.
+    assert probe.normal_repr("constexpr[10]") == "10"
+    assert probe.normal_repr("constexpr[constexpr[1]]") == "1"
+    assert probe.normal_repr("'constexpr[10]'") == "'constexpr[10]'"  # a string, left alone
+    assert C.parse_params(["n_rounds=constexpr[10]"])[0].default == "10"
+
+
+# triton.language.random.rand as the api_surface probe recorded it on 3.5.1 and on 3.6.0
+# (reports/raw/triton-3.5.1-numpy-2.4.6.json, triton-3.6.0-...): 3.6.0 wrapped the
+# module's N_ROUNDS_DEFAULT in tl.constexpr; the default is still 10.
+RAND_351 = ["seed", "offset", "n_rounds=10"]
+RAND_360 = ["seed", "offset", "n_rounds=constexpr[10]"]
+
+
+def rand_census(version: str, params: list[str]) -> C.Census:
+    key = "triton.language.random.rand"
+    defs = {key: {"kind": "jit", "file": "language/random.py", "line": 146, "params": params}}
+    return C.Census(doc(version, {"triton.language": module({"rand": key})}, defs))
+
+
+def test_a_default_wrapped_in_constexpr_is_no_change() -> None:
+    old, new = rand_census("3.5.1", RAND_351), rand_census("3.6.0", RAND_360)
+    assert C.diff(old, new) == []
+    both = {"3.5.1": old, "3.6.0": new}
+    assert C.omitted_defaults(both, "triton.language.rand", positional=2) == {}
+    # A default that did change is still said (the check above can fail).
+    changed = rand_census("3.6.0", ["seed", "offset", "n_rounds=constexpr[7]"])
+    [change] = C.diff(old, changed)
+    assert change.text == "triton.language.rand: n_rounds default 10 -> 7"
+
+
 def test_env_reads_every_spelling() -> None:
     source = """
 import os

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from matrix import scan
+from matrix.census import Census
 from matrix.measure.results import Result, Run, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scan"
@@ -404,6 +405,85 @@ def test_census_default_the_code_relies_on(tmp_path: Path) -> None:
     assert proc.returncode == 1
 
 
+def one_def_census(version: str, module: str, name: str, params: list[str]) -> Census:
+    """A census of one recorded definition (``module.name`` with ``params``)."""
+    key = f"{module}._def.{name}"
+    return Census(
+        {
+            "format": 1,
+            "version": version,
+            "modules": {module: {"status": "ok", "names": {name: key}}},
+            "defs": {key: {"kind": "function", "file": "x.py", "params": params}},
+            "env": {},
+        }
+    )
+
+
+TRI103 = [r for r in scan.load_rules() if r.id == "TRI103"]
+
+
+def test_census_default_wrapped_in_constexpr_is_no_finding(tmp_path: Path) -> None:
+    # The real case behind 19 false TRI103 findings on FlagGems: tl.philox/tl.rand's n_rounds
+    # default as recorded on 3.5.1 ("10") and 3.6.0 ("constexpr[10]").
+    def rand(version: str, n_rounds: str) -> Census:
+        return one_def_census(
+            version, "triton.language", "rand", ["seed", "offset", f"n_rounds={n_rounds}"]
+        )
+
+    src = write_kernel(tmp_path / "k.py", "    tl.store(p, tl.rand(n, tl.arange(0, BLOCK)))\n")
+    wrapped = {"3.5.1": rand("3.5.1", "10"), "3.6.0": rand("3.6.0", "constexpr[10]")}
+    assert scan.scan_paths([src], TRI103, censuses=wrapped).findings == []
+    changed = {"3.5.1": rand("3.5.1", "10"), "3.6.0": rand("3.6.0", "constexpr[7]")}
+    [f] = scan.scan_paths([src], TRI103, censuses=changed).findings
+    assert (f.line, f.rule.id, f.detail) == (7, "TRI103", "n_rounds = 10 on 3.5.1; 7 on 3.6.0")
+
+
+def test_census_default_that_became_a_same_valued_sentinel_is_no_finding(tmp_path: Path) -> None:
+    # As recorded: tl.dot's out_dtype triton.language.float32 (3.7.1) -> None (3.8.0), and
+    # triton.autotune's warmup/rep 25/100 (3.1.0) -> None (3.2.0). 190 of FlagGems' 222 and
+    # 90 of flash-linear-attention's 149 TRI103 findings were these, on calls where None
+    # resolves to the old value.
+    dot = ["input", "other", "acc=None", "input_precision=None", "allow_tf32=None"]
+    dots = {
+        v: one_def_census(v, "triton.language", "dot", [*dot, f"out_dtype={d}"])
+        for v, d in (("3.7.1", "triton.language.float32"), ("3.8.0", "None"))
+    }
+    src = write_kernel(
+        tmp_path / "k.py",
+        "    a = tl.load(p + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :])\n"
+        "    c = tl.dot(a, a)\n"  # line 8: None means float32, as before
+        "    c = tl.dot(a, a, c)\n"  # line 9: None means c's dtype
+        "    c = tl.dot(a, a, acc=c)\n"  # line 10
+        "    c = tl.dot(a, a, c, out_dtype=tl.float32)\n",  # line 11: passed, no default
+    )
+    found = scan.scan_paths([src], TRI103, censuses=dots).findings
+    assert [(f.line, f.also) for f in found] == [(9, [10])]
+    tuner = ["configs", "key", "warmup={w}", "rep={r}"]
+    tuners = {
+        v: one_def_census(v, "triton", "autotune", [t.format(w=w, r=r) for t in tuner])
+        for v, w, r in (("3.1.0", "25", "100"), ("3.2.0", "None", "None"))
+    }
+    host = tmp_path / "host.py"
+    host.write_text("import triton\n\nDECORATE = triton.autotune([], key=[])\n")
+    assert scan.scan_paths([host], TRI103, censuses=tuners).findings == []
+    # The same sentinel on a name the rules file does not list is still a finding.
+    renamed = {
+        v: one_def_census(v, "triton", "retune", [t.format(w=w, r=r) for t in tuner])
+        for v, w, r in (("3.1.0", "25", "100"), ("3.2.0", "None", "None"))
+    }
+    host.write_text("import triton\n\nDECORATE = triton.retune([], key=[])\n")
+    assert len(scan.scan_paths([host], TRI103, censuses=renamed).findings) == 2
+    # tl.pointer_type's address_space: 1 (3.8.0) -> 'global' (3.9.0), one address space.
+    ptrs = {
+        v: one_def_census(
+            v, "triton.language", "pointer_type", ["element_ty", f"address_space={a}"]
+        )
+        for v, a in (("3.8.0", "1"), ("3.9.0", "'global'"))
+    }
+    host.write_text("import triton.language as tl\n\nP = tl.pointer_type(tl.float16)\n")
+    assert scan.scan_paths([host], TRI103, censuses=ptrs).findings == []
+
+
 # ------------------------------------------------------------------------- resolution, misc
 
 
@@ -460,6 +540,15 @@ def test_malformed_rules_are_rejected(tmp_path: Path) -> None:
         scan.load_rules(rules)
     rules.write_text(head.replace("TRI901", "X1") + '[rule.match]\nkind = "name"\nnames = ["a"]\n')
     with pytest.raises(scan.RuleError, match=r"id: expected TRI"):
+        scan.load_rules(rules)
+    census = '[rule.match]\nkind = "census-default"\n[[rule.same_default]]\nnames = ["a.b"]\n'
+    rules.write_text(head + census)
+    with pytest.raises(scan.RuleError, match=r"same_default\[0\]\.param: expected"):
+        scan.load_rules(rules)
+    rules.write_text(
+        head + census.replace("census-default", "census-missing") + 'param = "p"\nreason = "r"\n'
+    )
+    with pytest.raises(scan.RuleError, match=r"only a census-default rule"):
         scan.load_rules(rules)
 
 

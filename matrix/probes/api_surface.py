@@ -87,7 +87,16 @@ _PYBIND_ENUM = re.compile(r"<([A-Za-z_][\w.]*): -?\d+>")
 _SIMPLE = (int, float, str, bool, type(None), tuple, frozenset)
 
 
+# tl.constexpr's own repr: 3.6.0 turned random.py's N_ROUNDS_DEFAULT = 10 into
+# tl.constexpr(10), so every tl.rand*/philox default read ``constexpr[10]`` beside ``10``.
+_CONSTEXPR = re.compile(r"constexpr\[(.*)\]", re.DOTALL)
+
+
 def short_repr(value: Any) -> str:
+    # A tl.constexpr default is its value to every caller (a kernel unwraps it; host code
+    # reads .value), so the census records the value's own repr: exact, even for strings.
+    if type(value).__name__ == "constexpr" and hasattr(value, "value"):
+        value = value.value
     try:
         text = repr(value)
     except Exception as e:  # a repr that raises is itself worth seeing, not a probe failure
@@ -96,13 +105,21 @@ def short_repr(value: Any) -> str:
 
 
 def normal_repr(text: str) -> str:
-    """A repr that means the same across releases: no addresses (they differ run to run), and
-    a pybind11 enum's ``<PROPAGATE_NAN.NONE: 0>`` spelled ``PROPAGATE_NAN.NONE`` as newer
-    pybind11 prints it (the binding library changed, not Triton's default)."""
+    """A repr that means the same across releases: no addresses (they differ run to run), a
+    pybind11 enum's ``<PROPAGATE_NAN.NONE: 0>`` spelled ``PROPAGATE_NAN.NONE`` as newer
+    pybind11 prints it (the binding library changed, not Triton's default), and a
+    ``tl.constexpr``'s ``constexpr[10]`` as its value ``10`` (wrapping a default in constexpr
+    does not change it). ``matrix.census`` reads every recorded repr through this too, so
+    censuses recorded before a rule was added compare as if recorded after it; there a
+    constexpr string reads ``constexpr[global]`` -> ``global``, without the quotes that
+    ``short_repr`` keeps when it sees the value itself."""
     if " at 0x" in text:
         text = text.split(" at 0x")[0] + ">"
     match = _PYBIND_ENUM.fullmatch(text)
-    return match.group(1) if match else text
+    if match:
+        return match.group(1)
+    match = _CONSTEXPR.fullmatch(text)
+    return normal_repr(match.group(1)) if match else text
 
 
 def params_of(obj: Any) -> list[str] | None:
