@@ -572,3 +572,27 @@ def test_without_out_the_gate_writes_beside_the_results_it_read(tmp_path: Path) 
     doc = json.loads((tmp_path / "scratch" / "gate" / "gate.json").read_text())
     assert doc["exit_code"] == code
     assert (committed.read_bytes() if committed.exists() else None) == before
+
+
+def test_regressed_tests_of_one_file_read_as_one_entry() -> None:
+    """A suite whose 200 tests all break is one entry per file with the tests listed, not 200
+    entries (a real slice of Triton's own tests gave 1,967 lines)."""
+    from matrix.gate import compare as gc
+    from matrix.gate import verdict
+
+    report = verdict.GateReport("3.8.0", "3.9.0", "raw")
+    for i in range(200):
+        name = gc.test_finding_name(f"t/test_bp.py::test_load[{i}]")
+        ev = ["baseline 3.8.0: `passed`", "candidate 3.9.0: `failed`"]
+        report.comparison.findings.append(
+            gc.GateFinding(gc.REGRESSION, name, "tests (numpy 2.4.6)", "passed", "failed", ev)
+        )
+    other = gc.test_finding_name("t/test_other.py::test_x")
+    report.comparison.findings.append(
+        gc.GateFinding(gc.REGRESSION, other, "tests (numpy 2.4.6)", "passed", "failed", [])
+    )
+    md = verdict.render_markdown(report)
+    assert md.count("- **test t/test_bp.py**: `passed` → `failed`") == 1
+    assert "tests (200): `test_load[0]`" in md
+    assert md.count("- **test t/test_other.py**:") == 1
+    assert len(md.splitlines()) < 30

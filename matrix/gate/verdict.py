@@ -156,8 +156,12 @@ def _headline(report: GateReport) -> str:
 
 
 def _split_cell(probe: str) -> tuple[str, str | None]:
-    """``fp.binary.add[int8,lit_int]`` -> (``fp.binary.add``, ``int8,lit_int``): a fingerprint
-    finding names its group and its cell; every other probe has no cell."""
+    """A finding's group and its member: ``fp.binary.add[int8,lit_int]`` -> (``fp.binary.add``,
+    ``int8,lit_int``), a fingerprint group and its cell; ``test t/x.py::test_a[2]`` ->
+    (``test t/x.py``, ``test_a[2]``), a user test file and its test. Other probes have none."""
+    if probe.startswith(gc.test_finding_name("")) and "::" in probe:
+        group, _, test = probe.partition("::")
+        return group, test
     group, bracket, cell = probe.partition("[")
     return (group, cell[:-1]) if bracket and cell.endswith("]") else (probe, None)
 
@@ -225,7 +229,8 @@ def render_markdown(report: GateReport) -> str:
             if cells:
                 shown = "; ".join(f"`{c}`" for c in cells[:CELLS_SHOWN])
                 more = f" and {len(cells) - CELLS_SHOWN} more" if len(cells) > CELLS_SHOWN else ""
-                lines.append(f"  - cells ({len(cells)}): {shown}{more}")
+                label = "tests" if group.startswith(gc.test_finding_name("")) else "cells"
+                lines.append(f"  - {label} ({len(cells)}): {shown}{more}")
             for use in uses[:10]:
                 lines.append(f"  - used at `{use}`")
             if len(uses) > 10:
