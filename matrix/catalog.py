@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matrix.core import BACKENDS, COMMON_STATUSES, DATA_DIR, DataFileError, load_toml
+from matrix.core import (
+    BACKENDS,
+    COMMON_STATUSES,
+    DATA_DIR,
+    DataFileError,
+    load_toml,
+    table_keys,
+    text_at,
+)
 
 
 @dataclass(frozen=True)
@@ -127,9 +135,8 @@ def load_catalog(path: str | Path = PROBES_PATH) -> tuple[ProbeSpec, ...]:
         raise DataFileError(path, "probe", "one or more [[probe]] tables", rows)
     specs: list[ProbeSpec] = []
     for i, row in enumerate(rows):
-        if not isinstance(row, dict):
-            raise DataFileError(path, f"probe[{i}]", "a [[probe]] table", row)
-        spec = _spec(path, f"probe[{i}] ({row.get('name', '?')})", row)
+        where = f"probe[{i}]" + (f" ({row.get('name', '?')})" if isinstance(row, dict) else "")
+        spec = _spec(path, where, table_keys(path, where, row, _ROW_KEYS))
         if spec.name in (s.name for s in specs):
             raise DataFileError(path, f"probe[{i}].name", "a name no other probe has", spec.name)
         specs.append(spec)
@@ -137,13 +144,6 @@ def load_catalog(path: str | Path = PROBES_PATH) -> tuple[ProbeSpec, ...]:
 
 
 def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
-    unknown = set(row) - _ROW_KEYS
-    if unknown:
-        raise DataFileError(path, where, f"only the keys {sorted(_ROW_KEYS)}", sorted(unknown))
-    for key in ("name", "summary"):
-        if not isinstance(row.get(key), str) or not row[key].strip():
-            raise DataFileError(path, f"{where}.{key}", "a non-empty string", row.get(key))
-
     def names(key: str, allowed: tuple[str, ...] | None, default: list[str] | None) -> Any:
         """The list at ``key`` as a tuple: distinct strings, each one of ``allowed``."""
         value = row.get(key, default)
@@ -170,8 +170,8 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
     # An empty list: the probe compiles nothing and runs once per release with no target.
     targets = names("aot_targets", AOT_TARGETS, list(AOT_TARGETS)) or (None,)
     return ProbeSpec(
-        name=row["name"],
-        summary=row["summary"],
+        name=text_at(path, where, row, "name"),
+        summary=text_at(path, where, row, "summary"),
         statuses=statuses,
         backends=names("backends", BACKENDS, None),
         behavioural=row.get("behavioural", True),

@@ -48,20 +48,20 @@ def test_a_minimal_row_gets_every_default(tmp_path: Path) -> None:
     assert spec.meaning("yes") == "good" and spec.meaning("no") == "neutral"
 
 
-@pytest.mark.parametrize(
-    ("change", "key", "expected"),
-    [
-        ('statuses = ["yes", "no"]\ncolour = "red"', "probe[0] (p)", "only the keys"),
-        ('statuses = ["yes", "no"]\nwrong = ["maybe"]', "probe[0] (p).wrong", "distinct names"),
-        ('statuses = ["yes", "no"]\nbreaking = ["yes"]', "probe[0] (p)", "at most one of"),
-        ('statuses = ["yes", "yes"]', "probe[0] (p).statuses", "distinct"),
-        ("statuses = []", "probe[0] (p).statuses", "at least one name"),
-        ('statuses = ["yes", "no"]\nisolated = "yes"', "probe[0] (p).isolated", "true or false"),
-        ('statuses = ["yes", "no"]\nenv = {A = 1}', "probe[0] (p).env", "a table of strings"),
-        ('statuses = ["yes", "no"]\naot_targets = ["cuda:70"]', "probe[0] (p).aot_targets",
-         "cuda:80"),
-    ],
-)  # fmt: skip
+S = 'statuses = ["yes", "no"]\n'  # the good row's statuses, then the change under test
+BAD_ROWS = {
+    "unknown key": (S + 'colour = "red"', "probe[0] (p)", "only the keys"),
+    "meaning outside statuses": (S + 'wrong = ["maybe"]', "probe[0] (p).wrong", "distinct names"),
+    "two meanings": (S + 'breaking = ["yes"]', "probe[0] (p)", "at most one of"),
+    "status twice": ('statuses = ["yes", "yes"]', "probe[0] (p).statuses", "distinct"),
+    "no status": ("statuses = []", "probe[0] (p).statuses", "at least one name"),
+    "flag not bool": (S + 'isolated = "yes"', "probe[0] (p).isolated", "true or false"),
+    "env not strings": (S + "env = {A = 1}", "probe[0] (p).env", "a table of strings"),
+    "unknown target": (S + 'aot_targets = ["cuda:70"]', "probe[0] (p).aot_targets", "cuda:80"),
+}
+
+
+@pytest.mark.parametrize(("change", "key", "expected"), BAD_ROWS.values(), ids=BAD_ROWS)
 def test_a_bad_row_names_the_file_the_key_and_what_was_expected(
     tmp_path: Path, change: str, key: str, expected: str
 ) -> None:
