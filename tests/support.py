@@ -17,15 +17,7 @@ def compile_in_child(script: str, *args: str, timeout: int, stdin: str | None = 
     (aot needs the real compiler, and the test session sets the interpreter on); return the JSON
     of its last output line. A child that fails fails the test with the end of its stderr."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        input=stdin,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=env,
-        check=False,
-    )
+    proc = subprocess.run([sys.executable, "-c", script, *args], input=stdin, cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
