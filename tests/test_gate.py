@@ -262,17 +262,23 @@ def test_missing_baseline_results(tmp_path: Path, results: Path) -> None:
     assert any("no results for the baseline Triton 3.8.0" in e for e in doc["errors"])
 
 
+def not_installed(status: str, detail: str, numpy: str | None = None):
+    """A ``mutate`` change: the cells (of ``numpy`` only, if given) did not install."""
+
+    def change(run: Run) -> Run:
+        if numpy is None or run.env["numpy"] == numpy:
+            run.install = {"status": status, "seconds": 1.0, "detail": detail}
+            run.results = []
+        return run
+
+    return change
+
+
 @pytest.mark.parametrize("status", ["failed", "no-wheel"])
 def test_candidate_install_failure_where_the_baseline_installed(
     tmp_path: Path, results: Path, status: str
 ) -> None:
-    def change(run: Run) -> Run:
-        if run.env["numpy"] == "1.26.4":
-            run.install = {"status": status, "seconds": 3.0, "detail": "pip: no matching wheel"}
-            run.results = []
-        return run
-
-    mutate(results, "3.9.0", change)
+    mutate(results, "3.9.0", not_installed(status, "pip: no matching wheel", "1.26.4"))
     code, md, doc = run_gate(tmp_path, results)
     assert code == 2, md
     (why,) = doc["undecidable"]
@@ -281,12 +287,7 @@ def test_candidate_install_failure_where_the_baseline_installed(
 
 
 def test_candidate_that_installs_nowhere(tmp_path: Path, results: Path) -> None:
-    def change(run: Run) -> Run:
-        run.install = {"status": "no-such-release", "seconds": 0.5, "detail": "not on the index"}
-        run.results = []
-        return run
-
-    mutate(results, "3.9.0", change)
+    mutate(results, "3.9.0", not_installed("no-such-release", "not on the index"))
     code, md, doc = run_gate(tmp_path, results)
     assert code == 2, md
     assert any("did not install in any cell" in e for e in doc["errors"])
@@ -294,13 +295,7 @@ def test_candidate_that_installs_nowhere(tmp_path: Path, results: Path) -> None:
 
 def test_baseline_cell_that_never_installed_is_only_a_note(tmp_path: Path, results: Path) -> None:
     # The baseline never worked with numpy 1.26.4: upgrading loses nothing there.
-    def change(run: Run) -> Run:
-        if run.env["numpy"] == "1.26.4":
-            run.install = {"status": "failed", "seconds": 1.0, "detail": "no torch build"}
-            run.results = []
-        return run
-
-    mutate(results, "3.8.0", change)
+    mutate(results, "3.8.0", not_installed("failed", "no torch build", "1.26.4"))
     code, md, doc = run_gate(tmp_path, results)
     assert code == 0, md
     assert any(
