@@ -19,7 +19,8 @@ K = 4096
 PRECISIONS = ("ieee", "tf32", "tf32x3")
 
 
-# The PRECISION that passes no input_precision at all: what the release does by default.
+# The PRECISION that passes no input_precision at all: what the release does by default. The
+# kernel spells the string out: a plain global cannot be read inside a kernel on every release.
 DEFAULT = "default"
 
 
