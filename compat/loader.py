@@ -21,6 +21,8 @@ class LoaderError(ValueError):
 
 @dataclass(frozen=True)
 class LoaderChoice:
+    """The loader the kernels use (one of ``LOADERS``) and why, in words, for the report."""
+
     name: str
     reason: str
 

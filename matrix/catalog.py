@@ -1,7 +1,8 @@
 """What the matrix measures, as data: every probe, the statuses it can end with, its backends.
 
-This table is the registry: the runner runs ``matrix/probes/<name>.py`` for each entry on each
-of its backends, and the report, the gate and the claims read it without importing Triton.
+The registry's rows are data, in ``matrix/data/probes.toml``, checked here when it is read: the
+runner runs ``matrix/probes/<name>.py`` for each entry on each of its backends, and the report,
+the gate and the claims read ``PROBES`` without importing Triton.
 A status not listed here for a probe is still rendered (as "unknown"), never dropped.
 
 It is also the one table of what a status *means* for a team upgrading (``MEANINGS``): every
@@ -19,8 +20,18 @@ measured. Pages, the Markdown report and the gate read ``meaning_of``; nothing e
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from matrix.core import COMMON_STATUSES
+from matrix.core import (
+    BACKENDS,
+    COMMON_STATUSES,
+    DATA_DIR,
+    DataFileError,
+    load_toml,
+    table_keys,
+    text_at,
+)
 
 
 @dataclass(frozen=True)
@@ -105,207 +116,73 @@ class ProbeSpec:
         return self.name
 
 
-PROBES: tuple[ProbeSpec, ...] = (
-    ProbeSpec(
-        "splitk",
-        "split-K matmul: right numbers under the interpreter or on a GPU; compiles (aot)",
-        ("pass", "fail"),
-        ("interpret", "aot", "gpu"),
-        good=("pass",),
-        breaking=("fail",),
-        behavioural=False,
-    ),
-    ProbeSpec(
-        "tiled",
-        "tiled matmul: right numbers under the interpreter or on a GPU; compiles (aot)",
-        ("pass", "fail"),
-        ("interpret", "aot", "gpu"),
-        good=("pass",),
-        breaking=("fail",),
-        behavioural=False,
-    ),
-    ProbeSpec(
-        "loader",
-        "the tile loader compat chooses at import",
-        ("pointer", "descriptor"),
-        ("interpret", "gpu"),
-    ),
-    ProbeSpec(
-        "block_ptr",
-        "tl.make_block_ptr / tl.advance / boundary_check",
-        ("supported", "deprecated", "removed"),
-        ("interpret", "aot", "gpu"),
-        good=("supported",),
-        changed=("deprecated",),
-        breaking=("removed",),
-    ),
-    ProbeSpec(
-        "tensor_descriptor",
-        "an in-kernel tensor-descriptor constructor",
-        ("absent", "experimental", "supported", "broken"),
-        ("interpret", "aot", "gpu"),
-        good=("supported",),
-        changed=("experimental",),
-        breaking=("broken",),
-    ),
-    ProbeSpec(
-        "descriptor_misaligned",
-        "a tensor descriptor over a base or stride that is not 16-byte aligned",
-        ("rejected-compile", "rejected-host", "rejected-runtime", "accepted"),
-        ("interpret", "gpu"),
-        good=("rejected-compile", "rejected-host", "rejected-runtime"),
-        isolated=True,
-        wrong=("accepted",),
-    ),
-    ProbeSpec(
-        "descriptor_misaligned_stride",
-        "a tensor descriptor whose row stride is not a multiple of 16 bytes",
-        ("rejected-compile", "rejected-host", "rejected-runtime", "accepted"),
-        ("interpret", "gpu"),
-        good=("rejected-compile", "rejected-host", "rejected-runtime"),
-        isolated=True,
-        wrong=("accepted",),
-    ),
-    ProbeSpec(
-        "dot_f32_default_precision",
-        "the input precision of a float32 tl.dot with no argument",
-        ("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32", "unknown"),
-        ("aot", "gpu"),
-        changed=("unknown",),
-    ),
-    ProbeSpec(
-        "dot_f32_default_precision_env_ieee",
-        "the same with TRITON_F32_DEFAULT=ieee set",
-        ("tf32", "ieee", "tf32x3", "bf16x3", "bf16x6", "hf32", "unknown"),
-        ("aot", "gpu"),
-        good=("ieee",),
-        env=(("TRITON_F32_DEFAULT", "ieee"),),
-        wrong=("tf32", "tf32x3", "bf16x3", "bf16x6", "hf32"),
-        changed=("unknown",),
-    ),
-    ProbeSpec(
-        "dot_acc_out_dtype",
-        "tl.dot(f16, f16, acc=f16) with no out_dtype",
-        ("rejected", "fp16", "fp32"),
-        ("interpret", "aot", "gpu"),
-        good=("fp16", "fp32"),
-        breaking=("rejected",),
-    ),
-    ProbeSpec(
-        "allow_tf32",
-        "tl.dot(..., allow_tf32=True), the keyword input_precision replaced",
-        ("accepted", "deprecated", "removed"),
-        ("interpret", "aot", "gpu"),
-        good=("accepted",),
-        aot_targets=("cuda:90",),
-        changed=("deprecated",),
-        breaking=("removed",),
-    ),
-    ProbeSpec(
-        "boundary_check",
-        "the boundary_check keyword of tl.load / tl.store",
-        ("accepted", "deprecated", "removed"),
-        ("interpret", "aot", "gpu"),
-        good=("accepted",),
-        aot_targets=("cuda:90",),
-        changed=("deprecated",),
-        breaking=("removed",),
-    ),
-    ProbeSpec(
-        "atomic_add_fp16",
-        "tl.atomic_add into a float16 tensor",
-        ("accepted", "rejected"),
-        ("interpret", "aot", "gpu"),
-        good=("accepted",),
-        breaking=("rejected",),
-    ),
-    ProbeSpec(
-        "atomic_add_bf16",
-        "tl.atomic_add into a bfloat16 tensor",
-        ("accepted", "rejected"),
-        ("interpret", "aot", "gpu"),
-        good=("accepted",),
-        breaking=("rejected",),
-    ),
-    ProbeSpec(
-        "python_min_runtime",
-        "Python min() on runtime scalars in a kernel",
-        ("works", "rejected", "wrong"),
-        ("interpret", "aot", "gpu"),
-        good=("works",),
-        aot_targets=("cuda:90",),
-        breaking=("rejected",),
-        wrong=("wrong",),
-    ),
-    ProbeSpec(
-        "true_div_program_id",
-        "/ on a program id, used as a pointer offset",
-        ("rejected", "works"),
-        ("interpret", "aot", "gpu"),
-        good=("rejected",),
-        aot_targets=("cuda:90",),
-        wrong=("works",),
-    ),
-    ProbeSpec(
-        "interpreter_bf16_dot",
-        "the interpreter's own bfloat16 tl.dot (numpy-backed)",
-        ("correct", "wrong", "raises"),
-        ("interpret",),
-        good=("correct",),
-        wrong=("wrong",),
-        breaking=("raises",),
-    ),
-    ProbeSpec(
-        "splitk_nondeterminism",
-        "split-K's float32 tl.atomic_add reduction run to run on a GPU, with a kernel of the "
-        "probe's own: largest difference in ulps (data.max_ulps); broken when a sum breaks "
-        "the float32 summation bound",
-        ("nondeterministic", "deterministic", "broken"),
-        ("gpu",),
-        good=("nondeterministic", "deterministic"),
-        wrong=("broken",),
-    ),
-    ProbeSpec(
-        "dot_f32_precision_error",
-        "the error of a float32 tl.dot's default precision against ieee and tf32x3 (K = 4096)",
-        ("ieee", "tf32", "tf32x3", "near-ieee", "near-tf32", "near-tf32x3", "unknown"),
-        ("gpu",),
-        good=("ieee", "tf32", "tf32x3"),
-        changed=("near-ieee", "near-tf32", "near-tf32x3", "unknown"),
-    ),
-    ProbeSpec(
-        "allocator_required",
-        "whether an in-kernel tensor descriptor needs triton.set_allocator on a GPU",
-        ("required", "not-required", "absent", "broken"),
-        ("gpu",),
-        good=("required", "not-required"),
-        breaking=("broken",),
-    ),
-    ProbeSpec(
-        "api_surface",
-        "the release's public API (names, signatures, defaults, class fields) and the "
-        "environment variables it reads, as data (data.census; read by matrix.census)",
-        ("recorded",),
-        ("aot",),
-        good=("recorded",),
-        # Observed once per release (imports only, no target); a change is listed by the
-        # census diff entry by entry, not as a status change of this row.
-        behavioural=False,
-        aot_targets=(None,),
-    ),
-    ProbeSpec(
-        "fp",
-        "the semantic fingerprint: result dtypes, refusals, edge values, dot and atomic "
-        "combinations, language rules, runtime defaults; one row fp.<group> per group, each "
-        "with data.cells (matrix/fingerprint.py reads them)",
-        ("observed",),
-        ("interpret", "aot", "gpu"),
-        good=("observed",),
-        behavioural=False,  # its cells carry the behaviour; matrix.fingerprint compares them
-        aot_targets=("cuda:90",),
-    ),
-)
+# The registry's rows: matrix/data/probes.toml (its header says what each key means).
+PROBES_PATH = DATA_DIR / "probes.toml"
 
+_MEANING_KEYS = ("good", "breaking", "wrong", "changed")
+_ROW_KEYS = {"name", "summary", "statuses", "backends", "behavioural", "env", "aot_targets",
+             "isolated", *_MEANING_KEYS}  # fmt: skip
+
+
+def load_catalog(path: str | Path = PROBES_PATH) -> tuple[ProbeSpec, ...]:
+    """The probes of a registry file, in its order; a DataFileError names the row and the key.
+
+    >>> [p.name for p in load_catalog()][:2]
+    ['splitk', 'tiled']
+    """
+    rows = load_toml(path).get("probe")
+    if not isinstance(rows, list) or not rows:
+        raise DataFileError(path, "probe", "one or more [[probe]] tables", rows)
+    specs: list[ProbeSpec] = []
+    for i, row in enumerate(rows):
+        where = f"probe[{i}]" + (f" ({row.get('name', '?')})" if isinstance(row, dict) else "")
+        spec = _spec(path, where, table_keys(path, where, row, _ROW_KEYS))
+        if spec.name in (s.name for s in specs):
+            raise DataFileError(path, f"probe[{i}].name", "a name no other probe has", spec.name)
+        specs.append(spec)
+    return tuple(specs)
+
+
+def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
+    def names(key: str, allowed: tuple[str, ...] | None, default: list[str] | None) -> Any:
+        """The list at ``key`` as a tuple: distinct strings, each one of ``allowed``."""
+        value = row.get(key, default)
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        if not ok or len(set(value)) != len(value) or (allowed and set(value) - set(allowed)):
+            what = "a list of distinct names" + (f" from {list(allowed)}" if allowed else "")
+            raise DataFileError(path, f"{where}.{key}", what, value)
+        if default is None and not value:
+            raise DataFileError(path, f"{where}.{key}", "at least one name", value)
+        return tuple(value)
+
+    statuses = names("statuses", None, None)
+    meanings = {key: names(key, statuses, []) for key in _MEANING_KEYS}
+    twice = sorted({s for s in statuses if sum(s in v for v in meanings.values()) > 1})
+    if twice:
+        raise DataFileError(path, where, "each status in at most one of good/breaking/wrong/"
+                            "changed", twice)  # fmt: skip
+    env = row.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise DataFileError(path, f"{where}.env", "a table of strings", env)
+    for key in ("behavioural", "isolated"):
+        if not isinstance(row.get(key, False), bool):
+            raise DataFileError(path, f"{where}.{key}", "true or false", row[key])
+    # An empty list: the probe compiles nothing and runs once per release with no target.
+    targets = names("aot_targets", AOT_TARGETS, list(AOT_TARGETS)) or (None,)
+    return ProbeSpec(
+        name=text_at(path, where, row, "name"),
+        summary=text_at(path, where, row, "summary"),
+        statuses=statuses,
+        backends=names("backends", BACKENDS, None),
+        behavioural=row.get("behavioural", True),
+        env=tuple(env.items()),
+        aot_targets=targets,
+        isolated=row.get("isolated", False),
+        **meanings,
+    )
+
+
+PROBES: tuple[ProbeSpec, ...] = load_catalog()
 PROBES_BY_NAME = {p.name: p for p in PROBES}
 
 

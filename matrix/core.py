@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import fnmatch
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import total_ordering
 from pathlib import Path
@@ -247,6 +247,33 @@ def load_toml(path: str | Path) -> dict[str, Any]:
         raise DataFileError(path, "", f"a readable file ({e.strerror or e})") from e
     except tomllib.TOMLDecodeError as e:
         raise DataFileError(path, "", f"valid TOML ({e})") from e
+
+
+def table_keys(path: str | Path, where: str, table: Any, keys: Collection[str]) -> dict[str, Any]:
+    """``table`` if it is a table whose keys are all among ``keys``; else a DataFileError.
+
+    >>> table_keys("f.toml", "row[0]", {"a": 1}, {"a", "b"})
+    {'a': 1}
+    >>> table_keys("f.toml", "row[0]", {"c": 1}, {"a", "b"})
+    Traceback (most recent call last):
+    matrix.core.DataFileError: f.toml: row[0]: expected only the keys ['a', 'b'], got ['c']
+    """
+    if not isinstance(table, dict):
+        raise DataFileError(path, where, "a table", table)
+    unknown = set(table) - set(keys)
+    if unknown:
+        raise DataFileError(path, where, f"only the keys {sorted(keys)}", sorted(unknown))
+    return table
+
+
+def text_at(
+    path: str | Path, where: str, table: dict[str, Any], key: str, what: str = "a non-empty string"
+) -> str:
+    """The string at ``table[key]``, which must hold more than white space (else DataFileError)."""
+    value = table.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise DataFileError(path, f"{where}.{key}", what, value)
+    return value
 
 
 def release_at(doc: dict[str, Any], key: str, path: str | Path) -> Release:

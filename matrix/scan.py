@@ -301,6 +301,15 @@ MATCH_KEYS = {
 }
 
 
+# The lists of names a rule's match may give, and which kind of rule needs which (one at least).
+NAME_LISTS = ("calls", "methods", "names", "keywords")
+NEEDS_NAMES = {
+    "call": (("calls", "methods"), "call name"),
+    "name": (("names",), "name"),
+    "keyword": (("keywords",), "keyword"),
+}
+
+
 def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
     """Read and validate the rules file; raises RuleError naming the rule and field at fault."""
     doc = load_toml(path)
@@ -328,16 +337,11 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             raise RuleError(f"{where}.match.kind: expected one of {sorted(MATCHERS)}, got {kind!r}")
         if set(match) - MATCH_KEYS:
             raise RuleError(f"{where}.match: unknown keys {sorted(set(match) - MATCH_KEYS)}")
-        calls = _strings(match.get("calls"), f"{where}.match.calls")
-        methods = _strings(match.get("methods"), f"{where}.match.methods")
-        if kind == "call" and not (calls or methods):
-            raise RuleError(f"{where}.match.calls: a call rule needs at least one call name")
-        names = _strings(match.get("names"), f"{where}.match.names")
-        if kind == "name" and not names:
-            raise RuleError(f"{where}.match.names: a name rule needs at least one name")
-        keywords = _strings(match.get("keywords"), f"{where}.match.keywords")
-        if kind == "keyword" and not keywords:
-            raise RuleError(f"{where}.match.keywords: a keyword rule needs at least one keyword")
+        lists = {key: _strings(match.get(key), f"{where}.match.{key}") for key in NAME_LISTS}
+        if kind in NEEDS_NAMES:
+            keys, what = NEEDS_NAMES[kind]
+            if not any(lists[key] for key in keys):
+                raise RuleError(f"{where}.match.{keys[0]}: a {kind} rule needs at least one {what}")
         max_pos = match.get("max_positional")
         if max_pos is not None and (not isinstance(max_pos, int) or max_pos < 0):
             raise RuleError(f"{where}.match.max_positional: expected an integer >= 0")
@@ -352,10 +356,7 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             scope=raw["scope"],
             kind=kind,
             severity=severity,
-            calls=calls,
-            methods=methods,
-            names=names,
-            keywords=keywords,
+            **lists,
             value=match.get("value"),
             any_present=_argspecs(match.get("any_present"), f"{where}.match.any_present"),
             all_present=_argspecs(match.get("all_present"), f"{where}.match.all_present"),

@@ -8,10 +8,6 @@ function cannot be compiled); it needs Triton installed.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +16,7 @@ import pytest
 
 from matrix.backends import aot, lld
 from matrix.catalog import AOT_TARGETS
+from tests.support import compile_in_child
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -242,30 +239,16 @@ def test_versioned_llvm_sorted_newest_first():
 
 # ---------------------------------------------------------------- a real compile
 
-KERNEL_SOURCE = textwrap.dedent(
-    """
-    import triton
-    import triton.language as tl
-
-
-    @triton.jit
-    def dot16(a_ptr, b_ptr, c_ptr, BLOCK: tl.constexpr):
-        offs = tl.arange(0, BLOCK)
-        a = tl.load(a_ptr + offs[:, None] * BLOCK + offs[None, :])
-        b = tl.load(b_ptr + offs[:, None] * BLOCK + offs[None, :])
-        tl.store(c_ptr + offs[:, None] * BLOCK + offs[None, :], tl.dot(a, b))
-    """
-)
-
 RUNNER = textwrap.dedent(
     """
     import json, sys
-    sys.path[:0] = [sys.argv[1], sys.argv[2]]
+    sys.path[:0] = [sys.argv[1]]
     from matrix.backends.aot import AotUnavailable, compile_for_target
-    from aot_test_kernel import dot16
+    # A float32 tl.dot of two square tiles: the default-precision probes' own kernel.
+    from matrix.probes.support.dot_precision import f32_dot_default
     try:
-        sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
-        art = compile_for_target(dot16, sig, {"BLOCK": 16}, sys.argv[3])
+        sig = {"a": "*fp32", "b": "*fp32", "c": "*fp32"}
+        art = compile_for_target(f32_dot_default, sig, {"BLOCK": 16}, sys.argv[2])
     except AotUnavailable as exc:
         print(json.dumps({"unavailable": str(exc)}))
     else:
@@ -281,18 +264,7 @@ DOT_INSTRUCTION = {"cuda": ("ptx", ("mma", "fma.rn.f32")), "hip": ("amdgcn", ("v
 @pytest.mark.parametrize("target", AOT_TARGETS)
 def test_real_compile_for_each_target(target, tmp_path):
     pytest.importorskip("triton")
-    (tmp_path / "aot_test_kernel.py").write_text(KERNEL_SOURCE)
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(REPO), str(tmp_path), target],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = compile_in_child(RUNNER, str(REPO), target, timeout=300)
     if "unavailable" in out:
         pytest.skip(out["unavailable"])
     assert out["target"] == target

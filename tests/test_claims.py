@@ -55,6 +55,11 @@ def real() -> dict[str, C.Claim]:
     return {c.id: c for c in C.load_claims()}
 
 
+def aot_run(triton, statuses) -> Run:
+    """A run of aot results only: ``{(probe, target): status}``."""
+    return run(triton, *(res(probe, "aot", t, status) for (probe, t), status in statuses.items()))
+
+
 def verdict(real, claim_id, runs) -> C.Verdict:
     (v,) = C.evaluate(runs, [real[claim_id]])
     return v
@@ -339,28 +344,18 @@ def test_change_at_a_release(real):
 
 
 def test_change_is_judged_per_target(real):
+    dot = "dot_acc_out_dtype"
     runs = [
-        run(
-            "3.7.1",
-            res("dot_acc_out_dtype", "aot", "cuda:90", "fp32"),
-            res("dot_acc_out_dtype", "aot", "hip:gfx942", "fp16"),
-        ),
-        run(
-            "3.8.0",
-            res("dot_acc_out_dtype", "aot", "cuda:90", "fp16"),
-            res("dot_acc_out_dtype", "aot", "hip:gfx942", "fp16"),
-        ),
+        aot_run("3.7.1", {(dot, "cuda:90"): "fp32", (dot, "hip:gfx942"): "fp16"}),
+        aot_run("3.8.0", {(dot, "cuda:90"): "fp16", (dot, "hip:gfx942"): "fp16"}),
     ]
     assert verdict(real, "dot-acc-out-dtype-changed-in-3.8", runs).verdict == "partly"
 
 
 def test_differs_from_compares_with_the_same_release(real):
     def cell(release, cuda, hip):
-        return run(
-            release,
-            res("dot_f32_default_precision", "aot", "cuda:90", cuda),
-            res("dot_f32_default_precision", "aot", "hip:gfx942", hip),
-        )
+        dot = "dot_f32_default_precision"
+        return aot_run(release, {(dot, "cuda:90"): cuda, (dot, "hip:gfx942"): hip})
 
     assert (
         verdict(real, "amd-default-precision-differs", [cell("3.9.0", "tf32", "ieee")]).verdict
@@ -409,17 +404,10 @@ def test_data_condition(real):
 
 def test_some_quantifier_inside_an_any_group(real):
     def cells(bf16_on_39):
+        fp16, bf16 = ("atomic_add_fp16", "cuda:90"), ("atomic_add_bf16", "cuda:90")
         return [
-            run(
-                "3.8.0",
-                res("atomic_add_fp16", "aot", "cuda:90", "accepted"),
-                res("atomic_add_bf16", "aot", "cuda:90", "accepted"),
-            ),
-            run(
-                "3.9.0",
-                res("atomic_add_fp16", "aot", "cuda:90", "accepted"),
-                res("atomic_add_bf16", "aot", "cuda:90", bf16_on_39),
-            ),
+            aot_run("3.8.0", {fp16: "accepted", bf16: "accepted"}),
+            aot_run("3.9.0", {fp16: "accepted", bf16: bf16_on_39}),
         ]
 
     assert verdict(real, "atomic-add-half-may-be-unsupported", cells("rejected")).verdict == "holds"

@@ -259,10 +259,16 @@ def test_a_missing_compile_tool_in_an_aot_probe_is_skipped_with_the_reason(monke
 
 class _LauncherFails:
     """A kernel whose launch fails the way Triton 3.0.0's did on the H200: gcc could not build
-    the launcher stub (the CUDA headers were missing)."""
+    the launcher stub (the CUDA headers were missing). With ``kernel`` and ``fails``, only the
+    launches whose keywords ``fails`` accepts fail; the others launch ``kernel``."""
+
+    def __init__(self, kernel=None, fails=lambda kwargs: True):
+        self.kernel, self.fails = kernel, fails
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
+            if not self.fails(kwargs):
+                return self.kernel[grid](*args, **kwargs)
             raise subprocess.CalledProcessError(
                 1, ["gcc", "main.c"], stderr="fatal error: cuda.h: No such file or directory"
             )
@@ -275,7 +281,9 @@ def test_a_tool_failing_in_a_probe_s_own_launch_is_not_a_precision(monkeypatch):
     from matrix.measure.child import run_task
     from matrix.probes import dot_f32_precision_error as probe
 
-    monkeypatch.setattr(probe, "_dot_explicit", _LauncherFails())
+    # The explicit-precision launches (inside attempt()) fail; the default one runs.
+    explicit = _LauncherFails(probe._dot, lambda kw: kw["PRECISION"] != probe.DEFAULT)
+    monkeypatch.setattr(probe, "_dot", explicit)
     (result,) = run_task({"probe": "dot_f32_precision_error", "backend": "interpret"})
     assert result["status"] == "error", result
     assert "a tool outside Triton failed" in result["detail"] and "cuda.h" in result["detail"]
@@ -285,7 +293,9 @@ def test_a_tool_failure_escaping_a_probe_is_sorted_like_one_inside_attempt(monke
     from matrix.measure.child import run_task
     from matrix.probes import dot_f32_precision_error as probe
 
-    monkeypatch.setattr(probe, "_dot_default", _LauncherFails())  # called outside attempt()
+    # The default launch, called outside attempt(), fails.
+    default = _LauncherFails(probe._dot, lambda kw: kw["PRECISION"] == probe.DEFAULT)
+    monkeypatch.setattr(probe, "_dot", default)
     (result,) = run_task({"probe": "dot_f32_precision_error", "backend": "interpret"})
     assert result["status"] == "error" and "a tool outside Triton failed" in result["detail"]
     assert "CalledProcessError" in result["data"]["exception"]  # the traceback is kept

@@ -12,14 +12,13 @@ the per-split slices and write ``c``), so only atomic mode is compiled here.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tests.support import compile_in_child
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -130,17 +129,7 @@ def _cases() -> list[dict]:
 @pytest.fixture(scope="module")
 def compiled() -> dict:
     pytest.importorskip("triton")
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(REPO), json.dumps(_cases())],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-        env=env,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return compile_in_child(RUNNER, str(REPO), json.dumps(_cases()), timeout=1200)
 
 
 @pytest.mark.slow

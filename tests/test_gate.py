@@ -262,17 +262,23 @@ def test_missing_baseline_results(tmp_path: Path, results: Path) -> None:
     assert any("no results for the baseline Triton 3.8.0" in e for e in doc["errors"])
 
 
+def not_installed(status: str, detail: str, numpy: str | None = None):
+    """A ``mutate`` change: the cells (of ``numpy`` only, if given) did not install."""
+
+    def change(run: Run) -> Run:
+        if numpy is None or run.env["numpy"] == numpy:
+            run.install = {"status": status, "seconds": 1.0, "detail": detail}
+            run.results = []
+        return run
+
+    return change
+
+
 @pytest.mark.parametrize("status", ["failed", "no-wheel"])
 def test_candidate_install_failure_where_the_baseline_installed(
     tmp_path: Path, results: Path, status: str
 ) -> None:
-    def change(run: Run) -> Run:
-        if run.env["numpy"] == "1.26.4":
-            run.install = {"status": status, "seconds": 3.0, "detail": "pip: no matching wheel"}
-            run.results = []
-        return run
-
-    mutate(results, "3.9.0", change)
+    mutate(results, "3.9.0", not_installed(status, "pip: no matching wheel", "1.26.4"))
     code, md, doc = run_gate(tmp_path, results)
     assert code == 2, md
     (why,) = doc["undecidable"]
@@ -281,12 +287,7 @@ def test_candidate_install_failure_where_the_baseline_installed(
 
 
 def test_candidate_that_installs_nowhere(tmp_path: Path, results: Path) -> None:
-    def change(run: Run) -> Run:
-        run.install = {"status": "no-such-release", "seconds": 0.5, "detail": "not on the index"}
-        run.results = []
-        return run
-
-    mutate(results, "3.9.0", change)
+    mutate(results, "3.9.0", not_installed("no-such-release", "not on the index"))
     code, md, doc = run_gate(tmp_path, results)
     assert code == 2, md
     assert any("did not install in any cell" in e for e in doc["errors"])
@@ -294,13 +295,7 @@ def test_candidate_that_installs_nowhere(tmp_path: Path, results: Path) -> None:
 
 def test_baseline_cell_that_never_installed_is_only_a_note(tmp_path: Path, results: Path) -> None:
     # The baseline never worked with numpy 1.26.4: upgrading loses nothing there.
-    def change(run: Run) -> Run:
-        if run.env["numpy"] == "1.26.4":
-            run.install = {"status": "failed", "seconds": 1.0, "detail": "no torch build"}
-            run.results = []
-        return run
-
-    mutate(results, "3.8.0", change)
+    mutate(results, "3.8.0", not_installed("failed", "no torch build", "1.26.4"))
     code, md, doc = run_gate(tmp_path, results)
     assert code == 0, md
     assert any(
@@ -320,29 +315,30 @@ def test_backend_recorded_for_the_baseline_only(tmp_path: Path, results: Path) -
     assert any(u.startswith("aot:hip:gfx942: results for the baseline") for u in doc["undecidable"])
 
 
-def test_incomplete_cell(tmp_path: Path, results: Path) -> None:
+# A cell that cannot be compared: release, numpy, extra keys of the run, how many results it
+# keeps, and what the gate's error says.
+BROKEN_CELLS = {
+    "incomplete cell": ("3.9.0", "1.26.4", {"complete": False}, 2, "incomplete cell"),
+    "crashed cell without results": ("3.8.0", "2.4.6", {}, 0, "recorded no results"),
+}
+
+
+@pytest.mark.parametrize(
+    ("release", "numpy", "extra", "kept", "says"), BROKEN_CELLS.values(), ids=BROKEN_CELLS
+)
+def test_a_broken_cell_is_an_error(
+    tmp_path: Path, results: Path, release: str, numpy: str, extra: dict, kept: int, says: str
+) -> None:
     def change(run: Run) -> Run:
-        if run.env["numpy"] == "1.26.4":
-            run.extra["complete"] = False
-            run.results = run.results[:2]
+        if run.env["numpy"] == numpy:
+            run.extra.update(extra)
+            run.results = run.results[:kept]
         return run
 
-    mutate(results, "3.9.0", change)
+    mutate(results, release, change)
     code, _, doc = run_gate(tmp_path, results)
     assert code == 2
-    assert any("incomplete cell" in e for e in doc["errors"])
-
-
-def test_crashed_cell_without_results(tmp_path: Path, results: Path) -> None:
-    def change(run: Run) -> Run:
-        if run.env["numpy"] == "2.4.6":
-            run.results = []
-        return run
-
-    mutate(results, "3.8.0", change)
-    code, _, doc = run_gate(tmp_path, results)
-    assert code == 2
-    assert any("recorded no results" in e for e in doc["errors"])
+    assert any(says in e for e in doc["errors"]), doc["errors"]
 
 
 def test_passing_check_skipped_on_candidate(tmp_path: Path, results: Path) -> None:

@@ -76,7 +76,7 @@ def _edit(runs: list[Run], kernel: str, target: str, **fields: object) -> list[R
 
 def _kernel_findings(base: list[Run], cand: list[Run]) -> gc.Comparison:
     out = gc.Comparison()
-    compare_kernels(out, base, cand, B, C)
+    compare_kernels(out, gc.Sides(base, cand, B, C))
     return out
 
 

@@ -66,6 +66,12 @@ def text(path: Path) -> str:
     return path.read_text(encoding="utf-8")
 
 
+@pytest.fixture(scope="module")
+def html(site: tuple[Path, model.Matrix]) -> str:
+    """The rendered index page's text."""
+    return text(site[0] / "index.html")
+
+
 def test_index_has_every_release_and_every_row(site: tuple[Path, model.Matrix]) -> None:
     out, m = site
     html = text(out / "index.html")
@@ -79,8 +85,7 @@ def test_index_has_every_release_and_every_row(site: tuple[Path, model.Matrix]) 
     assert html.count('class="cell tone-') == sum(len(r.cells) for r in m.rows)
 
 
-def test_cells_show_status_as_text_and_colour(site: tuple[Path, model.Matrix]) -> None:
-    html = text(site[0] / "index.html")
+def test_cells_show_status_as_text_and_colour(html: str) -> None:
     buttons = re.findall(
         r'<a class="cell tone-(\w+)"[^>]*>'
         r'<span class="icon" aria-hidden="true">(.)</span> ([^<]+)<',
@@ -101,8 +106,7 @@ def test_cells_show_status_as_text_and_colour(site: tuple[Path, model.Matrix]) -
         assert f'class="chip tone-{tone}"' in html  # the legend
 
 
-def test_missing_and_uninstalled_cells_explain_themselves(site: tuple[Path, model.Matrix]) -> None:
-    html = text(site[0] / "index.html")
+def test_missing_and_uninstalled_cells_explain_themselves(html: str) -> None:
     detail = read_runs(RAW / "triton-3.3.1-numpy-2.3.5.json")[0].install["detail"]
     assert detail in html
     assert "no run for Triton 3.6.0 with numpy 2.3.5" in html
@@ -111,8 +115,7 @@ def test_missing_and_uninstalled_cells_explain_themselves(site: tuple[Path, mode
     assert "unknown probe" in html
 
 
-def test_evidence_shows_data_fields_and_seconds(site: tuple[Path, model.Matrix]) -> None:
-    html = text(site[0] / "index.html")
+def test_evidence_shows_data_fields_and_seconds(html: str) -> None:
     ev = re.search(
         r'<details class="evidence" id="ev-dot_f32_default_precision--aot_cuda_90--3.9.0">'
         r"\s*<summary>dot_f32_default_precision · aot:cuda:90 · Triton 3.9.0 .*?</details>",
@@ -344,8 +347,7 @@ def test_bench_ratios_come_from_the_records() -> None:
     assert unmatched == ["32×32×65536 float16 tn: no cublas record"]
 
 
-def test_bench_chart_on_the_index(site: tuple[Path, model.Matrix]) -> None:
-    html = text(site[0] / "index.html")
+def test_bench_chart_on_the_index(html: str) -> None:
     assert "Split-K speed over cuBLAS" in html and "splitk-vs-cublas.json" in html
     assert html.count("<svg") == 2  # time per cell and the benchmark
 

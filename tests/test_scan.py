@@ -601,3 +601,30 @@ def test_relative_imports_inside_tritons_own_tree(tmp_path: Path) -> None:
         "    tl.store(p + offs, tl.load(p + offs), boundary_check=(0,))\n"
     )
     assert found(ops / "matmul.py") == {(8, "TRI002")}
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("call", r"match\.calls: a call rule needs at least one call name"),
+        ("name", r"match\.names: a name rule needs at least one name"),
+        ("keyword", r"match\.keywords: a keyword rule needs at least one keyword"),
+    ],
+)
+def test_a_rule_without_the_names_its_kind_needs_is_rejected(
+    tmp_path: Path, kind: str, says: str
+) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        '[[rule]]\nid = "TRI901"\nname = "x"\nmessage = "m"\nfix = "f"\nscope = "jit"\n'
+        f'[rule.match]\nkind = "{kind}"\nvalue = 1\n'
+    )
+    with pytest.raises(scan.RuleError, match=rf"TRI901\)\.{says}"):
+        scan.load_rules(rules)
+    # A method name is enough for a call rule, and for no other kind.
+    rules.write_text(rules.read_text() + 'methods = ["dot"]\n')
+    if kind == "call":
+        assert scan.load_rules(rules)[0].methods == ("dot",)
+    else:
+        with pytest.raises(scan.RuleError, match=rf"TRI901\)\.{says}"):
+            scan.load_rules(rules)

@@ -12,6 +12,7 @@ import pytest
 from matrix.measure.orchestrate import existing_state
 from matrix.measure.results import Run, read_raw, write_raw
 from matrix.measure.suite import run_suite, suite_identity
+from tests.support import compile_in_child
 
 ROOT = Path(__file__).resolve().parent.parent
 SUITE = ROOT / "tests" / "fixtures" / "user_suite"
@@ -60,24 +61,19 @@ def test_a_suite_that_cannot_run_is_an_error_not_a_pass(tmp_path):
     assert "collected no tests" in tests[0]["detail"] and launches == []
 
 
-def test_a_daemon_holding_stdout_blocks_nothing_and_loses_nothing(tmp_path):
+# A user's test that misbehaves: its source, the per-test time limit, the outcome of every test,
+# and what the detail of a test must name. Each must end well within 60 s and lose no test.
+MISBEHAVING = {
     # The old runner read pytest's output through a pipe until EOF: a daemon holding it kept
     # the runner waiting up to 1800 s and then dropped every passing test.
-    suite = write_suite(tmp_path / "s", """
+    "daemon holding stdout": ("""
 import subprocess
 def test_leaves_a_daemon():
     subprocess.Popen(["sleep", "300"])
 def test_after():
     pass
-""")  # fmt: skip
-    t0 = time.monotonic()
-    tests, _ = run_suite(suite, tmp_path / "w", quiet, test_timeout_s=60)
-    assert time.monotonic() - t0 < 60
-    assert outcomes(tests) == {"test_leaves_a_daemon": "passed", "test_after": "passed"}
-
-
-def test_a_segfault_names_the_test_and_keeps_the_others(tmp_path):
-    suite = write_suite(tmp_path / "s", """
+""", 60, {"test_leaves_a_daemon": "passed", "test_after": "passed"}, {}),
+    "segfault": ("""
 import os, signal
 def test_a_before():
     pass
@@ -85,26 +81,31 @@ def test_b_crashes():
     os.kill(os.getpid(), signal.SIGSEGV)
 def test_c_after():
     pass
-""")  # fmt: skip
-    tests, _ = run_suite(suite, tmp_path / "w", quiet, test_timeout_s=60)
-    assert outcomes(tests) == {"test_a_before": "passed", "test_b_crashes": "crashed",
-                               "test_c_after": "passed"}  # fmt: skip
-    (crash,) = [t for t in tests if t["outcome"] == "crashed"]
-    assert "SIGSEGV" in crash["detail"]
-
-
-def test_a_hanging_test_times_out_alone(tmp_path):
-    suite = write_suite(tmp_path / "s", """
+""", 60, {"test_a_before": "passed", "test_b_crashes": "crashed", "test_c_after": "passed"},
+        {"test_b_crashes": "SIGSEGV"}),
+    "hang": ("""
 import time
 def test_a_hangs():
     time.sleep(120)
 def test_b_after():
     pass
-""")  # fmt: skip
+""", 3, {"test_a_hangs": "timeout", "test_b_after": "passed"}, {}),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("source", "limit", "expected", "details"), MISBEHAVING.values(),
+                         ids=MISBEHAVING)  # fmt: skip
+def test_a_misbehaving_test_is_recorded_alone_and_the_others_kept(
+    tmp_path, source, limit, expected, details
+):
+    suite = write_suite(tmp_path / "s", source)
     t0 = time.monotonic()
-    tests, _ = run_suite(suite, tmp_path / "w", quiet, test_timeout_s=3)
+    tests, _ = run_suite(suite, tmp_path / "w", quiet, test_timeout_s=limit)
     assert time.monotonic() - t0 < 60
-    assert outcomes(tests) == {"test_a_hangs": "timeout", "test_b_after": "passed"}
+    assert outcomes(tests) == expected
+    by_name = {t["id"].split("::")[-1]: t for t in tests}
+    for name, text in details.items():
+        assert text in by_name[name]["detail"], by_name[name]
 
 
 def test_a_collection_error_is_recorded(tmp_path):
@@ -174,12 +175,8 @@ def test_launches_of_the_fixture_library_are_captured_and_compile(tmp_path):
         "print(json.dumps([compile_launch(l, 'cuda:90', sys.argv[1]) "
         "for l in json.load(sys.stdin)]))"
     )
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    proc = subprocess.run([sys.executable, "-c", code, str(TEAMLIB)], input=json.dumps(launches),
-                          env=env,
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    recs = {r["kernel"].split(":")[1]: r for r in json.loads(proc.stdout.splitlines()[-1])}
+    compiled = compile_in_child(code, str(TEAMLIB), stdin=json.dumps(launches), timeout=600)
+    recs = {r["kernel"].split(":")[1]: r for r in compiled}
     mm = recs["matmul_kernel"]
     assert mm["status"] == "compiled" and mm["instruction_class"] in MATRIX_CLASSES, mm
     assert mm["registers"] > 0 and mm["spills"] == 0 and mm["instructions"] > 50

@@ -81,12 +81,21 @@ def runs_for(runs: Iterable[Run], release: Release | str) -> list[Run]:
     return [r for r in runs if r.release == wanted]
 
 
+@dataclass(frozen=True)
+class Sides:
+    """Both sides of an upgrade: each release with its runs; what every comparison reads."""
+
+    base: Sequence[Run]
+    cand: Sequence[Run]
+    baseline: Release
+    candidate: Release
+
+
 @dataclass
 class Selection:
-    """The runs of both sides that installed, and what the failed or unusable ones mean."""
+    """The runs of both sides that installed (``sides``), and what the others mean."""
 
-    base: list[Run] = field(default_factory=list)
-    cand: list[Run] = field(default_factory=list)
+    sides: Sides
     errors: list[str] = field(default_factory=list)
     undecidable: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -110,7 +119,8 @@ def select_runs(
     - a cell that did not install on the baseline (or on both sides): a note, since the
       baseline never worked there and nothing is lost by upgrading.
     """
-    sel = Selection()
+    installed: dict[str, list[Run]] = {"baseline": [], "candidate": []}
+    sel = Selection(Sides(installed["baseline"], installed["candidate"], baseline, candidate))
     for side, release, runs in (
         ("baseline", baseline, base_runs),
         ("candidate", candidate, cand_runs),
@@ -131,9 +141,9 @@ def select_runs(
         if not ok:
             failed = "; ".join(f"{r.id!r}: {_install_text(r)}" for r in runs)
             sel.errors.append(f"the {side} Triton {release} did not install in any cell: {failed}")
-        (sel.base if side == "baseline" else sel.cand).extend(ok)
+        installed[side].extend(ok)
 
-    base_numpys = {str(r.env.get("numpy")) for r in sel.base}
+    base_numpys = {str(r.env.get("numpy")) for r in installed["baseline"]}
     for run in base_runs:
         if run.install.get("status") != "ok":
             sel.notes.append(
@@ -271,10 +281,11 @@ def compare(
                 f"the scanned code uses what probe {probe!r} measures ({locs}) but no compared "
                 f"backend recorded {probe} for {candidate}"
             )
-    _compare_tests(out, base_runs, cand_runs, baseline, candidate)
+    sides = Sides(base_runs, cand_runs, baseline, candidate)
+    _compare_tests(out, sides)
     from matrix.gate.kernel_compiles import compare_kernels  # it builds on this module's types
 
-    compare_kernels(out, base_runs, cand_runs, baseline, candidate)
+    compare_kernels(out, sides)
     # A change that breaks scanned code is reported once, as breaking, not again as a change.
     broken = {(f.probe, f.where) for f in out.findings if f.kind == BREAKING}
     out.findings = [
@@ -450,13 +461,7 @@ def test_finding_name(test: str) -> str:
     return f"test {test}"
 
 
-def _compare_tests(
-    out: Comparison,
-    base_runs: Sequence[Run],
-    cand_runs: Sequence[Run],
-    baseline: Release,
-    candidate: Release,
-) -> None:
+def _compare_tests(out: Comparison, sides: Sides) -> None:
     def by_numpy(runs: Sequence[Run]) -> dict[str, dict[str, str]]:
         table: dict[str, dict[str, str]] = {}
         for run in runs:
@@ -465,7 +470,8 @@ def _compare_tests(
                 table.setdefault(str(run.env.get("numpy")), {}).update(tests)
         return table
 
-    base, cand = by_numpy(base_runs), by_numpy(cand_runs)
+    baseline, candidate = sides.baseline, sides.candidate
+    base, cand = by_numpy(sides.base), by_numpy(sides.cand)
     if base and not cand:
         out.undecidable.append(
             f"the user's tests ran on {baseline} but not on {candidate}: "

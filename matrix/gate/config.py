@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from matrix.core import DATA_DIR, DataFileError, Release, load_toml, release_at
+from matrix.core import (
+    DATA_DIR,
+    DataFileError,
+    Release,
+    load_toml,
+    release_at,
+    table_keys,
+    text_at,
+)
 
 DATA = DATA_DIR
 PINNED_PATH = DATA / "pinned.toml"
@@ -72,16 +80,10 @@ def load_accepted(path: str | Path = ACCEPTED_PATH) -> list[AcceptedChange]:
     out: list[AcceptedChange] = []
     for i, e in enumerate(entries):
         where = f"change[{i}]"
-        unknown = set(e) - _CHANGE_KEYS
-        if unknown:
-            raise DataFileError(
-                path, where, f"only the keys {sorted(_CHANGE_KEYS)}", sorted(unknown)
-            )
+        table_keys(path, where, e, _CHANGE_KEYS)
         for key in ("probe", "from", "to", "reason"):
-            value = e.get(key)
-            if not isinstance(value, str) or not value.strip():
-                what = "a reason (why this change is fine)" if key == "reason" else "a string"
-                raise DataFileError(path, f"{where} ({e.get('probe', '?')}).{key}", what, value)
+            what = "a reason (why this change is fine)" if key == "reason" else "a string"
+            text_at(path, f"{where} ({e.get('probe', '?')})", e, key, what)
         for key in ("where", "baseline", "candidate"):
             if key in e and (not isinstance(e[key], str) or not e[key]):
                 raise DataFileError(path, f"{where}.{key}", "a non-empty glob", e[key])

@@ -19,8 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from matrix.core import Release
-from matrix.gate.compare import BEHAVIOUR, BREAKING, Comparison, DataError, GateFinding
+from matrix.gate.compare import BEHAVIOUR, BREAKING, Comparison, DataError, GateFinding, Sides
 from matrix.measure.results import Run
 
 COMPILED, REJECTED = "compiled", "rejected"
@@ -130,12 +129,11 @@ class KernelDecision:
         return f"aot:{self.target}"
 
 
-def decide_kernels(
-    base_runs: Sequence[Run], cand_runs: Sequence[Run], baseline: Release, candidate: Release
-) -> list[KernelDecision] | None:
+def decide_kernels(sides: Sides) -> list[KernelDecision] | None:
     """A decision per (kernel, key, target) the baseline recorded, sorted; None when the
     baseline recorded no kernel compiles, [] when only the candidate did not."""
-    base, cand = records_of(base_runs), records_of(cand_runs)
+    candidate = sides.candidate
+    base, cand = records_of(sides.base), records_of(sides.cand)
     if base is None or cand is None:
         return None
     out = []
@@ -159,15 +157,10 @@ def decide_kernels(
     return out
 
 
-def compare_kernels(
-    out: Comparison,
-    base_runs: Sequence[Run],
-    cand_runs: Sequence[Run],
-    baseline: Release,
-    candidate: Release,
-) -> None:
+def compare_kernels(out: Comparison, sides: Sides) -> None:
     """Add the kernel-compile findings of an upgrade to ``out`` (module docstring)."""
-    base, cand = records_of(base_runs), records_of(cand_runs)
+    baseline, candidate = sides.baseline, sides.candidate
+    base, cand = records_of(sides.base), records_of(sides.cand)
     if base is None:
         if cand is not None:
             out.notes.append(f"not compared: kernel compiles recorded for {candidate} only")
@@ -179,7 +172,7 @@ def compare_kernels(
         )
         return
     out.compared.append("kernel compiles")
-    out.kernels = decide_kernels(base_runs, cand_runs, baseline, candidate) or []
+    out.kernels = decide_kernels(sides) or []
     for d in out.kernels:
         name, where = d.name, d.where
         if d.decision == IMPROVES:

@@ -33,7 +33,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DataFileError, Release, load_toml
+from matrix.core import DataFileError, Release, load_toml, table_keys, text_at
 from matrix.gate.compare import ACCEPTED, REGRESSION, Comparison, GateFinding
 
 BENCH_KIND = "triton-gpu-bench"
@@ -79,12 +79,9 @@ def load_slowdowns(path: str | Path) -> list[AcceptedSlowdown]:
     out = []
     for i, e in enumerate(entries):
         where = f"slowdown[{i}]"
-        unknown = set(e) - _KEYS
-        if unknown:
-            raise DataFileError(path, where, f"only the keys {sorted(_KEYS)}", sorted(unknown))
+        table_keys(path, where, e, _KEYS)
         for key in ("case", "reason"):
-            if not isinstance(e.get(key), str) or not e[key].strip():
-                raise DataFileError(path, f"{where}.{key}", "a non-empty string", e.get(key))
+            text_at(path, where, e, key)
         for key in ("impl", "where", "baseline", "candidate"):
             if key in e and (not isinstance(e[key], str) or not e[key]):
                 raise DataFileError(path, f"{where}.{key}", "a non-empty glob", e[key])

@@ -426,12 +426,11 @@ def decide_runs(
         gc.runs_for(runs, baseline), gc.runs_for(runs, candidate), baseline, candidate
     )
     report.errors += sel.errors
+    base, cand = sel.sides.base, sel.sides.cand
     if report.errors:
         return report
     try:
-        report.comparison = gc.compare(
-            sel.base, sel.cand, baseline, candidate, accepted, scan.findings
-        )
+        report.comparison = gc.compare(base, cand, baseline, candidate, accepted, scan.findings)
     except gc.DataError as e:
         report.errors.append(f"bad data in {report.results}: {e}")
     # The census's check of every Triton name the scanned code uses (matrix.gate.api); the
@@ -445,9 +444,7 @@ def decide_runs(
             )
     else:
         try:
-            api.check_uses(
-                sel.base, sel.cand, baseline, candidate, uses, report.comparison, accepted
-            )
+            api.check_uses(base, cand, baseline, candidate, uses, report.comparison, accepted)
         except CensusError as e:
             report.errors.append(f"bad API census in {report.results}: {e}")
     report.comparison.undecidable[:0] = sel.undecidable

@@ -33,11 +33,9 @@ from matrix import cli
 def _add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
-    tl.store(
-        out_ptr + offs,
-        tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask),
-        mask=mask,
-    )
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + y, mask=mask)
 
 
 def vector_add(n: int = 98_437) -> dict[str, Any]:

@@ -325,7 +325,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def run_tests(run: Run, args: argparse.Namespace, workdir: Path, out: Path) -> None:
+def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path) -> None:
     """The team's suite (``--tests``), then, in a cell with the aot backend, every kernel it
     launched compiled for every aot target. Progress lines always print (even with --quiet):
     a suite can take long, and its lines are the only sign that it moves."""
@@ -456,7 +456,7 @@ def _main(args: argparse.Namespace) -> int:
             run_group(group, backend, extra_env, args.timeout, record, Path(workdir))
         if args.tests is not None:
             Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it
-            run_tests(run, args, Path(workdir), partial)
+            add_team_suite(run, args, Path(workdir), partial)
     order = {t.key: i for i, t in enumerate(tasks)}
     run.results.sort(key=lambda r: order.get(task_key(r), len(order)))
     run.extra["complete"] = True

@@ -14,6 +14,7 @@ Status: ``required`` (the launch without one raised, with one it worked), ``not-
 import json
 import subprocess
 import sys
+from typing import Any
 
 import triton
 import triton.language as tl
@@ -58,13 +59,6 @@ def observe(ctx: Context) -> Observation:
     src = torch.randn(block, block, device=ctx.device)
     data: dict = {"constructor": CONSTRUCTOR, "set_allocator": set_allocator is not None}
 
-    def run() -> bool:
-        dst = torch.full((block, block), float("nan"), device=ctx.device)
-        _copy_tile[(1,)](src, dst, block, block, BLOCK=block)
-        if ctx.device == "cuda":
-            torch.cuda.synchronize()
-        return bool(torch.equal(dst, src))
-
     bare = _run_bare(ctx.device)
     data["without"] = bare
     if "error" not in bare:
@@ -75,13 +69,25 @@ def observe(ctx: Context) -> Observation:
                            f"triton.set_allocator: {bare['error']}", data)  # fmt: skip
     set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8,
                                                               device=ctx.device))  # fmt: skip
-    fixed = attempt(run)
+    fixed = attempt(lambda: _copies_exactly(src, ctx.device))
     data["with"] = fixed.exception_text() if fixed.raised else {"correct": fixed.value}
     if fixed.raised or not fixed.value:
         return Observation("broken", f"failed even with an allocator: {data['with']}", data)
     return Observation(
         "required", f"without an allocator: {bare['error']}; with one: correct", data
     )
+
+
+def _copies_exactly(src: Any, device: str) -> bool:
+    """One launch of the descriptor copy into a NaN-filled square tile: is it ``src`` exactly?"""
+    import torch
+
+    block = src.shape[0]
+    dst = torch.full((block, block), float("nan"), device=device)
+    _copy_tile[(1,)](src, dst, block, block, BLOCK=block)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return bool(torch.equal(dst, src))
 
 
 def _run_bare(device: str) -> dict:
@@ -101,15 +107,7 @@ def _bare_main(device: str) -> None:
 
     block = 16
     src = torch.randn(block, block, device=device)
-    dst = torch.full((block, block), float("nan"), device=device)
-
-    def run() -> bool:
-        _copy_tile[(1,)](src, dst, block, block, BLOCK=block)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        return bool(torch.equal(dst, src))
-
-    res = attempt(run)
+    res = attempt(lambda: _copies_exactly(src, device))
     print(json.dumps({"error": cause_text(res.exception)} if res.raised else
                      {"correct": res.value}))  # fmt: skip
 

@@ -9,6 +9,7 @@ import triton
 import triton.language as tl
 
 from matrix.probes.support.base import Context, Observation, exercise
+from matrix.probes.support.dot_precision import load_square, store_square
 from matrix.probes.support.keywords import classify_keyword
 
 BLOCK = 16
@@ -16,10 +17,8 @@ BLOCK = 16
 
 @triton.jit
 def dot_allow_tf32(a, b, c, BLOCK: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(a + offs[:, None] * BLOCK + offs[None, :])
-    y = tl.load(b + offs[:, None] * BLOCK + offs[None, :])
-    tl.store(c + offs[:, None] * BLOCK + offs[None, :], tl.dot(x, y, allow_tf32=True))
+    x, y = load_square(a, BLOCK), load_square(b, BLOCK)
+    store_square(c, tl.dot(x, y, allow_tf32=True), BLOCK)
 
 
 def observe(ctx: Context) -> Observation:

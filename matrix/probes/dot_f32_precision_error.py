@@ -19,27 +19,24 @@ K = 4096
 PRECISIONS = ("ieee", "tf32", "tf32x3")
 
 
+# The PRECISION that passes no input_precision at all: what the release does by default. The
+# kernel spells the string out: a plain global cannot be read inside a kernel on every release.
+DEFAULT = "default"
+
+
 @triton.jit
-def _dot_default(a, b, c, K, BLOCK: tl.constexpr, BK: tl.constexpr):
+def _dot(a, b, c, K, BLOCK: tl.constexpr, BK: tl.constexpr, PRECISION: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     offs_k = tl.arange(0, BK)
     acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
     for k in range(0, K, BK):
         x = tl.load(a + offs[:, None] * K + (k + offs_k)[None, :])
         y = tl.load(b + (k + offs_k)[:, None] * BLOCK + offs[None, :])
-        acc += tl.dot(x, y)
-    tl.store(c + offs[:, None] * BLOCK + offs[None, :], acc)
-
-
-@triton.jit
-def _dot_explicit(a, b, c, K, BLOCK: tl.constexpr, BK: tl.constexpr, PRECISION: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    offs_k = tl.arange(0, BK)
-    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
-    for k in range(0, K, BK):
-        x = tl.load(a + offs[:, None] * K + (k + offs_k)[None, :])
-        y = tl.load(b + (k + offs_k)[:, None] * BLOCK + offs[None, :])
-        acc += tl.dot(x, y, input_precision=PRECISION)
+        # A constexpr branch: the default variant's code never mentions input_precision.
+        if PRECISION == "default":
+            acc += tl.dot(x, y)
+        else:
+            acc += tl.dot(x, y, input_precision=PRECISION)
     tl.store(c + offs[:, None] * BLOCK + offs[None, :], acc)
 
 
@@ -52,14 +49,13 @@ def observe(ctx: Context) -> Observation:
     ref = a.double() @ b.double()
     out = {}
     c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
-    _dot_default[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32)
+    _dot[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32, PRECISION=DEFAULT)
     out["default"] = c
     for p in PRECISIONS:
         c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
         # A precision this release lacks is recorded as such; attempt() raises what fails
         # outside Triton (gcc building the launcher) instead of calling it "unavailable".
-        done = attempt(lambda c=c, p=p: _dot_explicit[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32,
-                                                            PRECISION=p))  # fmt: skip
+        done = attempt(lambda c=c, p=p: _dot[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32, PRECISION=p))
         out[p] = first_line(done.exception_text()) if done.raised else c
     torch.cuda.synchronize() if ctx.device == "cuda" else None
     ran = {k: v for k, v in out.items() if not isinstance(v, str)}

@@ -7,7 +7,6 @@ pure function of the input (fixed number formatting, sorted order), so pages sta
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 
 from matrix.core import release_key
 from matrix.measure.results import Run, SchemaError
+from matrix.report import perf
 from matrix.report.model import is_gpu_run
 
 # Colours match the page's CSS variables (style.css); SVG is inlined, so they are spelled out.
@@ -243,15 +243,9 @@ def _positive(x: Any) -> bool:
 
 def load_bench(bench_dir: Path) -> list[BenchSet]:
     """Every ``*.json`` in ``bench_dir`` (sorted); none if the folder does not exist."""
-    if not bench_dir.is_dir():
-        return []
     out = []
-    for path in sorted(bench_dir.glob("*.json")):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise SchemaError(f"{path}: not JSON ({e})") from e
-        if isinstance(doc, dict) and doc.get("kind") == "triton-gpu-bench":
+    for path, doc in perf.read_bench_folder(bench_dir):
+        if perf.is_release_bench(doc):
             continue  # a per-release GPU file: the performance-across-releases page (perf.py)
         records, meta = _records(doc, str(path))
         checked = [_check(r, f"{path}[{i}]") for i, r in enumerate(records)]

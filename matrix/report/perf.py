@@ -103,16 +103,28 @@ class PerfView:
         return out
 
 
-def read_release_benches(bench_dir: Path) -> list[dict[str, Any]]:
-    """The per-release benchmark files in ``bench_dir`` (other JSON files are not these)."""
+def read_bench_folder(bench_dir: Path) -> list[tuple[Path, Any]]:
+    """Every ``*.json`` in ``bench_dir`` (sorted) with its document; none if there is no folder.
+
+    The folder holds two kinds of file: per-release GPU files (``is_release_bench``, read here)
+    and benchmark runs of one machine (``charts.load_bench``). A file that is not JSON is a
+    SchemaError naming it.
+    """
     if not bench_dir.is_dir():
         return []
-    docs = []
+    out = []
     for path in sorted(bench_dir.glob("*.json")):
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
+            out.append((path, json.loads(path.read_text(encoding="utf-8"))))
         except json.JSONDecodeError as e:
             raise SchemaError(f"{path}: not JSON ({e})") from e
+    return out
+
+
+def read_release_benches(bench_dir: Path) -> list[dict[str, Any]]:
+    """The per-release benchmark files in ``bench_dir`` (other JSON files are not these)."""
+    docs = []
+    for path, doc in read_bench_folder(bench_dir):
         if not is_release_bench(doc):
             continue
         for key in ("release", "column", "machine", "ratios"):

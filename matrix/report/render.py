@@ -90,26 +90,17 @@ def environment() -> jinja2.Environment:
     env.filters["svg"] = Markup  # charts.py escapes every text it puts in an SVG
     env.filters["wbr"] = _wbr
     env.filters["rst"] = rst
+    # What the templates may name, by kind: the catalog's and the page model's words; the
+    # colour, mark or tone of each meaning for each kind of thing shown; helpers they call.
     env.globals.update(
-        MISSING=MISSING,
-        NOT_INSTALLED=NOT_INSTALLED,
-        MEANINGS=MEANINGS,
-        MEANINGS_BY_NAME=MEANINGS_BY_NAME,
-        MEANING_COLOURS=MEANING_COLOURS,
-        UPGRADE_SECTIONS=upgrade.SECTIONS,
-        FP_KIND_MEANINGS=FP_KIND_MEANINGS,
-        MD_MARKS=MD_MARKS,
-        KERNEL_TONES=KERNEL_TONES,
-        VERDICT_TONES=VERDICT_TONES,
-        PROBES_BY_NAME=PROBES_BY_NAME,
-        run_seconds=run_seconds,
-        sorted_results=sorted_results,
-        DECISION_TONES=team.DECISION_TONES,
+        MEANINGS=MEANINGS, MEANINGS_BY_NAME=MEANINGS_BY_NAME, PROBES_BY_NAME=PROBES_BY_NAME,
+        MISSING=MISSING, NOT_INSTALLED=NOT_INSTALLED, UPGRADE_SECTIONS=upgrade.SECTIONS,
         SUITE_KEYS=team.SUITE_KEYS,
-        run_label=charts.run_label,
-        tone=tone,
-        md_cell=_md_cell,
-    )
+        MEANING_COLOURS=MEANING_COLOURS, FP_KIND_MEANINGS=FP_KIND_MEANINGS, MD_MARKS=MD_MARKS,
+        KERNEL_TONES=KERNEL_TONES, VERDICT_TONES=VERDICT_TONES, DECISION_TONES=team.DECISION_TONES,
+        run_seconds=run_seconds, sorted_results=sorted_results, run_label=charts.run_label,
+        tone=tone, md_cell=_md_cell,
+    )  # fmt: skip
     return env
 
 

@@ -13,19 +13,29 @@ BLOCK = 32
 
 
 @triton.jit
-def f32_dot_default(a, b, c, BLOCK: tl.constexpr):
+def load_square(ptr, BLOCK: tl.constexpr):
+    """The row-major BLOCK x BLOCK tile at ``ptr``."""
     offs = tl.arange(0, BLOCK)
-    x = tl.load(a + offs[:, None] * BLOCK + offs[None, :])
-    y = tl.load(b + offs[:, None] * BLOCK + offs[None, :])
-    tl.store(c + offs[:, None] * BLOCK + offs[None, :], tl.dot(x, y))
+    return tl.load(ptr + offs[:, None] * BLOCK + offs[None, :])
+
+
+@triton.jit
+def store_square(ptr, value, BLOCK: tl.constexpr):
+    """``value`` into the row-major BLOCK x BLOCK tile at ``ptr``."""
+    offs = tl.arange(0, BLOCK)
+    tl.store(ptr + offs[:, None] * BLOCK + offs[None, :], value)
+
+
+@triton.jit
+def f32_dot_default(a, b, c, BLOCK: tl.constexpr):
+    x, y = load_square(a, BLOCK), load_square(b, BLOCK)
+    store_square(c, tl.dot(x, y), BLOCK)
 
 
 @triton.jit
 def f32_dot_explicit(a, b, c, BLOCK: tl.constexpr, PRECISION: tl.constexpr):
-    offs = tl.arange(0, BLOCK)
-    x = tl.load(a + offs[:, None] * BLOCK + offs[None, :])
-    y = tl.load(b + offs[:, None] * BLOCK + offs[None, :])
-    tl.store(c + offs[:, None] * BLOCK + offs[None, :], tl.dot(x, y, input_precision=PRECISION))
+    x, y = load_square(a, BLOCK), load_square(b, BLOCK)
+    store_square(c, tl.dot(x, y, input_precision=PRECISION), BLOCK)
 
 
 def observe_default_precision(ctx: Context) -> Observation:
