@@ -33,6 +33,9 @@ class MatrixConfigError(ValueError):
 
 @dataclass(frozen=True)
 class MatrixConfig:
+    """``matrix/data/matrix.toml`` read and checked: the cells' Python and torch, the default
+    releases and numpys, the numpy the aot step runs under, and the release bounds."""
+
     python: str
     torch: str
     releases: tuple[Release, ...]
