@@ -169,6 +169,13 @@ def test_import_stays_light():
 BLOCK_PACKAGING = """
 import sys
 
+# Triton is imported first, with packaging: some releases need it themselves (3.2.0's AMD
+# driver imports setuptools, which imports packaging). What is asked is whether *our* code
+# needs it, so it is then dropped from sys.modules and refused.
+import triton
+for name in [m for m in sys.modules if m == "packaging" or m.startswith("packaging.")]:
+    del sys.modules[name]
+
 class Blocker:  # as if packaging were not installed
     def find_spec(self, name, path=None, target=None):
         if name == "packaging" or name.startswith("packaging."):

@@ -98,6 +98,10 @@ def run_suite(
         "pytest",
         str(suite),
         "-q",
+        # Test ids relative to the suite's root wherever the checkout and the suite live:
+        # without it pytest takes the common ancestor of the cwd and the suite (/tmp for a
+        # checkout and a suite both under /tmp, so ids carried the temporary folder's name).
+        f"--rootdir={suite_root(suite)}",
         "-p",
         "no:cacheprovider",
         "-p",
