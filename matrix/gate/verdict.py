@@ -155,11 +155,14 @@ def _headline(report: GateReport) -> str:
     return f"**{report.verdict}** (exit {report.exit_code}): {upgrade}: {why}."
 
 
+TEST_PREFIX = gc.test_finding_name("")  # what every user test's finding name starts with
+
+
 def _split_cell(probe: str) -> tuple[str, str | None]:
     """A finding's group and its member: ``fp.binary.add[int8,lit_int]`` -> (``fp.binary.add``,
     ``int8,lit_int``), a fingerprint group and its cell; ``test t/x.py::test_a[2]`` ->
     (``test t/x.py``, ``test_a[2]``), a user test file and its test. Other probes have none."""
-    if probe.startswith(gc.test_finding_name("")) and "::" in probe:
+    if probe.startswith(TEST_PREFIX) and "::" in probe:
         group, _, test = probe.partition("::")
         return group, test
     group, bracket, cell = probe.partition("[")
@@ -229,7 +232,7 @@ def render_markdown(report: GateReport) -> str:
             if cells:
                 shown = "; ".join(f"`{c}`" for c in cells[:CELLS_SHOWN])
                 more = f" and {len(cells) - CELLS_SHOWN} more" if len(cells) > CELLS_SHOWN else ""
-                label = "tests" if group.startswith(gc.test_finding_name("")) else "cells"
+                label = "tests" if group.startswith(TEST_PREFIX) else "cells"
                 lines.append(f"  - {label} ({len(cells)}): {shown}{more}")
             for use in uses[:10]:
                 lines.append(f"  - used at `{use}`")

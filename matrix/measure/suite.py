@@ -90,7 +90,8 @@ def run_suite(
     env["TRITON_INTERPRET"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
-    env[capture.SUITE_ROOT_ENV] = str(suite_root(suite))
+    root = suite_root(suite)
+    env[capture.SUITE_ROOT_ENV] = str(root)
     env.setdefault("TRITON_CACHE_DIR", str(workdir / "triton-cache"))
     cmd = [
         sys.executable,
@@ -101,7 +102,7 @@ def run_suite(
         # Test ids relative to the suite's root wherever the checkout and the suite live:
         # without it pytest takes the common ancestor of the cwd and the suite (/tmp for a
         # checkout and a suite both under /tmp, so ids carried the temporary folder's name).
-        f"--rootdir={suite_root(suite)}",
+        f"--rootdir={root}",
         "-p",
         "no:cacheprovider",
         "-p",

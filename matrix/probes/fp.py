@@ -188,9 +188,10 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
     if payload and child.exitcode in (0, 1):
         fields, ending = pickle.loads(payload)
         if fields is None:  # our own code failed there: this part is not observed, the rest is
-            sink = bt.Sink(cannot_observe=("error", f"the fingerprint's child failed: {ending}"))
+            failed = f"the fingerprint's child failed: {ending}"
+            sink = bt.Sink(cannot_observe=("error", failed))
             sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
-            return (sink, f"error: the fingerprint's child failed: {ending}"), None, None
+            return (sink, f"error: {failed}"), None, None
         sink = bt.Sink(**{k: v for k, v in fields.items() if k in bt.Sink.__dataclass_fields__})
         sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")  # type: ignore[attr-defined]
         return (sink, ending), None, None
