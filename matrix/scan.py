@@ -9,9 +9,10 @@ Two sources of findings:
 
 - hand-written rules (``matrix/data/scan_rules.toml``) for what no API listing shows: semantics
   (block pointers, precision defaults, module globals, driver internals, ...);
-- the API census (the ``api_surface`` probe, read through ``matrix.census``): any ``triton.*``
-  name, keyword or positional argument that a recorded release lacks, and any default the code
-  relies on (argument omitted) that differs between releases, with no rule written for the name.
+- the API census (the ``api_surface`` probe, read through ``matrix.analyze.census``): any
+  ``triton.*`` name, keyword or positional argument that a recorded release lacks, and any
+  default the code relies on (argument omitted) that differs between releases, with no rule
+  written for the name.
   With a census each file and each finding also gets a *works-on* range.
 
 Names are resolved across the scanned tree: re-exports (``from mypkg.triton_utils import tl``),
@@ -46,7 +47,13 @@ from pathlib import Path
 from typing import Any
 
 from matrix import cli
-from matrix.census import Census, CensusError, censuses_from_runs, omitted_defaults, works_on
+from matrix.analyze.census import (
+    Census,
+    CensusError,
+    censuses_from_runs,
+    omitted_defaults,
+    works_on,
+)
 from matrix.core import DATA_DIR, Column, DataFileError, Release, ReleaseError, load_toml
 from matrix.measure.results import Run, SchemaError, read_runs
 
@@ -1117,7 +1124,7 @@ MATCHERS: dict[str, Matcher] = {
 
 # ---------------------------------------------------------------------------------- API census
 
-# The census's releases and documents: ``{release: Census}``, oldest first (matrix.census).
+# The census's releases and documents: ``{release: Census}``, oldest first (matrix.analyze.census).
 Censuses = Mapping[str, Census]
 
 

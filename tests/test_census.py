@@ -1,6 +1,7 @@
-"""The API census: the probe's recording (on the installed release) and matrix.census's reading,
-diffing and works-on query, on two snapshots recorded from real runs (3.8.0 and 3.9.0, cut down by
-tests/fixtures/census/cut.py) and on small hand-made documents for the cases those lack."""
+"""The API census: the probe's recording (on the installed release) and matrix.analyze.census's
+reading, diffing and works-on query, on two snapshots recorded from real runs (3.8.0 and 3.9.0,
+cut down by tests/fixtures/census/cut.py) and on small hand-made documents for the cases those
+lack."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix import census as C
+from matrix.analyze import census as C
 from matrix.probes import api_surface as probe
 
 FIXTURES = Path(__file__).parent / "fixtures" / "census"

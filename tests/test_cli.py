@@ -37,7 +37,7 @@ def blocker(tmp_path: Path) -> Path:
     [
         (lambda b: ["matrix.report", "--raw", str(RAW), "--out", f"{b}/pages"], "{b}/pages"),
         (lambda b: ["matrix.verify", f"{b}/raw"], "{b}/raw"),
-        (lambda b: ["matrix.fingerprint", f"{b}/x.json", f"{b}/y.json"], "{b}/x.json"),
+        (lambda b: ["matrix.analyze.fingerprint", f"{b}/x.json", f"{b}/y.json"], "{b}/x.json"),
         (lambda b: ["matrix.timings", f"{b}/raw"], "{b}/raw"),
         (lambda b: ["matrix.measure.migrate", f"{b}/raw"], "{b}/raw"),
     ],

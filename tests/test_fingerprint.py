@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix import fingerprint as fpm
+from matrix.analyze import fingerprint as fpm
 from matrix.core import Release
 from matrix.measure import runner
 from matrix.measure.results import Result, Run, read_raw

@@ -1,5 +1,5 @@
 """Fingerprint pages (matrix/report/fp_pages.py): one line per group, a page per group, built on
-matrix.fingerprint's own compare. Runs once matrix.fingerprint is in the checkout."""
+matrix.analyze.fingerprint's own compare. Runs once that module is in the checkout."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from matrix.measure.results import Result, Run
 from matrix.report import fp_pages
 
-fingerprint = pytest.importorskip("matrix.fingerprint")
+fingerprint = pytest.importorskip("matrix.analyze.fingerprint")
 
 
 def _run(triton: str, cells: dict[str, str]) -> Run:

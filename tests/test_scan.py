@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from matrix import scan
-from matrix.census import Census
+from matrix.analyze.census import Census
 from matrix.measure.results import Result, Run, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scan"
@@ -357,7 +357,7 @@ def test_census_works_on_range_per_file(tmp_path: Path) -> None:
     new = write_kernel(
         tmp_path / "new.py", "    tl.store(p, tl.cumprod(tl.load(p), 0, dtype=tl.float32))\n"
     )
-    from matrix.census import load_censuses
+    from matrix.analyze.census import load_censuses
 
     report = scan.scan_paths([fine, new], censuses=load_censuses(CENSUS))
     assert report.works_on == {str(fine): ("3.8.0", "3.9.0"), str(new): ("3.9.0", "3.9.0")}
@@ -580,7 +580,7 @@ def test_census_decides_libdevice_paths(tmp_path: Path) -> None:
     src = write_kernel(tmp_path / "k.py", body)
     plain = scan.scan_paths([src], scan.select_rules(scan.load_rules(), ["TRI009"]))
     assert [f.snippet for f in plain.findings] == ["tl.math.sqrt", "tl.math.tanh"]
-    from matrix.census import load_censuses
+    from matrix.analyze.census import load_censuses
 
     rules = scan.select_rules(scan.load_rules(), ["TRI009"])
     judged = scan.scan_paths([src], rules, censuses=load_censuses(CENSUS))

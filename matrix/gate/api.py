@@ -14,7 +14,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from matrix.census import Census, censuses_from_runs, diff, omitted_defaults, spelling, support
+from matrix.analyze.census import (
+    Census,
+    censuses_from_runs,
+    diff,
+    omitted_defaults,
+    spelling,
+    support,
+)
 from matrix.core import Release
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange

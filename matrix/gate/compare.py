@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from matrix import fingerprint
+from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import FAILURE_STATUSES, Column, Release, pair_numpy
 from matrix.gate.config import AcceptedChange

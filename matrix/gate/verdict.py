@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from matrix import cli
-from matrix.census import CensusError
+from matrix.analyze.census import CensusError
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate import api, timing
 from matrix.gate import compare as gc

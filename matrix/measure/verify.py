@@ -14,7 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from matrix import cli, fingerprint
+from matrix import cli
+from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
 from matrix.measure.results import Run, SchemaError, read_folder, read_runs
 

@@ -33,7 +33,7 @@ with its error (``missing`` when the module itself does not exist, ``import-erro
 so one broken module never loses the release's census. Environment variables come from the
 Python source only (``os.getenv``/``os.environ``/``getenv*`` calls and the knobs tables'
 ``env_*`` descriptors); variables read only by the C++ side are not seen. The reader is
-``matrix.census``.
+``matrix.analyze.census``.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def normal_repr(text: str) -> str:
     pybind11 enum's ``<PROPAGATE_NAN.NONE: 0>`` spelled ``PROPAGATE_NAN.NONE`` as newer
     pybind11 prints it (the binding library changed, not Triton's default), and a
     ``tl.constexpr``'s ``constexpr[10]`` as its value ``10`` (wrapping a default in constexpr
-    does not change it). ``matrix.census`` reads every recorded repr through this too, so
+    does not change it). ``matrix.analyze.census`` reads every recorded repr through this too, so
     censuses recorded before a rule was added compare as if recorded after it; there a
     constexpr string reads ``constexpr[global]`` -> ``global``, without the quotes that
     ``short_repr`` keeps when it sees the value itself."""
@@ -126,7 +126,7 @@ def params_of(obj: Any) -> list[str] | None:
     """The signature as Python writes it, one parameter a string: ``["x", "acc=None", "*",
     "out_dtype=triton.language.float32", "**kwargs"]`` with ``/`` after positional-only ones
     and a bare ``*`` before keyword-only ones; None when the object has no signature.
-    ``matrix.census.parse_params`` reads it back."""
+    ``matrix.analyze.census.parse_params`` reads it back."""
     try:
         sig = inspect.signature(obj)
     except (TypeError, ValueError):

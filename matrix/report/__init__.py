@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
-from matrix.fingerprint import is_group
+from matrix.analyze.fingerprint import is_group
 from matrix.measure.results import Run, merge
 from matrix.report import charts, fp_pages, model, perf, render, team, upgrade, verdicts
 from matrix.report.sources import PROBES_DIR
@@ -46,7 +46,7 @@ def build(
         raise FileNotFoundError(f"raw_dir: {raw_dir} is not a folder of raw result files")
     runs = merge(raw_dir, out_dir / "matrix.json")
     # Fingerprint groups (fp.<group>, thousands of cells a run) have pages of their own
-    # (fp_pages, on matrix.fingerprint); the grid and the probe table show only the fp row.
+    # (fp_pages, on matrix.analyze.fingerprint); the grid and the probe table show only the fp row.
     matrix = model.build([without_fingerprint_groups(r) for r in runs])
     claims = verdicts.evaluate_claims(matrix.runs)
     bench_dir = bench_dir if bench_dir is not None else out_dir / "bench"

@@ -1,11 +1,11 @@
 """Fingerprint pages: one line per group with its changes between releases, a page per group.
 
 The ``fp`` probe writes one result per group (``fp.<group>``, thousands of cells a run in
-``data.cells``); ``matrix.fingerprint`` owns reading and comparing them (``compare``,
+``data.cells``); ``matrix.analyze.fingerprint`` owns reading and comparing them (``compare``,
 ``by_group``). This module only lays its changes out per adjacent release pair and column, so
 ``index.html`` stays small: the grid never carries fingerprint cells. Where
-``matrix.fingerprint`` is not in the checkout, or no run has fingerprint results, there are no
-fingerprint pages and the report says so.
+``matrix.analyze.fingerprint`` is not in the checkout, or no run has fingerprint results, there
+are no fingerprint pages and the report says so.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ CELLS_SHOWN = 400
 
 def _fingerprint() -> Any:
     try:
-        return importlib.import_module("matrix.fingerprint")
+        return importlib.import_module("matrix.analyze.fingerprint")
     except ModuleNotFoundError:
         return None
 
@@ -38,7 +38,7 @@ class GroupPair:
     before: str
     after: str
     where: str
-    changes: list[Any] = field(default_factory=list)  # matrix.fingerprint.CellChange
+    changes: list[Any] = field(default_factory=list)  # matrix.analyze.fingerprint.CellChange
 
     @property
     def kinds(self) -> dict[str, int]:

@@ -16,8 +16,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
+from matrix.analyze.census import censuses_from_runs, changes_by_pair
 from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME
-from matrix.census import censuses_from_runs, changes_by_pair
 from matrix.measure.results import atomic_write_text
 from matrix.report import charts, fp_pages, perf, team, upgrade
 from matrix.report.model import (
@@ -50,7 +50,7 @@ MEANING_COLOURS = {
     "unmeasured": ("#ffffff", "#4a5058", "#9aa0a6"),
 }
 
-# Meaning of a fingerprint cell change's kind (matrix.fingerprint.classify).
+# Meaning of a fingerprint cell change's kind (matrix.analyze.fingerprint.classify).
 FP_KIND_MEANINGS = {
     "regression": "wrong",
     "fixed": "good",

@@ -210,12 +210,14 @@ def summary_lines(changes: list[CellChange], per_group: int = 4) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m matrix.fingerprint BEFORE.json AFTER.json``: the changed cells, by group."""
+    """``python -m matrix.analyze.fingerprint BEFORE.json AFTER.json``: changed cells, by group."""
     import argparse
 
     from matrix.measure.results import read_raw
 
-    p = argparse.ArgumentParser(prog="python -m matrix.fingerprint", description=main.__doc__)
+    p = argparse.ArgumentParser(
+        prog="python -m matrix.analyze.fingerprint", description=main.__doc__
+    )
     p.add_argument("before", help="raw results file of the older release")
     p.add_argument("after", help="raw results file of the newer release")
     p.add_argument("--per-group", type=int, default=4, help="changes shown per group")
@@ -233,4 +235,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(cli.run(main, "matrix.fingerprint"))
+    raise SystemExit(cli.run(main, "matrix.analyze.fingerprint"))

@@ -1,0 +1,1 @@
+"""Reading results: the API census diff, the fingerprint diff, a team's usage profile."""
