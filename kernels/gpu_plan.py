@@ -5,7 +5,8 @@ the benchmark suite on a device (written by ``python -m kernels.bench --tune``; 
 the time it measured). A shape in the table gets its entry; another shape on a tuned device
 borrows the tiles of the nearest tuned shape (log-distance in M, N, K) and picks its own split;
 an untuned device gets the default GPU tiles of ``kernels.config``. The table is data: retuning
-a device rewrites the file, not this module.
+a device rewrites the file, not this module. ``kernels/data/loader_rules.toml`` then overrides
+the loader for dtypes where the table's choice (swept on one release) is pathological on others.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import torch
 from kernels.config import TileConfig, choose_split_k, tile_config
 
 TABLE_PATH = Path(__file__).resolve().parent / "data" / "splitk_tuned.toml"
+LOADER_RULES_PATH = TABLE_PATH.with_name("loader_rules.toml")
 # Another table (e.g. one a tuning run just wrote) for this process.
 TABLE_ENV = "KERNELS_SPLITK_TABLE"
 LOADER_PREFS = ("pointer", "descriptor")
@@ -92,6 +94,21 @@ def _distance(e: dict, m: int, n: int, k: int) -> float:
                (("m", m, 4), ("n", n, 1), ("k", k, 1)))  # fmt: skip
 
 
+@functools.cache
+def load_loader_rules(path: Path = LOADER_RULES_PATH) -> dict[str, str]:
+    """``{dtype key: loader}`` from the rules file; a rule without a reason is refused."""
+    with path.open("rb") as f:
+        rules = tomllib.load(f).get("rule", [])
+    out: dict[str, str] = {}
+    for i, r in enumerate(rules):
+        if r.get("loader") not in LOADER_PREFS or not r.get("dtype") or not r.get("why"):
+            raise ValueError(
+                f"{path}: rule {i}: needs dtype, a loader in {LOADER_PREFS} and why; got {r!r}"
+            )
+        out[r["dtype"]] = r["loader"]
+    return out
+
+
 def choose(
     device: str, dkey: str, layout: str, mode: str, m: int, n: int, k: int, programs: int,
     *, element_size: int, table: tuple[dict, ...] | None = None,
@@ -102,14 +119,15 @@ def choose(
         if e["device"] == device and e["dtype"] == dkey and e["layout"] == layout
         and e["mode"] == mode
     ]  # fmt: skip
+    ruled = load_loader_rules().get(dkey)
     for e in entries:
         if (e["m"], e["n"], e["k"]) == (m, n, k):
-            return GpuChoice(_tile_of(e), e["split_k"], e["loader"], "table")
+            return GpuChoice(_tile_of(e), e["split_k"], ruled or e["loader"], "table")
     if entries:
         near = min(entries, key=lambda e: _distance(e, m, n, k))
         tile = _tile_of(near)
         source = f"nearest tuned {near['m']}x{near['n']}x{near['k']}"
-        loader = near["loader"]
+        loader = ruled or near["loader"]
     else:
         tile = tile_config("cuda", element_size)
         source, loader = "default", "pointer"

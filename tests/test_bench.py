@@ -156,6 +156,27 @@ def test_table_exact_nearest_and_default():
                            element_size=2, table=TABLE).source == "default"  # fmt: skip
 
 
+def test_loader_rule_overrides_the_tables_descriptor_for_fp32_ieee():
+    """fp32-ieee takes pointers whatever the table (swept on 3.6.0) says: on 3.7.1+ its
+    descriptor tile spills (kernels/data/loader_rules.toml); other dtypes keep the table's."""
+    desc = tuple({**e, "loader": "descriptor"} for e in TABLE)
+    ieee = tuple({**e, "dtype": "fp32-ieee"} for e in desc)
+    for m in (64, 128):  # the exact entry and the nearest one
+        got = gpu_plan.choose("GPU X", "fp32-ieee", "kn", "atomic", m, 64, 8192, 264,
+                              element_size=4, table=ieee)  # fmt: skip
+        assert got.loader == "pointer"
+    fp16 = gpu_plan.choose("GPU X", "fp16", "kn", "atomic", 64, 64, 8192, 264,
+                           element_size=2, table=desc)  # fmt: skip
+    assert fp16.loader == "descriptor"
+
+
+def test_loader_rules_refuse_a_rule_without_a_reason(tmp_path):
+    bad = tmp_path / "rules.toml"
+    bad.write_text('[[rule]]\ndtype = "fp16"\nloader = "pointer"\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="why"):
+        gpu_plan.load_loader_rules(bad)
+
+
 def test_table_rejects_malformed_entries(tmp_path):
     bad = tmp_path / "t.toml"
     bad.write_text('[[entry]]\ndevice = "X"\ndtype = "fp16"\n', encoding="utf-8")
