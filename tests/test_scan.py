@@ -628,3 +628,10 @@ def test_a_rule_without_the_names_its_kind_needs_is_rejected(
     else:
         with pytest.raises(scan.RuleError, match=rf"TRI901\)\.{says}"):
             scan.load_rules(rules)
+
+
+def test_every_rule_kind_has_a_matcher() -> None:
+    from matrix.scan.engine import MATCHERS
+    from matrix.scan.rules import MATCH_KINDS
+
+    assert sorted(MATCHERS) == sorted(MATCH_KINDS)
