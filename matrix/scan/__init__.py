@@ -57,8 +57,6 @@ from matrix.scan.engine import (
     MATCHERS,
     NOQA,
     derive_carriers,
-    excluded,
-    iter_python_files,
     noqa_codes,
     parse_module,
     scan_module,
@@ -136,6 +134,14 @@ from matrix.scan.rules import (
     load_rules,
     select_rules,
 )
+from matrix.scan.sources import (
+    decode_python,
+    excluded,
+    iter_python_files,
+    may_reach_triton,
+    notebook_source,
+    read_source,
+)
 
 __all__ = [
     "AFFECTS",
@@ -183,6 +189,7 @@ __all__ = [
     "api_uses",
     "census_findings",
     "census_problems",
+    "decode_python",
     "derive_carriers",
     "drop_known",
     "excluded",
@@ -198,11 +205,14 @@ __all__ = [
     "match_int_true_division",
     "match_keyword",
     "match_name",
+    "may_reach_triton",
     "module_name",
     "noqa_codes",
+    "notebook_source",
     "parse_module",
     "probe_statuses",
     "read_baseline",
+    "read_source",
     "releases_note",
     "render_text",
     "same_release",

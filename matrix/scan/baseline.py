@@ -19,7 +19,7 @@ class BaselineError(ValueError):
 
 def write_baseline(findings: Iterable[Finding], path: str | Path) -> None:
     """Remember today's findings, so that later scans report only new ones."""
-    counts = Counter(f.key() for f in findings)
+    counts = Counter(k for f in findings for k in f.use_keys())
     doc = {
         "format": 1,
         "tool": "matrix.scan",
@@ -57,13 +57,27 @@ def read_baseline(path: str | Path) -> Counter[tuple[str, str, str]]:
 def drop_known(
     findings: list[Finding], known: Counter[tuple[str, str, str]]
 ) -> tuple[list[Finding], int]:
-    """Findings not in the baseline (as many of each as it remembers are dropped)."""
+    """Findings not in the baseline (as many of each use as it remembers are dropped). A
+    finding that stands for several uses keeps only its new ones: a new use of a problem the
+    file already had is reported, at its own line."""
     left = Counter(known)
     kept, dropped = [], 0
     for f in findings:
-        if left[f.key()] > 0:
-            left[f.key()] -= 1
+        uses = list(zip([f.line, *f.also], [f.source_line, *f.also_sources], strict=True))
+        new = []
+        for line, source in uses:
+            k = (Path(f.path).as_posix(), f.rule.id, source.strip())
+            if left[k] > 0:
+                left[k] -= 1
+            else:
+                new.append((line, source))
+        if not new:
             dropped += 1
-        else:
-            kept.append(f)
+            continue
+        if len(new) < len(uses):
+            f.line, f.source_line = new[0]
+            f.also = [line for line, _ in new[1:]]
+            f.also_sources = [source for _, source in new[1:]]
+            f.col, f.end_line = 1, new[0][0]
+        kept.append(f)
     return kept, dropped

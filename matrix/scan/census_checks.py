@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,16 +24,22 @@ from matrix.scan.rules import Rule, _positional_count
 Censuses = Mapping[str, Census]
 
 
+def _unrecorded_private(qualname: str) -> bool:
+    """Dunder parts (``triton.__version__``) are never in the census; other ``_`` names are
+    checked like any other (the census records those a module lists in ``__all__``)."""
+    return any(p.startswith("__") and p.endswith("__") for p in qualname.split("."))
+
+
 def api_uses(module: Module, path: str) -> list[ApiUse]:
-    """Every public ``triton.*`` name the file references (private ``_x`` parts are skipped:
-    the census records public names only)."""
+    """Every ``triton.*`` name the file references, with the keywords and positional arguments
+    of a call."""
     parents: dict[int, ast.Call] = {}
     for node in module.nodes:
         if isinstance(node, ast.Call):
             parents[id(node.func)] = node
     uses = []
     for node, q in _outer_references(module):
-        if not q.startswith("triton.") or any(p.startswith("_") for p in q.split(".")):
+        if not q.startswith("triton.") or _unrecorded_private(q):
             continue
         line = getattr(node, "lineno", 0)
         call = parents.get(id(node))
@@ -79,6 +86,71 @@ class CensusProblem:
     releases: tuple[str, ...]
     defaults: Mapping[str, str] = field(default_factory=dict)  # census-default: {release: repr}
     param: str = ""  # census-default: the parameter left to its default
+    nowhere: bool = False  # the name or keyword exists on no recorded release: breaks on all
+
+
+class NameIndex:
+    """Every name the censuses record, for a did-you-mean: ``{parent: {child}}`` over all
+    releases (modules' names and classes' members), and ``{last part: {qualname}}``."""
+
+    def __init__(self, censuses: Censuses) -> None:
+        self.children: dict[str, set[str]] = {}
+        self.by_last: dict[str, set[str]] = {}
+        self.params: dict[str, set[str]] = {}
+        for census in censuses.values():
+            for modname, entry in census.modules.items():
+                if entry.get("status") != "ok":
+                    continue
+                parent, _, last = modname.rpartition(".")
+                if parent:
+                    self._add(parent, last)
+                for name, ref in (entry.get("names") or {}).items():
+                    if isinstance(ref, dict) and ref.get("kind") == "missing":
+                        continue
+                    self._add(modname, name)
+                    d = census.defs.get(ref) if isinstance(ref, str) else None
+                    if d:
+                        for member in d.get("members") or {}:
+                            self._add(f"{modname}.{name}", member)
+                        for text in d.get("params") or ():
+                            pname = str(text).split(":", 1)[0].split("=", 1)[0].strip(" *")
+                            self.params.setdefault(f"{modname}.{name}", set()).add(pname)
+
+    def _add(self, parent: str, child: str) -> None:
+        self.children.setdefault(parent, set()).add(child)
+        self.by_last.setdefault(child, set()).add(f"{parent}.{child}")
+
+    def nearest(self, qualname: str) -> list[str]:
+        """Where a name no release has might be meant: the same name elsewhere (it moved),
+        then close spellings under the deepest parent the census knows (a typo)."""
+        parts = qualname.split(".")
+        out = sorted(self.by_last.get(parts[-1], ()), key=lambda q: (len(q), q))[:3]
+        for cut in range(len(parts) - 1, 0, -1):
+            parent = ".".join(parts[:cut])
+            if parent in self.children:
+                wanted = parts[cut]
+                close = difflib.get_close_matches(wanted, sorted(self.children[parent]), 3, 0.7)
+                out += [f"{parent}.{c}" for c in close if f"{parent}.{c}" not in out]
+                break
+        return out[:4]
+
+    def nearest_keyword(self, qualname: str, keyword: str) -> list[str]:
+        return difflib.get_close_matches(keyword, sorted(self.params.get(qualname, ())), 3, 0.6)
+
+
+_INDEX: dict[int, tuple[Censuses, NameIndex]] = {}
+
+
+def name_index(censuses: Censuses) -> NameIndex:
+    """One index per loaded set of censuses (a scan asks for thousands of names)."""
+    key = id(censuses)
+    if key not in _INDEX or _INDEX[key][0] is not censuses:
+        _INDEX[key] = (censuses, NameIndex(censuses))
+    return _INDEX[key][1]
+
+
+def _nearest_text(names: Sequence[str]) -> str:
+    return f" (nearest: {', '.join(names)})" if names else " (nearest: none recorded)"
 
 
 def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem], list[str]]:
@@ -89,7 +161,15 @@ def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem
     w = works_on(censuses, use.qualname, keywords, positional)
     seen = [r for r, s in w.per_release.items() if s.status in ("ok", "rejects")]
     if not seen:
-        return [], []  # absent (or unknown) everywhere: no difference between releases
+        absent = [r for r, s in w.per_release.items() if s.status == "absent"]
+        first_private = next((p for p in use.qualname.split(".") if p.startswith("_")), None)
+        if not absent or first_private is not None:
+            # unknown everywhere, or a private name the census lists nowhere (it records
+            # only the private names a module puts in __all__): nothing to say
+            return [], []
+        near = name_index(censuses).nearest(use.qualname)
+        detail = f"exists on no recorded release{_nearest_text(near)}"
+        return [CensusProblem("census-missing", detail, tuple(absent), nowhere=True)], []
     problems: list[CensusProblem] = []
     absent = [r for r, s in w.per_release.items() if s.status == "absent"]
     if absent:
@@ -104,7 +184,15 @@ def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem
             by_reason.setdefault((kind, s.reason.split(" (", 1)[0]), []).append(r)
     for (kind, reason), rs in by_reason.items():
         if set(rs) == set(seen):
-            continue  # refused by every release that has the name (a fork's keyword): no change
+            # refused by every release that has the name: it works on none of them
+            detail = f"{reason} on any recorded release"
+            if kind == "census-keyword":
+                bad = reason.removeprefix("no keyword ").split(", ")
+                near = [n for k in bad for n in name_index(censuses).nearest_keyword(
+                    use.qualname, k)]  # fmt: skip
+                detail += _nearest_text(near) if near else ""
+            problems.append(CensusProblem(kind, detail, tuple(rs), nowhere=True))
+            continue
         detail = f"{reason} on {_spans(releases, rs)}"
         problems.append(CensusProblem(kind, detail, tuple(rs)))
     if use.called and use.positional_known and not use.splat_kwargs:
@@ -162,5 +250,6 @@ def census_findings(
             snippet = use.qualname + ("(...)" if use.called else "")
             f = _finding(path, use.node, rule, snippet, module)
             f.detail, f.works_on, f.census = p.detail, span, p
+            f.anchor, f.qualname = id(use.node), use.qualname
             out.append(f)
     return out, uses, works

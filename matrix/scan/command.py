@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from matrix.analyze.census import (
     CensusError,
@@ -16,6 +17,7 @@ from matrix.core import DataFileError, Release, ReleaseError
 from matrix.measure.results import SchemaError, read_runs
 from matrix.scan.baseline import BaselineError, drop_known, read_baseline, write_baseline
 from matrix.scan.engine import scan_paths
+from matrix.scan.findings import ScanReport
 from matrix.scan.judge import judge, same_release
 from matrix.scan.output import render_text, summary_line, to_github, to_json, to_sarif
 from matrix.scan.rules import DEFAULT_EXCLUDE, RULES_PATH, load_rules, select_rules
@@ -67,6 +69,18 @@ def _parser() -> argparse.ArgumentParser:
         help="skip paths matching GLOB (a file or folder name or path; repeatable)",
     )
     p.add_argument(
+        "--no-default-excludes",
+        action="store_true",
+        help="also scan what is skipped by default inside a folder given: hidden folders (.*), "
+        + ", ".join(e for e in DEFAULT_EXCLUDE if e != ".*"),
+    )
+    p.add_argument(
+        "--sarif-root",
+        metavar="DIR",
+        help="SARIF: URIs relative to DIR, with uriBaseId SRCROOT (default: the git root of "
+        "the first path, else the current folder)",
+    )
+    p.add_argument(
         "--baseline-file",
         metavar="FILE",
         help="do not report findings recorded in FILE (see --write-baseline-file)",
@@ -79,6 +93,25 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--summary", action="store_true", help="text: only the summaries")
     p.add_argument("--rules", metavar="FILE", default=str(RULES_PATH), help=argparse.SUPPRESS)
     return p
+
+
+def nothing_scanned(report: ScanReport, paths: Sequence[str]) -> str:
+    """Why the scan read nothing (then it cannot vouch for anything: exit 2), or ""."""
+    shown = " ".join(paths)
+    if not report.files:
+        return f"nothing to scan: no .py or .ipynb file under {shown}"
+    if len(report.skipped) >= len(report.files):
+        return f"nothing scanned: all {len(report.files)} file(s) under {shown} were skipped"
+    return ""
+
+
+def git_root(path: Path) -> Path:
+    """The nearest folder above ``path`` holding ``.git``, else the current folder."""
+    here = path.resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return Path.cwd()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,8 +136,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = read_runs(args.results) if args.results is not None else None
         known = read_baseline(args.baseline_file) if args.baseline_file else None
         censuses = censuses_from_runs(runs) if runs else {}
+        defaults = () if args.no_default_excludes else DEFAULT_EXCLUDE
         report = scan_paths(
-            args.paths, rules, exclude=(*DEFAULT_EXCLUDE, *args.exclude), censuses=censuses
+            args.paths, rules, exclude=(*defaults, *args.exclude), censuses=censuses
         )
     except (
         DataFileError,
@@ -120,6 +154,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if runs is not None and not runs:
         print(f"matrix.scan: --results {args.results!r}: no runs recorded there", file=sys.stderr)
         return 2
+    why = nothing_scanned(report, args.paths)
+    if why:
+        print(f"matrix.scan: {why}", file=sys.stderr)
+        return 2
+    if args.candidate is not None:
+        recorded = sorted({*censuses, *(str(r.release) for r in runs or () if r.release)})
+        if not any(same_release(r, args.candidate) for r in recorded):
+            print(
+                f"matrix.scan: --candidate {args.candidate}: nothing recorded for it in "
+                f"{args.results} (recorded: {', '.join(recorded)}); cannot say what it does",
+                file=sys.stderr,
+            )
+            return 2
     if args.write_baseline_file:
         write_baseline(report.findings, args.write_baseline_file)
         print(
@@ -140,7 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.format == "json":
         print(json.dumps(to_json(report, notes, args.candidate), indent=1))
     elif args.format == "sarif":
-        print(json.dumps(to_sarif(report, rules, notes), indent=1))
+        root = Path(args.sarif_root) if args.sarif_root else git_root(Path(args.paths[0]))
+        print(json.dumps(to_sarif(report, rules, notes, root), indent=1))
     elif args.format == "github":
         sys.stdout.write(to_github(report, args.candidate))
     else:
@@ -149,5 +197,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for skipped in report.skipped:
         print(f"skipped: {skipped}", file=sys.stderr)
+    if report.left_out:
+        print(
+            f"not scanned: {len(report.left_out)} file(s) under folders excluded by default "
+            f"(e.g. {report.left_out[0]}); --no-default-excludes scans them",
+            file=sys.stderr,
+        )
     print(summary_line(report, args.candidate, time.perf_counter() - started), file=sys.stderr)
     return 1 if any(f.fails for f in report.findings) else 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import fnmatch
 import io
 import re
 import sys
@@ -29,6 +28,7 @@ from matrix.scan.matchers import (
     match_name,
 )
 from matrix.scan.rules import DEFAULT_EXCLUDE, Rule, load_rules
+from matrix.scan.sources import iter_python_files, may_reach_triton, read_source
 
 
 def _no_match(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
@@ -141,13 +141,12 @@ def scan_module(
     found: dict[tuple[int, int, str], Finding] = {}
     for rule in rules:
         for node, snippet in MATCHERS[rule.kind](rule, module):
-            if (
-                rule.census_decides
-                and censuses
-                and _same_everywhere(censuses, module.qualnames.get(id(node)))
-            ):
+            qualname = module.qualnames.get(id(node), "")
+            if rule.census_decides and censuses and _same_everywhere(censuses, qualname):
                 continue
             f = _finding(m.path, node, rule, snippet, module)
+            f.qualname = qualname
+            f.anchor = id(node.func) if isinstance(node, ast.Call) else id(node)
             found.setdefault((f.line, f.col, rule.id), f)
     works: set[str] | None = None
     # Every Triton name the file uses, census or not: the gate checks them (matrix.gate.api).
@@ -156,10 +155,14 @@ def scan_module(
         extra, uses, works = census_findings(module, m.path, rules, censuses, memo, uses)
         for f in extra:
             found.setdefault((f.line, f.col, f.rule.id + f.detail), f)
+    kept = _one_per_hazard(found.values())
+    if not kept:
+        return [], uses, works, 0
+    # Tokenizing is the slow part of reading comments: only files with findings pay for it.
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
-    kept, suppressed = [], 0
+    out, suppressed = [], 0
     first: dict[tuple[str, str, str], Finding] = {}
-    for f in sorted(found.values(), key=lambda f: (f.line, f.col, f.rule.id)):
+    for f in kept:
         codes = noqa.get(f.line, set()) | noqa.get(f.end_line, set())
         if f.rule.id in codes:
             suppressed += 1
@@ -170,10 +173,35 @@ def scan_module(
             key = (f.rule.id, f.snippet, f.detail)
             if key in first:
                 first[key].also.append(f.line)
+                first[key].also_sources.append(f.source_line)
                 continue
             first[key] = f
-        kept.append(f)
+        out.append(f)
+    kept = out
     return sorted(kept, key=lambda f: (f.line, f.col, f.rule.id)), uses, works, suppressed
+
+
+def _one_per_hazard(found: Iterable[Finding]) -> list[Finding]:
+    """One finding per use and hazard, sorted: where a hand-written rule (tied to its own
+    data) and a census rule flag the same expression, the rule that fails keeps it (a
+    ``boundary_check=`` is TRI002, not also TRI101; an advisory rule yields to the census)."""
+    ordered = sorted(found, key=lambda f: (f.line, f.col, f.rule.id))
+    by_anchor: dict[int, list[Finding]] = {}
+    for f in ordered:
+        if f.anchor:
+            by_anchor.setdefault(f.anchor, []).append(f)
+    drop: set[int] = set()
+    for group in by_anchor.values():
+        # a default the call leaves out is a hazard of its own (TRI103 beside TRI005)
+        census = [f for f in group if f.rule.census and f.rule.kind != "census-default"]
+        hand = [f for f in group if not f.rule.census]
+        if not census or not hand:
+            continue
+        if any(f.rule.severity != "advisory" for f in hand):
+            drop.update(id(f) for f in census)
+        else:
+            drop.update(id(f) for f in hand)
+    return [f for f in ordered if id(f) not in drop]
 
 
 def _same_everywhere(censuses: Censuses, qualname: str | None) -> bool:
@@ -190,33 +218,33 @@ def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:
     return scan_module(m, project, rules, derive_carriers(project, rules))[0]
 
 
-def excluded(path: Path, patterns: Sequence[str]) -> bool:
-    """Whether ``path`` or one of its folders matches an ``--exclude`` glob."""
-    posix = path.as_posix()
-    return any(
-        fnmatch.fnmatch(posix, pat) or any(fnmatch.fnmatch(part, pat) for part in path.parts)
-        for pat in patterns
-    )
+def _read(file: Path, report: ScanReport) -> tuple[bytes, str] | None:
+    try:
+        return read_source(file)
+    except UnicodeDecodeError as e:
+        report.skipped.append(
+            f"{file}: not decodable as {e.encoding} ({e.reason} at byte {e.start}); skipped"
+        )
+    except OSError as e:
+        report.skipped.append(f"{file}: cannot read ({e.strerror or e}); skipped")
+    except (SyntaxError, ValueError) as e:  # a bad coding line; a broken notebook
+        report.skipped.append(f"{file}: {e}; skipped")
+    return None
 
 
-def iter_python_files(
-    paths: Iterable[str | Path], exclude: Sequence[str] = DEFAULT_EXCLUDE
-) -> Iterator[Path]:
-    """Each ``.py`` file under ``paths`` (files as given, folders recursively, sorted), minus
-    the excluded ones (a folder's own path given explicitly is never excluded by the defaults).
-
-    Raises FileNotFoundError naming the path when one does not exist.
-    """
-    for p in map(Path, paths):
-        if p.is_dir():
-            for q in sorted(p.rglob("*.py")):
-                if q.is_file() and not excluded(q.relative_to(p), exclude):
-                    yield q
-        elif p.is_file():
-            if not excluded(p, [e for e in exclude if e not in DEFAULT_EXCLUDE]):
-                yield p
-        else:
-            raise FileNotFoundError(f"scan path {str(p)!r}: no such file or folder")
+def _parse(file: Path, source: str, report: ScanReport, parsed: list[SourceModule]) -> bool:
+    try:
+        parsed.append(parse_module(file, source))
+        return True
+    except SyntaxError as e:
+        py = f"{sys.version_info.major}.{sys.version_info.minor}"
+        report.skipped.append(
+            f"{file}:{e.lineno}:{e.offset}: not valid Python {py} ({e.msg}: newer syntax or "
+            "broken); skipped"
+        )
+    except ValueError as e:  # source with NUL bytes
+        report.skipped.append(f"{file}: cannot parse ({e}); skipped")
+    return False
 
 
 def scan_paths(
@@ -231,23 +259,29 @@ def scan_paths(
     rules = load_rules() if rules is None else rules
     report = ScanReport(releases=list(censuses or ()))
     parsed: list[SourceModule] = []
-    for file in iter_python_files(paths, exclude):
+    pending: list[tuple[Path, bytes, str]] = []  # read, but with no way to reach Triton yet
+    carriers: set[bytes] = set()
+    for file in iter_python_files(paths, exclude, report.left_out):
         report.files.append(str(file))
-        try:
-            source = file.read_bytes().decode("utf-8")
-            parsed.append(parse_module(file, source))
-        except UnicodeDecodeError as e:
-            report.skipped.append(f"{file}: not UTF-8 ({e.reason} at byte {e.start}); skipped")
-        except OSError as e:
-            report.skipped.append(f"{file}: cannot read ({e.strerror or e}); skipped")
-        except SyntaxError as e:
-            py = f"{sys.version_info.major}.{sys.version_info.minor}"
-            report.skipped.append(
-                f"{file}:{e.lineno}:{e.offset}: not valid Python {py} ({e.msg}: newer syntax or "
-                "broken); skipped"
-            )
-        except ValueError as e:  # source with NUL bytes
-            report.skipped.append(f"{file}: cannot parse ({e}); skipped")
+        read = _read(file, report)
+        if read is None:
+            continue
+        # (Triton's own tree reaches itself relatively: `from .. import language as tl`)
+        if may_reach_triton(read[0], carriers) or "triton" in file.parts:
+            if _parse(file, read[1], report, parsed):
+                carriers.add(parsed[-1].name.rsplit(".", 1)[-1].encode())
+        else:
+            pending.append((file, *read))
+    # A file that spells no "triton" may still import a scanned module that re-exports it
+    # (and so on, down a chain of re-exports): parse those too, until none is left.
+    while pending:
+        reach = [x for x in pending if may_reach_triton(x[1], carriers)]
+        if not reach:
+            break
+        pending = [x for x in pending if not may_reach_triton(x[1], carriers)]
+        for file, _, source in reach:
+            if _parse(file, source, report, parsed):
+                carriers.add(parsed[-1].name.rsplit(".", 1)[-1].encode())
     project = Project(parsed)
     carriers = derive_carriers(project, rules)
     memo: dict[tuple[Any, ...], Any] = {}

@@ -27,6 +27,9 @@ class Finding:
     source_line: str = ""
     census: Any = None  # census findings: the CensusProblem behind it
     also: list[int] = field(default_factory=list)  # census findings: the same use on these lines
+    also_sources: list[str] = field(default_factory=list)  # the source text of the `also` lines
+    qualname: str = ""  # name rules: the dotted name matched (the census decides it per release)
+    anchor: int = 0  # id of the matched expression (a call's function): one hazard per use
 
     @property
     def message(self) -> str:
@@ -49,6 +52,12 @@ class Finding:
     def key(self) -> tuple[str, str, str]:
         """What a baseline file remembers: stable under edits that only move lines."""
         return (Path(self.path).as_posix(), self.rule.id, self.source_line.strip())
+
+    def use_keys(self) -> list[tuple[str, str, str]]:
+        """One key per use this finding stands for (its line and its ``also`` lines), so that
+        a new use folded into an old finding is still new to a baseline."""
+        path = Path(self.path).as_posix()
+        return [self.key(), *((path, self.rule.id, s.strip()) for s in self.also_sources)]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +88,7 @@ class ScanReport:
     errors: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # files the default excludes dropped
     suppressed: int = 0  # by `a noqa comment`
     known: int = 0  # by the baseline file
     works_on: dict[str, tuple[str, str] | None] = field(default_factory=dict)

@@ -9,6 +9,7 @@ from matrix.scan.imports import Imports, Module
 from matrix.scan.matchers import _call_filters
 from matrix.scan.rules import ArgSpec, Rule
 
+# Calls whose result is an integer index (program ids, ranges, integer ceil-division).
 INT_CALLS = frozenset({"program_id", "num_programs", "arange", "cdiv"})
 # Calls whose result is a float/int as their arguments are: a float stays a float through them.
 PASS_THROUGH_CALLS = frozenset(

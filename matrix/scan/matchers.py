@@ -132,6 +132,10 @@ def match_keyword(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
                     continue
                 if isinstance(kw.value.value, bool) != isinstance(rule.value, bool):
                     continue
+            if isinstance(kw.value, ast.Constant) and any(
+                kw.value.value == v and type(kw.value.value) is type(v) for v in rule.not_values
+            ):
+                continue  # the value the fix recommends (num_ctas=1)
             yield kw.value, f"{ast.unparse(node.func)}(..., {kw.arg}={ast.unparse(kw.value)})"
 
 
@@ -206,9 +210,6 @@ def match_global_read(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str
                     and node.id not in local
                 ):
                     yield node, f"{node.id} (a plain global, line {plain[node.id]})"
-
-
-# Calls whose result is an integer index (program ids, ranges, integer ceil-division).
 
 
 def _finding(path: str, node: ast.AST, rule: Rule, snippet: str, module: Module) -> Finding:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.scan.findings import Finding, ScanReport
-from matrix.scan.rules import AFFECTS, NOT_AFFECTED, Rule
+from matrix.scan.rules import BREAKS, CHANGES, NOT_AFFECTED, Rule
 
 # -------------------------------------------------------------------------------------- output
 
@@ -18,8 +18,8 @@ def _effect_tag(f: Finding, candidate: str | None) -> str:
         return "advisory"
     if candidate is None:
         return f.rule.severity
-    word = {AFFECTS: f"{f.rule.severity}: affects", NOT_AFFECTED: "does not affect"}.get(
-        f.effect, f"{f.rule.severity}: effect unknown on"
+    word = {BREAKS: "breaks", CHANGES: "changes", NOT_AFFECTED: "does not affect"}.get(
+        f.effect, "effect unknown on"
     )
     return f"{word} {candidate}"
 
@@ -48,7 +48,7 @@ def render_text(
             out.append(f"{path} ({len(fs)}{works})")
             for f in fs:
                 tag = _effect_tag(f, candidate)
-                extra = f"; {f.note}" if f.note and f.rule.census else ""
+                extra = f"; {f.note}" if f.note else ""
                 out.append(f"  {f.line}:{f.col} {f.rule.id} {f.message} [{tag}{extra}]")
     if report.findings:
         rule_by_id = {r.id: r for r in rules}
@@ -119,8 +119,22 @@ def _level(f: Finding) -> str:
     return "error" if f.rule.severity == "breaking" else "warning"
 
 
-def to_sarif(report: ScanReport, rules: Sequence[Rule], notes: dict[str, str]) -> dict[str, Any]:
-    """SARIF 2.1.0, one run: rules with their fix as help, results with 1-based regions."""
+def sarif_uri(path: str, root: Path | None) -> str:
+    """``path`` relative to ``root`` (as code scanning maps it onto the repository), or as
+    given when it lies outside ``root``."""
+    if root is None:
+        return Path(path).as_posix()
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(path).resolve().as_uri()
+
+
+def to_sarif(
+    report: ScanReport, rules: Sequence[Rule], notes: dict[str, str], root: Path | None = None
+) -> dict[str, Any]:
+    """SARIF 2.1.0, one run: rules with their fix as help, results with 1-based regions; with
+    ``root``, URIs relative to it under ``uriBaseId`` SRCROOT (``originalUriBaseIds``)."""
     used = sorted({f.rule.id for f in report.findings})
     rule_by_id = {r.id: r for r in rules}
     index = {rid: i for i, rid in enumerate(used)}
@@ -150,7 +164,7 @@ def to_sarif(report: ScanReport, rules: Sequence[Rule], notes: dict[str, str]) -
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": Path(f.path).as_posix()},
+                        "artifactLocation": _location(f.path, root),
                         "region": {"startLine": max(f.line, 1), "startColumn": max(f.col, 1)},
                     }
                 }
@@ -161,11 +175,20 @@ def to_sarif(report: ScanReport, rules: Sequence[Rule], notes: dict[str, str]) -
     ]
     notifications = [{"level": "warning", "message": {"text": s}} for s in report.skipped]
     run: dict[str, Any] = {"tool": {"driver": driver}, "results": results}
+    if root is not None:
+        run["originalUriBaseIds"] = {"SRCROOT": {"uri": root.resolve().as_uri() + "/"}}
     if notifications:
         run["invocations"] = [
             {"executionSuccessful": True, "toolExecutionNotifications": notifications}
         ]
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def _location(path: str, root: Path | None) -> dict[str, str]:
+    uri = sarif_uri(path, root)
+    if root is None or uri.startswith("file:"):
+        return {"uri": uri}
+    return {"uri": uri, "uriBaseId": "SRCROOT"}
 
 
 def _gh_escape(text: str, prop: bool = False) -> str:

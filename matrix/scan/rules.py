@@ -18,9 +18,13 @@ TL = "triton.language"
 TL_MODULES = (TL, "triton.language.core")
 SCOPES = ("anywhere", "jit")
 SEVERITIES = ("breaking", "change", "advisory")
-# What a finding means for the chosen candidate.
-AFFECTS, NOT_AFFECTED, UNKNOWN = "affects", "does-not-affect", "unknown"
-# Folders nobody means to scan.
+# What a finding means for the chosen candidate, decided from the recorded data: the code stops
+# working there (BREAKS), runs with other results or warnings (CHANGES), runs as before
+# (NOT_AFFECTED), or nothing was measured that could tell (UNKNOWN: fails closed).
+BREAKS, CHANGES, NOT_AFFECTED, UNKNOWN = "breaks", "changes", "does-not-affect", "unknown"
+AFFECTS = (BREAKS, CHANGES)  # the effects that fail a breaking or change finding
+# Folders nobody means to scan (hidden folders, caches, virtual environments, build output);
+# --no-default-excludes scans them too.
 DEFAULT_EXCLUDE = (".*", "__pycache__", "node_modules", "venv", "build", "dist")
 MAX_RESOLVE_DEPTH = 12
 # The kinds of rule.match (matrix.scan.engine.MATCHERS has one matcher for each).
@@ -114,6 +118,7 @@ class Rule:
     names: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
     value: Any = None
+    not_values: tuple[Any, ...] = ()
     any_present: tuple[ArgSpec, ...] = ()
     all_present: tuple[ArgSpec, ...] = ()
     absent: tuple[ArgSpec, ...] = ()
@@ -122,6 +127,7 @@ class Rule:
     concerns: tuple[str, ...] = ()
     breaking: tuple[str, ...] = ()
     census_decides: bool = False
+    cell: str | None = None  # with a fingerprint group as probe: the cell whose status decides
     same_default: tuple[SameDefault, ...] = ()
 
     def __str__(self) -> str:
@@ -189,6 +195,7 @@ MATCH_KEYS = {
     "names",
     "keywords",
     "value",
+    "not_values",
     "any_present",
     "all_present",
     "absent",
@@ -255,6 +262,7 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             severity=severity,
             **lists,
             value=match.get("value"),
+            not_values=tuple(match.get("not_values", ())),
             any_present=_argspecs(match.get("any_present"), f"{where}.match.any_present"),
             all_present=_argspecs(match.get("all_present"), f"{where}.match.all_present"),
             absent=_argspecs(match.get("absent"), f"{where}.match.absent"),
@@ -263,6 +271,7 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             concerns=_strings(raw.get("concerns"), f"{where}.concerns"),
             breaking=_strings(raw.get("breaking"), f"{where}.breaking"),
             census_decides=raw.get("census_decides", False),
+            cell=raw.get("cell"),
             same_default=_same_defaults(raw.get("same_default"), f"{where}.same_default"),
         )
         if rule.same_default and kind != "census-default":
@@ -271,6 +280,10 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             raise RuleError(f"{where}.census_decides: expected true or false")
         if (rule.concerns or rule.breaking) and rule.probe is None:
             raise RuleError(f"{where}: concerns/breaking need a probe")
+        if rule.cell is not None and not (isinstance(rule.cell, str) and rule.probe):
+            raise RuleError(f"{where}.cell: expected a cell name of the probe's fingerprint group")
+        if rule.probe is not None and rule.census_decides:
+            raise RuleError(f"{where}: decided by a probe or by the census, not both")
         rules.append(rule)
     ids = [r.id for r in rules]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
