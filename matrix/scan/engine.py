@@ -14,7 +14,7 @@ from typing import Any
 from matrix.analyze.census import (
     works_on,
 )
-from matrix.scan.census_checks import Censuses, api_uses, census_findings
+from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
 from matrix.scan.findings import ApiUse, Finding, ScanReport
 from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
 from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
@@ -27,7 +27,7 @@ from matrix.scan.matchers import (
     match_keyword,
     match_name,
 )
-from matrix.scan.rules import DEFAULT_EXCLUDE, Rule, load_rules
+from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, load_rules
 from matrix.scan.sources import iter_python_files, may_reach_triton, read_source
 
 
@@ -136,7 +136,8 @@ def scan_module(
     """(findings, API uses, releases every use works on or None without a census,
     noqa-suppressed)."""
     imports = project.imports(m)
-    module = Module(m.tree, imports, _jit_functions(m.nodes, imports), carriers or {}, m.nodes)
+    kernels = _jit_functions(m.nodes, imports)
+    module = Module(m.tree, imports, kernels, carriers or {}, m.nodes, source=m)
     module.lines = m.source.splitlines()  # type: ignore[attr-defined]
     found: dict[tuple[int, int, str], Finding] = {}
     for rule in rules:
@@ -282,7 +283,10 @@ def scan_paths(
         for file, _, source in reach:
             if _parse(file, source, report, parsed):
                 carriers.add(parsed[-1].name.rsplit(".", 1)[-1].encode())
-    project = Project(parsed)
+    tl_names = {c for r in rules for c in r.calls}
+    if censuses:
+        tl_names |= name_index(censuses).children.get(TL, set())
+    project = Project(parsed, tl_names)
     carriers = derive_carriers(project, rules)
     memo: dict[tuple[Any, ...], Any] = {}
     for m in parsed:

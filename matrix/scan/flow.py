@@ -179,6 +179,11 @@ F32 = "float32"
 F32_MAKERS = frozenset({"zeros", "full", "zeros_like", "full_like", "empty"})
 
 
+# Accumulator dtypes whose tl.dot result dtype is the same on every release (the
+# dot_acc_out_dtype probe concerns a float16 accumulator).
+FIXED_ACC_DTYPES = frozenset({F32, "int32"})
+
+
 class Float32Names:
     """Which names of a kernel provably hold float32 values, in source order: built with
     ``dtype=tl.float32``, cast with ``.to(tl.float32)``, a ``tl.dot`` into a float32
@@ -188,12 +193,20 @@ class Float32Names:
         self.imports = imports
         self.names: set[str] = set()
         self.ever: set[str] = set()  # names float32 at some point (what a call may pass)
+        self.dtypes: set[str] = set()  # names bound to a dtype whose dot result is fixed
 
     def _is_f32_dtype(self, expr: ast.expr | None) -> bool:
+        """A dtype whose accumulator gives one result dtype on every release: float32, or
+        int32 (an integer dot's), or a choice between them (``tl.float32 if c else
+        tl.int32``), or a name bound to one."""
         if expr is None:
             return False
+        if isinstance(expr, ast.IfExp):
+            return self._is_f32_dtype(expr.body) and self._is_f32_dtype(expr.orelse)
+        if isinstance(expr, ast.Name) and expr.id in self.dtypes:
+            return True
         q = self.imports.qualname(expr) or ""
-        if q.startswith("triton.") and q.rsplit(".", 1)[-1] == F32:
+        if q.startswith("triton.") and q.rsplit(".", 1)[-1] in FIXED_ACC_DTYPES:
             return True
         return isinstance(expr, ast.Constant) and expr.value in (F32, "fp32")
 
@@ -222,6 +235,10 @@ class Float32Names:
 
     def assign(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
+            if self._is_f32_dtype(value):
+                self.dtypes.add(target.id)
+            else:
+                self.dtypes.discard(target.id)
             if self.is_f32(value):
                 self.names.add(target.id)
                 self.ever.add(target.id)

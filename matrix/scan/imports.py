@@ -46,24 +46,110 @@ class SourceModule:
     bindings: dict[str, str] = field(default_factory=dict)  # local name -> absolute qualname
     stars: list[str] = field(default_factory=list)  # modules imported with `*`
     nodes: list[ast.AST] = field(default_factory=list)
+    # Names bound in a branch (if/else, try/except): (first line, last line, target) of the
+    # branch, so that a use inside it gets that branch's target; elsewhere the unconditional
+    # binding wins, else the first branch's (the try body, the if body: the primary path).
+    branches: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
+    # module-level `x = a.b.c` (an alias of a dotted name), resolved by Imports
+    aliases: dict[str, ast.expr] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.nodes = list(ast.walk(self.tree))
-        for node in self.nodes:
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.bindings[alias.asname] = alias.name
-                    else:
-                        top = alias.name.split(".")[0]
-                        self.bindings[top] = top
-            elif isinstance(node, ast.ImportFrom):
-                base = absolute_module(self.name, self.is_package, node.level, node.module)
-                for alias in node.names:
-                    if alias.name == "*":
+        unconditional: set[str] = set()
+        for node, span in _binding_statements(self.tree.body, None):
+            for name, target in self._targets(node):
+                if span is None:
+                    self.bindings[name] = target
+                    unconditional.add(name)
+                    continue
+                self.branches.setdefault(name, []).append((*span, target))
+                if name not in unconditional:
+                    self.bindings.setdefault(name, target)
+        for node in self.nodes:  # imports inside functions: as before, file-wide
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for name, target in self._targets(node):
+                    self.bindings.setdefault(name, target)
+
+    def _targets(self, node: ast.stmt) -> list[tuple[str, str]]:
+        if isinstance(node, ast.Import):
+            return [
+                (a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0])
+                for a in node.names
+            ]
+        if isinstance(node, ast.ImportFrom):
+            base = absolute_module(self.name, self.is_package, node.level, node.module)
+            out = []
+            for alias in node.names:
+                if alias.name == "*":
+                    if base not in self.stars:
                         self.stars.append(base)
-                    else:
-                        self.bindings[alias.asname or alias.name] = f"{base}.{alias.name}"
+                else:
+                    out.append((alias.asname or alias.name, f"{base}.{alias.name}"))
+            return out
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if not isinstance(target, ast.Name):
+                return []
+            module = _import_module_literal(node.value)
+            if module is not None:  # tl = importlib.import_module("triton.language")
+                return [(target.id, module)]
+            if isinstance(node.value, (ast.Attribute, ast.Name)):
+                self.aliases.setdefault(target.id, node.value)
+        return []
+
+
+def _import_module_literal(expr: ast.expr) -> str | None:
+    """``importlib.import_module("x.y")`` / ``import_module("x.y")`` -> ``"x.y"``."""
+    if not (isinstance(expr, ast.Call) and expr.args and not expr.keywords):
+        return None
+    func = expr.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    arg = expr.args[0]
+    if name == "import_module" and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    return None
+
+
+def _binding_statements(
+    body: list[ast.stmt], span: tuple[int, int] | None
+) -> Iterator[tuple[ast.stmt, tuple[int, int] | None]]:
+    """Module-level statements that bind names, with the line span of the innermost branch
+    they sit in (None: unconditional)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Assign)):
+            yield stmt, span
+        elif isinstance(stmt, ast.If):
+            for part in (stmt.body, stmt.orelse):
+                if part:
+                    yield from _binding_statements(part, _span(part))
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            parts = [stmt.body, *(h.body for h in stmt.handlers), stmt.orelse]  # type: ignore[attr-defined]
+            for part in parts:
+                if part:
+                    yield from _binding_statements(part, _span(part))
+            if stmt.finalbody:  # type: ignore[attr-defined]
+                yield from _binding_statements(stmt.finalbody, span)  # type: ignore[attr-defined]
+        elif isinstance(stmt, ast.With):
+            yield from _binding_statements(stmt.body, span)
+
+
+def _span(body: list[ast.stmt]) -> tuple[int, int]:
+    return body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in body)
+
+
+def getattr_literal(expr: ast.expr) -> tuple[ast.expr, str] | None:
+    """``getattr(obj, "name")`` (two arguments, a literal name) -> (obj, "name")."""
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "getattr"
+        and len(expr.args) == 2
+        and not expr.keywords
+        and isinstance(expr.args[1], ast.Constant)
+        and isinstance(expr.args[1].value, str)
+    ):
+        return expr.args[0], expr.args[1].value
+    return None
 
 
 class Project:
@@ -73,7 +159,9 @@ class Project:
     ``import triton.language as tl``; ``triton.*`` names are Triton's and never resolved
     further (scanning Triton's own tree must not rename its public API)."""
 
-    def __init__(self, modules: Iterable[SourceModule] = ()) -> None:
+    def __init__(self, modules: Iterable[SourceModule] = (), tl_names: Iterable[str] = ()) -> None:
+        # the names `from triton.language import *` binds (the census's, the rules' calls)
+        self.tl_names = frozenset(tl_names)
         self.modules: dict[str, SourceModule] = {}
         self._imports: dict[str, Imports] = {}
         for m in modules:
@@ -136,6 +224,20 @@ class Imports:
                 self.names[stmt.name] = f"{module.name}.{stmt.name}"
         for name, target in module.bindings.items():
             self.names[name] = self.project.resolve(target)
+        self.branches = {
+            name: [(a, b, self.project.resolve(t)) for a, b, t in spans]
+            for name, spans in module.branches.items()
+            if len({t for _, _, t in spans}) > 1 or name not in module.bindings
+        }
+        self.star_names: frozenset[str] = frozenset()
+        if self.star_tl:
+            self.star_names = frozenset(self.project.tl_names)
+        for name, expr in module.aliases.items():
+            if name in self.names:
+                continue
+            q = self._qualname(expr)
+            if q is not None and (q == "triton" or q.startswith("triton.")):
+                self.names[name] = q  # _bench = triton.testing.do_bench
         self.imports_triton = any(
             q == "triton" or q.startswith("triton.") for q in self.names.values()
         ) or bool(self.star_tl)
@@ -152,9 +254,21 @@ class Imports:
         while isinstance(expr, ast.Attribute):
             parts.append(expr.attr)
             expr = expr.value
+        attr = getattr_literal(expr)
+        if attr is not None:  # getattr(tl, "advance")
+            inner = self.qualname(attr[0])
+            if inner is None:
+                return None
+            return self.project.resolve(".".join([inner, attr[1], *reversed(parts)]))
         if not isinstance(expr, ast.Name):
             return None
         base = self.names.get(expr.id)
+        for first, last, target in self.branches.get(expr.id, ()):
+            if first <= getattr(expr, "lineno", 0) <= last:
+                base = target  # a use inside the branch that bound it: that branch's target
+                break
+        if base is None and expr.id in self.star_names:
+            base = f"{TL}.{expr.id}"  # from triton.language import *: a name it has
         if base is None:
             # A file that imports triton but uses `tl` unbound (a kernel fragment pasted in
             # without its import) still means triton.language by the universal convention.
@@ -194,6 +308,7 @@ class Module:
     nodes: list[ast.AST] = field(default_factory=list)
     # name rules: the dotted name each finding's node refers to (for census_decides)
     qualnames: dict[int, str] = field(default_factory=dict)
+    source: SourceModule | None = None  # the parsed file (its name, for relative imports)
 
     def __post_init__(self) -> None:
         if not self.nodes:

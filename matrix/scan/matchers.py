@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator, Sequence
 
 from matrix.scan.findings import Finding
-from matrix.scan.imports import Module
+from matrix.scan.imports import Module, absolute_module, getattr_literal
 from matrix.scan.rules import Rule, _positional_count
 
 
@@ -61,11 +61,17 @@ def _outer_references(module: Module) -> list[tuple[ast.expr, str]]:
 
 def _find_references(module: Module) -> Iterator[tuple[ast.expr, str]]:
     inner: set[int] = set()
+    literal_getattrs: set[int] = set()
     for node in module.nodes:
         if isinstance(node, ast.Attribute):
             inner.add(id(node.value))
+        elif isinstance(node, ast.Call) and getattr_literal(node) is not None:
+            literal_getattrs.add(id(node))
+            inner.add(id(node.args[0]))  # getattr(tl, "x") is one reference, tl.x
     for node in module.nodes:
-        if isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in inner:
+        if id(node) in inner:
+            continue
+        if isinstance(node, (ast.Attribute, ast.Name)) or id(node) in literal_getattrs:
             # the longest prefix of the chain that resolves (``driver.active.utils`` stops at
             # whatever the imports know)
             q = module.imports.qualname(node)
@@ -83,10 +89,11 @@ def match_name(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
-                q = module.imports.names.get(local) if alias.name != "*" else None
-                if q is None:
+                if alias.name == "*":
                     continue
-                full = q if isinstance(node, ast.ImportFrom) or alias.asname else alias.name
+                # this statement's own target (two imports of one name in an if/else or a
+                # try/except each name what they import)
+                full = _import_target(module, node, alias)
                 full = module.imports.project.resolve(full)
                 if _matches_prefix(full, rule.names):
                     imported_here.add(local)
@@ -112,6 +119,16 @@ def match_name(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
                 if q == carrier or q.startswith(carrier + "."):
                     yield node, f"{ast.unparse(node)} (it uses {via})"
                     break
+
+
+def _import_target(module: Module, node: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:
+    if isinstance(node, ast.Import):
+        return alias.name
+    source = module.source
+    if source is None:
+        return module.imports.names.get(alias.asname or alias.name, alias.name)
+    base = absolute_module(source.name, source.is_package, node.level, node.module)
+    return f"{base}.{alias.name}"
 
 
 def match_keyword(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
