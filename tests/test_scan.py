@@ -167,18 +167,28 @@ def test_select_ignore_and_exclude() -> None:
 
 def test_undecodable_and_newer_syntax_files_are_skipped_not_fatal(tmp_path: Path) -> None:
     (tmp_path / "latin1.py").write_bytes(b"# caf\xe9\nimport triton\n")
-    (tmp_path / "newer.py").write_text("type Alias = list[int]\n")  # Python 3.12 syntax
+    (tmp_path / "newer.py").write_text("import triton\ntype Alias = list[int]\n")  # 3.12 syntax
     (tmp_path / "broken.py").write_text("@triton.jit\ndef k(:\n")
     shutil.copy(FIXTURES / "tri003_allow_tf32.py", tmp_path / "advisory.py")
     proc = run_cli(str(tmp_path))
     # Only an advisory finding is left: exit 0, and each skipped file is named with why.
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "latin1.py: not UTF-8" in proc.stderr
-    assert "newer.py:1:" in proc.stderr and "newer syntax or broken" in proc.stderr
+    assert "latin1.py: not decodable" in proc.stderr
+    assert "newer.py:2:" in proc.stderr and "newer syntax or broken" in proc.stderr
     assert "broken.py:2:" in proc.stderr
     assert "3 file(s) skipped" in proc.stderr
     proc = run_cli(str(tmp_path / "nope.py"))
     assert proc.returncode == 2 and "no such file" in proc.stderr
+
+
+def test_a_coding_line_is_honoured(tmp_path: Path) -> None:
+    # PEP 263: a latin-1 file that says so is read, not skipped
+    src = tmp_path / "k.py"
+    text = "# -*- coding: latin-1 -*-\nimport triton\nimport triton.language as tl\n\n\n"
+    text += "@triton.jit\ndef k(p, n, BLOCK: tl.constexpr):\n"
+    text += "    b = tl.make_block_ptr(p, (n,), (1,), (0,), (BLOCK,), (0,))  # caf\xe9\n"
+    src.write_bytes(text.encode("latin-1"))
+    assert found(src) == {(8, "TRI001")}
 
 
 def test_baseline_file_reports_only_new_findings(tmp_path: Path) -> None:
@@ -263,15 +273,18 @@ def test_exit_code_counts_only_findings_that_break_or_change_the_candidate(
     res = _results(tmp_path, {"1.0.0": "supported", "2.0.0": "deprecated", "3.0.0": "removed"})
     proc = run_cli("--results", str(res), path)
     assert proc.returncode == 1  # no candidate: a breaking rule's effect is unknown
-    assert "[block_ptr: deprecated on 2.0.0; removed on 3.0.0]" in proc.stdout
+    assert "[block_ptr: breaks 3.0.0; changes 2.0.0; does not affect 1.0.0]" in proc.stdout
     proc = run_cli("--results", str(res), "--candidate", "1.0.0", path)
     assert proc.returncode == 0, proc.stdout
     assert "[does not affect 1.0.0]" in proc.stdout
     assert "0 break or change 1.0.0" in proc.stderr
     proc = run_cli("--results", str(res), "--candidate", "3.0.0", path)
     assert proc.returncode == 1
-    assert "block_ptr on 3.0.0: removed (interpret): affects 3.0.0" in proc.stdout
-    assert "[breaking: affects 3.0.0]" in proc.stdout
+    assert "block_ptr on 3.0.0: removed (interpret) (breaks 3.0.0;" in proc.stdout
+    assert "[breaks 3.0.0]" in proc.stdout
+    # deprecated is a change, not a break (it runs, with a warning); it still fails
+    proc = run_cli("--results", str(res), "--candidate", "2.0.0", path)
+    assert proc.returncode == 1 and "[changes 2.0.0]" in proc.stdout
     # Advisory findings never fail, whatever the candidate.
     proc = run_cli(
         str(FIXTURES / "tri003_allow_tf32.py"), str(FIXTURES / "tri004_dot_precision.py")
@@ -285,7 +298,7 @@ def test_candidate_release_spelling_agrees_with_the_gate(tmp_path: Path) -> None
     res = _results(tmp_path, {"3.8.0": "supported", "3.9.0": "removed"})
     path = str(FIXTURES / "tri001_block_ptr.py")
     proc = run_cli("--results", str(res), "--candidate", "3.9", path)
-    assert "block_ptr on 3.9.0: removed (interpret): affects 3.9.0" in proc.stdout
+    assert "block_ptr on 3.9.0: removed (interpret) (breaks 3.9.0;" in proc.stdout
     assert proc.returncode == 1
     proc = run_cli("--results", str(res), "--candidate", "3.8", path)
     assert proc.returncode == 0 and "does not affect 3.8.0" in proc.stdout
@@ -330,7 +343,7 @@ def test_census_flags_what_a_candidate_lacks_with_no_rule_for_the_name(tmp_path:
             "TRI101",
             "triton.language.cumprod(...): no keyword dtype on 3.8.0 (from the API census)",
         ),
-        (11, "TRI100", "triton.language.advance(...) is absent on 3.9.0 (from the API census)"),
+        (11, "TRI100", "triton.language.advance(...): absent on 3.9.0 (from the API census)"),
     }
     by_line = {f["line"]: f for f in doc["findings"]}
     assert by_line[8]["works_on"] == ["3.8.0", "3.8.0"]
@@ -349,7 +362,7 @@ def test_census_effect_and_exit_code_follow_the_candidate(tmp_path: Path) -> Non
     assert f"{src} (1; works on 3.9.0-3.9.0)" in proc.stdout
     proc = run_cli("--select", "TRI1", "--results", str(CENSUS), "--candidate", "3.8.0", str(src))
     assert proc.returncode == 1
-    assert "[breaking: affects 3.8.0; fails on 3.8.0]" in proc.stdout
+    assert "[breaks 3.8.0; fails on 3.8.0]" in proc.stdout
 
 
 def test_census_works_on_range_per_file(tmp_path: Path) -> None:
@@ -400,7 +413,7 @@ def test_census_default_the_code_relies_on(tmp_path: Path) -> None:
     )
     # The two calls that rely on the default are one finding, with the other line.
     [f] = json.loads(proc.stdout)["findings"]
-    assert (f["line"], f["rule"], f["effect"], f["also_lines"]) == (7, "TRI103", "affects", [9])
+    assert (f["line"], f["rule"], f["effect"], f["also_lines"]) == (7, "TRI103", "changes", [9])
     assert "eviction_policy = '' on 3.8.0; 'evict_last' on 3.9.0" in f["message"]
     assert proc.returncode == 1
 
@@ -563,9 +576,15 @@ def test_scanner_imports_no_triton_torch_or_numpy() -> None:
 
 def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
     from matrix.catalog import PROBES_BY_NAME
+    from matrix.probes.support.fp_rules import RULES as FP_RULE_CELLS
 
     for rule in scan.load_rules():
         if rule.probe is None:
+            continue
+        if rule.cell is not None:
+            # a fingerprint cell: fp.rules cells are accepted, wrong or rejected (fp_rules.py)
+            assert rule.probe == "fp.rules" and rule.cell in FP_RULE_CELLS, rule.id
+            assert set(rule.concerns) | set(rule.breaking) <= {"accepted", "wrong", "rejected"}
             continue
         assert rule.probe in PROBES_BY_NAME, f"{rule.id}: unknown probe {rule.probe!r}"
         statuses = set(PROBES_BY_NAME[rule.probe].all_statuses)
@@ -628,3 +647,10 @@ def test_a_rule_without_the_names_its_kind_needs_is_rejected(
     else:
         with pytest.raises(scan.RuleError, match=rf"TRI901\)\.{says}"):
             scan.load_rules(rules)
+
+
+def test_every_rule_kind_has_a_matcher() -> None:
+    from matrix.scan.engine import MATCHERS
+    from matrix.scan.rules import MATCH_KINDS
+
+    assert sorted(MATCHERS) == sorted(MATCH_KINDS)

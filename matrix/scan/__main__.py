@@ -1,0 +1,9 @@
+"""``python -m matrix.scan``: see matrix.scan.command."""
+
+import sys
+
+from matrix import cli
+from matrix.scan.command import main
+
+if __name__ == "__main__":
+    sys.exit(cli.run(main, "matrix.scan"))

@@ -1,0 +1,300 @@
+"""Scanning: files to read, one module's findings, a tree's findings with carriers and noqa."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import sys
+import tokenize
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from matrix.analyze.census import (
+    works_on,
+)
+from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
+from matrix.scan.findings import ApiUse, Finding, ScanReport
+from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
+from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
+from matrix.scan.matchers import (
+    _finding,
+    _matches_prefix,
+    match_annotated_constexpr_global,
+    match_call,
+    match_global_read,
+    match_keyword,
+    match_name,
+)
+from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, load_rules
+from matrix.scan.sources import iter_python_files, may_reach_triton, read_source
+
+
+def _no_match(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
+    """Census rules: their findings come from ``census_findings``, not from a matcher."""
+    return iter(())
+
+
+MATCHERS: dict[str, Matcher] = {
+    "call": match_call,
+    "name": match_name,
+    "keyword": match_keyword,
+    "annotated-constexpr-global": match_annotated_constexpr_global,
+    "global-read": match_global_read,
+    "int-true-division": match_int_true_division,
+    "dot-acc-dtype": match_dot_acc_dtype,
+    "census-missing": _no_match,
+    "census-keyword": _no_match,
+    "census-positional": _no_match,
+    "census-default": _no_match,
+}
+
+
+# ---------------------------------------------------------------------------------------- scan
+
+
+def _jit_functions(
+    nodes: Iterable[ast.AST], imports: Imports
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [
+        n
+        for n in nodes
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and any(imports.is_jit(d) for d in n.decorator_list)
+    ]
+
+
+NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*)", re.IGNORECASE)
+
+
+def noqa_codes(source: str) -> dict[int, set[str]]:
+    """``{line: {"TRI001", ...}}`` from ``# noqa: TRI001, TRI004`` comments (a bare ``# noqa``,
+    which libraries write for flake8, suppresses nothing here)."""
+    out: dict[int, set[str]] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                m = NOQA.search(tok.string)
+                if m:
+                    codes = {c.upper() for c in re.split(r"[\s,]+", m.group(1)) if c}
+                    out.setdefault(tok.start[0], set()).update(codes)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # the file parsed with ast; a tokenizer quirk only loses its noqa comments
+    return out
+
+
+def parse_module(path: Path, source: str) -> SourceModule:
+    """Raises SyntaxError (or ValueError for NUL bytes) if the file does not parse."""
+    name, is_package = module_name(path)
+    return SourceModule(str(path), name, is_package, source, ast.parse(source, filename=str(path)))
+
+
+def derive_carriers(project: Project, rules: Sequence[Rule]) -> dict[str, dict[str, str]]:
+    """For each name rule, the scanned tree's module-level classes that subclass a matched name,
+    and module-level functions whose body uses such a class: ``{rule: {qualname: via}}``."""
+    out: dict[str, dict[str, str]] = {}
+    name_rules = [r for r in rules if r.kind == "name"]
+    if not name_rules:
+        return out
+    for m in project.modules.values():
+        imports = project.imports(m)
+        for stmt in m.tree.body:
+            if not isinstance(stmt, ast.ClassDef):
+                continue
+            for base in stmt.bases:
+                q = imports.qualname(base) or ""
+                for rule in name_rules:
+                    if _matches_prefix(q, rule.names):
+                        out.setdefault(rule.id, {})[f"{m.name}.{stmt.name}"] = q
+    short = {q.rsplit(".", 1)[-1] for carriers in out.values() for q in carriers}
+    for m in project.modules.values():
+        if not any(name in m.source for name in short):
+            continue  # cannot use a carrier without spelling its name
+        imports = project.imports(m)
+        for stmt in m.tree.body:
+            if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for carriers in list(out.values()):
+                for node in ast.walk(stmt):
+                    if isinstance(node, (ast.Name, ast.Attribute)):
+                        q = imports.qualname(node) or ""
+                        if q in carriers and not q.startswith(f"{m.name}.{stmt.name}"):
+                            carriers.setdefault(f"{m.name}.{stmt.name}", f"{q} ({carriers[q]})")
+                            break
+    return out
+
+
+def scan_module(
+    m: SourceModule,
+    project: Project,
+    rules: Sequence[Rule],
+    carriers: dict[str, dict[str, str]] | None = None,
+    censuses: Censuses | None = None,
+    memo: dict[tuple[Any, ...], Any] | None = None,
+) -> tuple[list[Finding], list[ApiUse], set[str] | None, int]:
+    """(findings, API uses, releases every use works on or None without a census,
+    noqa-suppressed)."""
+    imports = project.imports(m)
+    kernels = _jit_functions(m.nodes, imports)
+    module = Module(m.tree, imports, kernels, carriers or {}, m.nodes, source=m)
+    module.lines = m.source.splitlines()  # type: ignore[attr-defined]
+    found: dict[tuple[int, int, str], Finding] = {}
+    for rule in rules:
+        for node, snippet in MATCHERS[rule.kind](rule, module):
+            qualname = module.qualnames.get(id(node), "")
+            if rule.census_decides and censuses and _same_everywhere(censuses, qualname):
+                continue
+            f = _finding(m.path, node, rule, snippet, module)
+            f.qualname = qualname
+            f.anchor = id(node.func) if isinstance(node, ast.Call) else id(node)
+            found.setdefault((f.line, f.col, rule.id), f)
+    works: set[str] | None = None
+    # Every Triton name the file uses, census or not: the gate checks them (matrix.gate.api).
+    uses: list[ApiUse] = api_uses(module, m.path)
+    if censuses:
+        extra, uses, works = census_findings(module, m.path, rules, censuses, memo, uses)
+        for f in extra:
+            found.setdefault((f.line, f.col, f.rule.id + f.detail), f)
+    kept = _one_per_hazard(found.values())
+    if not kept:
+        return [], uses, works, 0
+    # Tokenizing is the slow part of reading comments: only files with findings pay for it.
+    noqa = noqa_codes(m.source) if "noqa" in m.source else {}
+    out, suppressed = [], 0
+    first: dict[tuple[str, str, str], Finding] = {}
+    for f in kept:
+        codes = noqa.get(f.line, set()) | noqa.get(f.end_line, set())
+        if f.rule.id in codes:
+            suppressed += 1
+            continue
+        if f.rule.census:
+            # One census finding per name and problem in a file, with its other lines: a
+            # thousand tl.load calls relying on one changed default are one thing to fix.
+            key = (f.rule.id, f.snippet, f.detail)
+            if key in first:
+                first[key].also.append(f.line)
+                first[key].also_sources.append(f.source_line)
+                continue
+            first[key] = f
+        out.append(f)
+    kept = out
+    return sorted(kept, key=lambda f: (f.line, f.col, f.rule.id)), uses, works, suppressed
+
+
+def _one_per_hazard(found: Iterable[Finding]) -> list[Finding]:
+    """One finding per use and hazard, sorted: where a hand-written rule (tied to its own
+    data) and a census rule flag the same expression, the rule that fails keeps it (a
+    ``boundary_check=`` is TRI002, not also TRI101; an advisory rule yields to the census)."""
+    ordered = sorted(found, key=lambda f: (f.line, f.col, f.rule.id))
+    by_anchor: dict[int, list[Finding]] = {}
+    for f in ordered:
+        if f.anchor:
+            by_anchor.setdefault(f.anchor, []).append(f)
+    drop: set[int] = set()
+    for group in by_anchor.values():
+        # a default the call leaves out is a hazard of its own (TRI103 beside TRI005)
+        census = [f for f in group if f.rule.census and f.rule.kind != "census-default"]
+        hand = [f for f in group if not f.rule.census]
+        if not census or not hand:
+            continue
+        if any(f.rule.severity != "advisory" for f in hand):
+            drop.update(id(f) for f in census)
+        else:
+            drop.update(id(f) for f in hand)
+    return [f for f in ordered if id(f) not in drop]
+
+
+def _same_everywhere(censuses: Censuses, qualname: str | None) -> bool:
+    """Whether the census shows ``qualname`` present on every recorded release."""
+    if qualname is None:
+        return False
+    return len(works_on(censuses, qualname).ok) == len(censuses)
+
+
+def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:
+    """Findings in one file's source, on its own. Raises SyntaxError if it does not parse."""
+    m = SourceModule(path, Path(path).stem, False, source, ast.parse(source, filename=path))
+    project = Project([m])
+    return scan_module(m, project, rules, derive_carriers(project, rules))[0]
+
+
+def _read(file: Path, report: ScanReport) -> tuple[bytes, str] | None:
+    try:
+        return read_source(file)
+    except UnicodeDecodeError as e:
+        report.skipped.append(
+            f"{file}: not decodable as {e.encoding} ({e.reason} at byte {e.start}); skipped"
+        )
+    except OSError as e:
+        report.skipped.append(f"{file}: cannot read ({e.strerror or e}); skipped")
+    except (SyntaxError, ValueError) as e:  # a bad coding line; a broken notebook
+        report.skipped.append(f"{file}: {e}; skipped")
+    return None
+
+
+def _parse(file: Path, source: str, report: ScanReport, parsed: list[SourceModule]) -> bool:
+    try:
+        parsed.append(parse_module(file, source))
+        return True
+    except SyntaxError as e:
+        py = f"{sys.version_info.major}.{sys.version_info.minor}"
+        report.skipped.append(
+            f"{file}:{e.lineno}:{e.offset}: not valid Python {py} ({e.msg}: newer syntax or "
+            "broken); skipped"
+        )
+    except ValueError as e:  # source with NUL bytes
+        report.skipped.append(f"{file}: cannot parse ({e}); skipped")
+    return False
+
+
+def scan_paths(
+    paths: Iterable[str | Path],
+    rules: Sequence[Rule] | None = None,
+    *,
+    exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    censuses: Censuses | None = None,
+) -> ScanReport:
+    """Scan files and folders as one tree (imports between them are followed). Files that
+    cannot be decoded or parsed are listed in ``skipped`` with the reason, and skipped."""
+    rules = load_rules() if rules is None else rules
+    report = ScanReport(releases=list(censuses or ()))
+    parsed: list[SourceModule] = []
+    pending: list[tuple[Path, bytes, str]] = []  # read, but with no way to reach Triton yet
+    carriers: set[bytes] = set()
+    for file in iter_python_files(paths, exclude, report.left_out):
+        report.files.append(str(file))
+        read = _read(file, report)
+        if read is None:
+            continue
+        # (Triton's own tree reaches itself relatively: `from .. import language as tl`)
+        if may_reach_triton(read[0], carriers) or "triton" in file.parts:
+            if _parse(file, read[1], report, parsed):
+                carriers.add(parsed[-1].name.rsplit(".", 1)[-1].encode())
+        else:
+            pending.append((file, *read))
+    # A file that spells no "triton" may still import a scanned module that re-exports it
+    # (and so on, down a chain of re-exports): parse those too, until none is left.
+    while pending:
+        reach = [x for x in pending if may_reach_triton(x[1], carriers)]
+        if not reach:
+            break
+        pending = [x for x in pending if not may_reach_triton(x[1], carriers)]
+        for file, _, source in reach:
+            if _parse(file, source, report, parsed):
+                carriers.add(parsed[-1].name.rsplit(".", 1)[-1].encode())
+    tl_names = {c for r in rules for c in r.calls}
+    if censuses:
+        tl_names |= name_index(censuses).children.get(TL, set())
+    project = Project(parsed, tl_names)
+    carriers = derive_carriers(project, rules)
+    memo: dict[tuple[Any, ...], Any] = {}
+    for m in parsed:
+        findings, uses, works, suppressed = scan_module(m, project, rules, carriers, censuses, memo)
+        report.findings.extend(findings)
+        report.uses.extend(uses)
+        report.suppressed += suppressed
+        if works is not None:
+            ordered = [r for r in report.releases if r in works]
+            report.works_on[m.path] = (ordered[0], ordered[-1]) if ordered else None
+    return report

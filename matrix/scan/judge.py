@@ -1,0 +1,185 @@
+"""What a finding means for the candidate release, read from the recorded probe rows and census.
+
+Every rule is tied to recorded data, and the data alone decides (no release is written in the
+rules file):
+
+- a probe row (``probe``: block_ptr, tensor_descriptor, ...) or one fingerprint cell (``probe``
+  a fingerprint group and ``cell``: fp.rules / global_annotated): a status in ``breaking`` on
+  any column of the candidate breaks the code there, one in ``concerns`` changes it, any other
+  recorded status does not affect it;
+- the census (``census_decides``, and every census rule): the matched name absent on the
+  candidate breaks, present does not affect; a name the census cannot see is unknown;
+- nothing measured (no probe, no census): unknown, which fails closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from matrix.analyze.census import works_on
+from matrix.core import Column, Release, ReleaseError
+from matrix.measure.results import Run
+from matrix.scan.census_checks import Censuses, CensusProblem, _spans
+from matrix.scan.findings import Finding
+from matrix.scan.rules import BREAKS, CHANGES, NOT_AFFECTED, UNKNOWN, Rule
+
+# --------------------------------------------------------------------------- releases affected
+
+
+def probe_statuses(
+    runs: Iterable[Run], probe: str, cell: str | None = None
+) -> dict[Release, dict[str, set[str]]]:
+    """``{release: {status: {"backend[:target]", ...}}}`` for one probe over recorded runs; with
+    ``cell``, the status of that cell of a fingerprint group (``data.cells[cell]``)."""
+    out: dict[Release, dict[str, set[str]]] = {}
+    for run in runs:
+        release = run.release
+        if release is None:
+            continue
+        for r in run.results:
+            if r.probe != probe:
+                continue
+            status = r.status
+            if cell is not None:
+                cells = (r.data or {}).get("cells") or {}
+                if cell not in cells:
+                    continue
+                status = str(cells[cell])
+            where = str(Column(r.backend, r.target))
+            out.setdefault(release, {}).setdefault(status, set()).add(where)
+    return out
+
+
+def same_release(a: str | Release, b: str | Release) -> bool:
+    """``3.9`` and ``3.9.0`` are one release (core.Release: the gate's reading too)."""
+    try:
+        return Release.parse(a) == Release.parse(b)
+    except ReleaseError:
+        return a == b
+
+
+def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) -> str:
+    """Which recorded releases the rule's probe marks affected (``block_ptr: removed on 3.9.0``)."""
+    return judge_rule(rule, runs, candidate)[1]
+
+
+WORDS = {BREAKS: "breaks", CHANGES: "changes", NOT_AFFECTED: "does not affect"}
+
+
+def _effect_of(rule: Rule, statuses: Iterable[str]) -> str:
+    found = set(statuses)
+    if found & set(rule.breaking):
+        return BREAKS
+    if found & set(rule.concerns):
+        return CHANGES
+    return NOT_AFFECTED
+
+
+def _source(rule: Rule) -> str:
+    return f"{rule.probe}[{rule.cell}]" if rule.cell else str(rule.probe)
+
+
+def judge_rule(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) -> tuple[str, str]:
+    """(effect on the candidate, why) for a rule tied to a probe row or fingerprint cell."""
+    if rule.probe is None:
+        if runs is not None and not rule.census_decides:
+            return UNKNOWN, "nothing in the matrix measures this; it may concern every release"
+        return UNKNOWN, ""
+    if runs is None:
+        return UNKNOWN, ""
+    by_release = probe_statuses(runs, rule.probe, rule.cell)
+    if not by_release:
+        return UNKNOWN, f"{_source(rule)}: no results recorded"
+    per_release = {r: _effect_of(rule, s) for r, s in sorted(by_release.items())}
+    releases = [str(r) for r in per_release]
+    spans = {
+        e: _spans(releases, [str(r) for r, got in per_release.items() if got == e])
+        for e in (BREAKS, CHANGES, NOT_AFFECTED)
+        if e in per_release.values()
+    }
+    history = "; ".join(f"{WORDS[e]} {span}" for e, span in spans.items())
+    if candidate is None:
+        return UNKNOWN, f"{_source(rule)}: {history}"
+    recorded = Release.parse(candidate, "--candidate")
+    if recorded not in by_release:
+        return UNKNOWN, f"{_source(rule)}: no results for {recorded}"
+    statuses = by_release[recorded]
+    parts = [f"{s} ({', '.join(sorted(w))})" for s, w in sorted(statuses.items())]
+    effect = per_release[recorded]
+    return effect, f"{_source(rule)} on {recorded}: {'; '.join(parts)} ({history})"
+
+
+def judge_name(censuses: Censuses | None, qualname: str, candidate: str | None) -> tuple[str, str]:
+    """(effect, why) for a name rule the census decides: where the matched name exists."""
+    if not censuses or not qualname:
+        return UNKNOWN, "no API census recorded" if not censuses else ""
+    releases = list(censuses)
+    w = works_on(censuses, qualname)
+    status = {r: s.status for r, s in w.per_release.items()}
+    present = [r for r in releases if status.get(r) == "ok"]
+    absent = [r for r in releases if status.get(r) == "absent"]
+    parts = []
+    if present:
+        parts.append(f"present on {_spans(releases, present)}")
+    if absent:
+        parts.append(f"absent on {_spans(releases, absent)}")
+    history = f"{qualname}: {', '.join(parts) or 'not seen by the census'}"
+    if candidate is None:
+        return UNKNOWN, history
+    cand = next((r for r in releases if same_release(r, candidate)), None)
+    if cand is None:
+        return UNKNOWN, f"no API census recorded for {candidate}"
+    if status.get(cand) == "absent":
+        return BREAKS, history
+    if status.get(cand) == "ok":
+        return NOT_AFFECTED, history
+    return UNKNOWN, f"{history}; the census cannot see it on {cand}"
+
+
+def judge(
+    findings: Iterable[Finding],
+    runs: Sequence[Run] | None,
+    candidate: str | None,
+    censuses: Censuses | None,
+    baseline_release: str | None = None,
+) -> dict[str, str]:
+    """Set each finding's ``effect`` and ``note``; return the per-rule notes (shown once)."""
+    notes: dict[str, str] = {}
+    cache: dict[str, tuple[str, str]] = {}
+    releases = list(censuses or ())
+    cand = None
+    if candidate is not None:
+        cand = next((r for r in releases if same_release(r, candidate)), None)
+    ref = None
+    if baseline_release is not None:
+        ref = next((r for r in releases if same_release(r, baseline_release)), None)
+    elif cand is not None and releases.index(cand) > 0:
+        ref = releases[releases.index(cand) - 1]
+    for f in findings:
+        if not f.rule.census:
+            if f.rule.census_decides:
+                f.effect, f.note = judge_name(censuses, f.qualname, candidate)
+                continue
+            if f.rule.id not in cache:
+                cache[f.rule.id] = judge_rule(f.rule, runs, candidate)
+            f.effect, notes[f.rule.id] = cache[f.rule.id]
+            continue
+        problem: CensusProblem = f.census
+        if candidate is None:
+            f.effect, f.note = UNKNOWN, ""
+        elif problem.nowhere:
+            f.effect, f.note = BREAKS, "on no recorded release"
+        elif cand is None:
+            f.effect, f.note = UNKNOWN, f"no API census recorded for {candidate}"
+        elif problem.kind == "census-default":
+            if ref is None:
+                f.effect, f.note = UNKNOWN, f"no release before {cand} to compare defaults with"
+            else:
+                changed = problem.defaults.get(cand) != problem.defaults.get(ref)
+                f.effect = CHANGES if changed else NOT_AFFECTED
+                f.note = f"{'differs' if changed else 'same'} on {ref} and {cand}"
+        else:
+            fails = cand in problem.releases
+            f.effect = BREAKS if fails else NOT_AFFECTED
+            f.note = f"{'fails' if fails else 'works'} on {cand}"
+    return notes

@@ -1,0 +1,103 @@
+"""The files a scan reads: which ones (folders walked, default excludes), how they are decoded
+(PEP 263 coding lines, notebooks' code cells), and the cheap test that spares the parser files
+that cannot reach Triton."""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import json
+import re
+import tokenize
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+
+from matrix.scan.rules import DEFAULT_EXCLUDE
+
+SUFFIXES = (".py", ".ipynb")
+# A notebook line that is IPython, not Python (%magic, !shell, ?help): blanked, so that line
+# numbers within the cells stay the notebook's.
+IPYTHON_LINE = re.compile(r"^\s*[%!?]")
+
+
+def excluded(path: Path, patterns: Sequence[str]) -> bool:
+    """Whether ``path`` or one of its folders matches an ``--exclude`` glob."""
+    posix = path.as_posix()
+    return any(
+        fnmatch.fnmatch(posix, pat) or any(fnmatch.fnmatch(part, pat) for part in path.parts)
+        for pat in patterns
+    )
+
+
+def iter_python_files(
+    paths: Iterable[str | Path],
+    exclude: Sequence[str] = DEFAULT_EXCLUDE,
+    left_out: list[str] | None = None,
+) -> Iterator[Path]:
+    """Each ``.py`` and ``.ipynb`` file under ``paths`` (files as given, folders recursively,
+    sorted), minus the excluded ones (a folder's own path given explicitly is never excluded by
+    the defaults). Files the default excludes drop are appended to ``left_out``.
+
+    Raises FileNotFoundError naming the path when one does not exist.
+    """
+    defaults = [e for e in exclude if e in DEFAULT_EXCLUDE]
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(q for s in SUFFIXES for q in p.rglob(f"*{s}"))
+            for q in found:
+                if not q.is_file():
+                    continue
+                rel = q.relative_to(p)
+                if not excluded(rel, exclude):
+                    yield q
+                elif left_out is not None and excluded(rel, defaults):
+                    left_out.append(str(q))
+        elif p.is_file():
+            if not excluded(p, [e for e in exclude if e not in DEFAULT_EXCLUDE]):
+                yield p
+        else:
+            raise FileNotFoundError(f"scan path {str(p)!r}: no such file or folder")
+
+
+def decode_python(data: bytes) -> str:
+    """The text of a Python file in the encoding it declares (PEP 263; UTF-8 by default).
+    Raises UnicodeDecodeError, or SyntaxError for an unknown encoding name."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:  # bytes in the first two lines that UTF-8 cannot read
+        raise ValueError(f"not decodable: {e}") from e
+    return data.decode(encoding)
+
+
+def notebook_source(data: bytes, path: Path) -> str:
+    """A notebook's code cells as one module, cell after cell; IPython-only lines blanked.
+    Raises ValueError naming the file when it is no notebook."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+        cells = doc["cells"]
+    except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ValueError(f"not a Jupyter notebook ({type(e).__name__}: {e})") from e
+    lines: list[str] = []
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        text = cell.get("source", "")
+        text = "".join(text) if isinstance(text, list) else str(text)
+        lines += ["" if IPYTHON_LINE.match(ln) else ln for ln in text.splitlines()]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def read_source(path: Path) -> tuple[bytes, str]:
+    """(raw bytes, source text) of a ``.py`` or ``.ipynb`` file."""
+    data = path.read_bytes()
+    if path.suffix == ".ipynb":
+        return data, notebook_source(data, path)
+    return data, decode_python(data)
+
+
+def may_reach_triton(data: bytes, carriers: Iterable[bytes]) -> bool:
+    """Whether a file could use Triton: it spells ``triton``, or the last part of the name of
+    a scanned module that imports Triton (``from mypkg.triton_utils import tl``). A file that
+    does neither cannot name a Triton object, so it is not parsed."""
+    return b"triton" in data or any(c in data for c in carriers)
