@@ -37,7 +37,9 @@ TEST_TARGETS = {
     "3.9.0": {"numpy": "2.4.6", "paths": ["tests"]},
     "3.2.0": {"numpy": "1.26.4", "paths": ["tests/test_kernels.py", "tests/test_compat.py"]},
 }
-TEST_EXTRAS = ["pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv"]
+TEST_EXTRAS = [
+    "pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv", "build",
+]  # fmt: skip
 
 
 def find_links() -> list[str]:
