@@ -43,7 +43,7 @@ from pathlib import Path
 
 from matrix import cli
 from matrix.core import REPO_ROOT, DataFileError, Release, release_key
-from matrix.measure import lock, procs
+from matrix.measure import incremental, lock, procs
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
@@ -198,6 +198,11 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     out = cell.raw_path(args.raw_dir)
     state = "missing" if args.force else existing_state(out, cell, args.suite)
     outcome = CellOutcome(cell)
+    # A complete cell that lacks a probe of the catalog, holds a changed one or is named by
+    # --probes is completed in place: only those probes run (matrix.measure.incremental).
+    redo, why, suite_kept = _redo(out, state, cell, args)
+    if state == "complete" and redo:
+        state = "partial"
     if state == "complete":
         run = read_raw(out)
         outcome.install = run.install.get("status", "?")
@@ -242,8 +247,10 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         ]
         if state == "partial":
             cmd.append("--resume")
-            outcome.note = " [resumed]"
-        if args.tests:
+            outcome.note = f" [completed in place: {why}]" if suite_kept else " [resumed]"
+        if redo:
+            cmd += ["--redo", ",".join(redo)]
+        if args.tests and not suite_kept:
             cmd += ["--tests", str(args.tests)]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
         # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
@@ -266,6 +273,23 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     outcome.seconds = time.monotonic() - t0
     progress.end(outcome)
     return outcome
+
+
+def _redo(
+    out: Path, state: str, cell: Cell, args: argparse.Namespace
+) -> tuple[tuple[str, ...], str, bool]:
+    """(probes to measure again, why, whether the recorded suite is kept) for a cell whose raw
+    file is complete (or, with --probes, partial). A complete cell's recorded suite is the
+    one asked for (else it would not be complete), so completing it runs no test again."""
+    if state == "missing":
+        return (), "", False
+    if state == "partial":  # the runner resumes it; --probes drops those probes' results too
+        return args.probes, "", False
+    run = read_raw(out)
+    if run.install.get("status") != "ok":
+        return (), "", False
+    redo, why = incremental.redo_plan(run, cell.backends, args.catalog, args.probes)
+    return redo, why, state == "complete" and bool(redo)
 
 
 def _counts(run: Run) -> dict[str, int]:
@@ -352,6 +376,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--tests", type=Path, help="a pytest suite to run in every cell too")
     p.add_argument("--force", action="store_true", help="redo cells that are already complete")
+    p.add_argument(
+        "--probes",
+        help="comma-separated probes to measure again in every selected cell (the others are "
+        "kept; a cell with no raw file is measured in full)",
+    )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per probe")
     p.add_argument("--raw-dir", type=Path, default=DEFAULT_RAW, help="where raw files go")
@@ -383,6 +412,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             p.error(f"--tests: {args.tests} does not exist")
         args.tests = args.tests.resolve()
     args.suite = suite_identity(args.tests) if args.tests is not None else None
+    args.catalog = incremental.current_catalog()
+    try:
+        args.probes = (
+            incremental.parse_probe_names(args.probes, args.catalog) if args.probes else ()
+        )
+    except ValueError as e:
+        p.error(str(e))
     return args
 
 

@@ -2,10 +2,14 @@
 
 Fails (exit 1, naming each problem) when a raw file cannot be read (the others are still
 checked), a cell is missing or incomplete, an install failed,
+a cell lacks a probe of the current catalog or holds one whose source changed since it was
+measured (``matrix.measure.incremental``; ``nox -s matrix`` completes such a cell in place),
 or a probe ended ``crashed``, ``timeout`` or an ``error`` that is not one of its own statuses
 (a broken probe rather than an observation), a fingerprint cell is ``error`` (the battery's
 harness broke on it), or a fingerprint run has fewer than ``fingerprint.MIN_CELLS`` cells.
 Exit 0 when everything is there; 2 when there is nothing to check (no raw files at all).
+Cells measured before probe hashes were kept are counted in a note, not as problems: their
+probes' source then is unknown, and their results are kept as current.
 """
 
 from __future__ import annotations
@@ -17,9 +21,25 @@ from pathlib import Path
 from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
+from matrix.measure import incremental
 from matrix.measure.results import Run, SchemaError, read_folder, read_runs
 
 BROKEN = ("crashed", "timeout", "error")
+
+
+def stale_cells(runs: list[Run], catalog: incremental.Catalog) -> tuple[list[str], int]:
+    """Problems for cells not up to date with ``catalog``, and how many cells hold results
+    without a recorded hash (measured before hashes were kept: kept as current)."""
+    found, unknown = [], 0
+    for run in runs:
+        if not run.complete or run.install.get("status") != "ok":
+            continue  # said by problems(): incomplete, or nothing measured
+        state = incremental.staleness(run, catalog.specs, catalog.hashes)
+        if state.stale:
+            found.append(f"{run.id}: not up to date with the probe catalog: {state.describe()} "
+                         "(nox -s matrix completes it)")  # fmt: skip
+        unknown += bool(state.unknown)
+    return found, unknown
 
 
 def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
@@ -65,10 +85,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{p.name}: an interrupted cell (the matrix finishes it on a rerun)"
             for p in sorted(args.raw.glob("*.json.partial"))
         ]
+    stale, unknown = stale_cells(runs, incremental.current_catalog())
+    found += stale
     for line in found:
         print(f"matrix.measure.verify: {line}", file=sys.stderr)
     results = sum(len(r.results) for r in runs)
     print(f"matrix.measure.verify: {len(runs)} cells, {results} results, {len(found)} problems")
+    if unknown:
+        print(
+            f"matrix.measure.verify: note: {unknown} cell(s) hold results measured before probe "
+            "hashes were kept: a later change to those probes' source is not seen there "
+            "(re-measure with --probes NAME or --force)"
+        )
     return 1 if found else 0
 
 
