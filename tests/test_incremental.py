@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from matrix.catalog import ProbeSpec
-from matrix.measure import incremental
+from matrix.measure import incremental, probe_hashes
 from matrix.measure.results import Result, Run, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,8 +130,8 @@ def test_staleness_is_missing_changed_or_unknown():
 def test_committed_cells_are_up_to_date_with_the_catalog():
     """The committed raw files lack hashes (measured before they were kept): none of them is
     stale for that alone, and none lacks a probe of the catalog."""
+    from matrix.analyze.verify import stale_cells
     from matrix.measure.results import read_folder
-    from matrix.measure.verify import stale_cells
 
     runs, unreadable = read_folder(ROOT / "reports" / "raw")
     assert runs and not unreadable
@@ -146,11 +146,11 @@ def test_hash_follows_source_and_row(tmp_path, monkeypatch):
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("x = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    before = incremental.probe_hash(SPECS[0], "hpkg")
-    assert before == incremental.probe_hash(SPECS[0], "hpkg")
+    before = probe_hashes.probe_hash(SPECS[0], "hpkg")
+    assert before == probe_hashes.probe_hash(SPECS[0], "hpkg")
     other_row = ProbeSpec("a", "a", ("pass", "fail"), ("interpret",))
-    assert incremental.probe_hash(other_row, "hpkg") != before
+    assert probe_hashes.probe_hash(other_row, "hpkg") != before
     (pkg / "a.py").write_text("x = 2\n")
-    assert incremental.probe_hash(SPECS[0], "hpkg") != before
+    assert probe_hashes.probe_hash(SPECS[0], "hpkg") != before
     with pytest.raises(LookupError, match=r"no module hpkg\.missing"):
-        incremental.probe_hash(ProbeSpec("missing", "m", ("pass",), ("interpret",)), "hpkg")
+        probe_hashes.probe_hash(ProbeSpec("missing", "m", ("pass",), ("interpret",)), "hpkg")

@@ -232,8 +232,8 @@ def test_the_report_step_tells_measured_raw_files_from_kept_ones(monkeypatch, ca
     # A second run that keeps every cell must not say it measured the files an earlier run left.
     import argparse
 
+    import matrix.orchestrate as orchestrate
     import matrix.report.__main__ as report_main
-    from matrix.measure import orchestrate
 
     raw_dir = tmp_path / "reports" / "raw"
     changed = {
@@ -244,10 +244,10 @@ def test_the_report_step_tells_measured_raw_files_from_kept_ones(monkeypatch, ca
         ],
         str(raw_dir): ["reports/raw/a.json", "reports/raw/b.json"],
     }
-    monkeypatch.setattr(orchestrate, "_changed_committed", lambda folder: changed[str(folder)])
+    monkeypatch.setattr(orchestrate, "changed_committed", lambda folder: changed[str(folder)])
     monkeypatch.setattr(report_main, "main", lambda argv: 0)
     args = argparse.Namespace(raw_dir=raw_dir, report_dir=None)
-    assert orchestrate._report(args, {"a.json"}) == 0
+    assert orchestrate.report_step(args, {"a.json"}) == 0
     out = capsys.readouterr().out
     assert "this run measured anew 1 committed raw file(s): reports/raw/a.json\n" in out
     assert "1 committed raw file(s) differ from the commit (an earlier run's" in out

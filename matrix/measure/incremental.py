@@ -28,37 +28,14 @@ the probes that use them with ``--probes NAME,...`` (or everything with ``--forc
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import dataclass
 
 from matrix.catalog import ProbeSpec
+from matrix.measure.child import probe_package
+from matrix.measure.probe_hashes import catalog_hashes, recorded_hashes
 from matrix.measure.results import Run
-
-# The raw file's key for the per-probe hashes (a top-level field of the run, like "complete").
-HASHES_KEY = "probe_hashes"
-
-
-def probe_source(package: str, name: str) -> Path:
-    """The file of the probe module ``package.name`` (found, not imported: no Triton here)."""
-    spec = importlib.util.find_spec(f"{package}.{name}")
-    if spec is None or spec.origin is None:
-        raise LookupError(f"probe {name!r}: no module {package}.{name} to hash")
-    return Path(spec.origin)
-
-
-def probe_hash(spec: ProbeSpec, package: str) -> str:
-    """16 hex digits of what decides the probe's results: its module's source and its row."""
-    digest = hashlib.sha256(probe_source(package, spec.name).read_bytes())
-    digest.update(json.dumps(asdict(spec), sort_keys=True, default=str).encode("utf-8"))
-    return digest.hexdigest()[:16]
-
-
-def catalog_hashes(specs: Iterable[ProbeSpec], package: str) -> dict[str, str]:
-    return {spec.name: probe_hash(spec, package) for spec in specs}
+from matrix.measure.runner import gpu_target_of, plan_tasks, registry
 
 
 @dataclass(frozen=True)
@@ -93,19 +70,12 @@ def expected_keys(
     run: Run, specs: Iterable[ProbeSpec], backends: Sequence[str] | None = None
 ) -> dict[str, set[tuple[str, str, str | None]]]:
     """Per probe, the (probe, backend, target) results the cell should hold."""
-    from matrix.measure.runner import gpu_target_of, plan_tasks
-
     gpu = run.env.get("gpu")
     chosen = cell_backends(run) if backends is None else tuple(backends)
     keys: dict[str, set[tuple[str, str, str | None]]] = {}
     for task in plan_tasks(specs, chosen, gpu_target_of(gpu) if isinstance(gpu, dict) else None):
         keys.setdefault(task.probe, set()).add(task.key)
     return keys
-
-
-def recorded_hashes(run: Run) -> dict[str, str]:
-    value = run.extra.get(HASHES_KEY)
-    return dict(value) if isinstance(value, dict) else {}
 
 
 def staleness(
@@ -132,16 +102,6 @@ def staleness(
     return Staleness(tuple(missing), tuple(changed), tuple(unknown))
 
 
-def hashes_after(
-    previous: Mapping[str, str], measured: Mapping[str, str], kept: Iterable[str]
-) -> dict[str, str]:
-    """The hashes a cell records: those of the probes measured now, and the earlier ones of
-    the probes whose results it kept (absent where the earlier run recorded none)."""
-    out = {name: previous[name] for name in kept if name in previous}
-    out.update(measured)
-    return out
-
-
 @dataclass(frozen=True)
 class Catalog:
     """The probes a run measures now (the catalog, or a test's fixture package), hashed."""
@@ -156,9 +116,6 @@ class Catalog:
 
 def current_catalog() -> Catalog:
     """The runner's registry (``MATRIX_PROBE_PACKAGE`` included) with each probe's hash."""
-    from matrix.measure.child import probe_package
-    from matrix.measure.runner import registry
-
     specs = tuple(registry())
     return Catalog(specs, catalog_hashes(specs, probe_package()))
 

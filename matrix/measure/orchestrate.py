@@ -3,7 +3,8 @@
     python -m matrix.measure.orchestrate [--releases 3.8.0,3.9.0] [--numpy 2.4.6] [--discover]
                                  [--tests PATH] [--force] [--jobs N] [--raw-dir reports/raw]
 
-``nox -s matrix`` calls this: it runs the cells, then builds the report from the raw folder.
+``nox -s matrix`` runs ``python -m matrix.orchestrate``: these cells, then the pages built from
+the raw folder (``matrix.orchestrate.report_step``: the report is a later stage, not imported here).
 Faults are recorded, never fatal: a release that does not exist, one with no wheel for this
 Python, or a numpy that cannot be installed each gives a raw file whose ``install`` says what
 happened, and the other cells go on. A cell whose raw file is complete is skipped on a rerun
@@ -36,7 +37,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -422,8 +423,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# The step after the cells: build the pages (``matrix.orchestrate`` passes it; the report is
+# a later stage than measuring, so this module never imports it).
+ReportStep = Callable[[argparse.Namespace, Collection[str]], int]
+
+
+def main(argv: Sequence[str] | None = None, report: ReportStep | None = None) -> int:
+    """Run the selected cells; then ``report(args, names of the raw files measured)`` unless
+    ``--no-report``. Without ``report`` (``python -m matrix.measure.orchestrate``) the pages
+    are not built, and a line says so."""
     args = parse_args(argv)
+    args.report_step = report
     procs.interrupt_on_sigterm()
     with procs.owning_descendants():  # what a killed runner leaves running is ours to end
         return _interruptible_main(args)
@@ -509,8 +519,12 @@ def _main(args: argparse.Namespace) -> int:
         )
     if args.no_report:
         return status
+    if args.report_step is None:
+        print("matrix: pages not built here (python -m matrix.orchestrate, as nox -s matrix "
+              "runs it, builds them; --no-report says so quietly)", flush=True)  # fmt: skip
+        return status
     measured = {o.cell.raw_path(args.raw_dir).name for o in outcomes if not o.kept}
-    return _report(args, measured) or status
+    return args.report_step(args, measured) or status
 
 
 def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutcome]:
@@ -535,54 +549,6 @@ def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutc
         print("\n".join(suite_summary(runs)) or "  no cell recorded it", flush=True)
     print(f"\nmatrix: {len(cells)} cells in {progress._elapsed()}", flush=True)
     return outcomes
-
-
-def _report(args: argparse.Namespace, measured: Collection[str] = ()) -> int:
-    """Build the pages; say which committed files differ from the commit now: raw files this
-    run measured (``measured``: their names), raw files an earlier run left, and pages."""
-    from matrix.report.__main__ import main as report_main
-
-    report_dir = args.report_dir or args.raw_dir.parent
-    try:
-        code = report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
-    except OSError as e:
-        print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
-        return 1
-    changed = _changed_committed(report_dir)
-    raw = _changed_committed(args.raw_dir)
-    pages = [c for c in changed if c not in raw]
-    anew = [r for r in raw if Path(r).name in measured]
-    earlier = [r for r in raw if r not in anew]
-    if anew:
-        print(
-            f"matrix: this run measured anew {len(anew)} committed raw file(s): " + ", ".join(anew),
-            flush=True,
-        )
-    if earlier:
-        print(
-            f"matrix: {len(earlier)} committed raw file(s) differ from the commit (an earlier "
-            "run's measurements, kept by this one): " + ", ".join(earlier),
-            flush=True,
-        )
-    if pages:
-        print(
-            f"matrix: the report step rewrote {len(pages)} committed page(s) from the raw files "
-            "(new measurements, or code that renders them differently): " + ", ".join(pages),
-            flush=True,
-        )
-    return code
-
-
-def _changed_committed(folder: Path) -> list[str]:
-    """Tracked files under ``folder`` that differ from the commit (none outside a checkout)."""
-    try:
-        proc = procs.run(
-            ["git", "-C", str(REPO_ROOT), "diff", "--name-only", "--", str(folder.resolve())],
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return proc.stdout.split() if proc.returncode == 0 else []
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ from matrix import cli
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, REPO_ROOT, Release, run_id
-from matrix.measure import incremental, procs, suite
+from matrix.measure import probe_hashes, procs, suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured
 from matrix.measure.results import (
@@ -453,11 +453,11 @@ def _main(args: argparse.Namespace) -> int:
                 run.extra.update({k: previous.extra[k] for k in SUITE_KEYS if k in previous.extra})
     done = {r.key for r in run.results}
     todo = [t for t in tasks if t.key not in done]
-    # Hashed before anything runs: the source that is measured (matrix.measure.incremental).
+    # Hashed before anything runs: the source that is measured (matrix.measure.probe_hashes).
     measured = {t.probe for t in todo}
-    run.extra[incremental.HASHES_KEY] = incremental.hashes_after(
-        incremental.recorded_hashes(previous) if previous is not None else {},
-        incremental.catalog_hashes([s for s in specs if s.name in measured], probe_package()),
+    run.extra[probe_hashes.HASHES_KEY] = probe_hashes.hashes_after(
+        probe_hashes.recorded_hashes(previous) if previous is not None else {},
+        probe_hashes.catalog_hashes([s for s in specs if s.name in measured], probe_package()),
         kept={task_key(r)[0] for r in run.results},
     )
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))

@@ -1,4 +1,4 @@
-"""``python -m matrix.measure.verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
+"""``python -m matrix.analyze.verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
 
 Fails (exit 1, naming each problem) when a raw file cannot be read (the others are still
 checked), a cell is missing or incomplete, an install failed,
@@ -66,7 +66,7 @@ def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m matrix.measure.verify", description=__doc__.split("\n")[0]
+        prog="python -m matrix.analyze.verify", description=__doc__.split("\n")[0]
     )
     p.add_argument("raw", type=Path, help="folder of raw files (or a matrix.json)")
     p.add_argument("--cells", type=int, help="how many cells there must be")
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             runs, unreadable = read_runs(args.raw), []
     except (OSError, SchemaError) as e:
-        print(f"matrix.measure.verify: {e}", file=sys.stderr)
+        print(f"matrix.analyze.verify: {e}", file=sys.stderr)
         return 2
     found = [f"unreadable raw file: {m}" for m in unreadable] + problems(runs, args.cells)
     if args.raw.is_dir():
@@ -88,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     stale, unknown = stale_cells(runs, incremental.current_catalog())
     found += stale
     for line in found:
-        print(f"matrix.measure.verify: {line}", file=sys.stderr)
+        print(f"matrix.analyze.verify: {line}", file=sys.stderr)
     results = sum(len(r.results) for r in runs)
-    print(f"matrix.measure.verify: {len(runs)} cells, {results} results, {len(found)} problems")
+    print(f"matrix.analyze.verify: {len(runs)} cells, {results} results, {len(found)} problems")
     if unknown:
         print(
-            f"matrix.measure.verify: note: {unknown} cell(s) hold results measured before probe "
+            f"matrix.analyze.verify: note: {unknown} cell(s) hold results measured before probe "
             "hashes were kept: a later change to those probes' source is not seen there "
             "(re-measure with --probes NAME or --force)"
         )
