@@ -246,3 +246,73 @@ def test_the_layering_check_finds_cycles_and_upward_imports(tmp_path: Path) -> N
         "matrix.measure.m (measure) imports matrix.report.r (report)",
         "matrix.stray: no layer (add it to LAYER_OF)",
     ]
+
+
+# ------------------------------------------------------------------------- status literals
+
+# Words of the status tables in matrix.core (results, installs, test outcomes, compiles).
+# "ok" is checked only where an install is compared: census entries and feature trials have an
+# "ok" of their own.
+from matrix import core  # noqa: E402
+
+STATUS_WORDS = (
+    set(core.RESULT_STATUSES) | set(core.TEST_OUTCOMES) | set(core.COMPILE_STATUSES)
+) | (set(core.INSTALL_STATUSES) - {"ok"})
+
+
+def _literals(node: ast.AST) -> set[str]:
+    """String constants of a comparison operand, including those inside a tuple/set/list."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant)}
+    return set()
+
+
+def stray_status_literals(path: Path, root: Path = ROOT) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        words: set[str] = set()
+        membership = all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+        # ``"error" in record`` asks for a key; ``status in ("a", "b")`` compares words.
+        for operand in node.comparators if membership else (node.left, *node.comparators):
+            words |= _literals(operand)
+        hits = sorted(words & STATUS_WORDS)
+        if "ok" in words and "install" in ast.unparse(node):
+            hits.append("ok")
+        if hits:
+            found.append(f"{path.relative_to(root)}:{node.lineno}: compares with {hits}")
+    return found
+
+
+# Files whose words are another vocabulary that happens to share a spelling, and why.
+OTHER_VOCABULARY = {
+    # compat.trials' verdicts ("ok", "compiled", "failed: ..."): compat imports no matrix code.
+    MATRIX / "probes" / "tensor_descriptor.py",
+}
+
+
+def test_status_words_are_compared_only_through_the_tables() -> None:
+    found = []
+    for path in sorted(MATRIX.rglob("*.py")):
+        if path != MATRIX / "core.py" and path not in OTHER_VOCABULARY:
+            found += stray_status_literals(path)
+    assert found == []
+
+
+def test_the_status_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    text = (
+        'a = x.status == "crashed"\nb = t["outcome"] in ("passed", "xpassed")\n'
+        'c = run.install.get("status") != "ok"\nd = census.status == "ok"\n'
+        'e = "error" in record\n'
+    )
+    bad.write_text(text)
+    assert stray_status_literals(bad, tmp_path) == [
+        "bad.py:1: compares with ['crashed']",
+        "bad.py:2: compares with ['passed', 'xpassed']",
+        "bad.py:3: compares with ['ok']",
+    ]

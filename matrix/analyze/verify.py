@@ -21,10 +21,11 @@ from pathlib import Path
 from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
+from matrix.core import CRASHED, ERROR, TIMEOUT, install_ok
 from matrix.measure import incremental
 from matrix.measure.results import Run, SchemaError, read_folder, read_runs
 
-BROKEN = ("crashed", "timeout", "error")
+BROKEN = (CRASHED, TIMEOUT, ERROR)
 
 
 def stale_cells(runs: list[Run], catalog: incremental.Catalog) -> tuple[list[str], int]:
@@ -32,7 +33,7 @@ def stale_cells(runs: list[Run], catalog: incremental.Catalog) -> tuple[list[str
     without a recorded hash (measured before hashes were kept: kept as current)."""
     found, unknown = [], 0
     for run in runs:
-        if not run.complete or run.install.get("status") != "ok":
+        if not run.complete or not install_ok(run.install):
             continue  # said by problems(): incomplete, or nothing measured
         state = incremental.staleness(run, catalog.specs, catalog.hashes)
         if state.stale:
@@ -49,7 +50,7 @@ def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
     for run in runs:
         if not run.complete:
             found.append(f"{run.id}: incomplete (interrupted)")
-        if run.install.get("status") != "ok":
+        if not install_ok(run.install):
             found.append(f"{run.id}: install {run.install.get('status')}: "
                          f"{run.install.get('detail', '')[:200]}")  # fmt: skip
         elif not run.results:

@@ -17,7 +17,16 @@ from typing import Any
 
 from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
-from matrix.core import FAILURE_STATUSES, Column, Release, pair_numpy
+from matrix.core import (
+    FAILED_TEST_OUTCOMES,
+    FAILURE_STATUSES,
+    SKIPPED,
+    TEST_PASSED,
+    Column,
+    Release,
+    install_ok,
+    pair_numpy,
+)
 from matrix.gate import kernel_compiles as gk
 from matrix.gate.config import AcceptedChange
 from matrix.gate.sides import DataError, Sides
@@ -31,8 +40,8 @@ ACCEPTED = "accepted-change"
 # Finding kinds that make the upgrade unsafe (exit 1).
 UNSAFE_KINDS = (BREAKING, REGRESSION, BEHAVIOUR)
 
-PASSED_TEST = "passed"
-FAILED_TESTS = frozenset({"failed", "error", "crashed", "timeout", "xpassed-strict"})
+PASSED_TEST = TEST_PASSED
+FAILED_TESTS = FAILED_TEST_OUTCOMES
 
 
 @dataclass
@@ -118,7 +127,7 @@ def select_runs(
                 f"no results for the {side} Triton {release}: no run has env.triton == '{release}'"
             )
             continue
-        ok = [r for r in runs if r.install.get("status") == "ok"]
+        ok = [r for r in runs if install_ok(r.install)]
         for run in ok:
             if not run.complete:
                 sel.errors.append(
@@ -133,13 +142,13 @@ def select_runs(
 
     base_numpys = {str(r.env.get("numpy")) for r in installed["baseline"]}
     for run in base_runs:
-        if run.install.get("status") != "ok":
+        if not install_ok(run.install):
             sel.notes.append(
                 f"baseline cell {run.id!r} did not install ({_install_text(run)}): nothing to "
                 "compare there"
             )
     for run in cand_runs:
-        if run.install.get("status") == "ok":
+        if install_ok(run.install):
             continue
         numpy = str(run.env.get("numpy"))
         if numpy in base_numpys:
@@ -249,7 +258,7 @@ def compare(
         out.compared.append(shown)
         where = str(Column(b_key[0], b_key[1]))
         b_res, c_res = base_cols[b_key], cand_cols[c_key]
-        probes_seen_on_candidate.update(p for p in c_res if c_res[p].status not in {"skipped"})
+        probes_seen_on_candidate.update(p for p in c_res if c_res[p].status != SKIPPED)
         for probe in sorted(set(b_res) | set(c_res)):
             pair = ProbePair(
                 probe,

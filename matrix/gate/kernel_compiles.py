@@ -22,10 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from matrix.core import COMPILED, REJECTED
 from matrix.gate.sides import DataError, Sides
 from matrix.measure.results import Run
-
-COMPILED, REJECTED = "compiled", "rejected"
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from matrix import cli
-from matrix.core import REPO_ROOT, DataFileError, Release, release_key
+from matrix.core import (
+    COMPILED,
+    NO_SUCH_RELEASE,
+    REPO_ROOT,
+    DataFileError,
+    Release,
+    install_ok,
+    passed_test,
+    release_key,
+)
 from matrix.measure import incremental, lock, procs
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import DiscoverError, discover_releases
@@ -134,7 +143,7 @@ def existing_state(path: Path, cell: Cell, suite: dict[str, str] | None = None) 
     run = _readable(path)
     if run is None or run.release != cell.release or run.env.get("numpy") != cell.numpy:
         return "missing"
-    if suite is not None and run.install.get("status") == "ok" and run.extra.get("suite") != suite:
+    if suite is not None and install_ok(run.install) and run.extra.get("suite") != suite:
         return "partial"
     return "complete" if run.complete else "partial"
 
@@ -158,7 +167,7 @@ def _holds_complete(out: Path) -> bool:
         run = read_raw(out) if out.exists() else None
     except SchemaError:
         return False
-    return run is not None and run.complete and run.install.get("status") == "ok"
+    return run is not None and run.complete and install_ok(run.install)
 
 
 def record_failure(cell: Cell, install: Install, out: Path) -> tuple[str, bool]:
@@ -223,11 +232,11 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     )
     install = ensure_env(spec, args.envs_dir / cell.id)
     outcome.install = install.status
-    if install.status == "no-such-release" and cell.release not in args.config.releases:
+    if install.status == NO_SUCH_RELEASE and cell.release not in args.config.releases:
         # A typo or a release not yet out: no raw file, or every page would grow its column.
         outcome.note = f" [no raw file written: {install.detail[:200]}]"
         outcome.unrecorded = True
-    elif install.status != "ok" or install.python is None:
+    elif not install_ok(install) or install.python is None:
         outcome.note, outcome.failed = record_failure(cell, install, out)
     else:
         cmd = [
@@ -287,7 +296,7 @@ def _redo(
     if state == "partial":  # the runner resumes it; --probes drops those probes' results too
         return args.probes, "", False
     run = read_raw(out)
-    if run.install.get("status") != "ok":
+    if not install_ok(run.install):
         return (), "", False
     redo, why = incremental.redo_plan(run, cell.backends, args.catalog, args.probes)
     return redo, why, state == "complete" and bool(redo)
@@ -305,11 +314,11 @@ def _test_counts(run: Run) -> str:
     tests = run.extra.get("tests")
     if not isinstance(tests, list):
         return ""
-    passed = sum(isinstance(t, dict) and t.get("outcome") == "passed" for t in tests)
+    passed = sum(isinstance(t, dict) and passed_test(t) for t in tests)
     text = f"{passed}/{len(tests)} tests passed"
     compiles = run.extra.get("kernel_compiles")
     if isinstance(compiles, list):
-        ok = sum(isinstance(c, dict) and c.get("status") == "compiled" for c in compiles)
+        ok = sum(isinstance(c, dict) and c.get("status") == COMPILED for c in compiles)
         text += f", {ok}/{len(compiles)} kernel compiles ok"
     return text
 
@@ -326,13 +335,13 @@ def suite_summary(runs: Sequence[Run]) -> list[str]:
         cells, failing, targets = [], set(), {}
         for run in sorted(by_release[release], key=lambda r: release_key(r.env.get("numpy"))):
             tests = [t for t in run.extra["tests"] if isinstance(t, dict)]
-            passed = [t for t in tests if t.get("outcome") == "passed"]
+            passed = [t for t in tests if passed_test(t)]
             cells.append(f"{len(passed)}/{len(tests)} (numpy {run.env.get('numpy')})")
             failing |= {f"{t.get('id')} {t.get('outcome')}" for t in tests if t not in passed}
             for c in run.extra.get("kernel_compiles") or ():
                 if isinstance(c, dict):
                     n = targets.setdefault(str(c.get("target")), [0, 0])
-                    n[0] += c.get("status") == "compiled"
+                    n[0] += c.get("status") == COMPILED
                     n[1] += 1
         line = f"  {release}: tests passed {', '.join(cells)}"
         if targets:
