@@ -139,6 +139,19 @@ def release_key(text: object) -> tuple[int, Any, str]:
         return (1, (), str(text))
 
 
+def names_release(text: object, release: Release) -> bool:
+    """Whether ``text`` spells ``release`` (``3.9`` names ``3.9.0``); False for a non-release
+    such as ``None`` or ``"main"``, where a comparison of text would say too little.
+
+    >>> names_release("3.9", Release.parse("3.9.0")), names_release(None, Release.parse("3.9"))
+    (True, False)
+    """
+    try:
+        return Release.parse(text) == release
+    except ReleaseError:
+        return False
+
+
 def parse_releases(value: str, where: str) -> list[Release]:
     """``"3.8, 3.9.0"`` -> ``[Release('3.8.0'), Release('3.9.0')]``; an empty list is refused."""
     items = [v.strip() for v in value.split(",") if v.strip()]
@@ -230,7 +243,7 @@ RESULT_STATUSES = {
     "timeout": "the probe ran past its time limit and was killed",
 }
 PASS, FAIL, SKIPPED, ERROR, CRASHED, TIMEOUT = RESULT_STATUSES
-# Statuses any probe may end with besides its own (DESIGN.md).
+# Statuses any probe may end with besides its own (the results contract: measure/results.py).
 COMMON_STATUSES = (SKIPPED, ERROR, CRASHED, TIMEOUT)
 # Statuses that mean "this check did not work" wherever they appear.
 FAILURE_STATUSES = frozenset({FAIL, ERROR, CRASHED, TIMEOUT})
