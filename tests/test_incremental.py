@@ -26,9 +26,8 @@ PACKAGE = "incremental_probes"
 
 
 @pytest.fixture(scope="module")
-def envs_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    given = os.environ.get("MATRIX_TEST_ENVS_DIR")  # reuse environments across pytest runs
-    return Path(given) if given else tmp_path_factory.mktemp("envs")
+def envs_dir(matrix_envs_dir: Path) -> Path:
+    return matrix_envs_dir  # shared with the other modules that build cells (conftest.py)
 
 
 def _matrix(tmp: Path, envs: Path, probes: str, mark: str, *args: str) -> str:

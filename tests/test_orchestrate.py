@@ -33,10 +33,8 @@ def _orchestrate(tmp: Path, envs: Path, *args: str, env: dict | None = None, **p
 
 
 @pytest.fixture(scope="module")
-def envs_dir(tmp_path_factory):
-    # MATRIX_TEST_ENVS_DIR reuses environments across pytest runs (repeating a test).
-    given = os.environ.get("MATRIX_TEST_ENVS_DIR")
-    return Path(given) if given else tmp_path_factory.mktemp("envs")
+def envs_dir(matrix_envs_dir):
+    return matrix_envs_dir  # shared with the other modules that build cells (conftest.py)
 
 
 def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir):
