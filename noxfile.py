@@ -6,6 +6,7 @@ nox -s report                             # rebuild the pages from reports/raw
 nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
 nox -s tests                              # the pytest suite on the newest release and an older one
 nox -s lint
+nox -s types                              # mypy on matrix/ and kernels/ (not yet in lint or CI)
 """
 
 from __future__ import annotations
@@ -109,3 +110,15 @@ def lint(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def types(session: nox.Session) -> None:
+    """mypy on matrix/ and kernels/ ([tool.mypy] in pyproject.toml).
+
+    Not yet part of ``lint`` and CI: 72 errors are left on 2026-12-01 (83 before the entry
+    points' signature was fixed), most of them ``str | None`` passed where ``str`` is typed.
+    It joins ``lint`` once it reports none.
+    """
+    session.install("mypy", "packaging", "jinja2")
+    session.run("mypy")

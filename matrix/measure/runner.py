@@ -106,7 +106,7 @@ def plan_tasks(
     specs: Iterable[ProbeSpec], backends: Sequence[str], gpu_target: str | None
 ) -> list[Task]:
     """Every (probe, backend, target) to observe; gpu rows only where a GPU was found."""
-    tasks = []
+    tasks: list[Task] = []
     for spec in specs:
         for backend in spec.backends:
             if backend not in backends:
