@@ -4,8 +4,9 @@ nox -s matrix [-- --releases 3.8.0,3.9.0 --discover --tests PATH --force]
 nox -s matrix_cell                        # one cell; `nox -l --json` lists them for CI
 nox -s report                             # rebuild the pages from reports/raw
 nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
-nox -s tests                              # the pytest suite on the newest release and 3.2.0
+nox -s tests                              # the pytest suite on the newest release and an older one
 nox -s lint
+nox -s types                              # mypy on matrix/ and kernels/ (not yet in lint or CI)
 """
 
 from __future__ import annotations
@@ -29,15 +30,12 @@ CELLS = plan(MATRIX)
 # Packages the matrix machinery itself needs (not the cells: they get their own environments).
 TOOLING = ["uv", "packaging", "jinja2"]
 
-# Where the kernel tests run: the newest release with the newest numpy, and a release without
-# tl.make_tensor_descriptor with a numpy its interpreter works with (notes/aot-and-numpy.md:
-# 3.2.0's interpreter raises "only 0-dimensional arrays can be converted to Python scalars"
-# on runtime loop bounds under numpy 2.4.6, and works under 1.26.4).
-TEST_TARGETS = {
-    "3.9.0": {"numpy": "2.4.6", "paths": ["tests"]},
-    "3.2.0": {"numpy": "1.26.4", "paths": ["tests/test_kernels.py", "tests/test_compat.py"]},
-}
-TEST_EXTRAS = ["pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv"]
+# Where the test suite runs (matrix/data/matrix.toml [tests]): the newest release with the newest
+# numpy, and an older release without tl.make_tensor_descriptor (the data file says why).
+TEST_TARGETS = {str(t.release): t for t in MATRIX.test_targets()}
+TEST_EXTRAS = [
+    "pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv", "build",
+]  # fmt: skip
 
 
 def find_links() -> list[str]:
@@ -97,13 +95,13 @@ def gate(session: nox.Session) -> None:
 @nox.session
 @nox.parametrize("triton", list(TEST_TARGETS))
 def tests(session: nox.Session, triton: str) -> None:
-    """The pytest suite under the interpreter, on the newest release and on 3.2.0."""
+    """The pytest suite under the interpreter, on the newest release and on an older one."""
     target = TEST_TARGETS[triton]
     session.install(
-        *find_links(), f"torch=={MATRIX.torch}", f"triton=={triton}", f"numpy=={target['numpy']}",
+        *find_links(), f"torch=={MATRIX.torch}", f"triton=={triton}", f"numpy=={target.numpy}",
         *TEST_EXTRAS,
     )  # fmt: skip
-    session.run("python", "-m", "pytest", *target["paths"], *session.posargs,
+    session.run("python", "-m", "pytest", *target.paths, *session.posargs,
                 env={"TRITON_INTERPRET": "1"})  # fmt: skip
 
 
@@ -112,3 +110,15 @@ def lint(session: nox.Session) -> None:
     session.install("ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+
+
+@nox.session
+def types(session: nox.Session) -> None:
+    """mypy on matrix/ and kernels/ ([tool.mypy] in pyproject.toml).
+
+    Not yet part of ``lint`` and CI: 72 errors are left on 2026-12-01 (83 before the entry
+    points' signature was fixed), most of them ``str | None`` passed where ``str`` is typed.
+    It joins ``lint`` once it reports none.
+    """
+    session.install("mypy", "packaging", "jinja2")
+    session.run("mypy")

@@ -60,8 +60,9 @@ MEANINGS: tuple[Meaning, ...] = (
 )  # fmt: skip
 MEANINGS_BY_NAME = {m.name: m for m in MEANINGS}
 
-# What the statuses every probe may end with mean (DESIGN.md): ``error`` is our probe breaking,
-# so nothing about Triton was seen; a crash or a hang of the child is what a kernel would see too.
+# What the statuses every probe may end with mean (matrix.core.RESULT_STATUSES): ``error`` is
+# our probe breaking, so nothing about Triton was seen; a crash or a hang of the child is what
+# a kernel would see too.
 COMMON_MEANINGS = {"skipped": "unmeasured", "error": "unmeasured", "crashed": "breaking",
                    "timeout": "breaking", "fail": "breaking"}  # fmt: skip
 # A status the catalog does not list for the probe: someone has to look at it.

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 from matrix.core import InputError
@@ -57,7 +57,10 @@ def named(path: str | os.PathLike[str]) -> Iterator[None]:
 
 
 def run(
-    main: Callable[[Sequence[str] | None], int], prog: str, argv: Sequence[str] | None = None
+    # A list, the narrowest argv: every entry point's main (list or Sequence) accepts it.
+    main: Callable[[list[str] | None], int],
+    prog: str,
+    argv: list[str] | None = None,
 ) -> int:
     """``main(argv)``'s exit code; an OSError, a bad input, a closed pipe or Ctrl-C end in one
     line instead of a traceback (see the module's docstring for the codes)."""

@@ -8,7 +8,8 @@ the value, never as text to be parsed again:
 - ``run_id``: the id of a matrix cell and the stem of its raw file;
 - ``Column``: where a probe ran, ``backend`` and ``target``, spelt ``aot:cuda:90``;
 - ``pair_numpy``: which interpreter cells of two releases are compared with each other;
-- the status sets every probe shares;
+- the status tables: result statuses, install statuses, test outcomes, compile statuses, with
+  their predicates (``is_observation``, ``install_ok``, ``passed_test``);
 - ``load_toml`` and ``DataFileError``: one loader and one error for every data file;
 - ``InputError``: what every error about a given file or argument is (one line, exit 2);
 - ``AotUnavailable``: the ahead-of-time backend cannot run here (a tool is missing).
@@ -138,6 +139,19 @@ def release_key(text: object) -> tuple[int, Any, str]:
         return (1, (), str(text))
 
 
+def names_release(text: object, release: Release) -> bool:
+    """Whether ``text`` spells ``release`` (``3.9`` names ``3.9.0``); False for a non-release
+    such as ``None`` or ``"main"``, where a comparison of text would say too little.
+
+    >>> names_release("3.9", Release.parse("3.9.0")), names_release(None, Release.parse("3.9"))
+    (True, False)
+    """
+    try:
+        return Release.parse(text) == release
+    except ReleaseError:
+        return False
+
+
 def parse_releases(value: str, where: str) -> list[Release]:
     """``"3.8, 3.9.0"`` -> ``[Release('3.8.0'), Release('3.9.0')]``; an empty list is refused."""
     items = [v.strip() for v in value.split(",") if v.strip()]
@@ -213,13 +227,101 @@ def pair_numpy(base: Iterable[str], cand: Iterable[str]) -> list[tuple[str, str]
 
 # ------------------------------------------------------------------------------------- statuses
 
-# Statuses any probe may end with besides its own (DESIGN.md). ``error`` means only that the
-# probe itself broke; a release refusing code is ``rejected`` (or a probe's own refusal word).
-COMMON_STATUSES = ("skipped", "error", "crashed", "timeout")
+# Three tables, one per kind of status a raw file holds, each word with what it means. Code
+# compares against these names and asks the predicates below, never spells a word itself
+# (tests/test_layout.py looks for stray literals).
+
+# A probe result's statuses that every probe shares (its own are in matrix/data/probes.toml).
+# ``error`` means only that the probe itself broke; a release refusing code is ``rejected``
+# (or a probe's own refusal word).
+RESULT_STATUSES = {
+    "pass": "the check held (right numbers)",
+    "fail": "the check did not hold (wrong numbers; the detail gives the worst case)",
+    "skipped": "not observed: a tool outside Triton is missing, or the probe does not apply",
+    "error": "not observed: the probe itself broke (an unexpected exception in our code)",
+    "crashed": "the child process died (a signal or an exit code) while the probe ran",
+    "timeout": "the probe ran past its time limit and was killed",
+}
+PASS, FAIL, SKIPPED, ERROR, CRASHED, TIMEOUT = RESULT_STATUSES
+# Statuses any probe may end with besides its own (the results contract: measure/results.py).
+COMMON_STATUSES = (SKIPPED, ERROR, CRASHED, TIMEOUT)
 # Statuses that mean "this check did not work" wherever they appear.
-FAILURE_STATUSES = frozenset({"fail", "error", "crashed", "timeout"})
+FAILURE_STATUSES = frozenset({FAIL, ERROR, CRASHED, TIMEOUT})
 # Statuses that mean "nothing was observed": the probe did not get to look.
-NO_OBSERVATION_STATUSES = frozenset({"skipped", "error", "crashed", "timeout"})
+NO_OBSERVATION_STATUSES = frozenset({SKIPPED, ERROR, CRASHED, TIMEOUT})
+
+
+def is_observation(status: str) -> bool:
+    """Whether a result with ``status`` saw something of Triton (a crash or a hang is what a
+    kernel would see too; it is not counted here: the probe did not get to look).
+
+    >>> is_observation("removed"), is_observation("skipped")
+    (True, False)
+    """
+    return status not in NO_OBSERVATION_STATUSES
+
+
+# A cell's install statuses (``install.status`` of a raw file; matrix.measure.envs sets them).
+INSTALL_STATUSES = {
+    "ok": "the cell's environment was built",
+    "no-such-release": "the package index has no such Triton release",
+    "no-wheel": "the release has no wheel for this Python or platform",
+    "failed": "the environment could not be built (the detail says why)",
+    # A GPU run's (matrix.measure.gpu_run): not run on that machine, or its preflight failed.
+    "skipped": "not run on this machine (the detail says why)",
+    "error": "the slim package or its preflight failed on the GPU machine",
+}
+INSTALL_OK, NO_SUCH_RELEASE, NO_WHEEL, INSTALL_FAILED, INSTALL_SKIPPED, INSTALL_ERROR = (
+    INSTALL_STATUSES
+)
+
+
+def install_ok(install: Any) -> bool:
+    """Whether a run's ``install`` record (a dict, or anything with ``.status``) says ok.
+
+    >>> install_ok({"status": "ok"}), install_ok({"status": "no-wheel"}), install_ok(None)
+    (True, False, False)
+    """
+    status = (
+        install.get("status") if isinstance(install, dict) else getattr(install, "status", None)
+    )
+    return status == INSTALL_OK
+
+
+# A team's test outcomes (``tests[].outcome``; matrix.measure.capture records them). The two
+# last are the runner's: the process died or hung in that test.
+TEST_OUTCOMES = {
+    "passed": "the test passed",
+    "failed": "the test failed",
+    "error": "setup, teardown or collection failed",
+    "skipped": "the test skipped itself",
+    "xfailed": "failed, as it was marked to",
+    "xpassed": "passed though marked to fail (not strict)",
+    "crashed": "the suite's process died in this test",
+    "timeout": "the test ran past its time limit",
+}
+(TEST_PASSED, TEST_FAILED, TEST_ERROR, TEST_SKIPPED, TEST_XFAILED, TEST_XPASSED, TEST_CRASHED,
+ TEST_TIMEOUT) = TEST_OUTCOMES  # fmt: skip
+# Outcomes the gate counts as a test not working ("xpassed-strict": pytest's strict xpass).
+FAILED_TEST_OUTCOMES = frozenset({TEST_FAILED, TEST_ERROR, TEST_CRASHED, TEST_TIMEOUT,
+                                  "xpassed-strict"})  # fmt: skip
+
+
+def passed_test(outcome: object) -> bool:
+    """Whether a test record (or its outcome word) passed."""
+    if isinstance(outcome, dict):
+        outcome = outcome.get("outcome")
+    return outcome == TEST_PASSED
+
+
+# A captured kernel's compile statuses (``kernel_compiles[].status``; matrix.backends.kernels).
+# Only ``compiled`` and ``rejected`` are Triton behaviour; the common result statuses above
+# (skipped, error, crashed, timeout) mean the compile was not observed.
+COMPILE_STATUSES = {
+    "compiled": "the release compiled the kernel for the target",
+    "rejected": "the release refused the kernel (its compiler's error is the evidence)",
+}
+COMPILED, REJECTED = COMPILE_STATUSES
 
 # ----------------------------------------------------------------------------------- data files
 

@@ -1,12 +1,75 @@
-"""``python -m matrix.orchestrate``: the cell orchestrator behind nox -s matrix.
+"""``python -m matrix.orchestrate``: the matrix as ``nox -s matrix`` runs it: cells, then pages.
 
-The code lives in ``matrix.measure.orchestrate``; this entry point keeps the short command working.
+A documented entry point (noxfile, .ci/run, README), and the one place that joins two stages:
+``matrix.measure.orchestrate`` runs the cells, then ``report_step`` builds the pages with
+``matrix.report`` and says which committed files changed. Measuring never imports the report
+(the layering test holds it to that), so the join lives here, above both.
 """
 
+from __future__ import annotations
+
+import argparse
+import subprocess
 import sys
+from collections.abc import Collection, Sequence
+from pathlib import Path
 
 from matrix import cli
-from matrix.measure.orchestrate import main
+from matrix.core import REPO_ROOT
+from matrix.measure import orchestrate, procs
+
+
+def report_step(args: argparse.Namespace, measured: Collection[str] = ()) -> int:
+    """Build the pages; say which committed files differ from the commit now: raw files this
+    run measured (``measured``: their names), raw files an earlier run left, and pages."""
+    from matrix.report.__main__ import main as report_main
+
+    report_dir = args.report_dir or args.raw_dir.parent
+    try:
+        code = report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
+    except OSError as e:
+        print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
+        return 1
+    changed = changed_committed(report_dir)
+    raw = changed_committed(args.raw_dir)
+    pages = [c for c in changed if c not in raw]
+    anew = [r for r in raw if Path(r).name in measured]
+    earlier = [r for r in raw if r not in anew]
+    if anew:
+        print(
+            f"matrix: this run measured anew {len(anew)} committed raw file(s): " + ", ".join(anew),
+            flush=True,
+        )
+    if earlier:
+        print(
+            f"matrix: {len(earlier)} committed raw file(s) differ from the commit (an earlier "
+            "run's measurements, kept by this one): " + ", ".join(earlier),
+            flush=True,
+        )
+    if pages:
+        print(
+            f"matrix: the report step rewrote {len(pages)} committed page(s) from the raw files "
+            "(new measurements, or code that renders them differently): " + ", ".join(pages),
+            flush=True,
+        )
+    return code
+
+
+def changed_committed(folder: Path) -> list[str]:
+    """Tracked files under ``folder`` that differ from the commit (none outside a checkout)."""
+    try:
+        proc = procs.run(
+            ["git", "-C", str(REPO_ROOT), "diff", "--name-only", "--", str(folder.resolve())],
+            timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return proc.stdout.split() if proc.returncode == 0 else []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return orchestrate.main(argv, report=report_step)
+
 
 if __name__ == "__main__":
     sys.exit(cli.run(main, "matrix.orchestrate"))

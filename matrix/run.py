@@ -1,6 +1,7 @@
 """``python -m matrix.run``: the runner (one cell's probes into a raw file).
 
-The code lives in ``matrix.measure.runner``; this entry point keeps the short command working.
+The code lives in ``matrix.measure.runner``. Kept as a documented entry point (README, the GPU
+workflow: ``python -m matrix.run --backends gpu``), not a second implementation.
 """
 
 import sys

@@ -1,6 +1,7 @@
 """``python -m matrix.timings``: per-release timings from raw files.
 
-The code lives in ``matrix.report.timings``; this entry point keeps the short command working.
+The code lives in ``matrix.report.timings``. Kept as a documented entry point (README:
+``python -m matrix.timings reports/raw``), not a second implementation.
 """
 
 import sys

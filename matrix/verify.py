@@ -1,12 +1,13 @@
 """``python -m matrix.verify``: checks raw files are complete.
 
-The code lives in ``matrix.measure.verify``; this entry point keeps the short command working.
+The code lives in ``matrix.analyze.verify``. Kept as a documented entry point (.ci/run, README:
+``python -m matrix.verify reports/raw --cells N``), not a second implementation.
 """
 
 import sys
 
 from matrix import cli
-from matrix.measure.verify import main
+from matrix.analyze.verify import main
 
 if __name__ == "__main__":
     sys.exit(cli.run(main, "matrix.verify"))

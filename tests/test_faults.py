@@ -109,7 +109,7 @@ def test_damaged_raw_files_are_named_and_the_rest_read(tmp_path, capsys):
 
 
 def test_verify_names_unreadable_and_interrupted_cells_and_checks_the_rest(tmp_path, capsys):
-    from matrix.measure import verify
+    from matrix.analyze import verify
 
     good = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0", "numpy": "2.4.6"},
                results=[Result("splitk", "interpret", None, "pass")])  # fmt: skip
@@ -125,7 +125,7 @@ def test_verify_names_unreadable_and_interrupted_cells_and_checks_the_rest(tmp_p
 def test_an_empty_raw_folder_is_an_error(tmp_path):
     with pytest.raises(results.SchemaError, match="no raw files"):
         results.read_runs(tmp_path)
-    from matrix.measure import verify
+    from matrix.analyze import verify
 
     assert verify.main([str(tmp_path)]) == 2
 

@@ -317,7 +317,22 @@ def test_the_battery_runs_under_the_interpreter_and_classifies_cells():
     assert row.data["cells"]["int32(-7,2)"] == "right"  # -3: truncation, as compiled code does
 
 
-def test_a_case_that_kills_the_process_costs_that_cell_only(monkeypatch):
+@pytest.fixture
+def no_fault_dump():
+    """The forked child inherits pytest's faulthandler, whose dump of the planted abort goes
+    to the terminal past pytest's capture and reads as a failure on a green run. The child's
+    death is the evidence the test checks (SIGABRT), so the dump is switched off meanwhile."""
+    import faulthandler
+    import sys
+
+    enabled = faulthandler.is_enabled()
+    faulthandler.disable()
+    yield
+    if enabled:
+        faulthandler.enable(file=sys.__stderr__)
+
+
+def test_a_case_that_kills_the_process_costs_that_cell_only(monkeypatch, no_fault_dump):
     import os
 
     if os.environ.get("TRITON_INTERPRET") != "1":

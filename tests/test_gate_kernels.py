@@ -15,7 +15,8 @@ import pytest
 from matrix.core import Release
 from matrix.gate import compare as gc
 from matrix.gate import verdict as gate
-from matrix.gate.kernel_compiles import SHARED_GROWTH, compare_kernels
+from matrix.gate.compare import compare_kernels
+from matrix.gate.kernel_compiles import SHARED_GROWTH
 from matrix.measure.results import Run, read_raw, read_runs, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"

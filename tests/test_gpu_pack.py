@@ -166,6 +166,14 @@ def test_a_wheel_of_another_release_is_refused(tmp_path: Path) -> None:
 
 
 @needs_binutils
+def test_a_short_release_names_its_wheel(tmp_path: Path) -> None:
+    # "3.9" is 3.9.0 everywhere (matrix.core.Release): the 9.9.0 wheel is the one 9.9 asks for.
+    wheel = stand_in_wheel(tmp_path, "9.9.0", PTXAS_39)
+    target, m = gpu_pack.pack("9.9", wheel, tmp_path / "out", gpu_pack.load_recipe())
+    assert m.release == "9.9.0" and target.name.startswith("triton-9.9.0-slim-")
+
+
+@needs_binutils
 def test_over_the_size_limit_fails(tmp_path: Path) -> None:
     text = gpu_pack.RECIPE_PATH.read_text().replace("max_mb = 60", "max_mb = 0.0001")
     recipe_path = tmp_path / "recipe.toml"

@@ -65,3 +65,254 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "from packaging.version import Version\ndef _version_key(v):\n    return Version(v)\n"
     )
     assert len(_violations(bad)) == 3
+
+
+# ------------------------------------------------------------------------------- layering
+
+ROOT = MATRIX.parent
+# DESIGN's order, lowest first: a module may import its own layer and the layers before it.
+LAYERS = ("core", "compat", "kernels", "backends", "probes", "measure", "analyze", "scan",
+          "gate", "report", "entry")  # fmt: skip
+# Module name prefixes, most specific first. The entry points are the documented short
+# commands (``python -m matrix.orchestrate`` joins measuring and the report; the others
+# forward to their stage); nothing imports them.
+LAYER_OF = (
+    ("matrix.core", "core"),
+    ("matrix.cli", "core"),
+    ("compat", "compat"),
+    ("kernels", "kernels"),
+    ("matrix.backends", "backends"),
+    ("matrix.catalog", "probes"),
+    ("matrix.probes", "probes"),
+    ("matrix.measure", "measure"),
+    ("matrix.analyze", "analyze"),
+    ("matrix.scan", "scan"),
+    ("matrix.gate", "gate"),
+    ("matrix.report", "report"),
+    ("matrix.orchestrate", "entry"),
+    ("matrix.run", "entry"),
+    ("matrix.verify", "entry"),
+    ("matrix.timings", "entry"),
+)
+
+
+def layer_of(module: str) -> str | None:
+    if module == "matrix":  # the package's own __init__
+        return "core"
+    for prefix, layer in LAYER_OF:
+        if module == prefix or module.startswith(prefix + "."):
+            return layer
+    return None
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == (
+        "TYPE_CHECKING"
+    )
+
+
+def _imports(tree: ast.AST, module: str, is_package: bool, known: set[str]) -> set[str]:
+    """The project modules ``module`` imports at run time (anywhere in it, functions too;
+    not under ``if TYPE_CHECKING:``)."""
+    found: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module if is_package else module.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    package = package.rpartition(".")[0]
+                base = f"{package}.{base}" if base else package
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                found.add(sub if sub in known else base)
+        stack.extend(ast.iter_child_nodes(node))
+    # A name like matrix.gate.compare.x resolves to its module; other packages are not ours.
+    out = set()
+    for name in found:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        if name and name != module:
+            out.add(name)
+    return out
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    paths = [p for pkg in ("matrix", "compat", "kernels") for p in (root / pkg).rglob("*.py")]
+    names = {_module_name(p, root): p for p in paths if "__pycache__" not in p.parts}
+    known = set(names)
+    return {
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), name,
+                       path.name == "__init__.py", known)
+        for name, path in names.items()
+    }  # fmt: skip
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def upward(graph: dict[str, set[str]]) -> list[str]:
+    """Imports of a later layer, and modules that have no layer."""
+    found = []
+    for module, targets in sorted(graph.items()):
+        mine = layer_of(module)
+        if mine is None:
+            found.append(f"{module}: no layer (add it to LAYER_OF)")
+            continue
+        for target in sorted(targets):
+            theirs = layer_of(target)
+            if theirs is not None and LAYERS.index(theirs) > LAYERS.index(mine):
+                found.append(f"{module} ({mine}) imports {target} ({theirs})")
+    return found
+
+
+def test_imports_point_one_way() -> None:
+    graph = import_graph()
+    assert len(graph) > 100  # it read the sources
+    assert cycles(graph) == []
+    assert upward(graph) == []
+
+
+def test_the_layering_check_finds_cycles_and_upward_imports(tmp_path: Path) -> None:
+    def write(module: str, text: str) -> None:
+        path = tmp_path / (module.replace(".", "/") + ".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for parent in path.parents:
+            if parent == tmp_path:
+                break
+            (parent / "__init__.py").touch()
+        path.write_text(text)
+
+    write("matrix.core", "")
+    write("compat.x", "")
+    write("kernels.x", "")
+    write("matrix.gate.a", "from matrix.gate import b\n")
+    write("matrix.gate.b", "def f():\n    from . import a\n")  # a lazy import still counts
+    write("matrix.measure.m", "import matrix.report.r\nfrom matrix.core import X\n")
+    write("matrix.report.r", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                             "    from matrix.report import s\n")  # fmt: skip
+    write("matrix.report.s", "import matrix.report.r\n")
+    write("matrix.stray", "")
+    graph = import_graph(tmp_path)
+    assert graph["matrix.measure.m"] == {"matrix.report.r", "matrix.core"}
+    assert cycles(graph) == [["matrix.gate.a", "matrix.gate.b"]]  # r -> s is type-only
+    assert upward(graph) == [
+        "matrix.measure.m (measure) imports matrix.report.r (report)",
+        "matrix.stray: no layer (add it to LAYER_OF)",
+    ]
+
+
+# ------------------------------------------------------------------------- status literals
+
+# Words of the status tables in matrix.core (results, installs, test outcomes, compiles).
+# "ok" is checked only where an install is compared: census entries and feature trials have an
+# "ok" of their own.
+from matrix import core  # noqa: E402
+
+STATUS_WORDS = (
+    set(core.RESULT_STATUSES) | set(core.TEST_OUTCOMES) | set(core.COMPILE_STATUSES)
+) | (set(core.INSTALL_STATUSES) - {"ok"})
+
+
+def _literals(node: ast.AST) -> set[str]:
+    """String constants of a comparison operand, including those inside a tuple/set/list."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return {node.value}
+    if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
+        return {e.value for e in node.elts if isinstance(e, ast.Constant)}
+    return set()
+
+
+def stray_status_literals(path: Path, root: Path = ROOT) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        words: set[str] = set()
+        membership = all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+        # ``"error" in record`` asks for a key; ``status in ("a", "b")`` compares words.
+        for operand in node.comparators if membership else (node.left, *node.comparators):
+            words |= _literals(operand)
+        hits = sorted(words & STATUS_WORDS)
+        if "ok" in words and "install" in ast.unparse(node):
+            hits.append("ok")
+        if hits:
+            found.append(f"{path.relative_to(root)}:{node.lineno}: compares with {hits}")
+    return found
+
+
+# Files whose words are another vocabulary that happens to share a spelling, and why.
+OTHER_VOCABULARY = {
+    # compat.trials' verdicts ("ok", "compiled", "failed: ..."): compat imports no matrix code.
+    MATRIX / "probes" / "tensor_descriptor.py",
+}
+
+
+def test_status_words_are_compared_only_through_the_tables() -> None:
+    found = []
+    for path in sorted(MATRIX.rglob("*.py")):
+        if path != MATRIX / "core.py" and path not in OTHER_VOCABULARY:
+            found += stray_status_literals(path)
+    assert found == []
+
+
+def test_the_status_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    text = (
+        'a = x.status == "crashed"\nb = t["outcome"] in ("passed", "xpassed")\n'
+        'c = run.install.get("status") != "ok"\nd = census.status == "ok"\n'
+        'e = "error" in record\n'
+    )
+    bad.write_text(text)
+    assert stray_status_literals(bad, tmp_path) == [
+        "bad.py:1: compares with ['crashed']",
+        "bad.py:2: compares with ['passed', 'xpassed']",
+        "bad.py:3: compares with ['ok']",
+    ]

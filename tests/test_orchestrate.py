@@ -33,10 +33,8 @@ def _orchestrate(tmp: Path, envs: Path, *args: str, env: dict | None = None, **p
 
 
 @pytest.fixture(scope="module")
-def envs_dir(tmp_path_factory):
-    # MATRIX_TEST_ENVS_DIR reuses environments across pytest runs (repeating a test).
-    given = os.environ.get("MATRIX_TEST_ENVS_DIR")
-    return Path(given) if given else tmp_path_factory.mktemp("envs")
+def envs_dir(matrix_envs_dir):
+    return matrix_envs_dir  # shared with the other modules that build cells (conftest.py)
 
 
 def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir):
@@ -232,8 +230,8 @@ def test_the_report_step_tells_measured_raw_files_from_kept_ones(monkeypatch, ca
     # A second run that keeps every cell must not say it measured the files an earlier run left.
     import argparse
 
+    import matrix.orchestrate as orchestrate
     import matrix.report.__main__ as report_main
-    from matrix.measure import orchestrate
 
     raw_dir = tmp_path / "reports" / "raw"
     changed = {
@@ -244,10 +242,10 @@ def test_the_report_step_tells_measured_raw_files_from_kept_ones(monkeypatch, ca
         ],
         str(raw_dir): ["reports/raw/a.json", "reports/raw/b.json"],
     }
-    monkeypatch.setattr(orchestrate, "_changed_committed", lambda folder: changed[str(folder)])
+    monkeypatch.setattr(orchestrate, "changed_committed", lambda folder: changed[str(folder)])
     monkeypatch.setattr(report_main, "main", lambda argv: 0)
     args = argparse.Namespace(raw_dir=raw_dir, report_dir=None)
-    assert orchestrate._report(args, {"a.json"}) == 0
+    assert orchestrate.report_step(args, {"a.json"}) == 0
     out = capsys.readouterr().out
     assert "this run measured anew 1 committed raw file(s): reports/raw/a.json\n" in out
     assert "1 committed raw file(s) differ from the commit (an earlier run's" in out

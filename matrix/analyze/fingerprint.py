@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix import cli
-from matrix.core import NO_OBSERVATION_STATUSES, Column
+from matrix.core import ERROR, NO_OBSERVATION_STATUSES, Column
 from matrix.measure.results import Result
 
 PREFIX = "fp."
@@ -103,7 +103,7 @@ def problems(results: Iterable[Result]) -> list[str]:
     ):
         mine = [r for r in results if r.backend == backend and (r.target or "") == target]
         where = str(Column(backend, target or None))
-        broken = [c.probe for c in expand(mine) if is_group(c) and c.status == "error"]
+        broken = [c.probe for c in expand(mine) if is_group(c) and c.status == ERROR]
         if broken:
             found.append(f"fp [{where}]: {len(broken)} cells error (harness), e.g. {broken[:3]}")
         n = count_cells(mine)

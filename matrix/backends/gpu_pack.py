@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix import cli
-from matrix.core import DATA_DIR, REPO_ROOT
+from matrix.core import DATA_DIR, REPO_ROOT, Release, names_release
 
 RECIPE_PATH = DATA_DIR / "gpu_pack.toml"
 DEFAULT_OUT = REPO_ROOT / ".gpu" / "pack"
@@ -149,7 +149,7 @@ def ptxas_for(compiler_source: str, arch: int) -> str | None:
 # --- the steps ---------------------------------------------------------------------------------
 
 
-def download(release: str, dest: Path, recipe: Recipe) -> Path:
+def download(release: Release, dest: Path, recipe: Recipe) -> Path:
     """The cp312 manylinux wheel of ``release`` (pip download, no dependencies)."""
     dest.mkdir(parents=True, exist_ok=True)
     existing = sorted(dest.glob(f"triton-{release}-*cp{recipe.python.replace('.', '')}*.whl"))
@@ -279,11 +279,14 @@ def apply_recipe(site: Path, recipe: Recipe, manifest: Manifest) -> None:
         raise PackError(f"the recipe removed paths that must stay: {missing}")
 
 
-def pack(release: str, wheel: Path, out_dir: Path, recipe: Recipe) -> tuple[Path, Manifest]:
+def pack(
+    release: Release | str, wheel: Path, out_dir: Path, recipe: Recipe
+) -> tuple[Path, Manifest]:
     """Unpack ``wheel``, apply ``recipe``, write ``triton-<release>-slim-sm<arch>.tar.xz``."""
+    release = Release.parse(release, "release")
     t0 = time.monotonic()
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
-    manifest = Manifest(release, wheel.name, digest, recipe.arch)
+    manifest = Manifest(str(release), wheel.name, digest, recipe.arch)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"triton-{release}-slim-sm{recipe.arch}.tar.xz"
     with tempfile.TemporaryDirectory(prefix="gpu-pack-", dir=out_dir) as tmp:
@@ -307,7 +310,7 @@ def pack(release: str, wheel: Path, out_dir: Path, recipe: Recipe) -> tuple[Path
             if meta
             else None
         )
-        if version != release:
+        if not names_release(version, release):  # a 3.9 asked for is the 3.9.0 wheel
             raise PackError(f"{wheel.name}: its METADATA says version {version!r}, not {release}")
         apply_recipe(site, recipe, manifest)
         manifest.unpacked_bytes = sum((site / f).lstat().st_size for f in _files(site))
@@ -378,12 +381,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wheel", type=Path, help="use this wheel instead of downloading one")
     ap.add_argument("--recipe", type=Path, default=RECIPE_PATH)
     args = ap.parse_args(argv)
+    release = Release.parse(args.release, "release")  # a ReleaseError: one line, exit 2
     try:
         recipe = load_recipe(args.recipe)
-        wheel = args.wheel or download(args.release, args.out / "wheels", recipe)
+        wheel = args.wheel or download(release, args.out / "wheels", recipe)
         if not wheel.exists():
             raise PackError(f"--wheel: {wheel} does not exist")
-        target, manifest = pack(args.release, wheel, args.out, recipe)
+        target, manifest = pack(release, wheel, args.out, recipe)
     except PackError as e:
         print(f"gpu_pack: {e}", file=sys.stderr)
         return 1

@@ -17,8 +17,19 @@ from typing import Any
 
 from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
-from matrix.core import FAILURE_STATUSES, Column, Release, pair_numpy
+from matrix.core import (
+    FAILED_TEST_OUTCOMES,
+    FAILURE_STATUSES,
+    SKIPPED,
+    TEST_PASSED,
+    Column,
+    Release,
+    install_ok,
+    pair_numpy,
+)
+from matrix.gate import kernel_compiles as gk
 from matrix.gate.config import AcceptedChange
+from matrix.gate.sides import DataError, Sides
 from matrix.measure.results import Result, Run
 from matrix.scan import Finding as ScanFinding
 
@@ -29,12 +40,8 @@ ACCEPTED = "accepted-change"
 # Finding kinds that make the upgrade unsafe (exit 1).
 UNSAFE_KINDS = (BREAKING, REGRESSION, BEHAVIOUR)
 
-PASSED_TEST = "passed"
-FAILED_TESTS = frozenset({"failed", "error", "crashed", "timeout", "xpassed-strict"})
-
-
-class DataError(ValueError):
-    """The recorded results contradict themselves or the contract (exit 2)."""
+PASSED_TEST = TEST_PASSED
+FAILED_TESTS = FAILED_TEST_OUTCOMES
 
 
 @dataclass
@@ -81,16 +88,6 @@ def runs_for(runs: Iterable[Run], release: Release | str) -> list[Run]:
     return [r for r in runs if r.release == wanted]
 
 
-@dataclass(frozen=True)
-class Sides:
-    """Both sides of an upgrade: each release with its runs; what every comparison reads."""
-
-    base: Sequence[Run]
-    cand: Sequence[Run]
-    baseline: Release
-    candidate: Release
-
-
 @dataclass
 class Selection:
     """The runs of both sides that installed (``sides``), and what the others mean."""
@@ -130,7 +127,7 @@ def select_runs(
                 f"no results for the {side} Triton {release}: no run has env.triton == '{release}'"
             )
             continue
-        ok = [r for r in runs if r.install.get("status") == "ok"]
+        ok = [r for r in runs if install_ok(r.install)]
         for run in ok:
             if not run.complete:
                 sel.errors.append(
@@ -145,13 +142,13 @@ def select_runs(
 
     base_numpys = {str(r.env.get("numpy")) for r in installed["baseline"]}
     for run in base_runs:
-        if run.install.get("status") != "ok":
+        if not install_ok(run.install):
             sel.notes.append(
                 f"baseline cell {run.id!r} did not install ({_install_text(run)}): nothing to "
                 "compare there"
             )
     for run in cand_runs:
-        if run.install.get("status") == "ok":
+        if install_ok(run.install):
             continue
         numpy = str(run.env.get("numpy"))
         if numpy in base_numpys:
@@ -261,7 +258,7 @@ def compare(
         out.compared.append(shown)
         where = str(Column(b_key[0], b_key[1]))
         b_res, c_res = base_cols[b_key], cand_cols[c_key]
-        probes_seen_on_candidate.update(p for p in c_res if c_res[p].status not in {"skipped"})
+        probes_seen_on_candidate.update(p for p in c_res if c_res[p].status != SKIPPED)
         for probe in sorted(set(b_res) | set(c_res)):
             pair = ProbePair(
                 probe,
@@ -283,8 +280,6 @@ def compare(
             )
     sides = Sides(base_runs, cand_runs, baseline, candidate)
     _compare_tests(out, sides)
-    from matrix.gate.kernel_compiles import compare_kernels  # it builds on this module's types
-
     compare_kernels(out, sides)
     # A change that breaks scanned code is reported once, as breaking, not again as a change.
     broken = {(f.probe, f.where) for f in out.findings if f.kind == BREAKING}
@@ -505,4 +500,54 @@ def _compare_tests(out: Comparison, sides: Sides) -> None:
                         f"candidate {candidate}: `{c_outcome}`",
                     ],
                 )
+            )
+
+
+# ------------------------------------------------------------------------------ team kernels
+
+
+def compare_kernels(out: Comparison, sides: Sides) -> None:
+    """Add the kernel-compile findings of an upgrade to ``out`` (the decisions and their rule:
+    ``matrix.gate.kernel_compiles``)."""
+    baseline, candidate = sides.baseline, sides.candidate
+    base, cand = gk.records_of(sides.base), gk.records_of(sides.cand)
+    if base is None:
+        if cand is not None:
+            out.notes.append(f"not compared: kernel compiles recorded for {candidate} only")
+        return
+    if cand is None:
+        out.undecidable.append(
+            f"the team's kernels were compiled on {baseline} but not on {candidate}: rerun the "
+            "candidate's aot cell with --tests"
+        )
+        return
+    out.compared.append("kernel compiles")
+    out.kernels = gk.decide_kernels(sides) or []
+    for d in out.kernels:
+        name, where = d.name, d.where
+        if d.decision == gk.IMPROVES:
+            out.notes.append(f"improved: {name} on {where}: rejected -> compiled")
+        elif d.decision == gk.UNDECIDABLE:
+            (why,) = d.reasons
+            out.undecidable.append(f"{name} on {where}: compiled on {baseline}, {why}")
+        elif d.decision == gk.BREAKS:
+            assert d.cand is not None
+            evidence = [
+                f"baseline {baseline}: `{gk.COMPILED}`",
+                f"candidate {candidate}: `{d.cand['status']}`: {d.reasons[0]}",
+            ]
+            out.findings.append(
+                GateFinding(
+                    BREAKING,
+                    name,
+                    where,
+                    gk.COMPILED,
+                    gk.REJECTED,
+                    evidence,
+                    fix="the candidate's compiler refuses this kernel",
+                )
+            )
+        elif d.decision == gk.CHANGES:
+            out.findings.append(
+                GateFinding(BEHAVIOUR, name, where, gk.COMPILED, gk.COMPILED, list(d.reasons))
             )

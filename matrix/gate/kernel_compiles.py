@@ -11,6 +11,9 @@ and pairs them by (kernel, launch key, target):
 - compiled on the baseline and not observed on the candidate (skipped, error, crashed,
   timeout, or the launch not captured there): undecidable;
 - rejected on the baseline: a note (nothing is lost by upgrading).
+
+The decisions are made here; ``matrix.gate.compare.compare_kernels`` turns them into the
+gate's findings (this module imports ``matrix.gate.sides``, never the comparison).
 """
 
 from __future__ import annotations
@@ -19,10 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from matrix.gate.compare import BEHAVIOUR, BREAKING, Comparison, DataError, GateFinding, Sides
+from matrix.core import COMPILED, REJECTED
+from matrix.gate.sides import DataError, Sides
 from matrix.measure.results import Run
-
-COMPILED, REJECTED = "compiled", "rejected"
 
 
 @dataclass(frozen=True)
@@ -155,49 +157,3 @@ def decide_kernels(sides: Sides) -> list[KernelDecision] | None:
             decision = CHANGES if reasons else SAME
         out.append(KernelDecision(k[0], k[1], k[2], decision, reasons, b, c))
     return out
-
-
-def compare_kernels(out: Comparison, sides: Sides) -> None:
-    """Add the kernel-compile findings of an upgrade to ``out`` (module docstring)."""
-    baseline, candidate = sides.baseline, sides.candidate
-    base, cand = records_of(sides.base), records_of(sides.cand)
-    if base is None:
-        if cand is not None:
-            out.notes.append(f"not compared: kernel compiles recorded for {candidate} only")
-        return
-    if cand is None:
-        out.undecidable.append(
-            f"the team's kernels were compiled on {baseline} but not on {candidate}: rerun the "
-            "candidate's aot cell with --tests"
-        )
-        return
-    out.compared.append("kernel compiles")
-    out.kernels = decide_kernels(sides) or []
-    for d in out.kernels:
-        name, where = d.name, d.where
-        if d.decision == IMPROVES:
-            out.notes.append(f"improved: {name} on {where}: rejected -> compiled")
-        elif d.decision == UNDECIDABLE:
-            (why,) = d.reasons
-            out.undecidable.append(f"{name} on {where}: compiled on {baseline}, {why}")
-        elif d.decision == BREAKS:
-            assert d.cand is not None
-            evidence = [
-                f"baseline {baseline}: `{COMPILED}`",
-                f"candidate {candidate}: `{d.cand['status']}`: {d.reasons[0]}",
-            ]
-            out.findings.append(
-                GateFinding(
-                    BREAKING,
-                    name,
-                    where,
-                    COMPILED,
-                    REJECTED,
-                    evidence,
-                    fix="the candidate's compiler refuses this kernel",
-                )
-            )
-        elif d.decision == CHANGES:
-            out.findings.append(
-                GateFinding(BEHAVIOUR, name, where, COMPILED, COMPILED, list(d.reasons))
-            )

@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from matrix.core import COMPILE_OPTIONS, TORCH_TO_TRITON
+from matrix.core import COMPILE_OPTIONS, TEST_ERROR, TEST_PASSED, TEST_XPASSED, TORCH_TO_TRITON
 
 EVENTS_ENV = "MATRIX_EVENTS"
 SKIP_ENV = "MATRIX_SKIP"
@@ -348,9 +348,10 @@ def pytest_runtest_logreport(report: Any) -> None:
         outcome = "xpassed"
     else:
         return
-    if rec["outcome"] in ("passed", "xpassed"):  # the first thing that went wrong is the outcome
+    # The first thing that went wrong is the outcome.
+    if rec["outcome"] in (TEST_PASSED, TEST_XPASSED):
         rec["outcome"], rec["detail"] = outcome, _detail(report) or getattr(report, "wasxfail", "")
-    elif outcome == "error" and rec["outcome"] != "error":  # a teardown error after a failure
+    elif outcome == TEST_ERROR and rec["outcome"] != TEST_ERROR:  # a teardown error after a failure
         rec["detail"] += f" (and in {report.when}: {_detail(report)})"
 
 

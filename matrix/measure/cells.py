@@ -21,6 +21,7 @@ from matrix.core import (
     ReleaseError,
     load_toml,
     parse_releases,
+    release_key,
     run_id,
 )
 
@@ -44,6 +45,30 @@ class MatrixConfig:
     discover_from: Release
     # The oldest release the harness can measure; older ones are refused, not run.
     supported_from: Release
+    # Where ``nox -s tests`` runs (the data file's [tests]); see ``test_targets``.
+    tests_older: SuiteTarget | None = None
+
+    @property
+    def newest(self) -> Release:
+        return max(self.releases)
+
+    @property
+    def newest_numpy(self) -> str:
+        return max(self.numpy, key=release_key)
+
+    def test_targets(self) -> tuple[SuiteTarget, ...]:
+        """The whole suite on the newest release with the newest numpy, then the older one."""
+        newest = SuiteTarget(self.newest, self.newest_numpy, ("tests",))
+        return (newest,) + ((self.tests_older,) if self.tests_older else ())
+
+
+@dataclass(frozen=True)
+class SuiteTarget:
+    """One environment of ``nox -s tests``: a release, its numpy, the test paths run there."""
+
+    release: Release
+    numpy: str
+    paths: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -97,6 +122,7 @@ def load_matrix(path: Path = DATA) -> MatrixConfig:
     if aot_numpy not in numpys:
         raise DataFileError(path, "aot_numpy", f"one of numpy {numpys}", raw["aot_numpy"])
     return MatrixConfig(
+        tests_older=_tests_older(raw.get("tests"), path),
         python=str(raw["python"]),
         torch=str(_release(raw["torch"], path, "torch")),
         releases=releases,
@@ -104,6 +130,24 @@ def load_matrix(path: Path = DATA) -> MatrixConfig:
         aot_numpy=aot_numpy,
         discover_from=_release(raw["discover_from"], path, "discover_from"),
         supported_from=_release(raw["supported_from"], path, "supported_from"),
+    )
+
+
+def _tests_older(table: Any, path: Path) -> SuiteTarget | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise DataFileError(path, "tests", "a table", table)
+    for key in ("older_release", "older_numpy", "older_paths"):
+        if key not in table:
+            raise DataFileError(path, f"tests.{key}", "a value (the key is missing)")
+    paths = table["older_paths"]
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) for p in paths):
+        raise DataFileError(path, "tests.older_paths", "a non-empty list of test paths", paths)
+    return SuiteTarget(
+        _release(table["older_release"], path, "tests.older_release"),
+        str(_release(table["older_numpy"], path, "tests.older_numpy")),
+        tuple(paths),
     )
 
 

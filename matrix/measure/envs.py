@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from matrix.core import INSTALL_OK, NO_SUCH_RELEASE
 from matrix.measure import procs
 
 MARKER = ".matrix-env.json"
@@ -134,7 +135,7 @@ def is_transient(stderr: str) -> bool:
 
 
 def _summary(status: str, spec: EnvSpec, text: str) -> str:
-    if status == "no-such-release":
+    if status == NO_SUCH_RELEASE:
         what = f"triton=={spec.triton} does not exist on the package index"
     else:
         m = NO_WHEEL_PACKAGE.search(text)
@@ -176,7 +177,7 @@ def ensure_env(spec: EnvSpec, path: Path, log: Callable[[str], None] = print) ->
     building = path.with_name(f"{path.name}.building-{os.getpid()}")
     try:
         status, detail = _build(spec, building, log)
-        if status != "ok":
+        if status != INSTALL_OK:
             return Install(status, time.monotonic() - start, detail, None)
         (building / MARKER).write_text(json.dumps(spec.marker()), encoding="utf-8")
         if path.exists():
@@ -204,9 +205,9 @@ def _build(spec: EnvSpec, path: Path, log: Callable[[str], None]) -> tuple[str, 
         if path.exists():
             shutil.rmtree(path)
         status, detail, stderr = _install_once(uv, spec, path)
-        if status == "ok" or not is_transient(stderr):
+        if status == INSTALL_OK or not is_transient(stderr):
             break
-    if status != "ok" and attempt > 1:
+    if status != INSTALL_OK and attempt > 1:
         detail += f" (tried {attempt} times)"
     return status, detail
 

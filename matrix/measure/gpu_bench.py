@@ -53,6 +53,7 @@ from kernels.bench import checks, cli, output, timing
 from kernels.bench import suite as bench
 from kernels.bench.impls import impl_fn
 from matrix import cli as matrix_cli
+from matrix.core import Release
 
 SCHEMA = 1
 KIND = "triton-gpu-bench"
@@ -196,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("gpu_bench: no CUDA device", file=sys.stderr)
         return 2
-    if triton.__version__ != args.release:
+    if Release.parse(triton.__version__, "triton.__version__") != Release.parse(
+        args.release, "--release"
+    ):
         print(
             f"gpu_bench: triton {triton.__version__} imported, expected {args.release}",
             file=sys.stderr,

@@ -27,6 +27,7 @@ import triton
 import triton.language as tl
 
 from matrix import cli
+from matrix.core import Release, names_release
 
 
 @triton.jit
@@ -59,16 +60,19 @@ def vector_add(n: int = 98_437) -> dict[str, Any]:
     }
 
 
-def preflight(release: str, site: Path | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"release": release, "ok": False, "stage": "version"}
+def preflight(release: Release | str, site: Path | None) -> dict[str, Any]:
+    release = Release.parse(release, "--release")
+    out: dict[str, Any] = {"release": str(release), "ok": False, "stage": "version"}
     out["triton_version"] = triton.__version__
     out["metadata_version"] = importlib.metadata.version("triton")
     out["triton_file"] = triton.__file__
     for dist in ("torch", "numpy"):
         out[dist] = importlib.metadata.version(dist)
-    wrong = [k for k in ("triton_version", "metadata_version") if out[k] != release]
+    wrong = [
+        k for k in ("triton_version", "metadata_version") if not names_release(out[k], release)
+    ]
     if wrong:
-        out["error"] = "; ".join(f"{k} is {out[k]!r}, expected {release!r}" for k in wrong)
+        out["error"] = "; ".join(f"{k} is {out[k]!r}, expected {str(release)!r}" for k in wrong)
         return out
     if site is not None and not Path(triton.__file__).resolve().is_relative_to(site.resolve()):
         out["error"] = f"triton was imported from {triton.__file__}, not from --site {site}"
@@ -105,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--release", required=True)
     ap.add_argument("--site", type=Path, help="folder the slim package was unpacked into")
     args = ap.parse_args(argv)
-    result = preflight(args.release, args.site)
+    result = preflight(Release.parse(args.release, "--release"), args.site)
     print(json.dumps(result))
     return 0 if result["ok"] else 1
 

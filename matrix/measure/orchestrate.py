@@ -3,7 +3,8 @@
     python -m matrix.measure.orchestrate [--releases 3.8.0,3.9.0] [--numpy 2.4.6] [--discover]
                                  [--tests PATH] [--force] [--jobs N] [--raw-dir reports/raw]
 
-``nox -s matrix`` calls this: it runs the cells, then builds the report from the raw folder.
+``nox -s matrix`` runs ``python -m matrix.orchestrate``: these cells, then the pages built from
+the raw folder (``matrix.orchestrate.report_step``: the report is a later stage, not imported here).
 Faults are recorded, never fatal: a release that does not exist, one with no wheel for this
 Python, or a numpy that cannot be installed each gives a raw file whose ``install`` says what
 happened, and the other cells go on. A cell whose raw file is complete is skipped on a rerun
@@ -36,14 +37,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from matrix import cli
-from matrix.core import REPO_ROOT, DataFileError, Release, release_key
-from matrix.measure import lock, procs
+from matrix.core import (
+    COMPILED,
+    NO_SUCH_RELEASE,
+    REPO_ROOT,
+    DataFileError,
+    Release,
+    install_ok,
+    passed_test,
+    release_key,
+)
+from matrix.measure import incremental, lock, procs
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
@@ -133,7 +143,7 @@ def existing_state(path: Path, cell: Cell, suite: dict[str, str] | None = None) 
     run = _readable(path)
     if run is None or run.release != cell.release or run.env.get("numpy") != cell.numpy:
         return "missing"
-    if suite is not None and run.install.get("status") == "ok" and run.extra.get("suite") != suite:
+    if suite is not None and install_ok(run.install) and run.extra.get("suite") != suite:
         return "partial"
     return "complete" if run.complete else "partial"
 
@@ -157,7 +167,7 @@ def _holds_complete(out: Path) -> bool:
         run = read_raw(out) if out.exists() else None
     except SchemaError:
         return False
-    return run is not None and run.complete and run.install.get("status") == "ok"
+    return run is not None and run.complete and install_ok(run.install)
 
 
 def record_failure(cell: Cell, install: Install, out: Path) -> tuple[str, bool]:
@@ -198,6 +208,11 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     out = cell.raw_path(args.raw_dir)
     state = "missing" if args.force else existing_state(out, cell, args.suite)
     outcome = CellOutcome(cell)
+    # A complete cell that lacks a probe of the catalog, holds a changed one or is named by
+    # --probes is completed in place: only those probes run (matrix.measure.incremental).
+    redo, why, suite_kept = _redo(out, state, cell, args)
+    if state == "complete" and redo:
+        state = "partial"
     if state == "complete":
         run = read_raw(out)
         outcome.install = run.install.get("status", "?")
@@ -217,11 +232,11 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     )
     install = ensure_env(spec, args.envs_dir / cell.id)
     outcome.install = install.status
-    if install.status == "no-such-release" and cell.release not in args.config.releases:
+    if install.status == NO_SUCH_RELEASE and cell.release not in args.config.releases:
         # A typo or a release not yet out: no raw file, or every page would grow its column.
         outcome.note = f" [no raw file written: {install.detail[:200]}]"
         outcome.unrecorded = True
-    elif install.status != "ok" or install.python is None:
+    elif not install_ok(install) or install.python is None:
         outcome.note, outcome.failed = record_failure(cell, install, out)
     else:
         cmd = [
@@ -242,8 +257,10 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         ]
         if state == "partial":
             cmd.append("--resume")
-            outcome.note = " [resumed]"
-        if args.tests:
+            outcome.note = f" [completed in place: {why}]" if suite_kept else " [resumed]"
+        if redo:
+            cmd += ["--redo", ",".join(redo)]
+        if args.tests and not suite_kept:
             cmd += ["--tests", str(args.tests)]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
         # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
@@ -268,6 +285,23 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     return outcome
 
 
+def _redo(
+    out: Path, state: str, cell: Cell, args: argparse.Namespace
+) -> tuple[tuple[str, ...], str, bool]:
+    """(probes to measure again, why, whether the recorded suite is kept) for a cell whose raw
+    file is complete (or, with --probes, partial). A complete cell's recorded suite is the
+    one asked for (else it would not be complete), so completing it runs no test again."""
+    if state == "missing":
+        return (), "", False
+    if state == "partial":  # the runner resumes it; --probes drops those probes' results too
+        return args.probes, "", False
+    run = read_raw(out)
+    if not install_ok(run.install):
+        return (), "", False
+    redo, why = incremental.redo_plan(run, cell.backends, args.catalog, args.probes)
+    return redo, why, state == "complete" and bool(redo)
+
+
 def _counts(run: Run) -> dict[str, int]:
     counts: dict[str, int] = {}
     for r in run.results:
@@ -280,11 +314,11 @@ def _test_counts(run: Run) -> str:
     tests = run.extra.get("tests")
     if not isinstance(tests, list):
         return ""
-    passed = sum(isinstance(t, dict) and t.get("outcome") == "passed" for t in tests)
+    passed = sum(isinstance(t, dict) and passed_test(t) for t in tests)
     text = f"{passed}/{len(tests)} tests passed"
     compiles = run.extra.get("kernel_compiles")
     if isinstance(compiles, list):
-        ok = sum(isinstance(c, dict) and c.get("status") == "compiled" for c in compiles)
+        ok = sum(isinstance(c, dict) and c.get("status") == COMPILED for c in compiles)
         text += f", {ok}/{len(compiles)} kernel compiles ok"
     return text
 
@@ -301,13 +335,13 @@ def suite_summary(runs: Sequence[Run]) -> list[str]:
         cells, failing, targets = [], set(), {}
         for run in sorted(by_release[release], key=lambda r: release_key(r.env.get("numpy"))):
             tests = [t for t in run.extra["tests"] if isinstance(t, dict)]
-            passed = [t for t in tests if t.get("outcome") == "passed"]
+            passed = [t for t in tests if passed_test(t)]
             cells.append(f"{len(passed)}/{len(tests)} (numpy {run.env.get('numpy')})")
             failing |= {f"{t.get('id')} {t.get('outcome')}" for t in tests if t not in passed}
             for c in run.extra.get("kernel_compiles") or ():
                 if isinstance(c, dict):
                     n = targets.setdefault(str(c.get("target")), [0, 0])
-                    n[0] += c.get("status") == "compiled"
+                    n[0] += c.get("status") == COMPILED
                     n[1] += 1
         line = f"  {release}: tests passed {', '.join(cells)}"
         if targets:
@@ -352,6 +386,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--tests", type=Path, help="a pytest suite to run in every cell too")
     p.add_argument("--force", action="store_true", help="redo cells that are already complete")
+    p.add_argument(
+        "--probes",
+        help="comma-separated probes to measure again in every selected cell (the others are "
+        "kept; a cell with no raw file is measured in full)",
+    )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per probe")
     p.add_argument("--raw-dir", type=Path, default=DEFAULT_RAW, help="where raw files go")
@@ -383,11 +422,27 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
             p.error(f"--tests: {args.tests} does not exist")
         args.tests = args.tests.resolve()
     args.suite = suite_identity(args.tests) if args.tests is not None else None
+    args.catalog = incremental.current_catalog()
+    try:
+        args.probes = (
+            incremental.parse_probe_names(args.probes, args.catalog) if args.probes else ()
+        )
+    except ValueError as e:
+        p.error(str(e))
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+# The step after the cells: build the pages (``matrix.orchestrate`` passes it; the report is
+# a later stage than measuring, so this module never imports it).
+ReportStep = Callable[[argparse.Namespace, Collection[str]], int]
+
+
+def main(argv: Sequence[str] | None = None, report: ReportStep | None = None) -> int:
+    """Run the selected cells; then ``report(args, names of the raw files measured)`` unless
+    ``--no-report``. Without ``report`` (``python -m matrix.measure.orchestrate``) the pages
+    are not built, and a line says so."""
     args = parse_args(argv)
+    args.report_step = report
     procs.interrupt_on_sigterm()
     with procs.owning_descendants():  # what a killed runner leaves running is ours to end
         return _interruptible_main(args)
@@ -473,8 +528,12 @@ def _main(args: argparse.Namespace) -> int:
         )
     if args.no_report:
         return status
+    if args.report_step is None:
+        print("matrix: pages not built here (python -m matrix.orchestrate, as nox -s matrix "
+              "runs it, builds them; --no-report says so quietly)", flush=True)  # fmt: skip
+        return status
     measured = {o.cell.raw_path(args.raw_dir).name for o in outcomes if not o.kept}
-    return _report(args, measured) or status
+    return args.report_step(args, measured) or status
 
 
 def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutcome]:
@@ -499,54 +558,6 @@ def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutc
         print("\n".join(suite_summary(runs)) or "  no cell recorded it", flush=True)
     print(f"\nmatrix: {len(cells)} cells in {progress._elapsed()}", flush=True)
     return outcomes
-
-
-def _report(args: argparse.Namespace, measured: Collection[str] = ()) -> int:
-    """Build the pages; say which committed files differ from the commit now: raw files this
-    run measured (``measured``: their names), raw files an earlier run left, and pages."""
-    from matrix.report.__main__ import main as report_main
-
-    report_dir = args.report_dir or args.raw_dir.parent
-    try:
-        code = report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
-    except OSError as e:
-        print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
-        return 1
-    changed = _changed_committed(report_dir)
-    raw = _changed_committed(args.raw_dir)
-    pages = [c for c in changed if c not in raw]
-    anew = [r for r in raw if Path(r).name in measured]
-    earlier = [r for r in raw if r not in anew]
-    if anew:
-        print(
-            f"matrix: this run measured anew {len(anew)} committed raw file(s): " + ", ".join(anew),
-            flush=True,
-        )
-    if earlier:
-        print(
-            f"matrix: {len(earlier)} committed raw file(s) differ from the commit (an earlier "
-            "run's measurements, kept by this one): " + ", ".join(earlier),
-            flush=True,
-        )
-    if pages:
-        print(
-            f"matrix: the report step rewrote {len(pages)} committed page(s) from the raw files "
-            "(new measurements, or code that renders them differently): " + ", ".join(pages),
-            flush=True,
-        )
-    return code
-
-
-def _changed_committed(folder: Path) -> list[str]:
-    """Tracked files under ``folder`` that differ from the commit (none outside a checkout)."""
-    try:
-        proc = procs.run(
-            ["git", "-C", str(REPO_ROOT), "diff", "--name-only", "--", str(folder.resolve())],
-            timeout=60,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return proc.stdout.split() if proc.returncode == 0 else []
 
 
 if __name__ == "__main__":

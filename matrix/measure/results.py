@@ -1,6 +1,6 @@
 """The results contract: one raw file per matrix cell, merged into ``reports/matrix.json``.
 
-The shape is fixed by DESIGN.md ("results")::
+The shape is the project's results contract (this docstring is where it is written down)::
 
     {"schema": 2, "runs": [{"id": ..., "env": {...}, "install": {...}, "results": [...]}]}
 
@@ -51,7 +51,7 @@ _STILL_BROKEN = ("could not read", "Traceback")
 
 
 class SchemaError(InputError):
-    """A results document lacks the shape DESIGN.md promises; the message names the field."""
+    """A results document lacks the shape this module promises; the message names the field."""
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from matrix import cli
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, REPO_ROOT, Release, run_id
-from matrix.measure import procs, suite
+from matrix.measure import probe_hashes, procs, suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured
 from matrix.measure.results import (
@@ -106,7 +106,7 @@ def plan_tasks(
     specs: Iterable[ProbeSpec], backends: Sequence[str], gpu_target: str | None
 ) -> list[Task]:
     """Every (probe, backend, target) to observe; gpu rows only where a GPU was found."""
-    tasks = []
+    tasks: list[Task] = []
     for spec in specs:
         for backend in spec.backends:
             if backend not in backends:
@@ -302,6 +302,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="seconds per probe, per user test and per kernel compile",
     )  # fmt: skip
     p.add_argument("--resume", action="store_true", help="keep results of an unfinished --out")
+    p.add_argument(
+        "--redo",
+        help="with --resume: comma-separated probes whose earlier results are dropped and "
+        "measured again (the others are kept; the matrix's --probes and changed probes)",
+    )
     p.add_argument("--tests", type=Path, help="also run this pytest suite; record each test")
     p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
     p.add_argument("--env", help="JSON object of extra env fields (e.g. the torch pairing)")
@@ -318,11 +323,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if unknown:
             p.error(f"--probes: unknown {unknown}; known: {', '.join(known)}")
         args.probes = names
+    args.redo = _probe_names(p, "--redo", args.redo) if args.redo else ()
+    if args.redo and not args.resume:
+        p.error("--redo: only with --resume (it names which of the kept results to measure again)")
     if args.timeout <= 0:
         p.error(f"--timeout: expected seconds > 0, got {args.timeout}")
     if args.tests is not None and not args.tests.exists():
         p.error(f"--tests: {args.tests} does not exist")
     return args
+
+
+def _probe_names(p: argparse.ArgumentParser, flag: str, value: str) -> tuple[str, ...]:
+    known = [spec.name for spec in registry()]
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        p.error(f"{flag}: unknown {unknown or value!r}; known: {', '.join(known)}")
+    return names
 
 
 def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path) -> None:
@@ -422,17 +439,27 @@ def _main(args: argparse.Namespace) -> int:
     )
     specs = [s for s in registry() if not args.probes or s.name in args.probes]
     tasks = plan_tasks(specs, args.backends, gpu_target_of(gpu))
+    previous: Run | None = None
     if args.resume:
         wanted = {t.key for t in tasks}
         previous = _previous_run(args, env)
         if previous is not None:
             # A task's rows count only with its own result: a kill mid-task redoes the task.
-            finished = {r.key for r in previous.results if r.key in wanted}
+            finished = {
+                r.key for r in previous.results if r.key in wanted and r.probe not in args.redo
+            }
             run.results = [r for r in previous.results if task_key(r) in finished]
             if args.tests is None:  # a suite recorded earlier stays until another replaces it
                 run.extra.update({k: previous.extra[k] for k in SUITE_KEYS if k in previous.extra})
     done = {r.key for r in run.results}
     todo = [t for t in tasks if t.key not in done]
+    # Hashed before anything runs: the source that is measured (matrix.measure.probe_hashes).
+    measured = {t.probe for t in todo}
+    run.extra[probe_hashes.HASHES_KEY] = probe_hashes.hashes_after(
+        probe_hashes.recorded_hashes(previous) if previous is not None else {},
+        probe_hashes.catalog_hashes([s for s in specs if s.name in measured], probe_package()),
+        kept={task_key(r)[0] for r in run.results},
+    )
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     log(f"[{run.id}] {len(todo)} of {len(tasks)} probe results to observe")
     partial = partial_path(args.out)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from matrix.core import REPO_ROOT
+from matrix.core import REPO_ROOT, passed_test
 from matrix.measure import capture
 from matrix.measure.supervise import supervise
 
@@ -115,8 +115,8 @@ def run_suite(
 
     def on_record(item: str, rec: dict[str, Any]) -> None:
         counts["n"] += 1
-        counts["passed"] += rec.get("outcome") == "passed"
-        if rec.get("outcome") != "passed" or counts["n"] % 25 == 0:
+        counts["passed"] += passed_test(rec)
+        if not passed_test(rec) or counts["n"] % 25 == 0:
             log(
                 f"  tests: {counts['n']} done, {counts['passed']} passed; "
                 f"{item} -> {rec.get('outcome')}"
@@ -151,7 +151,7 @@ def run_suite(
     elif result.stopped:
         tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
     log(
-        f"  tests: {sum(t['outcome'] == 'passed' for t in tests)} of {len(tests)} passed; "
+        f"  tests: {sum(passed_test(t) for t in tests)} of {len(tests)} passed; "
         f"{len(launches)} kernel specializations captured (hooks: {', '.join(hooks) or 'none'})"
     )
     return tests, list(launches.values())

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from matrix.core import TEST_TIMEOUT
 from matrix.measure import procs
 
 POLL_S = 0.05
@@ -159,7 +160,7 @@ def supervise(
                     },
                 )
                 running = None
-                why_stopped = "timeout"
+                why_stopped = TEST_TIMEOUT
                 break
             if total_timeout_s is not None and now - t_start > total_timeout_s:
                 _kill_group(proc)
@@ -175,7 +176,7 @@ def supervise(
         out.output_tail = tail(log)
         if out.stopped:
             return out
-        if why_stopped == "timeout":
+        if why_stopped == TEST_TIMEOUT:
             continue
         if running is not None:
             record(

@@ -71,6 +71,7 @@ from matrix.catalog import PROBES_BY_NAME
 from matrix.core import (
     BACKENDS,
     DATA_DIR,
+    INSTALL_OK,
     NO_OBSERVATION_STATUSES,
     Column,
     DataFileError,
@@ -523,8 +524,8 @@ class _Index:
         index = cls()
         for run in runs:
             release = _release(run)
-            install = run.install.get("status", "ok")
-            if install != "ok":
+            install = run.install.get("status", INSTALL_OK)
+            if install != INSTALL_OK:
                 detail = _short(str(run.install.get("detail", "")))
                 cell = " ".join(
                     filter(None, (str(run.triton or run.id), _numpy_label(run.env.get("numpy"))))

@@ -32,7 +32,7 @@ from typing import Any
 
 from matrix.catalog import AOT_TARGETS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, ProbeSpec
 from matrix.catalog import meaning_of as catalog_meaning
-from matrix.core import BACKENDS, Column, pair_numpy, release_key
+from matrix.core import BACKENDS, Column, install_ok, pair_numpy, release_key
 from matrix.measure.results import Result, Run
 
 # The probes that run the project's own kernels: the summary says where they pass.
@@ -112,12 +112,12 @@ class ReleaseGroup:
 
     @property
     def installed_runs(self) -> list[Run]:
-        return [r for r in self.runs if r.install.get("status") == "ok"]
+        return [r for r in self.runs if install_ok(r.install)]
 
     @property
     def install_status(self) -> str:
         """ "ok" when every run installed, else a summary like ``failed (1 of 3 runs)``."""
-        bad = [r for r in self.runs if r.install.get("status") != "ok"]
+        bad = [r for r in self.runs if not install_ok(r.install)]
         if not bad:
             return "ok"
         kinds = sorted({str(r.install.get("status")) for r in bad})
@@ -429,7 +429,7 @@ def _absent(release: ReleaseGroup, runs: Sequence[Run], what: str) -> tuple[str,
     """Status, reason and note for a cell with no result: not installed, or missing and why."""
     if not runs:
         return MISSING, "no-run", f"no run for Triton {release.version} {what}"
-    failed = [r for r in runs if r.install.get("status") != "ok"]
+    failed = [r for r in runs if not install_ok(r.install)]
     if len(failed) == len(runs):
         r = failed[0]
         detail = r.install.get("detail") or "(no detail)"

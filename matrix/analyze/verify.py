@@ -1,11 +1,15 @@
-"""``python -m matrix.measure.verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
+"""``python -m matrix.analyze.verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
 
 Fails (exit 1, naming each problem) when a raw file cannot be read (the others are still
 checked), a cell is missing or incomplete, an install failed,
+a cell lacks a probe of the current catalog or holds one whose source changed since it was
+measured (``matrix.measure.incremental``; ``nox -s matrix`` completes such a cell in place),
 or a probe ended ``crashed``, ``timeout`` or an ``error`` that is not one of its own statuses
 (a broken probe rather than an observation), a fingerprint cell is ``error`` (the battery's
 harness broke on it), or a fingerprint run has fewer than ``fingerprint.MIN_CELLS`` cells.
 Exit 0 when everything is there; 2 when there is nothing to check (no raw files at all).
+Cells measured before probe hashes were kept are counted in a note, not as problems: their
+probes' source then is unknown, and their results are kept as current.
 """
 
 from __future__ import annotations
@@ -17,9 +21,26 @@ from pathlib import Path
 from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
+from matrix.core import CRASHED, ERROR, TIMEOUT, install_ok
+from matrix.measure import incremental
 from matrix.measure.results import Run, SchemaError, read_folder, read_runs
 
-BROKEN = ("crashed", "timeout", "error")
+BROKEN = (CRASHED, TIMEOUT, ERROR)
+
+
+def stale_cells(runs: list[Run], catalog: incremental.Catalog) -> tuple[list[str], int]:
+    """Problems for cells not up to date with ``catalog``, and how many cells hold results
+    without a recorded hash (measured before hashes were kept: kept as current)."""
+    found, unknown = [], 0
+    for run in runs:
+        if not run.complete or not install_ok(run.install):
+            continue  # said by problems(): incomplete, or nothing measured
+        state = incremental.staleness(run, catalog.specs, catalog.hashes)
+        if state.stale:
+            found.append(f"{run.id}: not up to date with the probe catalog: {state.describe()} "
+                         "(nox -s matrix completes it)")  # fmt: skip
+        unknown += bool(state.unknown)
+    return found, unknown
 
 
 def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
@@ -29,7 +50,7 @@ def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
     for run in runs:
         if not run.complete:
             found.append(f"{run.id}: incomplete (interrupted)")
-        if run.install.get("status") != "ok":
+        if not install_ok(run.install):
             found.append(f"{run.id}: install {run.install.get('status')}: "
                          f"{run.install.get('detail', '')[:200]}")  # fmt: skip
         elif not run.results:
@@ -46,7 +67,7 @@ def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m matrix.measure.verify", description=__doc__.split("\n")[0]
+        prog="python -m matrix.analyze.verify", description=__doc__.split("\n")[0]
     )
     p.add_argument("raw", type=Path, help="folder of raw files (or a matrix.json)")
     p.add_argument("--cells", type=int, help="how many cells there must be")
@@ -57,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             runs, unreadable = read_runs(args.raw), []
     except (OSError, SchemaError) as e:
-        print(f"matrix.measure.verify: {e}", file=sys.stderr)
+        print(f"matrix.analyze.verify: {e}", file=sys.stderr)
         return 2
     found = [f"unreadable raw file: {m}" for m in unreadable] + problems(runs, args.cells)
     if args.raw.is_dir():
@@ -65,10 +86,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{p.name}: an interrupted cell (the matrix finishes it on a rerun)"
             for p in sorted(args.raw.glob("*.json.partial"))
         ]
+    stale, unknown = stale_cells(runs, incremental.current_catalog())
+    found += stale
     for line in found:
-        print(f"matrix.measure.verify: {line}", file=sys.stderr)
+        print(f"matrix.analyze.verify: {line}", file=sys.stderr)
     results = sum(len(r.results) for r in runs)
-    print(f"matrix.measure.verify: {len(runs)} cells, {results} results, {len(found)} problems")
+    print(f"matrix.analyze.verify: {len(runs)} cells, {results} results, {len(found)} problems")
+    if unknown:
+        print(
+            f"matrix.analyze.verify: note: {unknown} cell(s) hold results measured before probe "
+            "hashes were kept: a later change to those probes' source is not seen there "
+            "(re-measure with --probes NAME or --force)"
+        )
     return 1 if found else 0
 
 

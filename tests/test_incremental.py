@@ -1,0 +1,155 @@
+"""A new probe costs only itself: the matrix completes recorded cells in place.
+
+The catalog is a fixture package (tests/fixtures/probes/incremental, copied to a temporary
+folder so that the test can edit a probe's source) whose probes write the run's ``PROBE_MARK``
+into their detail: a result's mark says which run measured it. Two cells (one release, two
+numpys) in real environments, as ``nox -s matrix`` builds them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from matrix.catalog import ProbeSpec
+from matrix.measure import incremental, probe_hashes
+from matrix.measure.results import Result, Run, read_raw
+
+ROOT = Path(__file__).resolve().parent.parent
+CELLS = ("triton-3.9.0-numpy-2.3.5", "triton-3.9.0-numpy-2.4.6")
+PACKAGE = "incremental_probes"
+
+
+@pytest.fixture(scope="module")
+def envs_dir(matrix_envs_dir: Path) -> Path:
+    return matrix_envs_dir  # shared with the other modules that build cells (conftest.py)
+
+
+def _matrix(tmp: Path, envs: Path, probes: str, mark: str, *args: str) -> str:
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": PACKAGE, "INCREMENTAL_PROBES": probes,
+           "PROBE_MARK": mark, "PYTHONPATH": f"{tmp / 'pkg'}{os.pathsep}{ROOT}"}  # fmt: skip
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--releases", "3.9.0",
+           "--numpy", "2.3.5,2.4.6", "--raw-dir", str(tmp / "raw"), "--envs-dir", str(envs),
+           "--no-report", "--jobs", "1", "--timeout", "60", *args]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def _notes(out: str) -> dict[str, str]:
+    """Per cell, what its progress line says was done (the bracketed note)."""
+    found = {}
+    for line in out.splitlines():
+        if "] done " in line:
+            cell = line.split("] done ", 1)[1].split()[1].rstrip(":")
+            found[cell] = line[line.index(" [", line.index("(")) + 2 : -1] if " [" in line else ""
+    return found
+
+
+def _marks(tmp: Path) -> dict[str, dict[str, str]]:
+    """Per cell, per probe: the mark of the run that measured it."""
+    out = {}
+    for cell in CELLS:
+        run = read_raw(tmp / "raw" / f"{cell}.json")
+        assert run.complete, cell
+        out[cell] = {r.probe: r.detail.removeprefix("mark ") for r in run.results}
+    return out
+
+
+@pytest.mark.slow
+def test_a_new_or_changed_probe_is_measured_alone_in_every_cell(tmp_path, envs_dir):
+    shutil.copytree(ROOT / "tests/fixtures/probes/incremental", tmp_path / "pkg" / PACKAGE)
+    _matrix(tmp_path, envs_dir, "first", "1")
+    assert _marks(tmp_path) == {c: {"first": "1"} for c in CELLS}
+
+    # A probe added to the catalog: a plain rerun measures it, and only it, in every cell.
+    out = _matrix(tmp_path, envs_dir, "first,added", "2")
+    assert _notes(out) == dict.fromkeys(CELLS, "completed in place: lacks added"), out
+    assert _marks(tmp_path) == {c: {"first": "1", "added": "2"} for c in CELLS}
+    hashes = [read_raw(tmp_path / "raw" / f"{c}.json").extra["probe_hashes"] for c in CELLS]
+    assert all(set(h) == {"first", "added"} for h in hashes), hashes
+
+    # Up to date: nothing runs.
+    out = _matrix(tmp_path, envs_dir, "first,added", "3")
+    assert _notes(out) == {} and out.count("[kept: already complete]") == 2, out
+
+    # A probe's source changes: only that probe is measured again.
+    source = tmp_path / "pkg" / PACKAGE / "first.py"
+    source.write_text(source.read_text() + "# changed\n")
+    out = _matrix(tmp_path, envs_dir, "first,added", "4")
+    assert _notes(out) == dict.fromkeys(CELLS, "completed in place: first changed since measured")
+    assert _marks(tmp_path) == {c: {"first": "4", "added": "2"} for c in CELLS}
+
+    # --probes NAME measures just that one again, in every selected cell.
+    out = _matrix(tmp_path, envs_dir, "first,added", "5", "--probes", "added")
+    assert _notes(out) == dict.fromkeys(CELLS, "completed in place: --probes added"), out
+    assert _marks(tmp_path) == {c: {"first": "4", "added": "5"} for c in CELLS}
+
+
+def test_unknown_probe_names_are_refused(tmp_path):
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--probes", "splitk,no_such",
+           "--raw-dir", str(tmp_path / "raw"), "--no-report"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--probes: unknown probe(s) ['no_such']" in proc.stderr
+    assert not (tmp_path / "raw").exists()
+
+
+SPECS = (ProbeSpec("a", "a", ("pass",), ("interpret",)), ProbeSpec("b", "b", ("pass",), ("aot",)))
+
+
+def _run(results: list[Result], hashes: dict[str, str] | None = None) -> Run:
+    extra = {"complete": True} | ({"probe_hashes": hashes} if hashes is not None else {})
+    return Run(id="triton-3.9.0-numpy-2.4.6", results=results, extra=extra)
+
+
+def test_staleness_is_missing_changed_or_unknown():
+    a = Result("a", "interpret", None, "pass")
+    b = [Result("b", "aot", t, "pass") for t in ("cuda:80", "cuda:90", "hip:gfx942")]
+    current = {"a": "h-a", "b": "h-b"}
+    # An interpreter-only cell does not lack the aot probe.
+    assert incremental.staleness(_run([a], {"a": "h-a"}), SPECS, current).stale == ()
+    # In a cell with aot, one target short is missing.
+    state = incremental.staleness(_run([a, *b[:2]], {"a": "h-a"}), SPECS, current)
+    assert state.missing == ("b",) and state.changed == ()
+    state = incremental.staleness(_run([a, *b], {"a": "old", "b": "h-b"}), SPECS, current)
+    assert state.stale == ("a",) and state.describe() == "a changed since measured"
+    # Measured before hashes were kept: unknown, kept as current.
+    state = incremental.staleness(_run([a, *b]), SPECS, current)
+    assert state.stale == () and state.unknown == ("a", "b")
+    # An install that failed recorded nothing: the install says so, not the catalog.
+    assert incremental.staleness(_run([]), SPECS, current) == incremental.Staleness()
+
+
+def test_committed_cells_are_up_to_date_with_the_catalog():
+    """The committed raw files lack hashes (measured before they were kept): none of them is
+    stale for that alone, and none lacks a probe of the catalog."""
+    from matrix.analyze.verify import stale_cells
+    from matrix.measure.results import read_folder
+
+    runs, unreadable = read_folder(ROOT / "reports" / "raw")
+    assert runs and not unreadable
+    found, unknown = stale_cells(runs, incremental.current_catalog())
+    assert found == []
+    assert unknown == sum(1 for r in runs if "probe_hashes" not in r.extra)
+
+
+def test_hash_follows_source_and_row(tmp_path, monkeypatch):
+    pkg = tmp_path / "hpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("x = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = probe_hashes.probe_hash(SPECS[0], "hpkg")
+    assert before == probe_hashes.probe_hash(SPECS[0], "hpkg")
+    other_row = ProbeSpec("a", "a", ("pass", "fail"), ("interpret",))
+    assert probe_hashes.probe_hash(other_row, "hpkg") != before
+    (pkg / "a.py").write_text("x = 2\n")
+    assert probe_hashes.probe_hash(SPECS[0], "hpkg") != before
+    with pytest.raises(LookupError, match=r"no module hpkg\.missing"):
+        probe_hashes.probe_hash(ProbeSpec("missing", "m", ("pass",), ("interpret",)), "hpkg")
