@@ -686,9 +686,8 @@ class KernelReader:
                     return "default"
                 return str(e.value) if isinstance(e, ast.Constant) else "*"
 
+            # the op's dtype is the pointer's element type (the value is cast to it)
             elem = Val(ptr.kinds) if ptr.pointer else UNKNOWN
-            if elem.kinds is None and len(args) > 1 and fam != "atomic.cas":
-                elem = args[1] if not (args[1].kinds or frozenset()) & SCALAR_KINDS else elem
             self.use(fam, node, (elem,), sem=text(sem), scope=text(scope))
             return elem
         if fam and fam.startswith(("binary_fn.", "binary_int_fn.")):

@@ -57,7 +57,9 @@ class AcceptedChange:
         self, probe: str, where: str, old: str, new: str, baseline: Release, candidate: Release
     ) -> bool:
         return (
-            fnmatchcase(probe, self.probe)  # "fp.cast.*" acknowledges a whole fingerprint group
+            # "fp.cast.*" acknowledges a whole fingerprint group; a cell's own name matches
+            # itself (its "[...]" would read as a glob's character class)
+            (probe == self.probe or fnmatchcase(probe, self.probe))
             and fnmatchcase(where, self.where)
             and fnmatchcase(old, self.from_status)
             and fnmatchcase(new, self.to_status)
