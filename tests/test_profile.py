@@ -7,6 +7,7 @@ The team kernels under tests/fixtures/team_kernels/ are small and written for th
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -202,3 +203,31 @@ def test_probe_rows_and_project_rows_map_by_the_data_table(tmp_path):
     assert m.probe("boundary_check").status == USED
     assert m.probe("atomic_add_bf16").status == NOT_USED
     assert m.probe("splitk").status == NOT_USED  # this project's own kernel
+
+
+def test_the_upgrade_page_shows_the_gates_verdict_on_the_team_code(tmp_path, monkeypatch):
+    """The fixture library's real run (tests/fixtures/teamlib_raw): the page's "Your code"
+    section is the gate's own verdict with --tests, kernel by kernel with the lines."""
+    from matrix.report import build
+
+    monkeypatch.chdir(ROOT)
+    raw = ROOT / "tests" / "fixtures" / "teamlib_raw"
+    out = tmp_path / "gate"
+    code = main(
+        ["--results", str(raw), "--baseline", "3.8.0", "--candidate", "3.9.0",
+         "--tests", "tests/fixtures/teamlib/tests", "--out", str(out)]
+    )  # fmt: skip
+    doc = json.loads((out / "gate.json").read_text())
+    assert code == 1
+    build(raw, tmp_path / "site")
+    html = (tmp_path / "site" / "upgrades" / "3.8.0-to-3.9.0.html").read_text()
+    section = html.split('id="your-code"', 1)[1].split('id="not-measured"', 1)[0]
+    assert "UNSAFE" in section and "(exit 1)" in section
+    assert doc["coverage"] and doc["coverage"].split(";")[0] in section
+    rows = re.findall(r'data-kernel="(\w+)" data-probe="([^"]+)"', section)
+    gate_tied = {
+        f["probe"] for f in doc["findings"] if f["relevance"] and not f["probe"].startswith("test ")
+    }
+    assert {p for _, p in rows} == gate_tied - {p for p in gate_tied if p.startswith("kernel ")}
+    assert ("matmul_block_ptr_kernel", "block_ptr") in rows
+    assert "kernels.py:51" in section and "Changed, not used by your code" in section

@@ -140,7 +140,7 @@ class Use:
         ops = f"[{self.operand_text()}]" if self.operands else ""
         extra = "".join(f" {k}={v}" for k, v in self.attrs if k != "name")
         name = f" {self.attr('name')}" if self.attr("name") else ""
-        code = f": `{self.code}`" if self.code else ""
+        code = f": {self.code}" if self.code else ""
         return f"{self.where}: {self.op}{ops}{name}{extra}{code}"
 
     def to_dict(self) -> dict[str, Any]:

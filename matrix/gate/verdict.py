@@ -108,6 +108,9 @@ class GateReport:
     unused_undecidable: list[str] = field(default_factory=list)
     fixed: list[gc.GateFinding] = field(default_factory=list)
     coverage: str = ""  # "N of M captured specializations compiled", per side
+    # Each blocking (or acknowledged, or fixed) finding with the profile's uses it maps onto:
+    # what the pages lay out kernel by kernel.
+    tied: list[tuple[gc.GateFinding, list[Any]]] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -324,7 +327,7 @@ def render_markdown(report: GateReport) -> str:
                 lines.append(f"  - {label} ({len(cells)}): {shown}{more}")
             verb = "may affect" if f.relevance == MAY_AFFECT else "used at"
             for use in uses[:USES_SHOWN]:
-                lines.append(f"  - {verb} {use}" if f.relevance else f"  - used at `{use}`")
+                lines.append(f"  - {verb} `{use}`")
             if len(uses) > USES_SHOWN:
                 lines.append(f"  - ... and {len(uses) - USES_SHOWN} more uses")
             lines.append(f"  - evidence ({f.where}): " + "; ".join(f.evidence))
@@ -624,6 +627,7 @@ def apply_profile(
             report.unused.append(f)
             continue
         f.relevance = m.status
+        report.tied.append((f, list(m.uses)))
         shown = list(dict.fromkeys(u.describe() for u in m.uses))
         f.uses = [*f.uses, *shown]
         if m.status == MAY_AFFECT:
