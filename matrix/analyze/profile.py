@@ -826,6 +826,7 @@ def profile_module(
     launches: Mapping[str, Sequence[Launch]] | None = None,
     umap: UsageMap | None = None,
     only: Iterable[str] | None = None,
+    kernels: Sequence[ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
 ) -> Profile:
     """The uses of every ``@triton.jit`` function in one parsed file. A kernel with captured
     launches (``launches[name]``) is read once per launch, typed by it; one without is read
@@ -833,7 +834,7 @@ def profile_module(
     umap = umap or load_map()
     launches = launches or {}
     lines = source.splitlines()
-    fns = jit_functions(tree, resolver)
+    fns = list(kernels) if kernels is not None else jit_functions(tree, resolver)
     names = frozenset(f.name for f in fns)
     wanted = set(only) if only is not None else None
     out = Profile(sources=[path])
@@ -1086,31 +1087,41 @@ class HostTypes:
     it in the tree. One launch site whose argument cannot be typed leaves that parameter to
     the kernel's own reading (not inferable: fail closed)."""
 
-    def __init__(self, trees: Sequence[tuple[ast.Module, Resolver]], umap: UsageMap) -> None:
+    def __init__(
+        self,
+        trees: Sequence[tuple[ast.Module, Sequence[ast.FunctionDef | ast.AsyncFunctionDef]]],
+        umap: UsageMap,
+    ) -> None:
         self.map = umap
-        self.parents: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.calls: dict[
             str, list[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef | None]]
         ] = {}
         self.kernel_names: set[str] = set()
         self.launch_sites: list[tuple[str, ast.Call, Any]] = []
-        for tree, resolver in trees:
-            self.kernel_names |= {f.name for f in jit_functions(tree, resolver)}
-            for fn in ast.walk(tree):
-                if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-                    self.functions.setdefault(fn.name, []).append(fn)
-                    for node in ast.walk(fn):
-                        self.parents.setdefault(id(node), fn)
-            for node in ast.walk(tree):
+        # One walk per tree: each node's innermost function, and per function its asserts
+        # and assignments (what ``_name`` reads), so that typing a launch never re-walks.
+        self.statements: dict[int, list[ast.stmt]] = {}
+        for tree, kernels in trees:  # each tree with its @triton.jit functions
+            self.kernel_names |= {f.name for f in kernels}
+            stack: list[tuple[ast.AST, Any]] = [(tree, None)]
+            while stack:
+                node, fn = stack.pop()
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    self.functions.setdefault(node.name, []).append(node)
+                    fn = node
+                if fn is not None and isinstance(node, ast.Assert | ast.Assign):
+                    self.statements.setdefault(id(fn), []).append(node)
                 if isinstance(node, ast.Call):
                     name = _callee(node.func)
                     if name:
-                        self.calls.setdefault(name, []).append((node, self.parents.get(id(node))))
+                        self.calls.setdefault(name, []).append((node, fn))
                     if isinstance(node.func, ast.Subscript):
                         k = _callee(node.func.value)
                         if k:
-                            self.launch_sites.append((k, node, self.parents.get(id(node))))
+                            self.launch_sites.append((k, node, fn))
+                stack.extend((child, fn) for child in ast.iter_child_nodes(node))
+        self._memo: dict[tuple[int, int], str | None] = {}
 
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
         params = [a.arg for a in [*kernel.args.posonlyargs, *kernel.args.args]]
@@ -1155,6 +1166,13 @@ class HostTypes:
     def dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         if depth > MAX_HOST_DEPTH:
             return None
+        key = (id(expr), id(scope))
+        if key not in self._memo:
+            self._memo[key] = None  # a cycle through the calls reads as unknown
+            self._memo[key] = self._dtype(expr, scope, depth)
+        return self._memo[key]
+
+    def _dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, int):
             return INT_SIG
         if isinstance(expr, ast.Subscript):
@@ -1198,7 +1216,7 @@ class HostTypes:
 
     def _name(self, name: str, scope: Any, depth: int) -> str | None:
         found: set[str | None] = set()
-        for node in ast.walk(scope):
+        for node in self.statements.get(id(scope), []):
             if isinstance(node, ast.Assert):
                 t = self._asserted(node.test, name)
                 if t:

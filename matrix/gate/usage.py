@@ -93,15 +93,18 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
             profile.notes.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
     project = Project(parsed)
-    host = HostTypes([(m.tree, project.imports(m)) for m in parsed], load_map())
+    kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in parsed}
+    host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
     for m in parsed:
         imports = project.imports(m)
         captured = launches.get(m.path) or {}
         typed: dict[str, list[Launch]] = {}
-        for fn in jit_functions(m.tree, imports):
+        for fn in kernels[m.path]:
             # what ran (a captured launch) first; else what the tree's host code passes
             typed[fn.name] = captured.get(fn.name) or [h for h in host.launches(fn) if h.signature]
-        profile.extend(profile_module(m.tree, imports, _show(m.path), m.source, typed))
+        profile.extend(
+            profile_module(m.tree, imports, _show(m.path), m.source, typed, kernels=kernels[m.path])
+        )
     for launch in elsewhere:
         profile.extend(_from_recorded_source(launch))
     n = sum(len(v) for by in launches.values() for v in by.values())
