@@ -231,3 +231,16 @@ def test_the_upgrade_page_shows_the_gates_verdict_on_the_team_code(tmp_path, mon
     assert {p for _, p in rows} == gate_tied - {p for p in gate_tied if p.startswith("kernel ")}
     assert ("matmul_block_ptr_kernel", "block_ptr") in rows
     assert "kernels.py:51" in section and "Changed, not used by your code" in section
+
+
+def test_nox_gate_session_runs_the_team_suite_in_the_cells(monkeypatch):
+    """``nox -s gate -- --tests DIR`` with no --results: the cells it runs take the suite, so
+    the gate's --tests has captured launches to read; the gate gets --tests unchanged."""
+    import matrix.measure.orchestrate as orchestrate
+    from matrix.gate import session
+
+    calls = []
+    monkeypatch.setattr(orchestrate, "main", lambda argv: calls.append(argv) or 0)
+    args = session.resolve(["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"])
+    assert calls == [["--releases", "3.8.0,3.9.0", "--no-report", "--tests", "t/"]]
+    assert session.option(args, "--tests") == "t/" and session.option(args, "--results")
