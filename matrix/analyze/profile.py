@@ -98,7 +98,8 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
         if not isinstance(v, dict) or not isinstance(v.get("group"), str):
             raise DataFileError(fingerprint, f"values[{i}]", "a table with group and op", v)
         groups[v["group"]] = str(v.get("op"))
-    return UsageMap(*(doc[k] for k in tables), doc["runtime"], doc["probes"], groups)
+    d, lo, op, fn, vo, ru = (doc[k] for k in tables)
+    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups)
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -358,9 +359,9 @@ class KernelReader:
             reversed(args.posonlyargs + args.args), reversed(args.defaults), strict=False
         ):
             defaults[p.arg] = d
-        for p, d in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-            if d is not None:
-                defaults[p.arg] = d
+        for p, kd in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            if kd is not None:
+                defaults[p.arg] = kd
         pointers = self._pointer_params()
         offsets = self._offset_params() | pointers
         sig = self.launch.signature if self.launch else {}
@@ -395,12 +396,12 @@ class KernelReader:
                     self.env[name] = _k(kind) if kind else UNKNOWN
                 continue
             if constexpr:
-                d = defaults.get(name)
-                if isinstance(d, ast.Constant):
-                    kind = _scalar_of(d.value)
+                default = defaults.get(name)
+                if isinstance(default, ast.Constant):
+                    kind = _scalar_of(default.value)
                     self.env[name] = _k(kind) if kind else UNKNOWN
-                elif d is not None and self._dtype_of_expr(d):
-                    self.env[name] = Val(dtype=self._dtype_of_expr(d))
+                elif default is not None and self._dtype_of_expr(default):
+                    self.env[name] = Val(dtype=self._dtype_of_expr(default))
                 elif name in offsets:  # a block size: shapes, aranges, masks
                     self.env[name] = _k("cx_int")
                 else:
@@ -433,9 +434,9 @@ class KernelReader:
             if name and (q.startswith(("triton.", "torch.")) or self.r.tl_name(expr)):
                 return frozenset({name})
         if isinstance(expr, ast.Name):
-            v = self.env.get(expr.id)
-            if v is not None and v.dtype not in (False, None):
-                return v.dtype  # type: ignore[return-value]
+            known = self.env.get(expr.id)
+            if known is not None and known.dtype not in (False, None):
+                return known.dtype  # type: ignore[return-value]
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             name = self._dtype_name(expr.value)
             return frozenset({name}) if name else None
@@ -547,8 +548,8 @@ class KernelReader:
                 left = r
             return _k("int1")
         if isinstance(node, ast.BoolOp):
-            for v in node.values:
-                self.ev(v)
+            for operand in node.values:
+                self.ev(operand)
             return _k("int1")
         if isinstance(node, ast.IfExp):
             self.ev(node.test)
@@ -614,7 +615,7 @@ class KernelReader:
 
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
         dst = self._dtype_of_expr(target)
-        is_bitcast = isinstance(bitcast, ast.Constant) and bitcast.value is True
+        is_bitcast: bool | None = isinstance(bitcast, ast.Constant) and bitcast.value is True
         if bitcast is not None and not isinstance(bitcast, ast.Constant):
             is_bitcast = None  # a constexpr flag: either
         op = "cast.bitcast" if is_bitcast else "cast.to"
@@ -662,7 +663,7 @@ class KernelReader:
             prec_node = self.kw(node, "input_precision")
             prec = "default"
             if prec_node is not None:
-                prec = prec_node.value if isinstance(prec_node, ast.Constant) else "*"
+                prec = str(prec_node.value) if isinstance(prec_node, ast.Constant) else "*"
             if "allow_tf32" in kws:
                 prec = "*"
             out_text = "default" if "out_dtype" not in kws else "|".join(sorted(out or {"?"}))
@@ -843,7 +844,8 @@ def profile_module(
         if wanted is not None and fn.name not in wanted:
             continue
         out.kernels[fn.name] = f"{path}:{fn.lineno}"
-        for launch in launches.get(fn.name) or [None]:
+        typed: Sequence[Launch | None] = launches.get(fn.name) or [None]
+        for launch in typed:
             reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines)
             out.uses += reader.run()
     return out

@@ -151,7 +151,7 @@ def coverage_text(sides: Sides) -> str:
             own = run.extra.get("compile_coverage")
             if isinstance(own, dict) and {"compiled", "captured"} <= set(own):
                 compiled += int(own["compiled"])
-                answered += int(own.get("answered", own["compiled"]))
+                answered += int(own.get("answered") or own["compiled"])
                 total += int(own["captured"])
                 continue
             for rec in run.extra.get("kernel_compiles") or []:
