@@ -189,9 +189,14 @@ def test_breaking_api_needs_a_use_in_scanned_code(tmp_path: Path, results: Path)
     assert code == 0, md
     assert kinds(doc) == {gc.ACCEPTED}
     assert "synthetic fixture: our kernels never build block pointers" in md
-    # ...but code that builds block pointers breaks, acknowledged or not.
+    # ...but code that builds block pointers breaks, acknowledged or not (a team's own
+    # acknowledgement, scoped to its code: --scan never takes the project's).
     code, md, doc = run_gate(
-        tmp_path, results, "--scan", str(BLOCK_PTR_KERNEL), accepted="accepted_block_ptr.toml"
+        tmp_path,
+        results,
+        "--scan",
+        str(BLOCK_PTR_KERNEL),
+        accepted="accepted_block_ptr_scoped.toml",
     )
     assert code == 1, md
     assert gc.BREAKING in kinds(doc)

@@ -57,6 +57,8 @@ class GateFinding:
     fix: str = ""
     reason: str = ""
     uses: list[str] = field(default_factory=list)
+    # With a team's code (--scan/--tests): "used" or "may affect" (matrix.gate.usage).
+    relevance: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,6 +75,9 @@ class Comparison:
     # The team's kernels, one decision per (kernel, launch, target) the baseline compiled
     # (matrix.gate.kernel_compiles.KernelDecision): what the upgrade pages list beside them.
     kernels: list[Any] = field(default_factory=list)
+    # The probe (or fingerprint cell) each undecidable item is about, where it is about one:
+    # with a team's code, one the code does not use is not a reason to be undecided.
+    undecidable_probe: dict[str, str] = field(default_factory=dict)
 
     @property
     def unsafe(self) -> list[GateFinding]:
@@ -348,9 +353,9 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         # Missing on either side is undecidable, never "nothing changed": a candidate holding
         # only some probes (``matrix.run --probes``) must not pass for a complete one.
         missing = candidate if c is None else baseline
-        out.undecidable.append(
-            f"{probe} on {shown}: `{present.status}` on {side} but no result on {missing}"
-        )
+        text = f"{probe} on {shown}: `{present.status}` on {side} but no result on {missing}"
+        out.undecidable.append(text)
+        out.undecidable_probe[text] = probe
         return
 
     if is_check:
@@ -366,10 +371,12 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
                 )
             )
         elif b.status in good and c.status not in good:
-            out.undecidable.append(
+            text = (
                 f"{probe} on {shown}: `{b.status}` on {baseline}, `{c.status}` on {candidate}"
                 " (not a result the gate can count as passing or failing)"
             )
+            out.undecidable.append(text)
+            out.undecidable_probe[text] = probe
         elif b.status not in good and c.status in good:
             out.notes.append(f"improved: {probe} on {shown}: `{b.status}` -> `{c.status}`")
         elif b.status not in good:
@@ -389,7 +396,9 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         # A value that became wrong against its reference is a regression, acknowledged or
         # not; a cell one side did not observe cannot be vouched for.
         if fingerprint.classify(b.status, c.status) == fingerprint.UNOBSERVED:
-            out.undecidable.append(f"{probe} on {shown}: `{b.status}` -> `{c.status}`")
+            text = f"{probe} on {shown}: `{b.status}` -> `{c.status}`"
+            out.undecidable.append(text)
+            out.undecidable_probe[text] = probe
             return
         out.findings.append(GateFinding(REGRESSION, probe, where, b.status, c.status, evidence))
         return

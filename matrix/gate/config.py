@@ -48,12 +48,18 @@ class AcceptedChange:
     reason: str
     baseline: str = "*"
     candidate: str = "*"
+    # The code it was justified for (globs over the profile's file paths and kernel names):
+    # with a team's code an entry applies only where every use of the change lies in these.
+    paths: tuple[str, ...] = ()
+    kernels: tuple[str, ...] = ()
 
     def matches(
         self, probe: str, where: str, old: str, new: str, baseline: Release, candidate: Release
     ) -> bool:
         return (
-            fnmatchcase(probe, self.probe)  # "fp.cast.*" acknowledges a whole fingerprint group
+            # "fp.cast.*" acknowledges a whole fingerprint group; a cell's own name matches
+            # itself (its "[...]" would read as a glob's character class)
+            (probe == self.probe or fnmatchcase(probe, self.probe))
             and fnmatchcase(where, self.where)
             and fnmatchcase(old, self.from_status)
             and fnmatchcase(new, self.to_status)
@@ -62,11 +68,15 @@ class AcceptedChange:
         )
 
 
-_CHANGE_KEYS = {"probe", "where", "from", "to", "reason", "baseline", "candidate"}
+_CHANGE_KEYS = {
+    "probe", "where", "from", "to", "reason", "baseline", "candidate", "paths", "kernels"
+}  # fmt: skip
 
 
-def load_accepted(path: str | Path = ACCEPTED_PATH) -> list[AcceptedChange]:
-    """Read the accepted changes; every entry needs probe, from, to and a non-empty reason."""
+def load_accepted(path: str | Path = ACCEPTED_PATH, scoped: bool = False) -> list[AcceptedChange]:
+    """Read the accepted changes; every entry needs probe, from, to and a non-empty reason.
+    ``scoped`` (a team's file, for its own code): every entry also names the code it was
+    justified for, ``paths`` or ``kernels`` (lists of globs)."""
     doc = load_toml(path)
     # [[slowdown]] entries acknowledge GPU timing changes (matrix/gate/timing.py reads them).
     unknown_top = set(doc) - {"change", "slowdown"}
@@ -87,6 +97,20 @@ def load_accepted(path: str | Path = ACCEPTED_PATH) -> list[AcceptedChange]:
         for key in ("where", "baseline", "candidate"):
             if key in e and (not isinstance(e[key], str) or not e[key]):
                 raise DataFileError(path, f"{where}.{key}", "a non-empty glob", e[key])
+        scope: dict[str, tuple[str, ...]] = {}
+        for key in ("paths", "kernels"):
+            value = e.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise DataFileError(path, f"{where}.{key}", "a list of non-empty globs", value)
+            scope[key] = tuple(value)
+        if scoped and not (scope["paths"] or scope["kernels"]):
+            raise DataFileError(
+                path,
+                f"{where} ({e['probe']})",
+                "paths = [...] or kernels = [...]: the code this acknowledgement was justified "
+                "for (a team's acknowledgements apply only there)",
+                "neither",
+            )
         out.append(
             AcceptedChange(
                 probe=e["probe"],
@@ -96,6 +120,7 @@ def load_accepted(path: str | Path = ACCEPTED_PATH) -> list[AcceptedChange]:
                 reason=e["reason"].strip(),
                 baseline=e.get("baseline", "*"),
                 candidate=e.get("candidate", "*"),
+                **scope,
             )
         )
     return out

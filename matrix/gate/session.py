@@ -10,7 +10,8 @@ which resolves the defaults, runs the cells it needs, gates, and writes its code
   environments have no pip);
 - no ``--baseline``: the release pinned in ``matrix/data/pinned.toml``; a malformed file is a
   one-line message and exit 2;
-- no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw.
+- no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw,
+  with the team's suite when ``--tests DIR`` is given (the gate then decides on its code).
 
 Everything this cannot decide (the index unreachable, a bad data file) is exit 2, fail closed.
 """
@@ -57,7 +58,13 @@ def resolve(args: list[str]) -> list[str]:
         print(f"{PROG}: running the cells of {baseline} and {candidate} (complete ones are reused)")
         from matrix.measure.orchestrate import main as orchestrate
 
-        code = orchestrate(["--releases", f"{baseline},{candidate}", "--no-report"])
+        cells = ["--releases", f"{baseline},{candidate}", "--no-report"]
+        # the team's suite runs in the cells too, so that its launches are captured and the
+        # gate's --tests reads them (the matrix takes one suite)
+        tests = option(out, "--tests")
+        if tests is not None:
+            cells += ["--tests", tests]
+        code = orchestrate(cells)
         if code not in (0, 1):
             raise RuntimeError(f"the matrix run for {baseline},{candidate} exited {code}")
         out += ["--results", "reports/raw"]

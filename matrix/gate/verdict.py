@@ -41,13 +41,16 @@ import json
 import os
 import sys
 import traceback
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 from matrix import cli
+from matrix.analyze import fingerprint
 from matrix.analyze.census import CensusError
+from matrix.analyze.profile import MAY_AFFECT, NOT_USED, Matcher, Profile
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate import api, timing
 from matrix.gate import compare as gc
@@ -58,6 +61,7 @@ from matrix.gate.config import (
     load_accepted,
     pinned_release,
 )
+from matrix.gate.usage import build_profile, coverage_text, relevance
 from matrix.measure.results import Run, SchemaError, atomic_write_text, read_folder, read_runs
 from matrix.scan import ScanReport, load_rules, scan_paths
 
@@ -97,6 +101,16 @@ class GateReport:
     scanned: list[str] = field(default_factory=list)
     scan_findings: list[dict[str, Any]] = field(default_factory=list)
     accepted_file: str = ""
+    # With a team's code (--scan/--tests): its usage profile, and what changed that it does
+    # not use (never blocking) or that the candidate fixed where it does (never blocking).
+    profile: Profile | None = None
+    unused: list[gc.GateFinding] = field(default_factory=list)
+    unused_undecidable: list[str] = field(default_factory=list)
+    fixed: list[gc.GateFinding] = field(default_factory=list)
+    coverage: str = ""  # "N of M captured specializations compiled", per side
+    # Each blocking (or acknowledged, or fixed) finding with the profile's uses it maps onto:
+    # what the pages lay out kernel by kernel.
+    tied: list[tuple[gc.GateFinding, list[Any]]] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -131,6 +145,11 @@ class GateReport:
             "compared": c.compared,
             "scanned": self.scanned,
             "scan_findings": self.scan_findings,
+            "profile": self.profile.to_dict() if self.profile is not None else None,
+            "not_used": [f.to_dict() for f in self.unused],
+            "not_used_undecidable": self.unused_undecidable,
+            "fixed_used": [f.to_dict() for f in self.fixed],
+            "coverage": self.coverage,
         }
 
 
@@ -185,6 +204,78 @@ def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
     )
 
 
+def _toml_scope(members: Sequence[gc.GateFinding]) -> str:
+    """The code a team's acknowledgement is justified for: the files and kernels it names."""
+    paths: dict[str, None] = {}
+    kernels: dict[str, None] = {}
+    for m in members:
+        for use in m.uses:
+            head = use.split(": ", 1)[0]
+            path = head.split(":", 1)[0]
+            if path:
+                paths[path] = None
+            if " in " in head:
+                kernels[head.split(" in ", 1)[1].split(" ", 1)[0]] = None
+    out = "\npaths = [" + ", ".join(f'"{p}"' for p in paths) + "]"
+    if kernels:
+        out += "\nkernels = [" + ", ".join(f'"{k}"' for k in kernels) + "]"
+    return out
+
+
+def _profile_sections(report: GateReport) -> list[str]:
+    """What the profile read, what the candidate fixed in used code, and what changed that
+    the code does not use (counts per group, never blocking)."""
+    profile = report.profile
+    assert profile is not None
+    lines = ["", "### Your code", ""]
+    kernels = sorted(profile.kernels.items())
+    lines.append(
+        f"- {len(kernels)} kernel(s) read, {len(profile.uses)} uses profiled from "
+        + (", ".join(f"`{s}`" for s in profile.sources[:6]) or "nothing")
+        + (f" and {len(profile.sources) - 6} more" if len(profile.sources) > 6 else "")
+    )
+    for name, where in kernels[:20]:
+        lines.append(f"  - `{name}` at `{where}`")
+    if len(kernels) > 20:
+        lines.append(f"  - ... and {len(kernels) - 20} more")
+    lines += [f"- {n}" for n in profile.notes[:10]]
+    coverage = _coverage(report)
+    if coverage:
+        lines.append(f"- {coverage}")
+    if report.fixed:
+        groups = Counter(_split_cell(f.probe)[0] for f in report.fixed)
+        lines += ["", f"### Fixed in the candidate, used by your code ({len(groups)})", ""]
+        lines.append(
+            "A value your code computes was wrong against its reference on the baseline and is "
+            "right on the candidate (never blocking):"
+        )
+        for group, n in sorted(groups.items()):
+            first = next(f for f in report.fixed if _split_cell(f.probe)[0] == group)
+            lines.append(f"- **{group}**: {n} cell(s), e.g. {first.uses[0] if first.uses else ''}")
+    groups = Counter(_split_cell(f.probe)[0] for f in report.unused)
+    groups.update(
+        _split_cell(report.comparison.undecidable_probe.get(u, "?"))[0]
+        for u in report.unused_undecidable
+    )
+    lines += ["", f"### Changed, not used by your code ({sum(groups.values())})", ""]
+    if not groups:
+        lines.append("- nothing")
+    else:
+        lines.append(
+            "Changes and unobserved cells between the two releases that no use in your code "
+            "maps onto (matrix/data/usage_map.toml); they never block. Per group, in cell x "
+            "column results:"
+        )
+        lines.append("")
+        for group, n in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
+            lines.append(f"- `{group}`: {n}")
+    return lines
+
+
+def _coverage(report: GateReport) -> str:
+    return report.coverage
+
+
 def _display_path(path: str) -> str:
     try:
         return str(Path(path).resolve().relative_to(Path.cwd()))
@@ -234,10 +325,11 @@ def render_markdown(report: GateReport) -> str:
                 more = f" and {len(cells) - CELLS_SHOWN} more" if len(cells) > CELLS_SHOWN else ""
                 label = "tests" if group.startswith(TEST_PREFIX) else "cells"
                 lines.append(f"  - {label} ({len(cells)}): {shown}{more}")
-            for use in uses[:10]:
-                lines.append(f"  - used at `{use}`")
-            if len(uses) > 10:
-                lines.append(f"  - ... and {len(uses) - 10} more uses")
+            verb = "may affect" if f.relevance == MAY_AFFECT else "used at"
+            for use in uses[:USES_SHOWN]:
+                lines.append(f"  - {verb} `{use}`")
+            if len(uses) > USES_SHOWN:
+                lines.append(f"  - ... and {len(uses) - USES_SHOWN} more uses")
             lines.append(f"  - evidence ({f.where}): " + "; ".join(f.evidence))
             if f.fix:
                 lines.append(f"  - fix: {f.fix}")
@@ -257,8 +349,13 @@ def render_markdown(report: GateReport) -> str:
                 where = wheres[0] if len(wheres) == 1 else "*"
                 # Several cells: one entry for the group's cells ("[[]" is fnmatch's literal "[").
                 probe = f.probe if len(cells) < 2 else f"{group}[[]*"
-                lines += [f"    {t}" for t in _toml_ack(f, where, probe).splitlines()]
+                ack = _toml_ack(f, where, probe)
+                if report.profile is not None:
+                    ack += _toml_scope(members)
+                lines += [f"    {t}" for t in ack.splitlines()]
                 lines.append("    ```")
+    if report.profile is not None:
+        lines += _profile_sections(report)
     if c.undecidable:
         lines += ["", f"### Undecidable ({len(c.undecidable)})", ""]
         lines += [f"- {u}" for u in c.undecidable]
@@ -297,9 +394,25 @@ def _parser() -> argparse.ArgumentParser:
         "--scan", action="append", default=[], metavar="PATH", help="more sources to scan"
     )
     p.add_argument(
-        "--no-project-scan", action="store_true", help="do not scan the project's kernels/ folder"
+        "--tests",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="the team's test suite (as given to the matrix): its sources are read and the "
+        "kernels its tests launched (captured in the results) are typed by those launches",
     )
-    p.add_argument("--accepted", default=str(ACCEPTED_PATH), help="accepted behaviour changes")
+    p.add_argument(
+        "--no-project-scan",
+        action="store_true",
+        help="do not scan the project's kernels/ folder (with --scan/--tests it is not scanned)",
+    )
+    p.add_argument(
+        "--accepted",
+        default=None,
+        help=f"accepted behaviour changes (default: {ACCEPTED_PATH.name}, this project's, "
+        "without --scan/--tests; with them only the file given here, whose entries name the "
+        "paths or kernels they were justified for)",
+    )
     p.add_argument("--pinned", default=str(PINNED_PATH), help="file with the pinned release")
     p.add_argument(
         "--out",
@@ -355,7 +468,11 @@ def _release(arg: str, value: str | Release) -> Release:
 def run_gate(args: argparse.Namespace) -> GateReport:
     """Everything but argument parsing and output; errors are recorded, never raised."""
     report = GateReport(baseline=args.baseline, candidate=args.candidate, results=args.results)
-    report.accepted_file = args.accepted
+    team = bool(args.scan or args.tests)
+    # This project's acknowledgements were written for its own kernels/: they decide only its
+    # own verdict. A team's code is judged against the team's file alone.
+    accepted_path = args.accepted or ("" if team else str(ACCEPTED_PATH))
+    report.accepted_file = accepted_path or "accepted_changes.toml (yours: pass --accepted FILE)"
     try:
         baseline = _release("--baseline", args.baseline or pinned_release(args.pinned))
         report.baseline = str(baseline)
@@ -368,8 +485,8 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         results = Path(args.results)
         if not results.exists():
             raise UsageError(f"--results {args.results!r}: no such folder or file")
-        accepted = load_accepted(args.accepted)
-        slowdowns = timing.load_slowdowns(args.accepted)
+        accepted = load_accepted(accepted_path, scoped=team) if accepted_path else []
+        slowdowns = timing.load_slowdowns(accepted_path) if accepted_path else []
         if not 0 <= args.slowdown_threshold < 10:
             raise UsageError(
                 f"--slowdown-threshold {args.slowdown_threshold}: expected a fraction like 0.10"
@@ -379,10 +496,11 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         # A folder's unreadable raw file is named and the rest compared, but it may hold either
         # side's cell: the verdict cannot be safe (undecidable below).
         runs, unreadable = read_folder(results) if results.is_dir() else (read_runs(results), [])
-        scan_targets = list(args.scan)
-        if not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
+        scan_targets = [*args.scan, *args.tests]
+        if not team and not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
+        profile = build_profile(args.scan, args.tests, runs) if team else None
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, FileNotFoundError) as e:
         report.errors.append(str(e))
@@ -392,7 +510,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         return report
 
     report.scanned = scan_targets
-    decide_runs(report, runs, baseline, candidate, accepted, scan, timings)
+    decide_runs(report, runs, baseline, candidate, accepted, scan, timings, profile)
     # A folder's unreadable raw file may hold a cell of either side: never safe.
     report.comparison.undecidable += [
         f"a raw file could not be read (it may hold a cell of either side): {m}" for m in unreadable
@@ -419,10 +537,15 @@ def decide_runs(
     accepted: Sequence[AcceptedChange],
     scan: ScanReport,
     timings: GpuTimings = GpuTimings(),
+    profile: Profile | None = None,
 ) -> GateReport:
     """The gate's comparison of ``baseline`` and ``candidate`` over recorded ``runs``, into
     ``report`` (call ``report.decide()`` for the exit code). The report's upgrade pages call
-    this too, so that a page's verdict is the gate's own."""
+    this too, so that a page's verdict is the gate's own.
+
+    With a team's ``profile`` the verdict is about that code (``apply_profile``): ``accepted``
+    are then the team's own acknowledgements, applied only where they were justified."""
+    project_accepted = accepted if profile is None else ()
     report.scan_findings = [f.to_dict() for f in scan.findings]
     report.errors += [f"scan: {e}" for e in scan.errors]
     sel = gc.select_runs(
@@ -433,7 +556,9 @@ def decide_runs(
     if report.errors:
         return report
     try:
-        report.comparison = gc.compare(base, cand, baseline, candidate, accepted, scan.findings)
+        report.comparison = gc.compare(
+            base, cand, baseline, candidate, project_accepted, scan.findings
+        )
     except gc.DataError as e:
         report.errors.append(f"bad data in {report.results}: {e}")
     # The census's check of every Triton name the scanned code uses (matrix.gate.api); the
@@ -447,7 +572,9 @@ def decide_runs(
             )
     else:
         try:
-            api.check_uses(base, cand, baseline, candidate, uses, report.comparison, accepted)
+            api.check_uses(
+                base, cand, baseline, candidate, uses, report.comparison, project_accepted
+            )
         except CensusError as e:
             report.errors.append(f"bad API census in {report.results}: {e}")
     report.comparison.undecidable[:0] = sel.undecidable
@@ -459,7 +586,81 @@ def decide_runs(
         timed.notes.append("no GPU benchmark folder (--bench): GPU timings not compared")
     for name in ("findings", "undecidable", "notes", "compared"):
         getattr(report.comparison, name).extend(getattr(timed, name))
+    if profile is not None:
+        apply_profile(report, profile, accepted, baseline, candidate)
+        report.coverage = coverage_text(sel.sides)
     return report
+
+
+USES_SHOWN = 10  # profile uses listed per finding in gate.md; gate.json keeps them all
+
+
+def apply_profile(
+    report: GateReport,
+    profile: Profile,
+    accepted: Sequence[AcceptedChange],
+    baseline: Release,
+    candidate: Release,
+) -> None:
+    """Make the verdict about the team's code: a finding its profile does not use moves to
+    ``report.unused`` (never blocking); one it uses or may be affected by stays, naming each
+    use (kernel, file:line, test); a fingerprint value the candidate fixed moves to
+    ``report.fixed``; the team's acknowledgements apply where they cover every use."""
+    report.profile = profile
+    matcher = Matcher(profile)
+    memo: dict[str, Any] = {}
+
+    def rel(f: gc.GateFinding) -> Any:
+        key = f.probe if not f.uses else f"{f.probe}\0{f.where}\0{f.uses}"
+        if key not in memo:
+            memo[key] = relevance(f, matcher)
+        return memo[key]
+
+    c = report.comparison
+    kept: list[gc.GateFinding] = []
+    for f in c.findings:
+        if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED):
+            kept.append(f)
+            continue
+        m = rel(f)
+        if m.status == NOT_USED:
+            report.unused.append(f)
+            continue
+        f.relevance = m.status
+        report.tied.append((f, list(m.uses)))
+        shown = list(dict.fromkeys(u.describe() for u in m.uses))
+        f.uses = [*f.uses, *shown]
+        if m.status == MAY_AFFECT:
+            f.evidence.append(
+                f"may affect your code: {m.why or 'an operand kind is not inferable'}; "
+                "type the value (e.g. `.to(tl.float16)`) or run the kernel through --tests"
+            )
+        if _fixed(f):
+            report.fixed.append(f)
+            continue
+        if f.kind == gc.BEHAVIOUR:
+            for ack in accepted:
+                if ack.matches(
+                    f.probe, f.where, f.baseline or "", f.candidate or "", baseline, candidate
+                ) and matcher.covers(ack.paths, ack.kernels, m.uses):
+                    f.kind, f.reason = gc.ACCEPTED, ack.reason
+                    break
+        kept.append(f)
+    c.findings = kept
+    for text in list(c.undecidable):
+        probe = c.undecidable_probe.get(text)
+        if probe is not None and rel(gc.GateFinding("", probe, "", None, None)).status == NOT_USED:
+            c.undecidable.remove(text)
+            report.unused_undecidable.append(text)
+
+
+def _fixed(f: gc.GateFinding) -> bool:
+    """A fingerprint value that was wrong on the baseline and is right on the candidate."""
+    return (
+        f.probe.startswith(fingerprint.PREFIX)
+        and f.baseline == fingerprint.WRONG
+        and f.candidate in fingerprint.RIGHT_STATUSES
+    )
 
 
 def write_outputs(report: GateReport, out: str | Path) -> str:

@@ -411,3 +411,84 @@ def upgrade_kernels(comparison: gc.Comparison, view: TeamView) -> list[KernelCha
         out.append(KernelChange(d, slugs.get(d.kernel, ""), diff))
     out.sort(key=lambda k: (order.index(k.decision.decision), k.decision.kernel, k.decision.target))
     return out
+
+
+# ------------------------------------------------------------------------- the team's verdict
+
+
+@dataclass(frozen=True)
+class KernelFindings:
+    """One of the team's kernels and the gate's findings tied to its lines."""
+
+    kernel: str
+    where: str  # path:line of its definition
+    findings: list[tuple[gc.GateFinding, list[str]]]  # finding, the lines of this kernel
+
+
+@dataclass(frozen=True)
+class TeamVerdict:
+    """The gate's verdict on the team's code for one upgrade (``--tests`` the suites the runs
+    ran), as the gate writes it in gate.md: per kernel the findings tied to its lines, the
+    compile coverage, and what changed that the code does not use (counts per group)."""
+
+    gate: Any  # matrix.gate.verdict.GateReport
+    kernels: list[KernelFindings]
+    not_used: list[tuple[str, int]]
+    suites: list[str]
+
+    @property
+    def verdict(self) -> str:
+        return str(self.gate.verdict)
+
+
+def suites_of(runs: Sequence[Run]) -> list[str]:
+    """The team suites (``suite.path``) the runs ran, in order."""
+    out: dict[str, None] = {}
+    for r in runs:
+        path = (r.extra.get("suite") or {}).get("path")
+        if isinstance(path, str) and path:
+            out[path] = None
+    return list(out)
+
+
+class TeamGate:
+    """The gate on the team's suites (``--tests SUITE`` for every suite the runs ran), its
+    profile and scan read once for every pair the pages show."""
+
+    def __init__(self, runs: Sequence[Run], root: Any) -> None:
+        from matrix.gate.usage import build_profile
+        from matrix.scan import load_rules, scan_paths
+
+        self.runs = runs
+        self.suites = [s for s in suites_of(runs) if (root / s).is_dir()]
+        paths = [str(root / s) for s in self.suites]
+        self.profile = build_profile([], paths, runs) if paths else None
+        self.scan = scan_paths(paths, load_rules()) if paths else None
+
+    def verdict(self, baseline: str, candidate: str, results: str) -> TeamVerdict | None:
+        """Exactly ``python -m matrix.gate --tests SUITE`` for the pair (no acknowledgements:
+        the pages have no team file); None when the runs ran no suite found here."""
+        from collections import Counter
+
+        from matrix.core import Release
+        from matrix.gate.verdict import GateReport, decide_runs
+
+        if self.profile is None or self.scan is None:
+            return None
+        report = GateReport(baseline=baseline, candidate=candidate, results=results)
+        report.scanned = list(self.suites)
+        b, c = Release.parse(baseline), Release.parse(candidate)
+        decide_runs(report, self.runs, b, c, [], self.scan, profile=self.profile)
+        report.decide()
+        by_kernel: dict[str, list[tuple[gc.GateFinding, list[str]]]] = {}
+        for f, uses in report.tied:
+            for kernel in dict.fromkeys(u.kernel for u in uses):
+                lines = [u.where for u in uses if u.kernel == kernel]
+                by_kernel.setdefault(kernel, []).append((f, list(dict.fromkeys(lines))))
+        kernels = [
+            KernelFindings(k, self.profile.kernels.get(k, ""), by_kernel.get(k, []))
+            for k in sorted(set(self.profile.kernels) | set(by_kernel))
+        ]
+        counts = Counter(f.probe.split("[", 1)[0] for f in report.unused)
+        ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return TeamVerdict(report, kernels, ordered, list(self.suites))

@@ -29,7 +29,7 @@ from matrix.gate.config import ACCEPTED_PATH, PINNED_PATH, load_accepted, pinned
 from matrix.gate.verdict import PROJECT_KERNELS, GateReport, decide_runs, gpu_timings
 from matrix.measure.results import Run
 from matrix.report.model import Matrix, is_gpu_run, slug, tone
-from matrix.report.team import KernelChange, TeamView, upgrade_kernels
+from matrix.report.team import KernelChange, TeamGate, TeamVerdict, TeamView, upgrade_kernels
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 # Page sections in order, with their headings.
@@ -74,6 +74,8 @@ class UpgradePage:
     pinned: bool = False
     # The team's kernels that break or change (the gate's decisions: kernel_compiles).
     kernels: list[KernelChange] = field(default_factory=list)
+    # The gate's verdict on the team's own code (its suites), beside the project's.
+    team_gate: TeamVerdict | None = None
 
     @property
     def slug(self) -> str:
@@ -208,6 +210,7 @@ def build_pages(
     accepted = load_accepted(accepted_path)
     timings = gpu_timings(results, accepted_path)
     scan = project_scan()
+    team_gate = TeamGate(runs, REPO_ROOT) if team is not None and team.present else None
     fixes: dict[str, list[str]] = {}
     for rule in load_rules():
         if rule.probe and rule.fix not in fixes.setdefault(rule.probe, []):
@@ -230,6 +233,7 @@ def build_pages(
                 [n for n in report.comparison.notes if not n.startswith("not compared")],
                 is_pinned,
                 upgrade_kernels(report.comparison, team or TeamView()),
+                team_gate.verdict(baseline, candidate, results) if team_gate else None,
             )
         )
     return pages

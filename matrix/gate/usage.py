@@ -1,0 +1,204 @@
+"""The gate's view of a team's code: its usage profile, and what each finding means for it.
+
+``build_profile`` reads the team's sources (``--scan``, ``--tests``) with the scanner's name
+resolution (re-exported ``tl``, relative imports) and types each kernel a test launched by its
+captured launches (``matrix.analyze.profile``). ``relevance`` maps one gate finding onto the
+profile: used (naming kernel, file:line, test), may affect (an operand not inferable: blocks)
+or not used (listed apart, never blocking).
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from matrix.analyze import fingerprint
+from matrix.analyze.profile import (
+    MAY_AFFECT,
+    NOT_USED,
+    USED,
+    HostTypes,
+    Launch,
+    Match,
+    Matcher,
+    Profile,
+    jit_functions,
+    load_map,
+    profile_module,
+)
+from matrix.gate import timing
+from matrix.gate.compare import GateFinding, Sides, test_finding_name
+from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
+from matrix.measure.results import Run
+from matrix.scan import Imports, Project, iter_python_files, parse_module
+
+TEST_PREFIX = test_finding_name("")
+KERNEL_PREFIX = kernel_finding_name("")
+
+
+def _launches_by_file(
+    runs: Iterable[Run], tests: Sequence[str]
+) -> tuple[dict[str, dict[str, list[Launch]]], list[dict[str, Any]]]:
+    """``{resolved kernel file: {kernel name: [Launch]}}`` from every run's captured launches,
+    and the launches whose file is not on disk (read from their recorded source, if any)."""
+    table: dict[str, dict[str, list[Launch]]] = {}
+    elsewhere: list[dict[str, Any]] = []
+    seen: set[tuple[str, str]] = set()
+    for run in runs:
+        suite = (run.extra.get("suite") or {}).get("path")
+        for launch in run.extra.get("launches") or []:
+            if not isinstance(launch, dict) or "name" not in launch:
+                continue
+            key = (str(launch.get("key")), str(launch.get("test")))
+            if key in seen:
+                continue
+            seen.add(key)
+            item = Launch(
+                dict(launch.get("signature") or {}),
+                dict(launch.get("constexprs") or {}),
+                str(launch.get("test") or ""),
+            )
+            roots = [Path(t) for t in tests] + ([Path(suite)] if suite else [])
+            file = None
+            for root in roots:
+                candidate = (root / str(launch.get("file", ""))).resolve()
+                if candidate.is_file():
+                    file = str(candidate)
+                    break
+            if file is None:
+                elsewhere.append({**launch, "_launch": item})
+                continue
+            table.setdefault(file, {}).setdefault(str(launch["name"]).split(".")[-1], []).append(
+                item
+            )
+    return table, elsewhere
+
+
+def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]) -> Profile:
+    """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
+    source, each kernel a captured launch ran typed by that launch (and tied to its test)."""
+    runs = list(runs)
+    launches, elsewhere = _launches_by_file(runs, tests)
+    files = list(dict.fromkeys(str(p.resolve()) for p in iter_python_files([*scan, *tests])))
+    files += [f for f in launches if f not in files]
+    parsed = []
+    profile = Profile()
+    for file in files:
+        try:
+            source = Path(file).read_text(encoding="utf-8")
+            parsed.append(parse_module(Path(file), source))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
+            profile.notes.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
+    project = Project(parsed)
+    kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in parsed}
+    host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
+    for m in parsed:
+        imports = project.imports(m)
+        captured = launches.get(m.path) or {}
+        typed: dict[str, list[Launch]] = {}
+        for fn in kernels[m.path]:
+            # what ran (a captured launch) first; else what the tree's host code passes
+            typed[fn.name] = captured.get(fn.name) or [h for h in host.launches(fn) if h.signature]
+        profile.extend(
+            profile_module(m.tree, imports, _show(m.path), m.source, typed, kernels=kernels[m.path])
+        )
+    for launch in elsewhere:
+        profile.extend(_from_recorded_source(launch))
+    n = sum(len(v) for by in launches.values() for v in by.values())
+    if n or elsewhere:
+        profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
+    return profile
+
+
+def _from_recorded_source(launch: dict[str, Any]) -> Profile:
+    """A launch whose file is not here: read the kernel's own source if the capture recorded
+    it (``source``), else say that it could not be read (its changes then may affect it)."""
+    text = launch.get("source")
+    name = str(launch.get("name", "?"))
+    where = str(launch.get("file") or launch.get("kernel") or name)
+    if not isinstance(text, str):
+        return Profile(notes=[f"kernel {name} ({where}): its file is not here and no source was "
+                              "recorded: not in the profile"])  # fmt: skip
+    try:
+        tree = ast.parse(textwrap.dedent(text))
+    except SyntaxError as e:
+        return Profile(notes=[f"kernel {name} ({where}): recorded source does not parse: {e}"])
+    module = parse_module(Path(where), textwrap.dedent(text))
+    module.tree = tree
+    imports = Imports(module)
+    return profile_module(
+        tree, imports, where, textwrap.dedent(text), {name.split(".")[-1]: [launch["_launch"]]}
+    )
+
+
+ANSWERED = ("compiled", "rejected")  # the compiler's own answers; the rest are ours
+
+
+def coverage_text(sides: Sides) -> str:
+    """How many captured launch x target compiles got a compiler answer, per side: the
+    capture's own count where a run records one (``compile_coverage``: {"compiled": N,
+    "captured": M}), else counted from its kernel-compile records."""
+    parts = []
+    for label, release, runs in (
+        ("baseline", sides.baseline, sides.base),
+        ("candidate", sides.candidate, sides.cand),
+    ):
+        answered = total = compiled = 0
+        for run in runs:
+            own = run.extra.get("compile_coverage")
+            if isinstance(own, dict) and {"compiled", "captured"} <= set(own):
+                compiled += int(own["compiled"])
+                answered += int(own.get("answered") or own["compiled"])
+                total += int(own["captured"])
+                continue
+            for rec in run.extra.get("kernel_compiles") or []:
+                if isinstance(rec, dict):
+                    total += 1
+                    answered += rec.get("status") in ANSWERED
+                    compiled += rec.get("status") == "compiled"
+        if total:
+            parts.append(
+                f"{label} {release}: {compiled} of {total} captured specialization x target "
+                f"compiles compiled ({answered - compiled} rejected by Triton, "
+                f"{total - answered} not asked)"
+            )
+    return "; ".join(parts)
+
+
+def _show(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _split(probe: str) -> tuple[str, str | None]:
+    group, bracket, cell = probe.partition("[")
+    return (group, cell[:-1]) if bracket and cell.endswith("]") else (probe, None)
+
+
+def relevance(f: GateFinding, matcher: Matcher) -> Match:
+    """What ``f`` means for the profiled code (``Match``)."""
+    probe = f.probe
+    if f.uses:  # the scanner or the census tied it to the team's own lines already
+        return Match(USED, [])
+    if probe.startswith((TEST_PREFIX, KERNEL_PREFIX)):
+        return Match(USED, [], "the team's own test or kernel")
+    if probe.startswith(timing.SLOWDOWN_PREFIX):
+        impl = probe[len(timing.SLOWDOWN_PREFIX) :].split(" ", 1)[0]
+        return matcher.probe(impl)
+    if probe.startswith(fingerprint.PREFIX):
+        group, cell = _split(probe)
+        name = fingerprint.group_name(group)
+        if cell is None:  # the group itself did not run on one side
+            family = name.split(".")[0]
+            hits = [u for u in matcher.profile.uses if u.op.split(".")[0] == family]
+            return Match(MAY_AFFECT, hits, "the group did not run") if hits else Match(NOT_USED)
+        return matcher.cell(name, cell)
+    return matcher.probe(probe)
+
+
+__all__ = ["MAY_AFFECT", "NOT_USED", "USED", "build_profile", "relevance"]
