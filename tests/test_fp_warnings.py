@@ -5,6 +5,7 @@ the texts are the probe's own."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pytest
@@ -42,7 +43,7 @@ def patched(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_cells_per_kernel_and_setting(patched: None) -> None:
     env = [["none", ""], ["TRITON_DEFAULT_FP_FUSION", "1"], ["TRITON_NO_SUCH_VARIABLE", "1"]]
     (row,) = W.warning_rows(Context("aot", "cuda:90"), ["plain_kernel", "block_ptr"], env,
-                            ["plain_kernel"])  # fmt: skip
+                            ["plain_kernel"], fresh=False)  # fmt: skip
     assert row.name == "fp.warnings"
     assert row.data["cells"] == {
         "plain_kernel|none": "UserWarning",
@@ -67,4 +68,32 @@ def test_the_setting_stays_in_the_child(patched: None) -> None:
 
 def test_unknown_kernel_is_refused() -> None:
     with pytest.raises(ValueError, match="no_such_kernel"):
-        W.warning_rows(Context("aot", "cuda:90"), ["no_such_kernel"], [["none", ""]], [])
+        W.warning_rows(Context("aot", "cuda:90"), ["no_such_kernel"], [["none", ""]], [], False)
+
+
+def test_a_once_per_process_warning_this_process_gave_is_still_seen() -> None:
+    """A real compile of plain_kernel for cuda:90 on the installed release, in the fresh
+    interpreter: what it warns does not depend on what this process warned before."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json; from matrix.probes.support import fp_warnings as W\n"
+        "from matrix.probes.support.base import Context\n"
+        "c = Context('aot', 'cuda:90')\n"
+        "first = W.warning_rows(c, ['plain_kernel'], [['none', '']], [], fresh=False)\n"
+        "W._compile(c, 'plain_kernel', 'none', '')  # this process warns (once) here\n"
+        "fresh = W.warning_rows(c, ['plain_kernel'], [['none', '']], [])\n"
+        "print(json.dumps([first[0].data, fresh[0].data]))\n"
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("TRITON_INTERPRET", "TRITON_DEFAULT_FP_FUSION")
+    }
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300, check=True)  # fmt: skip
+    first, fresh = json.loads(done.stdout.strip().splitlines()[-1])
+    # Whatever the release warns on a first compile, the fresh interpreter sees it again.
+    assert fresh == first

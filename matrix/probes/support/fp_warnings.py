@@ -138,10 +138,21 @@ def compile_in_child(ctx: Context, name: str, var: str, value: str) -> tuple[str
 
 
 def warning_rows(
-    ctx: Context, kernels: list[str], env: list[list[str]], env_kernels: list[str]
+    ctx: Context,
+    kernels: list[str],
+    env: list[list[str]],
+    env_kernels: list[str],
+    fresh: bool = True,
 ) -> list[Observation]:
     """Every kernel of ``kernels`` compiled with no variable set (the ``none`` setting), and
-    those of ``env_kernels`` also with each other setting: a compile is the cost here."""
+    those of ``env_kernels`` also with each other setting: a compile is the cost here.
+
+    ``fresh``: the compiles fork from a newly spawned interpreter, not from this process: a
+    warning Triton gives once per process (3.9.0's ``warn_once``) that this process already
+    gave would be missing from every forked child. One spawn (~2 s) per call, then a fork per
+    compile. ``fresh=False`` forks from here (tests that replace the compile)."""
+    if fresh:
+        return _in_fresh_interpreter(ctx, kernels, env, env_kernels)
     unknown = [k for k in [*kernels, *env_kernels] if k not in KERNELS]
     if unknown:
         raise ValueError(f"[warnings].kernels names {unknown}; known: {sorted(KERNELS)}")
@@ -164,3 +175,34 @@ def warning_rows(
         if values:
             data[part] = values
     return [Observation("observed", "", data, name="fp.warnings")]
+
+
+def _fresh_main(ctx: Context, args: tuple, out: str) -> None:
+    try:
+        payload: Any = ("ok", warning_rows(ctx, *args, fresh=False)[0].data)
+    except BaseException as e:  # the parent reports it as this group's error
+        payload = ("error", f"{type(e).__name__}: {e}"[:500])
+    with open(out, "wb") as f:
+        pickle.dump(payload, f)
+
+
+def _in_fresh_interpreter(ctx: Context, *args: Any) -> list[Observation]:
+    fd, out = tempfile.mkstemp(prefix="fp-warn-", suffix=".pickle")
+    os.close(fd)
+    try:
+        child = multiprocessing.get_context("spawn").Process(
+            target=_fresh_main, args=(ctx, args, out)
+        )
+        child.start()
+        child.join()
+        with open(out, "rb") as f:
+            data = f.read()
+    finally:
+        os.unlink(out)
+    if not data:
+        why = f"the warnings' interpreter died (exit code {child.exitcode})"
+        return [Observation("error", why, {}, name="fp.warnings")]
+    kind, value = pickle.loads(data)
+    if kind != "ok":
+        return [Observation("error", value, {}, name="fp.warnings")]
+    return [Observation("observed", "", value, name="fp.warnings")]
