@@ -22,6 +22,9 @@ Diff two releases (each entry once, with evidence: release, source file, line)::
         change.breaking    # code using the old API can stop working (removed, moved, a
                            # parameter removed or made keyword-only, a new required parameter)
         change.evidence    # (Evidence(release, file, line), ...)
+    # A class's members are diffed too (member_changes): members gone, a method whose
+    # signature changed (CUDABackend.make_ttir +capability), a knob whose descriptor changed;
+    # private members and self attributes only where both censuses record them (DEEP_FILES).
     pairs = changes_by_pair(censuses)       # [PairChanges(base, candidate, groups)] per adjacent
                                             # pair; groups are [(heading, [Change])]
 
