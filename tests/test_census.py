@@ -492,3 +492,104 @@ def test_a_new_parameter_and_its_field_are_one_change() -> None:
     assert [(c.kind, c.text, c.params, c.breaking) for c in changes] == [
         ("signature", "triton.Config(+num_ctas=1)", ("num_ctas",), False)
     ]
+
+
+# -- internals: module-level names beyond __all__, members of the classes teams subclass ----
+INTERNALS = FIXTURES / "internals"
+
+
+@pytest.fixture(scope="module")
+def internals() -> dict[str, C.Census]:
+    return C.load_censuses(INTERNALS)
+
+
+def _changes(old: C.Census, new: C.Census) -> dict[str, list[C.Change]]:
+    by_name: dict[str, list[C.Change]] = {}
+    for change in C.diff(old, new):
+        for name in (change.name, *change.aliases):
+            by_name.setdefault(name, []).append(change)
+    return by_name
+
+
+def test_internal_module_names_beyond_all(internals: dict[str, C.Census]) -> None:
+    assert list(internals) == ["3.3.1", "3.4.0", "3.9.0"]
+    w = C.works_on(internals, "triton.runtime.cache.default_cache_dir")
+    assert [s.status for s in w.per_release.values()] == ["ok", "absent", "absent"]
+    assert str(w.per_release["3.3.1"].evidence) == "3.3.1 runtime/cache.py:16"
+    (gone,) = _changes(internals["3.3.1"], internals["3.4.0"])[
+        "triton.runtime.cache.default_cache_dir"
+    ]
+    assert gone.kind == "removed" and gone.breaking
+    assert [str(e) for e in gone.evidence] == ["3.3.1 runtime/cache.py:16"]
+
+
+def test_member_signatures_per_release(internals: dict[str, C.Census]) -> None:
+    def sig(release: str, name: str) -> str:
+        api = internals[release].lookup(name)
+        assert api is not None, (release, name)
+        return C.signature_text(api.params or ())
+
+    make_ttir = "triton.backends.nvidia.compiler.CUDABackend.make_ttir"
+    assert sig("3.3.1", make_ttir) == "(mod, metadata, opt)"
+    assert sig("3.4.0", make_ttir) == "(mod, metadata, opt, capability)"
+    assert sig("3.9.0", make_ttir) == "(mod, metadata, opt, capability)"
+    run = "triton.runtime.jit.JITFunction.run"
+    assert {sig(r, run) for r in internals} == {"(*args, grid, warmup, **kwargs)"}
+    assert sig("3.3.1", "triton.compiler.CompiledKernel") == "(src, metadata_group, hash)"
+    (change,) = [
+        c
+        for c in _changes(internals["3.3.1"], internals["3.4.0"])[make_ttir]
+        if c.kind == "signature"
+    ]
+    assert change.breaking  # a new required parameter: a subclass's override breaks
+    assert change.text.endswith("make_ttir(mod, metadata, opt) -> (mod, metadata, opt, capability)")
+    assert [str(e) for e in change.evidence] == [
+        "3.3.1 backends/nvidia/compiler.py:162",
+        "3.4.0 backends/nvidia/compiler.py:142",
+    ]
+
+
+def test_instance_attributes_and_removed_members(internals: dict[str, C.Census]) -> None:
+    old, new, newest = internals["3.3.1"], internals["3.4.0"], internals["3.9.0"]
+    # Set on self by __init__: what host code reads off a compiled kernel.
+    assert old.status("triton.compiler.CompiledKernel.metadata") == "present"
+    assert old.lookup("triton.compiler.CompiledKernel.n_regs").kind == "attribute"
+    # 3.9.0's JITFunction gets fn from its base class: still present, not removed.
+    assert newest.status("triton.runtime.jit.JITFunction.fn") == "present"
+    by_name = _changes(old, new)
+    (hooks,) = by_name["triton.compiler.CompiledKernel.launch_enter_hook"]
+    assert hooks.kind == "removed" and "launch_exit_hook" in hooks.text
+    # CompiledKernel.run: set per instance up to 3.4.0, a property on 3.9.0: read the same way,
+    # so neither removed nor changed.
+    assert new.lookup("triton.compiler.CompiledKernel.run").kind == "attribute"
+    assert newest.lookup("triton.compiler.CompiledKernel.run").kind == "property"
+    assert "triton.compiler.CompiledKernel.run" not in _changes(new, newest)
+
+
+def test_knob_descriptors_are_members(internals: dict[str, C.Census]) -> None:
+    knobs = internals["3.4.0"].lookup("triton.knobs.runtime_knobs")
+    assert knobs is not None
+    # (3.4.0's env_base.default is a method: no default value to record)
+    assert knobs.members["interpret"] == {"knob": "env_bool", "env": "TRITON_INTERPRET"}
+    newest = internals["3.9.0"].lookup("triton.knobs.runtime_knobs")
+    assert newest.members["interpret"]["default"] == "False"
+    # A default only one side could record is no change.
+    assert "triton.knobs.runtime_knobs.interpret" not in _changes(
+        internals["3.4.0"], internals["3.9.0"]
+    )
+    assert internals["3.3.1"].status("triton.knobs.runtime_knobs") == "absent"
+
+
+def test_private_members_are_compared_only_where_both_record_them() -> None:
+    def one(version: str, members: dict, attrs: list[str] | None = None) -> C.Census:
+        entry = {"kind": "class", "file": "runtime/jit.py", "line": 1, "params": [],
+                 "members": members, **({"attrs": attrs} if attrs else {})}  # fmt: skip
+        return C.Census(doc(version, {"triton": module({"K": "t.K"})}, {"t.K": entry}))
+
+    shallow = one("3.0.0", {"run": ["self"]})
+    deep = one("3.1.0", {"run": ["self"], "_bench": ["self", "n"]}, ["cache"])
+    assert C.diff(shallow, deep) == []  # the older census did not look: not a change
+    deeper = one("3.2.0", {"run": ["self", "x"]}, ["cache"])
+    texts = [(c.kind, c.text) for c in C.diff(deep, deeper)]
+    assert ("removed", "triton.K: member _bench removed") in texts
+    assert ("signature", "triton.K.run() -> (x)") in texts

@@ -22,6 +22,9 @@ Diff two releases (each entry once, with evidence: release, source file, line)::
         change.breaking    # code using the old API can stop working (removed, moved, a
                            # parameter removed or made keyword-only, a new required parameter)
         change.evidence    # (Evidence(release, file, line), ...)
+    # A class's members are diffed too (member_changes): members gone, a method whose
+    # signature changed (CUDABackend.make_ttir +capability), a knob whose descriptor changed;
+    # private members and self attributes only where both censuses record them (DEEP_FILES).
     pairs = changes_by_pair(censuses)       # [PairChanges(base, candidate, groups)] per adjacent
                                             # pair; groups are [(heading, [Change])]
 
@@ -147,6 +150,8 @@ class Api:
     fields: Mapping[str, str] = field(default_factory=dict)
     members: Mapping[str, Any] = field(default_factory=dict)
     value: str | None = None  # a value's repr (a constant, a dtype)
+    # What a deep-recorded class's methods set on ``self`` (api_surface.DEEP_FILES).
+    attrs: tuple[str, ...] = ()
 
     @property
     def public_params(self) -> tuple[Param, ...]:
@@ -205,6 +210,7 @@ class Census:
                 None if params is None else parse_params(params),
                 {k: normal_repr(v) for k, v in (d.get("fields") or {}).items()},
                 d.get("members") or {},
+                attrs=tuple(d.get("attrs") or ()),
             )
         if ref.get("kind") == "module":
             entry = self.modules.get(ref.get("module", ""), {})
@@ -263,6 +269,10 @@ class Census:
             if api.kind != "class" or not (api.file or "").endswith(".py"):
                 return None, "unknown", f"{api.qualname}.{member}: attributes of a {api.kind} " \
                     "defined outside Python source are not recorded"  # fmt: skip
+            if member not in api.members and member in api.attrs:
+                # Set on self by the class's methods: present, nothing more is known.
+                api = Api(f"{api.qualname}.{member}", "attribute", api.key, api.file, api.line)
+                continue
             if member not in api.members:
                 return None, "absent", f"{api.qualname} has no {member} on {self.release}"
             raw = api.members[member]
@@ -627,18 +637,11 @@ def diff(old: Census, new: Census) -> list[Change]:
                     params=[name],
                     breaking=name not in b.fields,
                 )
-        gone_members = sorted(set(a.members) - set(b.members))
-        if not (a.file or "").endswith(".py") or not (b.file or "").endswith(".py"):
-            gone_members = []  # a C++ binding's members are its binding library's
-        if gone_members:
-            add(
-                "removed",
-                [f"{q}.{m}" for m in gone_members] + names[1:],
-                f"{q}: member{'s' if len(gone_members) > 1 else ''} "
-                f"{', '.join(gone_members)} removed",
-                ev,
-                breaking=True,
-            )
+        if (a.file or "").endswith(".py") and (b.file or "").endswith(".py"):
+            # (a C++ binding's members are its binding library's: not compared)
+            for change in member_changes(q, a, b):
+                kind, members, text, breaking = change
+                add(kind, [f"{q}.{m}" for m in members] + names[1:], text, ev, breaking)
         if a.kind == "value" and b.kind == "value" and a.value != b.value:
             add("default", names, f"{q} = {a.value} -> {b.value}", ev)
 
@@ -659,6 +662,82 @@ def diff(old: Census, new: Census) -> list[Change]:
 
     order = {k: i for i, k in enumerate(CHANGE_KINDS)}
     return sorted(changes, key=lambda c: (order[c.kind], c.module, c.name, c.text))
+
+
+def _bound(raw: list[str]) -> tuple[Param, ...]:
+    params = parse_params(raw)
+    return params[1:] if params and params[0].name in ("self", "cls") else params
+
+
+def _member_text(raw: Any) -> str:
+    if isinstance(raw, list):
+        return signature_text(_bound(raw))
+    if raw == "property":
+        return "property"
+    if isinstance(raw, dict) and "knob" in raw:
+        default = f", default {normal_repr(raw['default'])}" if raw.get("default") else ""
+        return f"{raw['knob']}({raw.get('env')}{default})"
+    if isinstance(raw, dict) and "value" in raw:
+        return f"= {normal_repr(raw['value'])}"
+    return "attribute"
+
+
+def member_changes(q: str, a: Api, b: Api) -> list[tuple[str, list[str], str, bool]]:
+    """(kind, members, text, breaking) for a class's members from ``a`` to ``b``: members gone
+    (one entry for all of them), and each method whose signature, or member whose kind, knob
+    or value changed. A private member (``_bench``) is compared only where both sides record
+    them (api_surface.DEEP_FILES); an attribute set on ``self`` counts as a member."""
+    deep = bool(a.attrs or any(m.startswith("_") for m in a.members)) and bool(
+        b.attrs or any(m.startswith("_") for m in b.members)
+    )
+
+    def visible(api: Api) -> dict[str, Any]:
+        out: dict[str, Any] = {m: None for m in api.attrs}
+        out.update(api.members)
+        return {m: r for m, r in out.items() if deep or not m.startswith("_")}
+
+    old, new = visible(a), visible(b)
+    out: list[tuple[str, list[str], str, bool]] = []
+    gone = sorted(set(old) - set(new))
+    if gone:
+        text = f"{q}: member{'s' if len(gone) > 1 else ''} {', '.join(gone)} removed"
+        out.append(("removed", gone, text, True))
+    for m in sorted(set(old) & set(new)):
+        ra, rb = old[m], new[m]
+        if ra is None or rb is None:
+            if (ra is None) != (rb is None) and isinstance(ra or rb, list):
+                # an attribute set per instance became a method, or the reverse
+                out.append(("signature", [m], f"{q}.{m}: {_member_text(ra)} -> "
+                            f"{_member_text(rb)}", True))  # fmt: skip
+            continue
+        if isinstance(ra, list) and isinstance(rb, list):
+            pa, pb = _bound(ra), _bound(rb)
+            if pa == pb:
+                continue
+            old_api = Api(f"{q}.{m}", "method", params=pa)
+            new_api = Api(f"{q}.{m}", "method", params=pb)
+            notes, breaking, _ = _signature_changes(old_api, new_api)
+            defaults = [
+                f"{p.name} default {o.default} -> {p.default}"
+                for p in new_api.public_params
+                for o in old_api.public_params
+                if o.name == p.name and o.default != p.default and o.kind == p.kind
+            ]
+            if notes or defaults:
+                text = f"{q}.{m}{signature_text(pa)} -> {signature_text(pb)}"
+                out.append(("signature" if notes else "default", [m], text, breaking))
+        elif isinstance(ra, dict) and isinstance(rb, dict) and "knob" in ra and "knob" in rb:
+            if "default" not in ra or "default" not in rb:
+                # one side's descriptor kept no default value (3.4.0's is a method)
+                ra, rb = {**ra, "default": None}, {**rb, "default": None}
+            if ra != rb:
+                text = f"{q}.{m}: {_member_text(ra)} -> {_member_text(rb)}"
+                out.append(("default", [m], text, ra.get("env") != rb.get("env")))
+        elif _member_text(ra) != _member_text(rb):
+            kind_changed = isinstance(ra, list) != isinstance(rb, list) or "property" in (ra, rb)
+            text = f"{q}.{m}: {_member_text(ra)} -> {_member_text(rb)}"
+            out.append(("signature" if kind_changed else "default", [m], text, kind_changed))
+    return out
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,11 @@ One row per release, status ``recorded`` (``error`` when the inspection itself b
                   "params": ["input", "other", "acc=None", "input_precision=None", ...]},
               "triton.runtime.autotuner.Config": {"kind": "class", ..., "params": [...],
                   "fields": {"kwargs": "{}", "num_warps": "4", ...},   # triton.Config({})
-                  "members": {"all_kwargs": ["self"], ...}}},
+                  "members": {"all_kwargs": ["self"], ...}},
+              "triton.knobs.runtime_knobs": {"kind": "class", ...,      # a DEEP_FILES class:
+                  "members": {"interpret": {"knob": "env_bool", "env": "TRITON_INTERPRET",
+                                            "default": "False"}, "_private": [...], ...},
+                  "attrs": ["cache", ...]}},                    # what its methods set on self
      "env": {"TRITON_INTERPRET": {"sites": [["runtime/interpreter.py", 12]], "count": 3,
                                   "knobs": ["runtime_knobs.interpret"]}}}
 
@@ -30,7 +34,11 @@ function), ``autotuned``, ``value``, ``module``, ``uninspectable`` (inspection r
 is kept). ``params`` is Python's own spelling, one parameter a string (``/`` and ``*`` markers
 included). Files are relative to the triton package. A module that fails to import is recorded
 with its error (``missing`` when the module itself does not exist, ``import-error`` otherwise),
-so one broken module never loses the release's census. Environment variables come from the
+so one broken module never loses the release's census. The INTERNAL_MODULES (the runtime's
+jit, autotuner, cache and driver modules, the compiler, the backends' compiler and driver
+modules) are recorded by the names they define (not by what they import), and the classes of
+DEEP_FILES also by their single-underscore methods, launch-path dunders, knob descriptors and
+the attributes their methods set on ``self``. Environment variables come from the
 Python source only (``os.getenv``/``os.environ``/``getenv*`` calls and the knobs tables'
 ``env_*`` descriptors); variables read only by the C++ side are not seen. The reader is
 ``matrix.analyze.census``.
@@ -68,6 +76,27 @@ ROOTS = (
     "triton.ops",
     "triton.experimental",
 )
+INTERNAL_MODULES = (
+    # The internals teams subclass, patch or call (a launcher, a cache manager, a backend
+    # hook): recorded by every public module-level name, not walked. Real breakages live
+    # here: triton.runtime.cache.default_cache_dir went at 3.4.0, CUDABackend.make_ttir
+    # gained a parameter.
+    "triton.runtime.jit",
+    "triton.runtime.autotuner",
+    "triton.runtime.cache",
+    "triton.runtime.driver",
+    "triton.runtime.build",
+    "triton.runtime.errors",
+    "triton.compiler.compiler",
+    "triton.compiler.errors",
+    "triton.backends",
+    "triton.backends.compiler",
+    "triton.backends.driver",
+    "triton.backends.nvidia.compiler",
+    "triton.backends.nvidia.driver",
+    "triton.backends.amd.compiler",
+    "triton.backends.amd.driver",
+)
 # A package walked and how deep (None: all the way). triton.runtime and triton.compiler are
 # recorded by what they export, not by their implementation modules; the tools' own helper
 # packages (the Gluon translator's internals) are below the depth a team imports from.
@@ -78,6 +107,22 @@ WALKED: dict[str, int | None] = {"triton.language": None, "triton.ops": None, "t
 INSTANCES: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
     "triton.Config": (({},), {}),
 }
+
+# Files (relative to the triton package; a trailing "/" is a folder) whose classes are recorded
+# deep: beside their public members, their single-underscore methods (``Autotuner._bench``,
+# ``JITFunction._do_compile``: what subclasses override), the dunders of the launch path, the
+# attributes their methods set on ``self`` (``CompiledKernel.metadata``, ``JITFunction.arg_names``)
+# and the knobs' environment descriptors (``runtime_knobs.interpret = env_bool(...)``).
+DEEP_FILES = (
+    "runtime/jit.py",
+    "runtime/autotuner.py",
+    "runtime/cache.py",
+    "runtime/driver.py",
+    "compiler/compiler.py",
+    "backends/",
+    "knobs.py",
+)
+DEEP_DUNDERS = ("__call__", "__getitem__", "__get__", "__set__")
 
 REPR_LIMIT = 120
 # Where an environment variable is read: the first few sites, and how many there are.
@@ -167,6 +212,7 @@ class Inspector:
         self.defs: dict[str, dict[str, Any]] = {}
         self._key_of: dict[int, str] = {}
         self._class_lines: dict[str, dict[str, int]] = {}
+        self._class_attrs: dict[str, dict[str, list[str]]] = {}
 
     # -- where a definition lives ---------------------------------------------------------
     def relative(self, filename: str | None) -> str | None:
@@ -186,17 +232,39 @@ class Inspector:
             except (OSError, SyntaxError, UnicodeDecodeError):
                 tree = None
 
+            attrs: dict[str, list[str]] = {}
+
             def visit(node: ast.AST, prefix: str) -> None:
                 for child in ast.iter_child_nodes(node):
                     if isinstance(child, ast.ClassDef):
                         name = prefix + child.name
                         lines.setdefault(name, child.lineno)
+                        attrs.setdefault(name, self_attributes(child))
                         visit(child, name + ".")
 
             if tree is not None:
                 visit(tree, "")
             self._class_lines[filename] = lines
+            self._class_attrs[filename] = attrs
         return self._class_lines[filename].get(qualname)
+
+    def class_attrs(self, cls: type) -> list[str]:
+        """The attributes the methods of a class and of its Triton bases set on ``self``
+        (from their source): 3.9.0's JITFunction gets ``fn`` and ``hash`` from its base."""
+        found: set[str] = set()
+        for klass in cls.__mro__:
+            if (klass.__module__ or "").split(".")[0] != "triton":
+                continue
+            filename = getattr(inspect.getmodule(klass), "__file__", None)
+            if filename and self.class_line(filename, klass.__qualname__) is not None:
+                found.update(self._class_attrs[filename].get(klass.__qualname__, []))
+        return sorted(found)
+
+    @staticmethod
+    def deep(file: str | None) -> bool:
+        return bool(file) and any(
+            file == d or (d.endswith("/") and file.startswith(d)) for d in DEEP_FILES
+        )
 
     @staticmethod
     def unwrap(obj: Any) -> Any:
@@ -275,7 +343,12 @@ class Inspector:
             entry["params"] = params_of(obj)
             # Members of C++ bindings (file libtriton.so) are the binding library's, not Triton's.
             if file is None or file.endswith(".py"):
-                entry["members"] = self.members(obj)
+                deep = self.deep(file)
+                entry["members"] = self.members(obj, deep)
+                if deep:
+                    attrs = [a for a in self.class_attrs(obj) if a not in entry["members"]]
+                    if attrs:
+                        entry["attrs"] = attrs
             fields = self.fields(qualname, obj)
             if fields:
                 entry["fields"] = fields
@@ -283,11 +356,15 @@ class Inspector:
             entry["params"] = params_of(self.unwrap(obj))
         return entry
 
-    def members(self, cls: type) -> dict[str, Any]:
-        """Public methods and properties a class defines (not those of ``object``)."""
+    def members(self, cls: type, deep: bool = False) -> dict[str, Any]:
+        """Public methods and properties a class defines (not those of ``object``); ``deep``:
+        also its single-underscore methods, the launch-path dunders and environment
+        descriptors (see DEEP_FILES)."""
         out: dict[str, Any] = {}
         for name in sorted(dir(cls)):
-            if name.startswith("_"):
+            if name.startswith("_") and not (
+                deep and (name in DEEP_DUNDERS or not name.startswith("__"))
+            ):
                 continue
             owner = next((c for c in cls.__mro__ if name in vars(c)), None)
             if owner is None or (owner.__module__ or "").split(".")[0] != "triton":
@@ -303,7 +380,15 @@ class Inspector:
             elif callable(raw):
                 out[name] = params_of(self.unwrap(raw)) or []
             elif isinstance(raw, _SIMPLE):
-                out[name] = {"value": short_repr(raw)}
+                if not name.startswith("_"):
+                    out[name] = {"value": short_repr(raw)}
+            elif deep and isinstance(getattr(raw, "key", None), str):
+                # A knob: ``interpret = env_bool("TRITON_INTERPRET")`` (its class says how the
+                # value is parsed; its default, what an unset variable gives).
+                knob = {"knob": type(raw).__name__, "env": raw.key}
+                if hasattr(raw, "default") and not callable(raw.default):
+                    knob["default"] = short_repr(raw.default)
+                out[name] = knob
         return out
 
     def fields(self, qualname: str, cls: type) -> dict[str, str]:
@@ -340,10 +425,15 @@ class Inspector:
         names: dict[str, Any] = {}
         every, listed = self.public_names(module)
         imported = imported_names(getattr(module, "__file__", None))
+        internal = modname in INTERNAL_MODULES
         for name in every:
             # A name __all__ lists is the module's API whatever it is; an unlisted one counts
             # only when Triton defines it (not ``from functools import wraps``, ``typing.Any``).
             explicit = name in listed
+            if internal and not explicit and name in imported:
+                # An internal module's imports (autotuner.py's ``from .jit import
+                # JITFunction``) are not its names: the defining module records them.
+                continue
             if not hasattr(module, name):
                 names[name] = {"kind": "missing", "error": "listed in __all__, not defined"}
                 continue
@@ -382,6 +472,33 @@ class Inspector:
     @staticmethod
     def is_triton_value(obj: Any) -> bool:
         return (type(obj).__module__ or "").split(".")[0] == "triton"
+
+
+def self_attributes(cls: ast.ClassDef) -> list[str]:
+    """Names a class's own methods assign on their first parameter (``self.cache = {}``),
+    sorted; dunder names left out."""
+    found: set[str] = set()
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            continue
+        me = method.args.args[0].arg
+        for node in ast.walk(method):
+            targets: list[ast.AST] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+                targets = [node.target]
+            for t in targets:
+                for leaf in ast.walk(t):
+                    if (
+                        isinstance(leaf, ast.Attribute)
+                        and isinstance(leaf.value, ast.Name)
+                        and leaf.value.id == me
+                        and isinstance(leaf.ctx, ast.Store)
+                        and not leaf.attr.startswith("__")
+                    ):
+                        found.add(leaf.attr)
+    return sorted(found)
 
 
 def imported_names(filename: str | None) -> set[str]:
@@ -535,7 +652,7 @@ def census() -> dict[str, Any]:
     root = Path(triton.__file__).resolve().parent
     inspector = Inspector(root, list(sys.modules))
     modules: dict[str, Any] = {}
-    queue = list(ROOTS)
+    queue = [*ROOTS, *INTERNAL_MODULES]
     while queue:
         modname = queue.pop(0)
         if modname in modules:

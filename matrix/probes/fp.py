@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_checks, fp_rules
+from matrix.probes.support import fp_checks, fp_env, fp_rules, fp_runtime, fp_warnings
 from matrix.probes.support.base import Context, Observation, root_cause
 from matrix.probes.support.battery import trace_battery
 
@@ -241,6 +241,13 @@ def observe(ctx: Context) -> Observation:
     rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
     if ctx.backend == "interpret":
         rows.extend(fp_rules.runtime_rows())
+    if ctx.backend == "aot":  # host-side only: once per release (aot runs in one cell)
+        rows.extend(fp_env.env_value_rows(list(battery.raw["env_values"]["spellings"])))
+        rules = list(battery.raw["runtime_semantics"]["rules"])
+        rows.extend(fp_runtime.runtime_semantics_rows(rules))
+        warned = battery.raw["warnings"]
+        rows.extend(fp_warnings.warning_rows(ctx, list(warned["kernels"]), list(warned["env"]),
+                                             list(warned["env_kernels"])))  # fmt: skip
     cells = sum(len(r.data.get("cells", {})) for r in rows)
     traced = [p for p, e in endings.items() if not e.startswith("the battery did not run")]
     return Observation(
