@@ -29,6 +29,7 @@ from matrix.analyze.profile import (
     load_map,
     profile_module,
 )
+from matrix.core import COMPILED, REJECTED
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
@@ -134,7 +135,8 @@ def _from_recorded_source(launch: dict[str, Any]) -> Profile:
     )
 
 
-ANSWERED = ("compiled", "rejected")  # the compiler's own answers; the rest are ours
+ANSWERED = (COMPILED, REJECTED)  # the compiler's own answers; the rest are ours
+COVERAGE_KEYS = frozenset({"compiled", "captured"})  # capture's compile_coverage record
 
 
 def coverage_text(sides: Sides) -> str:
@@ -149,7 +151,7 @@ def coverage_text(sides: Sides) -> str:
         answered = total = compiled = 0
         for run in runs:
             own = run.extra.get("compile_coverage")
-            if isinstance(own, dict) and {"compiled", "captured"} <= set(own):
+            if isinstance(own, dict) and set(own) >= COVERAGE_KEYS:
                 compiled += int(own["compiled"])
                 answered += int(own.get("answered") or own["compiled"])
                 total += int(own["captured"])
@@ -158,7 +160,7 @@ def coverage_text(sides: Sides) -> str:
                 if isinstance(rec, dict):
                     total += 1
                     answered += rec.get("status") in ANSWERED
-                    compiled += rec.get("status") == "compiled"
+                    compiled += rec.get("status") == COMPILED
         if total:
             parts.append(
                 f"{label} {release}: {compiled} of {total} captured specialization x target "

@@ -1,6 +1,6 @@
 """Compile records of the fused split-K for one config on the installed release, without a GPU.
 
-``python -m kernels.bench.compile_records --out FILE.json`` compiles ``splitk_fused_kernel`` for
+``python -m matrix.backends.compile_records --out FILE.json`` compiles ``splitk_fused_kernel`` for
 ``cuda:90`` at the configs below (the fp32-ieee table config of the 256x256xK cases, with each
 loader, and fp16 for contrast) and writes, per config: registers, spill bytes, shared memory,
 PTX instruction counts by opcode family, the TTGIR ops that move data between layouts, and the
