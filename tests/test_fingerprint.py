@@ -616,3 +616,40 @@ def test_a_part_failing_outside_triton_costs_its_groups_and_the_rest_is_observed
     assert rows["fp.binary.add"].status == "observed"
     assert len(rows["fp.binary.add"].data["cells"]) == len(adds)
     assert rows["fp.rules"].data["cells"] == {"builtin_max_tensor": "accepted"}
+
+
+# ------------------------------------------------------------------ summaries and known issues
+
+
+def test_a_group_summary_counts_its_problem_cells_and_takes_its_worst_meaning():
+    # The GPU rows before the values fix: status observed, 428 wrong cells, shown green.
+    cells = {f"c{i}": "wrong" for i in range(428)} | {f"r{i}": "right" for i in range(93)}
+    r = _group("fp.values.int_div", cells, backend="gpu")
+    s = fpm.summarise(r)
+    assert (s.text, s.meaning) == ("observed, 428 wrong", "wrong")
+    r = _group("fp.dot", {"a": "fp32", "b": "crashed", "c": "rejected", "d": "error"})
+    assert fpm.summarise(r).text == "observed, 1 crashed, 1 error"
+    assert fpm.summarise(r).meaning == "breaking"
+    assert fpm.summarise(_group("fp.binary.add", {"a": "int16"})).meaning == "neutral"
+    (row,) = fpm.with_summaries([r])
+    assert row.status == "observed" and row.data["summary"] == "observed, 1 crashed, 1 error"
+    assert row.data["worst"] == "breaking"
+
+
+def test_known_issues_are_cells_wrong_in_every_release_of_their_column():
+    value = {"inputs": ["127"], "reference": "127.0", "got": "1.16e-38", "dtype": "bf16"}
+    runs = []
+    for release in ("3.0.0", "3.1.0", "3.9.0"):
+        cells = {"int32->bfloat16(127)": "wrong", "int32->float32(1)": "right"}
+        if release == "3.9.0":
+            cells["int32->float32(1)"] = "wrong"  # wrong in one release only: not listed
+        runs.append((release, [_group("fp.values.cast_int_to_float", cells,
+                                      values={"int32->bfloat16(127)": value})]))  # fmt: skip
+    gpu = [_group("fp.values.cast_int_to_float", {"int32->bfloat16(127)": "right"},
+                  backend="gpu")]  # fmt: skip
+    runs.append(("3.9.0", gpu))
+    (issue,) = fpm.known_issues(runs)
+    assert (issue.group, issue.case, issue.backend) == (
+        "values.cast_int_to_float", "int32->bfloat16(127)", "interpret")  # fmt: skip
+    assert issue.releases == ("3.0.0", "3.1.0", "3.9.0")
+    assert issue.evidence["3.0.0"]["values"] == value
