@@ -56,7 +56,7 @@ def _watch(monkeypatch, steps):
     line = Timeline(steps)
     monkeypatch.setattr(runner, "time", types.SimpleNamespace(monotonic=lambda: line.now,
                                                               sleep=lambda s: None))  # fmt: skip
-    monkeypatch.setattr(procs, "cpu_seconds", lambda pid: line.cpu)
+    monkeypatch.setattr(procs, "cpu_seconds", lambda pid, with_descendants=True: line.cpu)
     killed = []
     monkeypatch.setattr(procs, "kill_group", lambda proc: killed.append(proc.pid))
     got = []

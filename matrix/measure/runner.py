@@ -215,6 +215,10 @@ def _watch(
             return finished
         running = tasks[finished]
         if proc.poll() is not None:
+            late = events.read()
+            if late:  # written before it died: those events come first (a result, a start)
+                pending += late
+                continue
             if started_at is None and finished == 0:
                 # Died before the first probe started: the import itself fails here, so every
                 # remaining task would die the same way.
@@ -253,7 +257,9 @@ class ProbeClock:
 
     @classmethod
     def start(cls, pid: int) -> ProbeClock:
-        return cls(pid, time.monotonic(), procs.cpu_seconds(pid), [])
+        # The child alone: what it started for earlier probes has ended, and reading the whole
+        # process tree here would slow the loop that follows its events.
+        return cls(pid, time.monotonic(), procs.cpu_seconds(pid, with_descendants=False), [])
 
     def past_limit(self, timeout_s: float) -> bool:
         wall = time.monotonic() - self.wall0
