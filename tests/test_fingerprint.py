@@ -653,3 +653,16 @@ def test_known_issues_are_cells_wrong_in_every_release_of_their_column():
         "values.cast_int_to_float", "int32->bfloat16(127)", "interpret")  # fmt: skip
     assert issue.releases == ("3.0.0", "3.1.0", "3.9.0")
     assert issue.evidence["3.0.0"]["values"] == value
+
+
+def test_every_semantics_rule_names_a_group_of_the_battery_and_a_reference_that_exists():
+    from matrix.probes.support import semantics as sem
+
+    values = {v.group: v for v in bt.load().values}
+    rules = sem.load_rules()
+    assert rules["values.float_mod"], "float % has its two semantics"
+    for group, items in rules.items():
+        assert group in values, f"semantics.toml names {group!r}, not in the battery"
+        for rule in items:
+            vc = values[group]
+            fp_checks.reference(vc, (7.5, 2.0), "fp32", rule.reference)  # ValueError if unknown

@@ -6,9 +6,12 @@ got value), ``rejected``/``absent`` (the operation itself was refused), ``skippe
 for the dtype here), or, for ``reference = "observe"``, the value that came out (``nan``,
 ``-0.0``, ``1.0``): unspecified behaviour is recorded, not judged.
 
-Reference semantics are the compiled ones (LLVM on a GPU): integer ``//`` truncates toward zero,
-``%`` takes the dividend's sign, float ``%`` is C ``fmod``, integer overflow wraps. Inputs whose
-result LLVM leaves undefined are not asked (``reference`` returns None for them).
+Reference semantics are the compiled ones of the same release: where
+``matrix/data/semantics.toml`` has rules for a group, the TTIR ops the release compiles the case
+to choose the reference (float ``%``: floor-mod on 3.0.0-3.2.0, C ``fmod`` from 3.3.1; see
+``support.semantics``); elsewhere the battery's reference, a documented contract (integer
+``//`` truncates toward zero, ``%`` takes the dividend's sign, integer overflow wraps). Inputs
+whose result LLVM leaves undefined are not asked (``reference`` returns None for them).
 """
 
 from __future__ import annotations
