@@ -170,15 +170,17 @@ def stop_after_ttir(target: str) -> bool:
     False when the target's backend has no ``make_ttgir`` to replace (then it compiles on)."""
     if not target.startswith("cuda"):
         return False
-    try:
-        from triton.backends.nvidia.compiler import CUDABackend
-    except ImportError:
-        return False
-    if not hasattr(CUDABackend, "make_ttgir"):
+    # The class the compile uses is the registry's: 3.0.0-3.2.0 load the backend's compiler.py
+    # as a module of its own ("nvidia"), so triton.backends.nvidia.compiler is another copy.
+    import triton.backends
+
+    entry = getattr(triton.backends, "backends", {}).get("nvidia")
+    cuda_backend = getattr(entry, "compiler", None)
+    if cuda_backend is None or not hasattr(cuda_backend, "make_ttgir"):
         return False
 
     def ready(src, *args, **kwargs):  # Triton's stage signature
         raise TTIRReady(str(src))
 
-    CUDABackend.make_ttgir = staticmethod(ready)
+    cuda_backend.make_ttgir = staticmethod(ready)
     return True
