@@ -666,3 +666,13 @@ def test_every_semantics_rule_names_a_group_of_the_battery_and_a_reference_that_
         for rule in items:
             vc = values[group]
             fp_checks.reference(vc, (7.5, 2.0), "fp32", rule.reference)  # ValueError if unknown
+
+
+def test_a_part_holding_a_subset_of_the_values_has_an_output_row_for_each_case_index():
+    """The GPU values part holds only the accepted cases: case k still stores into row k."""
+    from matrix.probes import fp
+
+    values = bt.load().values
+    subset = [v for v in values if v.index != values[0].index]  # one case refused
+    _, outs = fp._buffers(subset)
+    assert all(outs[w].shape[0] > max(v.index for v in subset) for w in bt.WIDTHS)

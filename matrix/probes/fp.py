@@ -58,7 +58,10 @@ def _buffers(values: list[bt.ValueCase]):
         t = torch.arange(1, rows * bt.BLOCK + 1, dtype=torch.int64) % 13 + 1
         ins[w] = t.to(getattr(torch, f"int{w}")).reshape(rows, bt.BLOCK)
     fp_checks.encode_inputs(ins, values)
-    outs = {w: torch.zeros(max(len(values), 1) + 1, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
+    # Rows by case index, not by count: a part may hold a subset (the GPU values part holds
+    # only the cases the frontend accepts), and case k stores into row k.
+    out_rows = max((v.index + 1 for v in values), default=1) + 1
+    outs = {w: torch.zeros(out_rows, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
             for w in bt.WIDTHS}  # fmt: skip
     return ins, outs
 
