@@ -18,8 +18,15 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(info, indent=2))
         return 0
     print(f"triton {info['triton']}")
-    for name, value in info["features"].items():
-        print(f"  {name}: {value}")
+    feats = info["features"]
+    for name, value in feats.items():
+        if name == "block_ptr_present":
+            # a name that exists is not a feature that works: say what was tried
+            tried = feats.get("block_ptr_trial", "not tried")
+            print(f"  block_ptr: {'present' if value else 'absent'}; a block-pointer load "
+                  f"(boundary check, zero padding) was tried: {tried}")  # fmt: skip
+        elif name != "block_ptr_trial":
+            print(f"  {name}: {value}")
     print(f"loader: {info['loader']} ({info['reason']})")
     return 0
 

@@ -30,7 +30,8 @@ class Features:
     descriptor_trial: str  # "ok", "failed: <why>" or "not tried: <why>"
     dot_input_precision: bool  # tl.dot accepts input_precision=
     dot_out_dtype: bool  # tl.dot accepts out_dtype=
-    block_ptr_present: bool  # tl.make_block_ptr exists (whether it works is the probe's question)
+    block_ptr_present: bool  # tl.make_block_ptr exists: presence only, see block_ptr_trial
+    block_ptr_trial: str  # "ok", "ok, warns: ...", "failed: <why>", "not tried: <why>"
     set_allocator: bool  # triton.set_allocator exists (needed for in-kernel descriptors on GPU)
     interpreter: bool  # TRITON_INTERPRET was set when the kernels were decorated
     bf16_dot_trial: str  # "ok", "wrong: <first bad element>", "failed: ..." or "not tried: ..."
@@ -134,6 +135,22 @@ def bf16_dot_trial() -> str:
 
 
 @functools.cache
+def block_ptr_trial() -> str:
+    """Run a block-pointer load with boundary check and zero padding on a tiny tensor.
+
+    ``tl.make_block_ptr`` is present in every release this project measures, yet 3.9.0 raises
+    when a kernel uses it: presence is not support. The verdict says what was tried and what
+    happened ("failed: NotImplementedError: ..."), so ``python -m compat`` never reports a name
+    as a working feature.
+    """
+    if not callable(getattr(tl, "make_block_ptr", None)):
+        return "not tried: tl.make_block_ptr is absent"
+    from compat import trials
+
+    return run_trial(trials.block_ptr_load)
+
+
+@functools.cache
 def descriptor_trial() -> str:
     """Run a descriptor load with zero padding on a tiny tensor; ``"ok"`` only if the numbers match.
 
@@ -166,6 +183,7 @@ def detect() -> Features:
         dot_input_precision=dot_input_precision,
         dot_out_dtype=dot_out_dtype,
         block_ptr_present=block_ptr_present,
+        block_ptr_trial=block_ptr_trial(),
         set_allocator=callable(getattr(triton, "set_allocator", None)),
         interpreter=interpreter_enabled(),
         bf16_dot_trial=bf16_dot_trial(),

@@ -29,6 +29,14 @@ def _dot(a, b, c, BLOCK: tl.constexpr):
     tl.store(c + offs[:, None] * BLOCK + offs[None, :], acc)
 
 
+@triton.jit
+def _block_ptr_load(src, dst, R, C, stride_r, BLOCK: tl.constexpr):
+    ptr = tl.make_block_ptr(src, (R, C), (stride_r, 1), (BLOCK, BLOCK), (BLOCK, BLOCK), (1, 0))
+    tile = tl.load(ptr, boundary_check=(0, 1), padding_option="zero")
+    offs = tl.arange(0, BLOCK)
+    tl.store(dst + offs[:, None] * BLOCK + offs[None, :], tile)
+
+
 def _first_mismatch(got: Any, expected: Any) -> str:
     bad = (got != expected).nonzero()[0].tolist()
     return f"element {bad} is {got[tuple(bad)].item()}, expected {expected[tuple(bad)].item()}"
@@ -69,3 +77,28 @@ def low_precision_dot(dtype_name: str, device: str) -> str:
     _dot[(1,)](a, b, c, BLOCK=block)
     expected = a.float() @ b.float()
     return "ok" if torch.equal(c, expected) else f"wrong: {_first_mismatch(c, expected)}"
+
+
+def block_ptr_load(device: str) -> str:
+    """``"ok"`` if a block-pointer load of the ragged corner block of a 12x12 float32 matrix
+    (``tl.make_block_ptr``, ``boundary_check``, zero padding) gives its values with zeros
+    outside; ``"ok, warns: <category>: <text>"`` when it works and warns (a deprecation);
+    ``"failed: ..."`` with the first wrong element otherwise (a raise is ``run_trial``'s)."""
+    import warnings
+
+    import torch
+
+    block, rows, cols = 8, 12, 12
+    src = torch.arange(rows * 16, dtype=torch.float32, device=device).reshape(rows, 16) + 1.0
+    dst = torch.full((block, block), float("nan"), dtype=torch.float32, device=device)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _block_ptr_load[(1,)](src, dst, rows, cols, src.stride(0), BLOCK=block)
+    expected = torch.zeros((block, block), dtype=torch.float32, device=device)
+    expected[: rows - block, : cols - block] = src[block:rows, block:cols]
+    if not torch.equal(dst, expected):
+        return f"failed: {_first_mismatch(dst, expected)}"
+    if caught:
+        w = caught[0]
+        return f"ok, warns: {w.category.__name__}: {str(w.message).splitlines()[0][:160]}"
+    return "ok"

@@ -114,8 +114,134 @@ def test_recorded_silent_no_store_comes_out_wrong_not_right():
     (row,) = fp_checks.value_rows(_sink_with(vc, "int32", [0] * len(vc.inputs)), [vc])
     assert row.data["cells"]["int32(7,2)"] == "wrong"
     assert row.data["values"]["int32(7,2)"] == {
-        "inputs": ["7", "2"], "reference": "3", "got": "0", "dtype": "int32"}  # fmt: skip
+        "inputs": ["7", "2"], "reference": "3", "got": "0", "dtype": "int32",
+        "semantics": "trunc_div"}  # fmt: skip
     assert row.data["cells"]["int32(0,3)"] == "right"  # 0 // 3 is 0: right for the right reason
+
+
+# The kernel body of Triton 3.2.0's TTIR for the float32 `%` values case, compiled for cuda:90
+# by ``fp._compile_semantics`` (locations cut): floor-mod, four ops.
+TTIR_320_FLOAT_MOD = """module {
+  tt.func public @battery_kernel(%arg0: !tt.ptr<i8>, %arg2: !tt.ptr<i32>) {
+    %cst = arith.constant dense<368> : tensor<16xi32>
+    %cst_0 = arith.constant dense<1008> : tensor<16xi32>
+    %cst_1 = arith.constant dense<992> : tensor<16xi32>
+    %0 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+    %1 = tt.bitcast %arg2 : !tt.ptr<i32> -> !tt.ptr<f32>
+    %2 = arith.addi %0, %cst_1 : tensor<16xi32>
+    %3 = tt.splat %1 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %4 = tt.addptr %3, %2 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %5 = tt.load %4 : tensor<16x!tt.ptr<f32>> loc(#loc3)
+    %6 = arith.addi %0, %cst_0 : tensor<16xi32>
+    %7 = tt.addptr %3, %6 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    %8 = tt.load %7 : tensor<16x!tt.ptr<f32>>
+    %9 = arith.divf %5, %8 : tensor<16xf32> loc(#loc7)
+    %10 = math.floor %9 : tensor<16xf32>
+    %11 = arith.mulf %10, %8 : tensor<16xf32>
+    %12 = arith.subf %5, %11 : tensor<16xf32>
+    %13 = tt.bitcast %arg6 : !tt.ptr<i32> -> !tt.ptr<f32>
+    %14 = arith.addi %0, %cst : tensor<16xi32>
+    %15 = tt.splat %13 : !tt.ptr<f32> -> tensor<16x!tt.ptr<f32>>
+    %16 = tt.addptr %15, %14 : tensor<16x!tt.ptr<f32>>, tensor<16xi32>
+    tt.store %16, %12 : tensor<16x!tt.ptr<f32>>
+    tt.return
+  }
+}"""
+TTIR_331_FLOAT_MOD = TTIR_320_FLOAT_MOD.replace(
+    "    %9 = arith.divf %5, %8 : tensor<16xf32> loc(#loc7)\n"
+    "    %10 = math.floor %9 : tensor<16xf32>\n"
+    "    %11 = arith.mulf %10, %8 : tensor<16xf32>\n"
+    "    %12 = arith.subf %5, %11 : tensor<16xf32>\n",
+    "    %12 = arith.remf %5, %8 : tensor<16xf32>\n",
+)
+
+
+def _float_mod_as_compiled(ttir: str):
+    """The float32 % case judged with the semantics read from ``ttir``, on the values
+    Triton 3.2.0's interpreter stored (recorded: 7.5 % -2.0 -> -0.5, -7.5 % 2.0 -> 0.5)."""
+    import struct
+
+    from matrix.probes.support import semantics as sem
+
+    vc = _value_case("values.float_mod", label="float32")
+    got = {(7.5, 2.0): 1.5, (-7.5, 2.0): 0.5, (7.5, -2.0): -0.5, (-7.5, -2.0): -1.5,
+           (1.0, float("inf")): float("nan"), (float("inf"), 2.0): float("nan"),
+           (5.0, 0.0): float("nan")}  # fmt: skip
+    bits = [struct.unpack("<i", struct.pack("<f", got[x]))[0] for x in vc.inputs]
+    (ops,) = sem.case_ops(ttir, 1)
+    semantics = sem.Semantics("cuda:90", "ttir", {vc.index: ops}, {}, {})
+    (row,) = fp_checks.value_rows(_sink_with(vc, "fp32", bits), [vc], semantics)
+    return row
+
+
+def test_the_reference_is_the_semantics_the_release_compiles_to():
+    """3.2.0 compiles float % to floor-mod: its negative-operand results are right, with the
+    ops recorded; the same values under 3.3.1's arith.remf (C fmod) are wrong."""
+    old = _float_mod_as_compiled(TTIR_320_FLOAT_MOD)
+    assert set(old.data["cells"].values()) == {"right"}, old.data
+    assert old.data["semantics"]["float32"]["ops"] == [
+        "arith.divf", "math.floor", "arith.mulf", "arith.subf"]  # fmt: skip
+    assert old.data["semantics"]["float32"]["reference"] == "floor_mod"
+    new = _float_mod_as_compiled(TTIR_331_FLOAT_MOD)
+    assert new.data["semantics"]["float32"]["ops"] == ["arith.remf"]
+    assert new.data["cells"]["float32(-7.5,2.0)"] == "wrong"
+    assert new.data["values"]["float32(-7.5,2.0)"]["reference"] == "-1.5"
+    assert new.data["cells"]["float32(7.5,2.0)"] == "right"
+
+
+def test_ops_matching_no_rule_are_not_judged_and_unread_ops_say_why():
+    from matrix.probes.support import semantics as sem
+
+    weird = TTIR_331_FLOAT_MOD.replace("arith.remf", "arith.frobf")
+    row = _float_mod_as_compiled(weird)
+    assert set(row.data["cells"].values()) == {"skipped"}
+    assert "no rule of semantics.toml matches" in row.data["semantics"]["float32"]["means"]
+    with pytest.raises(sem.SemanticsError, match=r"1 tt\.store in the kernel for 2 stored"):
+        sem.case_ops(TTIR_320_FLOAT_MOD, 2)
+
+
+def test_the_aot_row_names_the_ops_so_the_change_is_a_behaviour_change():
+    from matrix.probes.support import semantics as sem
+
+    vc = _value_case("values.float_mod", label="float32")
+    rows = {}
+    for release, ttir in (("3.2.0", TTIR_320_FLOAT_MOD), ("3.3.1", TTIR_331_FLOAT_MOD)):
+        semantics = sem.Semantics("cuda:90", "ttir", {vc.index: sem.case_ops(ttir, 1)[0]}, {}, {})
+        (row,) = fp_checks.ops_rows([vc], semantics)
+        rows[release] = Result(row.name, "aot", "cuda:90", row.status, data=row.data)
+    (change,) = fpm.compare([rows["3.2.0"]], [rows["3.3.1"]])
+    assert change.kind == fpm.BEHAVIOUR
+    assert (change.before, change.after) == ("arith.divf math.floor arith.mulf arith.subf",
+                                             "arith.remf")  # fmt: skip
+    assert "floor-mod" in rows["3.2.0"].data["semantics"]["float32"]["means"]
+    assert "C fmod" in rows["3.3.1"].data["semantics"]["float32"]["means"]
+
+
+def test_a_values_part_that_did_not_run_is_error_in_every_cell_never_wrong(monkeypatch):
+    """Recorded on the H200 (reports/raw/triton-3.5.1-numpy-2.5.2-gpu-h200.json): the values
+    compile ended "RuntimeError: error encountered during parsing"; the zeros in the output
+    buffers were judged and 428 cells came out wrong. Now: error, the reason once per group."""
+    from matrix.probes import fp
+    from matrix.probes.support import base
+    from matrix.probes.support import semantics as sem
+
+    values = bt.load().values
+    monkeypatch.setattr(fp, "values_semantics",
+                        lambda ctx, v: sem.Semantics("cuda:90", "ttir", {}, {}, {}))  # fmt: skip
+
+    def failed(ctx, part, cases, vals, stop):
+        sink = bt.Sink(traced=True)
+        sink.inputs, sink.outputs = fp._buffers(vals)
+        return sink, "RuntimeError: error encountered during parsing"
+
+    monkeypatch.setattr(fp, "trace_isolated", failed)
+    rows = fp._value_rows(base.Context("gpu", "cuda:90"), values, None, "", {})
+    assert {r.name for r in rows} == {f"fp.{v.group}" for v in values}
+    cells = [s for r in rows for s in r.data["cells"].values()]
+    assert len(cells) > 400 and set(cells) == {"error"}
+    assert all(r.status == "error" and "error encountered during parsing" in r.detail
+               for r in rows)  # fmt: skip
+    assert all("wrong" not in r.data and "values" not in r.data for r in rows)
 
 
 def test_right_values_are_right_and_undefined_inputs_are_not_asked():
@@ -505,3 +631,63 @@ def test_a_part_failing_outside_triton_costs_its_groups_and_the_rest_is_observed
     assert rows["fp.binary.add"].status == "observed"
     assert len(rows["fp.binary.add"].data["cells"]) == len(adds)
     assert rows["fp.rules"].data["cells"] == {"builtin_max_tensor": "accepted"}
+
+
+# ------------------------------------------------------------------ summaries and known issues
+
+
+def test_a_group_summary_counts_its_problem_cells_and_takes_its_worst_meaning():
+    # The GPU rows before the values fix: status observed, 428 wrong cells, shown green.
+    cells = {f"c{i}": "wrong" for i in range(428)} | {f"r{i}": "right" for i in range(93)}
+    r = _group("fp.values.int_div", cells, backend="gpu")
+    s = fpm.summarise(r)
+    assert (s.text, s.meaning) == ("observed, 428 wrong", "wrong")
+    r = _group("fp.dot", {"a": "fp32", "b": "crashed", "c": "rejected", "d": "error"})
+    assert fpm.summarise(r).text == "observed, 1 crashed, 1 error"
+    assert fpm.summarise(r).meaning == "breaking"
+    assert fpm.summarise(_group("fp.binary.add", {"a": "int16"})).meaning == "neutral"
+    (row,) = fpm.with_summaries([r])
+    assert row.status == "observed" and row.data["summary"] == "observed, 1 crashed, 1 error"
+    assert row.data["worst"] == "breaking"
+
+
+def test_known_issues_are_cells_wrong_in_every_release_of_their_column():
+    value = {"inputs": ["127"], "reference": "127.0", "got": "1.16e-38", "dtype": "bf16"}
+    runs = []
+    for release in ("3.0.0", "3.1.0", "3.9.0"):
+        cells = {"int32->bfloat16(127)": "wrong", "int32->float32(1)": "right"}
+        if release == "3.9.0":
+            cells["int32->float32(1)"] = "wrong"  # wrong in one release only: not listed
+        runs.append((release, [_group("fp.values.cast_int_to_float", cells,
+                                      values={"int32->bfloat16(127)": value})]))  # fmt: skip
+    gpu = [_group("fp.values.cast_int_to_float", {"int32->bfloat16(127)": "right"},
+                  backend="gpu")]  # fmt: skip
+    runs.append(("3.9.0", gpu))
+    (issue,) = fpm.known_issues(runs)
+    assert (issue.group, issue.case, issue.backend) == (
+        "values.cast_int_to_float", "int32->bfloat16(127)", "interpret")  # fmt: skip
+    assert issue.releases == ("3.0.0", "3.1.0", "3.9.0")
+    assert issue.evidence["3.0.0"]["values"] == value
+
+
+def test_every_semantics_rule_names_a_group_of_the_battery_and_a_reference_that_exists():
+    from matrix.probes.support import semantics as sem
+
+    values = {v.group: v for v in bt.load().values}
+    rules = sem.load_rules()
+    assert rules["values.float_mod"], "float % has its two semantics"
+    for group, items in rules.items():
+        assert group in values, f"semantics.toml names {group!r}, not in the battery"
+        for rule in items:
+            vc = values[group]
+            fp_checks.reference(vc, (7.5, 2.0), "fp32", rule.reference)  # ValueError if unknown
+
+
+def test_a_part_holding_a_subset_of_the_values_has_an_output_row_for_each_case_index():
+    """The GPU values part holds only the accepted cases: case k still stores into row k."""
+    from matrix.probes import fp
+
+    values = bt.load().values
+    subset = [v for v in values if v.index != values[0].index]  # one case refused
+    _, outs = fp._buffers(subset)
+    assert all(outs[w].shape[0] > max(v.index for v in subset) for w in bt.WIDTHS)

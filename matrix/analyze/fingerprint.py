@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix import cli
-from matrix.core import ERROR, NO_OBSERVATION_STATUSES, Column
+from matrix.catalog import COMMON_MEANINGS
+from matrix.core import ERROR, NO_OBSERVATION_STATUSES, Column, release_key
 from matrix.measure.results import Result
 
 PREFIX = "fp."
@@ -110,6 +111,127 @@ def problems(results: Iterable[Result]) -> list[str]:
         if n < MIN_CELLS:
             found.append(f"fp [{where}]: {n} cells, fewer than {MIN_CELLS}")
     return found
+
+
+# What a cell's status means (the names of matrix.catalog.MEANINGS). The statuses every probe
+# may end with keep their common meaning (crashed: breaking; error, skipped: not measured);
+# any other cell status (a dtype, ``rejected``, a default's repr, TTIR ops) is a neutral fact.
+CELL_MEANINGS = {WRONG: "wrong", **{s: "good" for s in RIGHT_STATUSES}, **COMMON_MEANINGS}
+# Worst first: a group's colour is the meaning of its worst cell.
+SEVERITY = ("breaking", "wrong", "unmeasured", "changed", "neutral", "good")
+
+
+def cell_meaning(status: str) -> str:
+    return CELL_MEANINGS.get(status, "neutral")
+
+
+@dataclass(frozen=True)
+class GroupSummary:
+    """What a group row's cells add up to: ``text`` ("observed, 3 wrong, 1 crashed"),
+    ``meaning`` (its worst cell's, for the colour) and the count of each problem status."""
+
+    text: str
+    meaning: str
+    counts: dict[str, int]
+
+
+def summarise(result: Result) -> GroupSummary:
+    """The summary of one ``fp.<group>`` row. Its status stays ``observed`` (machine-readable:
+    the battery ran); the cells that are not good or neutral are counted in the text, worst
+    first, and the worst decides the meaning. A row that did not run keeps its own status.
+
+    >>> r = Result("fp.values.x", "gpu", "cuda:90", "observed",
+    ...            data={"cells": {"a": "right", "b": "wrong", "c": "crashed", "d": "wrong"}})
+    >>> s = summarise(r); (s.text, s.meaning)
+    ('observed, 1 crashed, 2 wrong', 'breaking')
+    """
+    cells = [str(v) for v in (result.data.get("cells") or {}).values()]
+    if result.status != OBSERVED:
+        meaning = cell_meaning(result.status)
+        return GroupSummary(f"{result.status}: {result.detail}"[:200], meaning, {})
+    counts: dict[str, int] = {}
+    for status in cells:
+        if cell_meaning(status) not in ("good", "neutral"):
+            counts[status] = counts.get(status, 0) + 1
+    order = sorted(counts, key=lambda st: (SEVERITY.index(cell_meaning(st)), st))
+    text = ", ".join([OBSERVED, *(f"{counts[st]} {st}" for st in order)])
+    meanings = {cell_meaning(st) for st in cells} or {"neutral"}
+    worst = min(meanings, key=SEVERITY.index)
+    return GroupSummary(text, worst, {st: counts[st] for st in order})
+
+
+def with_summaries(results: Iterable[Result]) -> list[Result]:
+    """``results`` with ``data.summary`` (text) and ``data.worst`` (meaning) on every fp group
+    row: what the pages and the gate show for a group instead of its bare status."""
+    out = []
+    for r in results:
+        if is_group(r):
+            s = summarise(r)
+            r = Result(r.probe, r.backend, r.target, r.status, r.detail, r.seconds,
+                       {**r.data, "summary": s.text, "worst": s.meaning})  # fmt: skip
+        out.append(r)
+    return out
+
+
+# Cell statuses a team can hit as a bug: a wrong value, a crash, a refusal.
+KNOWN_ISSUE_STATUSES = ("wrong", "crashed", "rejected")
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    """A cell that is ``status`` in every recorded release of its column: a bug that never
+    changed, so no upgrade page shows it. ``evidence`` is per release (reference and got
+    value, reason, the TTIR ops the release compiles the case to)."""
+
+    group: str
+    case: str
+    backend: str
+    target: str | None
+    status: str
+    releases: tuple[str, ...]
+    evidence: dict[str, dict[str, Any]] = field(compare=False, hash=False)
+
+
+def known_issues(
+    runs: Iterable[tuple[str, Iterable[Result]]], statuses: Iterable[str] = KNOWN_ISSUE_STATUSES
+) -> list[KnownIssue]:
+    """Cells whose status is one of ``statuses`` in every release given (``runs``: (release,
+    results) pairs; several runs of one release, e.g. numpy versions, count as that release
+    only when all of them agree). A column (backend, target) counts the releases that
+    observed it: a GPU cell needs every GPU row, not the interpreter's releases."""
+    wanted = set(statuses)
+    seen: dict[tuple[str, str, str | None], dict[str, list[str]]] = {}
+    proof: dict[tuple[str, str, str | None], dict[str, dict[str, Any]]] = {}
+    releases_of: dict[tuple[str, str | None], set[str]] = {}
+    for release, results in runs:
+        for r in results:
+            if not (is_group(r) and r.status == OBSERVED):
+                continue
+            releases_of.setdefault((r.backend, r.target), set()).add(release)
+            sem = r.data.get("semantics") or {}
+            for case, status in (r.data.get("cells") or {}).items():
+                key = (f"{group_name(r.probe)}\x00{case}", r.backend, r.target)
+                seen.setdefault(key, {}).setdefault(release, []).append(str(status))
+                ev = evidence(r, case)
+                label = case.split("(", 1)[0]
+                if label in sem:
+                    ev["semantics"] = sem[label]
+                proof.setdefault(key, {}).setdefault(release, ev)
+    issues = []
+    for key, by_release in sorted(
+        seen.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2] or "")
+    ):
+        column = releases_of[(key[1], key[2])]
+        firsts = {sts[0] for sts in by_release.values()}
+        if set(by_release) != column or len(firsts) != 1:
+            continue
+        (status,) = firsts
+        if status not in wanted or any(set(sts) != {status} for sts in by_release.values()):
+            continue
+        group, case = key[0].split("\x00", 1)
+        releases = tuple(sorted(by_release, key=release_key))
+        issues.append(KnownIssue(group, case, key[1], key[2], status, releases, proof[key]))
+    return issues
 
 
 @dataclass(frozen=True)

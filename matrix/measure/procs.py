@@ -180,6 +180,24 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
+def cpu_seconds(pid: int, with_descendants: bool = True) -> float:
+    """CPU time (user + system) used so far by ``pid``, its live descendants and the children
+    they have reaped (``with_descendants=False``: ``pid`` and its reaped children only), read from
+    /proc; a process already gone counts 0. Timeouts compare it
+    with the monotonic clock: a probe that truly ran past its limit used CPU or sat blocked,
+    while a forward clock jump (a paused VM) passes the limit with almost no CPU used."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in [pid, *(descendants(pid) if with_descendants else [])]:
+        try:
+            with open(f"/proc/{p}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        total += sum(int(x) for x in fields[11:15])  # utime, stime, cutime, cstime
+    return total / tick
+
+
 def kill_strays(*, everything: bool = False) -> list[int]:
     """SIGKILL every descendant of this process that is not (below) a child still watched by
     ``start`` (with ``everything``: all of them), reap those that are our children, and return

@@ -195,6 +195,7 @@ def _watch(
     started_at: float | None = None
     pending = b""
     spawned = time.monotonic()
+    clock = ProbeClock.start(proc.pid)
     while True:
         pending += events.read()
         complete, _, pending = pending.rpartition(b"\n")
@@ -202,10 +203,11 @@ def _watch(
             event = json.loads(line)
             if event["event"] == "start":
                 started_at = time.monotonic()
+                clock = ProbeClock.start(proc.pid)
             elif event["event"] == "row":  # one of a probe's many rows: the probe still runs
                 on_result(Result.from_dict(event["result"]))
             elif event["event"] == "result":
-                on_result(Result.from_dict(event["result"]))
+                on_result(clock.annotate(Result.from_dict(event["result"])))
                 finished = event["index"] + 1
                 started_at = None
         if finished == len(tasks):
@@ -213,6 +215,10 @@ def _watch(
             return finished
         running = tasks[finished]
         if proc.poll() is not None:
+            late = events.read()
+            if late:  # written before it died: those events come first (a result, a start)
+                pending += late
+                continue
             if started_at is None and finished == 0:
                 # Died before the first probe started: the import itself fails here, so every
                 # remaining task would die the same way.
@@ -224,12 +230,59 @@ def _watch(
             why = f"child process {_death(proc.returncode)} while running {running}"
             on_result(_failure(running, "crashed", why, _tail(log_file), elapsed))
             return finished + 1
-        if started_at is not None and time.monotonic() - started_at > timeout_s:
+        if started_at is not None and clock.past_limit(timeout_s):
             procs.kill_group(proc)
-            why = f"{running} ran past the {timeout_s:g} s limit and was killed"
-            on_result(_failure(running, "timeout", why, _tail(log_file), timeout_s))
+            why = f"{running} ran past the {timeout_s:g} s limit and was killed ({clock})"
+            failure = _failure(running, "timeout", why, _tail(log_file), timeout_s)
+            on_result(clock.annotate(failure))
             return finished + 1
         time.sleep(POLL_S)
+
+
+# A "timeout" whose child used less CPU than this share of the limit is doubted: the monotonic
+# clock jumped (a paused VM) or the child sat blocked. It gets one more full limit first.
+DOUBTED_CPU_SHARE = 0.1
+
+
+@dataclass
+class ProbeClock:
+    """One probe's time in the child, on two clocks: monotonic seconds and the CPU seconds the
+    child (and what it started) used. ``past_limit`` is True only for a timeout both clocks
+    support, or for the second limit in a row; every window is kept for the record."""
+
+    pid: int
+    wall0: float
+    cpu0: float
+    windows: list[dict[str, float]]
+
+    @classmethod
+    def start(cls, pid: int) -> ProbeClock:
+        # The child alone: what it started for earlier probes has ended, and reading the whole
+        # process tree here would slow the loop that follows its events.
+        return cls(pid, time.monotonic(), procs.cpu_seconds(pid, with_descendants=False), [])
+
+    def past_limit(self, timeout_s: float) -> bool:
+        wall = time.monotonic() - self.wall0
+        if wall <= timeout_s:
+            return False
+        cpu = procs.cpu_seconds(self.pid) - self.cpu0
+        self.windows.append({"monotonic_s": round(wall, 3), "cpu_s": round(cpu, 3)})
+        if cpu >= DOUBTED_CPU_SHARE * timeout_s or len(self.windows) > 1:
+            return True
+        self.wall0, self.cpu0 = time.monotonic(), procs.cpu_seconds(self.pid)  # once more
+        return False
+
+    def annotate(self, result: Result) -> Result:
+        """``result`` with ``data.clock`` when a limit was reached: each window's monotonic and
+        CPU seconds, so a doubted timeout is on record whichever way it ended."""
+        if self.windows:
+            result.data["clock"] = {"windows": list(self.windows),
+                                    "doubted_cpu_share": DOUBTED_CPU_SHARE}  # fmt: skip
+        return result
+
+    def __str__(self) -> str:
+        return "; ".join(f"{w['monotonic_s']:g} s monotonic, {w['cpu_s']:g} s CPU"
+                         for w in self.windows)  # fmt: skip
 
 
 def _failure(task: Task, status: str, why: str, log_tail: str, seconds: float) -> Result:

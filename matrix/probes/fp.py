@@ -21,6 +21,7 @@ import triton.language as tl
 
 from matrix.probes.support import battery as bt
 from matrix.probes.support import fp_checks, fp_env, fp_rules, fp_runtime, fp_warnings
+from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Context, Observation, root_cause
 from matrix.probes.support.battery import trace_battery
 
@@ -57,7 +58,10 @@ def _buffers(values: list[bt.ValueCase]):
         t = torch.arange(1, rows * bt.BLOCK + 1, dtype=torch.int64) % 13 + 1
         ins[w] = t.to(getattr(torch, f"int{w}")).reshape(rows, bt.BLOCK)
     fp_checks.encode_inputs(ins, values)
-    outs = {w: torch.zeros(max(len(values), 1) + 1, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
+    # Rows by case index, not by count: a part may hold a subset (the GPU values part holds
+    # only the cases the frontend accepts), and case k stores into row k.
+    out_rows = max((v.index + 1 for v in values), default=1) + 1
+    outs = {w: torch.zeros(out_rows, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
             for w in bt.WIDTHS}  # fmt: skip
     return ins, outs
 
@@ -91,15 +95,30 @@ def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[b
     except CannotObserve as e:  # outside Triton: this part's launch, not the whole fingerprint
         sink.cannot_observe = (e.status, e.reason)
         out = None
+    sink.ttir_text = _ttir_text(out)  # type: ignore[attr-defined]
     sink.outputs = outs  # type: ignore[attr-defined]
     sink.inputs = ins  # type: ignore[attr-defined]
     if out is None:
         ending = f"{sink.cannot_observe[0]}: {sink.cannot_observe[1]}"
     elif out.raised and type(root_cause(out.exception)).__name__ == "TraceComplete":
         ending = "traced"
+    elif out.raised and isinstance(root_cause(out.exception), sem.TTIRReady):
+        ending = "ttir"
     else:
         ending = "ok" if not out.raised else out.exception_text()
     return sink, ending
+
+
+def _ttir_text(out) -> str | None:
+    """The TTIR of an aot compile: read where the compile stopped (``sem.stop_after_ttir``),
+    or from the finished compile's artifacts."""
+    if out is None:
+        return None
+    if out.raised:
+        cause = root_cause(out.exception)
+        return cause.text if isinstance(cause, sem.TTIRReady) else None
+    ir = getattr(out.value, "ir", None)
+    return ir.get("ttir") if isinstance(ir, dict) else None
 
 
 # Crashes (an MLIR assertion aborting the process) a part may survive before the rest of its
@@ -114,6 +133,12 @@ def _parts(battery: bt.Battery, backend: str) -> list[tuple[int, list, list, boo
     atomics = [c for c in battery.cases if c.call == "atomic"]
     rest = [c for c in battery.cases if c.call not in ("dot", "atomic")]
     if backend == "aot":
+        return [(0, rest, [], True), (4, dots, [], True), (1, atomics, [], False)]
+    if backend == "gpu":
+        # A compile of the whole battery fails (a refused case leaves a half-built op or
+        # function: "PassManager::run failed" on 3.0.0-3.4.0, "error encountered during
+        # parsing" on 3.5.1-3.9.0, measured on the H200), so on a GPU the types are traced, as
+        # for aot, and the values run in a kernel of their own (``_value_rows``).
         return [(0, rest, [], True), (4, dots, [], True), (1, atomics, [], False)]
     return [(3, rest + atomics, battery.values, False), (4, dots, [], False)]
 
@@ -222,7 +247,8 @@ def observe(ctx: Context) -> Observation:
     t0 = time.perf_counter()
     battery = bt.load()
     rows: list[Observation] = []
-    endings = {}
+    endings: dict = {}
+    value_sink, value_ending = None, ""  # the interpreter runs the values within part 3
     for part, cases, values, stop in _parts(battery, ctx.backend):
         sink, ending = trace_isolated(ctx, part, cases, values, stop)
         endings[part] = ending
@@ -237,7 +263,9 @@ def observe(ctx: Context) -> Observation:
             continue
         rows.extend(_group_rows(sink, cases, compile_ending=ending))
         if values:
-            rows.extend(fp_checks.value_rows(sink, values))
+            value_sink, value_ending = sink, ending
+    if battery.values:
+        rows.extend(_value_rows(ctx, battery.values, value_sink, value_ending, endings))
     rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
     if ctx.backend == "interpret":
         rows.extend(fp_rules.runtime_rows())
@@ -268,3 +296,105 @@ def _group_rows(sink: bt.Sink, cases, compile_ending: str) -> list[Observation]:
         detail = "" if compile_ending in ("ok", "traced") else f"after tracing: {compile_ending}"
         rows.append(Observation("observed", detail, data, name=f"fp.{group}"))
     return rows
+
+
+# Where the values' TTIR is compiled when the backend itself has no target (the interpreter):
+# the catalog's aot target for fp (matrix/data/probes.toml).
+SEMANTICS_TARGET = "cuda:90"
+
+
+def values_semantics(ctx: Context, values: list) -> sem.Semantics:
+    """The TTIR ops the installed release compiles each values case to, from a spawned child
+    that compiles without the interpreter (``TRITON_INTERPRET`` is read at import, so an
+    interpreter process cannot compile) and stops once TTIR exists. A child that fails or dies
+    gives a Semantics that says so (``read`` False), never guessed ops."""
+    import multiprocessing
+    import os
+    import pickle
+    import tempfile
+
+    target = ctx.target if ctx.backend in ("aot", "gpu") and ctx.target else SEMANTICS_TARGET
+    fd, result = tempfile.mkstemp(prefix="fp-ttir-", suffix=".pickle")
+    os.close(fd)
+    saved = os.environ.pop("TRITON_INTERPRET", None)
+    try:
+        child = multiprocessing.get_context("spawn").Process(
+            target=_child_semantics, args=(target, values, result), daemon=True
+        )
+        child.start()
+    finally:
+        if saved is not None:
+            os.environ["TRITON_INTERPRET"] = saved
+    try:
+        child.join()
+        with open(result, "rb") as f:
+            payload = f.read()
+    finally:
+        os.unlink(result)
+    if payload and child.exitcode == 0:
+        return pickle.loads(payload)
+    why = pickle.loads(payload) if payload else f"the TTIR child ended with {child.exitcode}"
+    return sem.Semantics(target, f"not read: {why}", {}, {}, {})
+
+
+def _child_semantics(target: str, values: list, result: str) -> None:
+    import os
+    import pickle
+
+    try:
+        payload, code = pickle.dumps(_compile_semantics(target, values)), 0
+    except BaseException as e:  # sent to the parent, which records it as the ending
+        payload, code = pickle.dumps(f"{type(e).__name__}: {e}"[:500]), 1
+    with open(result, "wb") as out:
+        out.write(payload)
+    os._exit(code)
+
+
+def _compile_semantics(target: str, values: list) -> sem.Semantics:
+    """Trace the values for ``target`` (which the frontend refuses), then compile the accepted
+    ones to TTIR and attribute its stores to them (a refused case would leave a half-built op
+    behind and fail the whole compile)."""
+    ctx = Context("aot", target)
+    traced, ending = _trace(ctx, 5, [], values, stop=True)
+    if not traced.traced:
+        return sem.Semantics(target, f"not read: the trace did not run: {ending}", {}, {}, {})
+    refused = dict(traced.value_errors)
+    accepted = [v for v in values if v.index not in refused]
+    stops = sem.stop_after_ttir(target)
+    compiled, ending = _trace(ctx, 6, [], accepted, stop=False)
+    text = compiled.ttir_text  # type: ignore[attr-defined]
+    if text is None:
+        how = "stopped at TTIR" if stops else "compiled"
+        dtypes = traced.value_dtypes
+        return sem.Semantics(target, f"not read ({how}): {ending}", {}, refused, dtypes)
+    stored = [v.index for v in accepted if v.index not in compiled.value_errors]
+    refused.update(compiled.value_errors)
+    try:
+        per_store = sem.case_ops(text, len(stored))
+    except sem.SemanticsError as e:
+        return sem.Semantics(target, f"not read: {e}", {}, refused, traced.value_dtypes)
+    return sem.Semantics(target, "ttir", dict(zip(stored, per_store, strict=True)), refused,
+                         traced.value_dtypes)  # fmt: skip
+
+
+def _value_rows(ctx: Context, values: list, sink, ending: str, endings: dict) -> list[Observation]:
+    """The values groups' rows: each case judged against the semantics the release compiles
+    it to (``values_semantics``). On a GPU the values run in a kernel of their own, holding
+    only the cases the frontend accepts. A values part that did not run is no observation:
+    its cells are ``error`` (or ``skipped``) with the reason, once per group."""
+    semantics = values_semantics(ctx, values)
+    endings["semantics"] = f"{semantics.target}: {semantics.ending}"
+    if ctx.backend == "aot":
+        return fp_checks.ops_rows(values, semantics)
+    if ctx.backend == "gpu":
+        accepted = [v for v in values if v.index not in semantics.refused]
+        sink, ending = trace_isolated(ctx, 5, [], accepted, False)
+        endings[5] = ending
+        for index, why in semantics.refused.items():
+            sink.value_errors.setdefault(index, why)
+    elif sink is None:
+        return []  # the part holding the values did not run: its rows already say why
+    if not sink.traced or ending != "ok":
+        status = sink.cannot_observe[0] if sink.cannot_observe else "error"
+        return fp_checks.failed_part_rows(values, status, f"the values part did not run: {ending}")
+    return fp_checks.value_rows(sink, values, semantics)

@@ -6,9 +6,12 @@ got value), ``rejected``/``absent`` (the operation itself was refused), ``skippe
 for the dtype here), or, for ``reference = "observe"``, the value that came out (``nan``,
 ``-0.0``, ``1.0``): unspecified behaviour is recorded, not judged.
 
-Reference semantics are the compiled ones (LLVM on a GPU): integer ``//`` truncates toward zero,
-``%`` takes the dividend's sign, float ``%`` is C ``fmod``, integer overflow wraps. Inputs whose
-result LLVM leaves undefined are not asked (``reference`` returns None for them).
+Reference semantics are the compiled ones of the same release: where
+``matrix/data/semantics.toml`` has rules for a group, the TTIR ops the release compiles the case
+to choose the reference (float ``%``: floor-mod on 3.0.0-3.2.0, C ``fmod`` from 3.3.1; see
+``support.semantics``); elsewhere the battery's reference, a documented contract (integer
+``//`` truncates toward zero, ``%`` takes the dividend's sign, integer overflow wraps). Inputs
+whose result LLVM leaves undefined are not asked (``reference`` returns None for them).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Observation
 from matrix.probes.support.battery import BLOCK, TYPE_ROWS, Sink, ValueCase
 
@@ -112,10 +116,11 @@ def _trunc_div(a: int, b: int) -> int:
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def reference(vc: ValueCase, xs: tuple[Any, ...], result: str) -> Any:
+def reference(vc: ValueCase, xs: tuple[Any, ...], result: str, ref: str | None = None) -> Any:
     """What the operation should give on inputs ``xs`` (as held in their dtypes) with result
-    dtype ``result``; None where the result is undefined (not asked)."""
-    ref = vc.reference
+    dtype ``result`` under reference ``ref`` (the battery's when None); None where the result is
+    undefined (not asked)."""
+    ref = ref or vc.reference
     with np.errstate(all="ignore"):
         if ref == "trunc_div":
             a, b = xs
@@ -142,6 +147,14 @@ def reference(vc: ValueCase, xs: tuple[Any, ...], result: str) -> Any:
             return round_to(float(np.float64(a) / np.float64(b)), result)
         if ref == "c_fmod":
             return round_to(float(np.fmod(np.float64(xs[0]), np.float64(xs[1]))), result)
+        if ref == "floor_mod":
+            # x - floor(x / y) * y, each op rounded to the result dtype (as divf, floor, mulf,
+            # subf compute it): what 3.0.0-3.2.0 compile float % to.
+            a, b = (round_to(float(x), result) for x in xs)
+            q = round_to(float(np.floor(round_to(float(np.float64(a) / np.float64(b)), result))),
+                         result)  # fmt: skip
+            return round_to(float(np.float64(a) - round_to(float(q * np.float64(b)), result)),
+                            result)  # fmt: skip
         if ref == "floor_div":
             return round_to(float(np.floor_divide(np.float64(xs[0]), np.float64(xs[1]))), result)
         if ref == "fmin_nan":
@@ -201,15 +214,51 @@ def fmt(v: Any) -> str:
     return str(v)
 
 
-def value_rows(sink: Sink, values: list[ValueCase]) -> list[Observation]:
-    """One row per values group: a cell per input of each of its cases."""
+def _keys(vc: ValueCase) -> list[tuple[int, tuple[Any, ...], str]]:
+    """(input index, inputs, cell key) of each cell a values case has (a reduction: one)."""
+    if vc.op == "reduce":
+        return [(0, vc.inputs[0], vc.label)]
+    dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
+    encodable = all(dt in INT_DTYPES or dt in FLOAT_TORCH for dt in dts)
+    return [(i, raw, f"{vc.label}({','.join(fmt(v) for v in raw)})")
+            for i, raw in enumerate(vc.inputs) if _usable(vc, raw) or not encodable]  # fmt: skip
+
+
+def _semantics_of(vc: ValueCase, semantics: Any, rules: dict) -> tuple[str | None, dict]:
+    """The reference a case is judged by and the evidence for it: the rule its compiled ops
+    match, the battery's reference (a documented contract) for a group with no rules, or None
+    (not judged) when the group has rules and the ops match none or were not read."""
+    ops = semantics.ops.get(vc.index) if semantics is not None else None
+    evidence: dict[str, Any] = {"ops": ops if ops is not None else "not read"}
+    if semantics is not None:
+        evidence["target"] = semantics.target
+    if vc.group not in rules:
+        evidence["reference"], evidence["means"] = vc.reference, "the battery's reference"
+        return vc.reference, evidence
+    rule = sem.choose(rules, vc.group, ops)
+    if rule is None:
+        why = semantics.ending if ops is None and semantics is not None else "no ops"
+        evidence["means"] = f"no rule of semantics.toml matches ({why})"
+        return None, evidence
+    evidence["reference"], evidence["means"] = rule.reference, rule.means
+    return rule.reference, evidence
+
+
+def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> list[Observation]:
+    """One row per values group: a cell per input of each of its cases, each judged against
+    the reference its release compiles it to (``semantics``, see support.semantics); the ops
+    and the reference chosen are in ``data.semantics[label]``."""
+    rules = sem.load_rules()
     groups: dict[str, dict[str, dict]] = {}
     outs = sink.outputs  # type: ignore[attr-defined]
     ins = sink.inputs  # type: ignore[attr-defined]
     for vc in values:
-        g = groups.setdefault(vc.group, {"cells": {}, "values": {}, "details": {}})
+        g = groups.setdefault(vc.group, {"cells": {}, "values": {}, "details": {},
+                                         "semantics": {}})  # fmt: skip
         result = sink.value_dtypes.get(vc.index)
         failed = sink.value_errors.get(vc.index)
+        ref_name, evidence = _semantics_of(vc, semantics, rules)
+        g["semantics"][vc.label] = evidence
         dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
         encodable = all(dt in INT_DTYPES or dt in FLOAT_TORCH for dt in dts)
         if vc.op == "reduce":
@@ -222,10 +271,7 @@ def value_rows(sink: Sink, values: list[ValueCase]) -> list[Observation]:
             and result in FLOAT_TORCH | INT_DTYPES | {"int1": 0}
         ):
             got_all = decode(outs[width_of(result)][vc.index], result)
-        for i, raw in enumerate(vc.inputs):
-            if not _usable(vc, raw) and encodable:
-                continue
-            key = f"{vc.label}({','.join(fmt(v) for v in raw)})"
+        for i, _raw, key in _keys(vc):
             if failed is not None:
                 g["cells"][key], g["details"][key] = failed
                 continue
@@ -239,7 +285,11 @@ def value_rows(sink: Sink, values: list[ValueCase]) -> list[Observation]:
             if vc.reference == "observe":
                 g["cells"][key] = fmt(got)
                 continue
-            ref = reference(vc, xs, result)
+            if ref_name is None:
+                g["cells"][key] = "skipped"
+                g["details"][key] = f"not judged: {evidence['means']}"
+                continue
+            ref = reference(vc, xs, result, ref_name)
             if ref is None:
                 continue
             if same(got, ref, result, vc.opname in ONE_ULP):
@@ -247,13 +297,51 @@ def value_rows(sink: Sink, values: list[ValueCase]) -> list[Observation]:
             else:
                 g["cells"][key] = "wrong"
                 g["values"][key] = {"inputs": [fmt(x) for x in xs], "reference": fmt(ref),
-                                    "got": fmt(got), "dtype": result}  # fmt: skip
+                                    "got": fmt(got), "dtype": result,
+                                    "semantics": ref_name}  # fmt: skip
     rows = []
     for name, g in groups.items():
         data = {k: v for k, v in g.items() if v}
         data.setdefault("cells", {})
         rows.append(Observation("observed", "", data, name=f"fp.{name}"))
     return rows
+
+
+def ops_rows(values: list[ValueCase], semantics: Any) -> list[Observation]:
+    """The aot rows of the values groups: nothing runs, so a cell is what the release compiles
+    the case to, one per case: its TTIR ops (``arith.remf``), ``rejected``/``absent`` when the
+    frontend refused it. A change of ops between releases is a behaviour change; the semantics
+    each side means are in ``data.semantics``."""
+    rules = sem.load_rules()
+    groups: dict[str, dict[str, dict]] = {}
+    for vc in values:
+        g = groups.setdefault(vc.group, {"cells": {}, "details": {}, "semantics": {}})
+        refused = semantics.refused.get(vc.index)
+        if refused is not None:
+            g["cells"][vc.label], g["details"][vc.label] = refused
+            continue
+        ops = semantics.ops.get(vc.index)
+        if ops is None:
+            g["cells"][vc.label] = "error"
+            g["details"][vc.label] = f"the TTIR was not read: {semantics.ending}"[:300]
+            continue
+        g["cells"][vc.label] = " ".join(ops) or "(no op)"
+        g["semantics"][vc.label] = _semantics_of(vc, semantics, rules)[1]
+    return [Observation("observed", "", {k: v for k, v in g.items() if v or k == "cells"},
+                        name=f"fp.{name}") for name, g in groups.items()]  # fmt: skip
+
+
+def failed_part_rows(values: list[ValueCase], status: str, reason: str) -> list[Observation]:
+    """The rows of values groups whose part did not build or run: nothing was observed, so the
+    group is ``status`` (``error``/``skipped``) with the reason once, and each of its cells is
+    ``status`` too (never ``wrong`` from an output nobody wrote)."""
+    groups: dict[str, dict[str, str]] = {}
+    for vc in values:
+        cells = groups.setdefault(vc.group, {})
+        for _, _, key in _keys(vc):
+            cells[key] = status
+    return [Observation(status, reason[:500], {"cells": cells, "failed_part": reason[:500]},
+                        name=f"fp.{name}") for name, cells in groups.items()]  # fmt: skip
 
 
 def _reduce_cell(g: dict, vc: ValueCase, result, failed, ins, outs) -> None:
