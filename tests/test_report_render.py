@@ -393,9 +393,11 @@ def _contrast(a: str, b: str) -> float:
 
 def test_meaning_colours_differ_in_luminance_and_text_is_readable() -> None:
     from matrix.catalog import MEANINGS
-    from matrix.report.render import MEANING_COLOURS
+    from matrix.report.render import MEANING_COLOURS, REGRESSION, TONES_BY_NAME
 
-    assert set(MEANING_COLOURS) == {m.name for m in MEANINGS}
+    # Every catalog meaning, and the report's regression tone (a transition), has colours.
+    assert set(MEANING_COLOURS) == {m.name for m in MEANINGS} | {REGRESSION.name}
+    assert set(TONES_BY_NAME) == set(MEANING_COLOURS)
     backgrounds = {name: bg for name, (bg, _, _) in MEANING_COLOURS.items()}
     names = sorted(backgrounds)
     for i, a in enumerate(names):
