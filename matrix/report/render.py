@@ -250,15 +250,15 @@ def render_site(
     )
     censuses = censuses_from_runs(matrix.runs)
     page("changes.html", "changes.html", api_pairs=changes_by_pair(censuses))
-    if censuses:
-        names = api_pages.build_names(censuses, load_rules())
-        page(
-            "api/index.html",
-            "api.html",
-            api_names=names,
-            api_releases=sorted(censuses, key=release_key),
-            ranges=api_pages.ranges,
-        )
+    names = api_pages.build_names(censuses, load_rules()) if censuses else []
+    page(
+        "api/index.html",
+        "api.html",
+        api_names=names,
+        api_releases=sorted(censuses, key=release_key),
+        ranges=api_pages.ranges,
+    )
+    if names:
         pages[out_dir / "api" / "names.json"] = json.dumps(
             [n.to_dict() for n in names], separators=(",", ":")
         )
