@@ -84,8 +84,8 @@ def test_gate_findings_are_named_in_the_cell(tmp_path: Path, monkeypatch) -> Non
 
 def test_flags_only_beyond_the_noise_band_measured_across_runs(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(perf, "_gate_timing", lambda: None)
-    # cuBLAS (the same library each run) spreads 2% over the three runs; split-K ran twice on
-    # 3.4.0 and spread 6% between those runs: the band is the larger, 6%.
+    # cuBLAS (the same library each run) spreads 2% over the runs; split-K ran twice on 3.4.0
+    # and spread 15% between those runs: the band is the larger, 15% (above the gate's 10%).
     _write(
         tmp_path,
         [
@@ -93,22 +93,36 @@ def test_flags_only_beyond_the_noise_band_measured_across_runs(tmp_path: Path, m
             _doc("3.5.1", 0.5, splitk_us=5.25, cublas_us=10.2),  # +5%: inside the band
             _doc("3.6.0", 0.7, splitk_us=7.35, cublas_us=10.1),  # +40%: beyond it
             _doc("3.7.1", 0.5, splitk_us=5.0, cublas_us=10.0),  # -32%: faster
+            _doc("3.8.0", 0.5, splitk_us=5.6, cublas_us=10.0),  # +12%: past 10%, not 15%
         ],
     )
     history = tmp_path / "history"
     history.mkdir()
-    _write(history, [_doc("3.4.0", 0.5, splitk_us=5.3, cublas_us=10.0)])
+    _write(history, [_doc("3.4.0", 0.5, splitk_us=5.75, cublas_us=10.0)])
     view = perf.build_view(perf.read_release_benches(tmp_path), perf.read_repeats(tmp_path))
     assert view is not None and view.repeats == ["3.4.0"]
     row = view.rows[0]
-    assert row.band == pytest.approx(0.06) and "run twice on 3.4.0" in row.band_from
+    assert row.band == pytest.approx(0.15) and "run twice on 3.4.0" in row.band_from
     flags = {r: c.flag for r, c in row.cells.items()}
-    assert flags == {"3.4.0": "", "3.5.1": "", "3.6.0": "slower", "3.7.1": "faster"}
+    assert flags == {"3.4.0": "", "3.5.1": "", "3.6.0": "slower", "3.7.1": "faster", "3.8.0": ""}
     assert row.cells["3.6.0"].meaning == "regression"
-    assert view.newest_first == ["3.7.1", "3.6.0", "3.5.1", "3.4.0"]
+    assert view.newest_first == ["3.8.0", "3.7.1", "3.6.0", "3.5.1", "3.4.0"]
     worst = view.biggest_regression
     assert worst is not None and (worst.before, worst.after) == ("3.5.1", "3.6.0")
     assert worst.factor == pytest.approx(7.35 / 5.25)
+
+
+def test_a_change_beyond_a_narrow_band_but_below_the_gates_threshold_is_not_flagged(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(perf, "_gate_timing", lambda: None)
+    _write(
+        tmp_path,
+        [_doc("3.4.0", 0.5, splitk_us=5.0, cublas_us=10.0),
+         _doc("3.5.1", 0.5, splitk_us=5.2, cublas_us=10.05)],  # +4%, band 0.5%
+    )  # fmt: skip
+    row = perf.build_view(perf.read_release_benches(tmp_path)).rows[0]
+    assert row.band == pytest.approx(0.005) and row.cells["3.5.1"].flag == ""
 
 
 def test_no_band_no_flag(tmp_path: Path, monkeypatch) -> None:

@@ -10,8 +10,9 @@ The noise band of a case is measured across runs, not rounds: the largest relati
 (a) cuBLAS's time for that case over every release's run (the same library each time: what
 differs is the run) and (b) split-K's time for that case between two runs of the same release.
 A cell is flagged slower or faster only when its time differs from the previous measured
-release by more than its case's band. The gate's own timing rule (``matrix.gate.timing``,
-ratios to cuBLAS against a threshold) is named in each cell's title where it finds a slowdown.
+release by more than its case's band, and by more than the gate's threshold (``MIN_CHANGE``).
+The gate's own timing rule (``matrix.gate.timing``, ratios to cuBLAS against a threshold) is
+named in each cell's title where it finds a slowdown.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from matrix.gate import timing as gate_timing
 from matrix.measure.results import SchemaError
 
 BENCH_KIND = "triton-gpu-bench"
+# The smallest change flagged even where the noise band is narrower: the gate's slowdown
+# threshold (a 1% move beyond a 0.7% band is real and of no consequence to a team).
+MIN_CHANGE = gate_timing.DEFAULT_THRESHOLD
 IMPL = "splitk"
 
 
@@ -291,7 +295,8 @@ def build_view(
 
 def _flag_beyond_noise(row: PerfRow, releases: Sequence[str]) -> None:
     """Each cell against the previous release measured in this row: flagged when the time
-    moved by more than the row's band (never flagged where no band was measured)."""
+    moved by more than the row's band and by more than the gate's threshold (MIN_CHANGE);
+    never flagged where no band was measured."""
     prev: PerfCell | None = None
     for r in releases:
         c = row.cells.get(r)
@@ -300,7 +305,7 @@ def _flag_beyond_noise(row: PerfRow, releases: Sequence[str]) -> None:
         if prev is not None and prev.us:
             change = c.us / prev.us
             flag = ""
-            if row.band is not None and abs(change - 1) > row.band:
+            if row.band is not None and abs(change - 1) > max(row.band, MIN_CHANGE):
                 flag = "slower" if change > 1 else "faster"
             row.cells[r] = c = PerfCell(
                 c.release, c.graph, c.eager, c.noise, c.evidence, c.us, flag, change

@@ -258,10 +258,6 @@ def render_site(
         api_releases=sorted(censuses, key=release_key),
         ranges=api_pages.ranges,
     )
-    if names:
-        pages[out_dir / "api" / "names.json"] = json.dumps(
-            [n.to_dict() for n in names], separators=(",", ":")
-        )
     page("claims.html", "claims.html")
     for release in matrix.releases:
         page(
@@ -279,7 +275,7 @@ def render_site(
             source=read_probe_source(p.name, probes_dir),
             rows=matrix.rows_for(p.name),
         )
-    page("performance.html", "performance.html")
+    page("performance.html", "performance.html", min_change=perf.MIN_CHANGE)
     page(
         "known-issues.html",
         "known_issues.html",
