@@ -379,3 +379,243 @@ def test_team_pages_by_keyboard(browser, team_site: Path) -> None:
     assert pg.evaluate("document.activeElement.getAttribute('role')") == "region"
     pg.screenshot(path=str(_shot("team-tests.png")), full_page=True)
     context.close()
+
+
+# ------------------------------------------------------------------ every pair, on committed data
+
+# A subset of the committed results (four releases, with the GPU benchmark files beside them, as
+# the gate reads them): 3.6.0 -> 3.9.0 is a pair with no page of its own, decided for the
+# chooser by the gate's code at build time.
+SUBSET = ("3.6.0", "3.7.1", "3.8.0", "3.9.0")
+
+
+@pytest.fixture(scope="module")
+def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("committed")
+    raw = root / "raw"
+    raw.mkdir()
+    for path in sorted((REPORTS / "raw").glob("*.json")):
+        if path.name.split("-")[1] in SUBSET:
+            shutil.copy(path, raw / path.name)
+    shutil.copytree(REPORTS / "bench", root / "bench")
+    out = root / "site"
+    build(raw, out, bench_dir=root / "bench", commit="abc1234", date="2026-12-01")
+    return out
+
+
+def _gate(tmp_path: Path, baseline: str, candidate: str, results: Path) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "matrix.gate", "--baseline", baseline, "--candidate", candidate,
+         "--results", str(results), "--out", str(tmp_path / f"{baseline}-{candidate}")],
+        cwd=REPORTS.parent, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done.returncode, done.stdout
+
+
+def test_any_pair_shows_the_gates_verdict_for_a_non_adjacent_pair(
+    browser, committed_site: Path, tmp_path: Path
+) -> None:
+    from matrix.gate.verdict import EXIT_UNSAFE, VERDICTS
+
+    code, markdown = _gate(tmp_path, "3.6.0", "3.9.0", REPORTS / "raw")
+    assert code == EXIT_UNSAFE, markdown[:2000]  # the committed results: a 30x slowdown
+    assert not (committed_site / "upgrades" / "3.6.0-to-3.9.0.html").exists()
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    pg = context.new_page()
+    pg.goto((committed_site / "upgrades" / "index.html").as_uri() + "#from=3.6.0&to=3.9.0")
+    verdict = pg.locator("#pair-verdict")
+    assert verdict.get_attribute("data-exit") == str(code)
+    assert verdict.get_attribute("data-verdict") == VERDICTS[code]
+    # The gate's verdict line (its first), and its reasons: the slowdown first.
+    assert markdown.splitlines()[0].replace("**", "") in verdict.inner_text()
+    entries = pg.locator("#pair-entries > li")
+    assert entries.first.get_attribute("data-kind") == "regression"
+    assert "slowdown splitk 256x256x32768 fp32-ieee" in entries.first.inner_text()
+    pg.screenshot(path=str(_shot("any-pair-3.6.0-3.9.0.png")), full_page=True)
+    # Choosing another pair re-renders from the gate's records.
+    pg.select_option("#pair-from", "3.8.0")
+    code2, _ = _gate(tmp_path, "3.8.0", "3.9.0", REPORTS / "raw")
+    assert pg.locator("#pair-verdict").get_attribute("data-exit") == str(code2)
+    context.close()
+
+
+def _gate_entries(markdown: str) -> int:
+    """Entries the gate lists: the counts in its "### Section (N)" headings, undecidable aside."""
+    import re
+
+    return sum(
+        int(n)
+        for title, n in re.findall(r"^### (.+) \((\d+)\)$", markdown, re.M)
+        if title != "Undecidable"
+    )
+
+
+def test_upgrade_page_names_entries_as_the_gate_does_and_prints_short(
+    browser, committed_site: Path, tmp_path: Path
+) -> None:
+    import re
+
+    code, markdown = _gate(tmp_path, "3.8.0", "3.9.0", REPORTS / "raw")
+    gate_entries = _gate_entries(markdown)
+    assert gate_entries > 10
+    context = browser.new_context(viewport={"width": 1300, "height": 900})
+    pg = context.new_page()
+    pg.goto((committed_site / "upgrades" / "3.8.0-to-3.9.0.html").as_uri())
+    shown = pg.locator("details.item").count()
+    assert 0 < shown <= 1.5 * gate_entries, (shown, gate_entries)
+    assert pg.locator("#verdict").get_attribute("data-exit") == str(code)
+    assert "for this project's kernels" in pg.locator("#verdict").inner_text()
+    assert "--scan YOUR_DIR" in pg.locator("#verdict").inner_text()
+    # "Not measured" comes right after the verdict, before any entry.
+    order = pg.evaluate(
+        """() => { const nm = document.getElementById('not-measured');
+                   const first = document.querySelector('details.item');
+                   const after = Node.DOCUMENT_POSITION_FOLLOWING;
+                   return !!(nm.compareDocumentPosition(first) & after); }"""
+    )
+    assert order, "Not measured must come before the entries"
+    # Every jump link lands on a section of the page.
+    for href in pg.locator("nav.jumps a").evaluate_all("els => els.map(e => e.hash)"):
+        assert pg.locator(href).count() == 1, href
+    pdf = pg.pdf(format="A4")
+    pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+    assert 0 < pages <= 10, f"the printed upgrade page is {pages} pages"
+    context.close()
+
+
+def test_grid_is_one_tab_stop_with_arrow_keys(page) -> None:
+    cells = page.locator("table.matrix a.cell")
+    assert cells.count() > 20
+    # Of every link in the grid (cells, probe names, release headers), one is a tab stop.
+    assert page.locator('table.matrix a:not([tabindex="-1"])').count() == 1
+    assert page.locator('table.matrix a.cell[tabindex="0"]').count() == 1
+    assert page.locator(".tablewrap[tabindex]").count() == 0
+    # Tab from the permalink (the last control before the grid) lands on the grid's one stop.
+    page.locator("#permalink").focus()
+    page.keyboard.press("Tab")
+    first = page.evaluate("document.activeElement.dataset.ev")
+    assert first == cells.first.get_attribute("data-ev")
+
+    def active() -> dict:
+        return page.evaluate(
+            """() => { const a = document.activeElement, tr = a.closest('tr');
+                       return {ev: a.dataset.ev, release: a.dataset.release,
+                               row: Array.from(tr.parentNode.children).indexOf(tr),
+                               x: a.closest('td').getBoundingClientRect().left}; }"""
+        )
+
+    start = active()
+    page.keyboard.press("ArrowRight")
+    right = active()
+    assert right["row"] == start["row"] and right["x"] > start["x"]
+    page.keyboard.press("ArrowDown")
+    down = active()
+    assert down["row"] == right["row"] + 1 and down["release"] == right["release"]
+    page.keyboard.press("ArrowUp")
+    assert active()["ev"] == right["ev"]
+    page.keyboard.press("ArrowLeft")
+    assert active()["ev"] == start["ev"]
+    page.keyboard.press("End")
+    end = active()
+    assert end["row"] == start["row"] and end["x"] > right["x"]
+    # The stop moved with the focus: Tab away and back returns to the last cell focused.
+    assert page.locator('table.matrix a:not([tabindex="-1"])').count() == 1
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")
+    assert active()["ev"] == end["ev"]
+
+
+def _all_pages(site: Path) -> list[str]:
+    return sorted(str(p.relative_to(site)) for p in site.rglob("*.html"))
+
+
+@pytest.mark.parametrize("which", ["fixture", "committed"])
+def test_no_page_scrolls_sideways_at_phone_width(browser, which, site, request) -> None:
+    root = site if which == "fixture" else request.getfixturevalue("committed_site")
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    pg = context.new_page()
+    wide = {}
+    names = _all_pages(root)
+    assert len(names) > 30
+    for name in names:
+        pg.goto((root / name).as_uri())
+        w = pg.evaluate("document.documentElement.scrollWidth")
+        if w > 390:
+            wide[name] = w
+    context.close()
+    assert wide == {}, f"pages wider than 390 px: {wide}"
+
+
+def _rgb(text: str) -> tuple[float, float, float]:
+    import re
+
+    r, g, b = (int(x) for x in re.findall(r"\d+", text)[:3])
+    return r, g, b
+
+
+def _lum(rgb: tuple[float, float, float]) -> float:
+    def lin(c: float) -> float:
+        c = c / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = rgb
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+
+
+def _ratio(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    la, lb = sorted((_lum(a), _lum(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_every_tone_and_banner_link_has_readable_contrast(browser, committed_site: Path) -> None:
+    """As rendered: a chip of every tone, and a verdict banner of every tone with a link and
+    code in it (the banner's links were 1.22:1 on red)."""
+    from matrix.report.render import TONES_BY_NAME
+
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto((committed_site / "upgrades" / "index.html").as_uri())
+    measured = pg.evaluate(
+        """(tones) => tones.map(t => {
+            const chip = document.createElement('span'); chip.className = 'chip tone-' + t;
+            chip.textContent = t;
+            const banner = document.createElement('div'); banner.className = 'verdict tone-' + t;
+            banner.innerHTML = '<p>verdict <a href="#">a link</a> <code>code</code></p>';
+            document.body.append(chip, banner);
+            const cs = e => getComputedStyle(e);
+            return {tone: t, chip: [cs(chip).color, cs(chip).backgroundColor],
+                    link: [cs(banner.querySelector('a')).color, cs(banner).backgroundColor],
+                    code: [cs(banner.querySelector('code')).color, cs(banner).backgroundColor],
+                    text: [cs(banner).color, cs(banner).backgroundColor]};
+        })""",
+        sorted(TONES_BY_NAME),
+    )
+    assert len(measured) == len(TONES_BY_NAME) >= 7
+    for m in measured:
+        for part in ("chip", "link", "code", "text"):
+            fg, bg = m[part]
+            ratio = _ratio(_rgb(fg), _rgb(bg))
+            assert ratio >= 4.5, f"{m['tone']} {part}: {fg} on {bg} is {ratio:.2f}:1"
+    # The committed pages' real banners, links included.
+    for name in ("index.html", "upgrades/3.8.0-to-3.9.0.html", "upgrades/3.6.0-to-3.7.1.html"):
+        pg.goto((committed_site / name).as_uri())
+        for pair in pg.locator(".verdict a, .verdict").evaluate_all(
+            """els => els.map(e => [getComputedStyle(e).color,
+                                   getComputedStyle(e.closest('.verdict')).backgroundColor])"""
+        ):
+            assert _ratio(_rgb(pair[0]), _rgb(pair[1])) >= 4.5, (name, pair)
+    context.close()
+
+
+def test_regression_has_its_own_tone_on_the_upgrade_page(browser, committed_site: Path) -> None:
+    context = browser.new_context()
+    pg = context.new_page()
+    pg.goto((committed_site / "upgrades" / "3.6.0-to-3.7.1.html").as_uri())
+    slow = pg.locator('details.item[data-kind="regression"]').filter(has_text="slowdown splitk")
+    assert slow.count() >= 1
+    assert slow.first.locator(".chip.tone-regression").count() >= 1
+    assert slow.first.locator(".chip.tone-changed").count() == 0
+    context.close()

@@ -703,5 +703,24 @@ def _print(text: str) -> None:
         os.dup2(devnull, sys.stdout.fileno())
 
 
+def finding_groups(report: GateReport) -> list[tuple[str, str, list[gc.GateFinding]]]:
+    """The entries ``render_markdown`` lists, in its order: (kind, section title, the findings
+    it reads as one entry), grouped by ``_group_key``. The report's pages call this so that an
+    entry on a page is an entry of the gate."""
+    out: list[tuple[str, str, list[gc.GateFinding]]] = []
+    for kind, title in SECTIONS:
+        groups: dict[tuple[Any, ...], list[gc.GateFinding]] = {}
+        for f in report.comparison.findings:
+            if f.kind == kind:
+                groups.setdefault(_group_key(f), []).append(f)
+        out += [(kind, title, members) for members in groups.values()]
+    return out
+
+
+def split_cell(probe: str) -> tuple[str, str | None]:
+    """A finding's group and member (``_split_cell``): public for the report's pages."""
+    return _split_cell(probe)
+
+
 if __name__ == "__main__":
     sys.exit(cli.run(main, "matrix.gate"))

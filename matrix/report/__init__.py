@@ -13,7 +13,18 @@ from pathlib import Path
 
 from matrix.analyze.fingerprint import is_group
 from matrix.measure.results import Run, merge
-from matrix.report import charts, fp_pages, model, perf, render, team, upgrade, verdicts
+from matrix.report import (
+    charts,
+    fp_pages,
+    freshness,
+    known,
+    model,
+    perf,
+    render,
+    team,
+    upgrade,
+    verdicts,
+)
 from matrix.report.sources import PROBES_DIR
 
 
@@ -36,10 +47,14 @@ def build(
     *,
     bench_dir: Path | None = None,
     probes_dir: Path = PROBES_DIR,
+    commit: str | None = None,
+    date: str | None = None,
 ) -> Built:
     """Merge ``raw_dir`` into ``out_dir/matrix.json`` and write every page under ``out_dir``.
 
     ``bench_dir`` defaults to ``out_dir/bench``; benchmark charts appear only if it has files.
+    ``commit``/``date`` name what the footers say the pages were built from (default: the last
+    git commit of ``raw_dir``, ``matrix.report.freshness``).
     """
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     if not raw_dir.is_dir():
@@ -51,10 +66,16 @@ def build(
     claims = verdicts.evaluate_claims(matrix.runs)
     bench_dir = bench_dir if bench_dir is not None else out_dir / "bench"
     bench = charts.load_bench(bench_dir)
-    performance = perf.build_view(perf.read_release_benches(bench_dir))
+    performance = perf.build_view(
+        perf.read_release_benches(bench_dir), perf.read_repeats(bench_dir)
+    )
     # The gate sees every result (fingerprint cells, the API census), as on the command line.
     team_view = team.build_view(runs)
-    upgrades = upgrade.build_pages(matrix, runs, results=str(raw_dir), team=team_view)
+    inputs = upgrade.gate_inputs(str(raw_dir))
+    upgrades = upgrade.build_pages(
+        matrix, runs, results=str(raw_dir), team=team_view, inputs=inputs
+    )
+    every_pair = upgrade.all_pairs(matrix, runs, upgrades, inputs, team_view)
     pages = render.render_site(
         matrix,
         out_dir,
@@ -65,5 +86,8 @@ def build(
         performance=performance,
         fp_groups=fp_pages.build_groups(runs),
         team_view=team_view,
+        every_pair=every_pair,
+        fresh=freshness.of_raw_folder(raw_dir, commit, date),
+        known=known.known_issues(runs),
     )
     return Built([out_dir / "matrix.json", *pages], len(runs), claims)

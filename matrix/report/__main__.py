@@ -30,9 +30,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--probes", type=Path, default=PROBES_DIR, help="probe modules shown on probe pages"
     )
+    parser.add_argument(
+        "--commit", help="the commit the footers name (default: git's last commit of --raw)"
+    )
+    parser.add_argument(
+        "--date", help="the build date the footers name (default: that commit's date)"
+    )
     args = parser.parse_args(argv)
     try:
-        built = build(args.raw, args.out, bench_dir=args.bench, probes_dir=args.probes)
+        built = build(
+            args.raw,
+            args.out,
+            bench_dir=args.bench,
+            probes_dir=args.probes,
+            commit=args.commit,
+            date=args.date,
+        )
     except (FileNotFoundError, SchemaError) as e:
         print(f"matrix.report: {e}", file=sys.stderr)
         return 2

@@ -146,7 +146,8 @@ def time_chart(runs: Sequence[Run]) -> str:
 
 @dataclass(frozen=True)
 class Ratio:
-    """One bar of the benchmark chart: cuBLAS time over an implementation's time (>1: faster)."""
+    """One bar of the benchmark chart: an implementation's time over cuBLAS's time (lower is
+    faster; below 1 it beats cuBLAS): one direction with every page of the report."""
 
     shape: str
     impl: str
@@ -207,7 +208,7 @@ def _check(rec: Any, where: str) -> dict[str, Any]:
 
 
 def bench_ratios(records: Sequence[dict[str, Any]]) -> tuple[list[Ratio], list[str]]:
-    """cuBLAS time / implementation time per (shape, dtype, layout); the fastest record of each.
+    """Implementation time / cuBLAS time per (shape, dtype, layout); the fastest record of each.
 
     Returns the ratios and the groups that had no cuBLAS record to compare with.
     """
@@ -232,8 +233,8 @@ def bench_ratios(records: Sequence[dict[str, Any]]) -> tuple[list[Ratio], list[s
         for impl in COMPARED_IMPLS:
             if impl in impls:
                 rec = impls[impl]
-                eager = impls["cublas"]["us"] / rec["us"] if field_ != "us" else None
-                ratios.append(Ratio(shape, impl, base / rec[field_], rec[field_], base, rec, eager))
+                eager = rec["us"] / impls["cublas"]["us"] if field_ != "us" else None
+                ratios.append(Ratio(shape, impl, rec[field_] / base, rec[field_], base, rec, eager))
     return ratios, unmatched
 
 
@@ -255,7 +256,7 @@ def load_bench(bench_dir: Path) -> list[BenchSet]:
 
 
 def bench_chart(bench: BenchSet) -> str:
-    """Grouped horizontal bars of cuBLAS/impl per shape, with a line at 1.0 (as fast as cuBLAS)."""
+    """Grouped horizontal bars of impl/cuBLAS time per shape, a line at 1.0 (as fast as cuBLAS)."""
     if not bench.ratios:
         return ""
     shapes = list(dict.fromkeys(r.shape for r in bench.ratios))
@@ -305,5 +306,5 @@ def bench_chart(bench: BenchSet) -> str:
     body += _axis(x0, x1, y + 2, top, "×")
     timer = "CUDA-graph time" if any(r.eager_ratio is not None for r in bench.ratios) else "eager"
     return _svg(
-        y + 26, body, f"{bench.name}: cuBLAS time / kernel time by {timer} (higher is faster)"
+        y + 26, body, f"{bench.name}: kernel time / cuBLAS time by {timer} (lower is faster)"
     )

@@ -23,6 +23,22 @@ from matrix.report.model import is_gpu_run, slug
 # Changed cells listed on a group page per release pair and column; the rest are counted.
 CELLS_SHOWN = 400
 
+# A cell change the fingerprint calls "unobserved" because one side is a process death is an
+# observation: a crash or hang is what a team's kernel would see too (catalog: breaking). The
+# pages name it so; "unobserved" is left only for cells one side did not measure.
+DEATHS = frozenset({"crashed", "timeout"})
+SHOWN_KIND_MEANINGS = {"crashed": "breaking", "stopped crashing": "good"}
+
+
+def shown_kind(change: Any) -> str:
+    """The kind a page shows for a fingerprint ``CellChange``."""
+    if change.kind == "unobserved":
+        if change.after in DEATHS and change.before not in DEATHS:
+            return "crashed"
+        if change.before in DEATHS and change.after is not None and change.after not in DEATHS:
+            return "stopped crashing"
+    return str(change.kind)
+
 
 def _fingerprint() -> Any:
     try:
@@ -44,7 +60,8 @@ class GroupPair:
     def kinds(self) -> dict[str, int]:
         out: dict[str, int] = {}
         for c in self.changes:
-            out[c.kind] = out.get(c.kind, 0) + 1
+            kind = shown_kind(c)
+            out[kind] = out.get(kind, 0) + 1
         return dict(sorted(out.items()))
 
 

@@ -1,14 +1,18 @@
 """Performance across releases, in the style of the PyTorch HUD: one row per benchmark case,
-one column per release, each cell split-K's time as a ratio to cuBLAS's time for the same call
-in the same run (CUDA-graph replay time; the eager ``do_bench`` ratio is in the cell's title).
+one column per release (newest first), each cell split-K's absolute time in µs by CUDA-graph
+replay (GPU time alone). Lower is faster, everywhere on the pages.
 
 Reads the per-release GPU benchmark files (``reports/bench/*.json`` with ``"kind":
-"triton-gpu-bench"``; their ``ratios`` hold per case ``graph``, ``eager`` and ``noise``, the
-spread over the run's rounds). cuBLAS is the same library in every release's run, so the ratio
-cancels machine drift. A cell is flagged as a slowdown or a speed-up by the gate's own timing
-rule (``matrix.gate.timing.compare_timings``: beyond the threshold and the measured noise of
-both runs) against the previous release measured at the same place; the flags are the gate's,
-not a second rule.
+"triton-gpu-bench"``: per record ``us_graph``; per case ``ratios`` to cuBLAS in the same run)
+and repeated runs of a release (``bench/history/*.json`` of the same kind).
+
+The noise band of a case is measured across runs, not rounds: the largest relative spread of
+(a) cuBLAS's time for that case over every release's run (the same library each time: what
+differs is the run) and (b) split-K's time for that case between two runs of the same release.
+A cell is flagged slower or faster only when its time differs from the previous measured
+release by more than its case's band, and by more than the gate's threshold (``MIN_CHANGE``).
+The gate's own timing rule (``matrix.gate.timing``, ratios to cuBLAS against a threshold) is
+named in each cell's title where it finds a slowdown.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from matrix.gate import timing as gate_timing
 from matrix.measure.results import SchemaError
 
 BENCH_KIND = "triton-gpu-bench"
+# The smallest change flagged even where the noise band is narrower: the gate's slowdown
+# threshold (a 1% move beyond a 0.7% band is real and of no consequence to a team).
+MIN_CHANGE = gate_timing.DEFAULT_THRESHOLD
 IMPL = "splitk"
 
 
@@ -40,21 +47,24 @@ class PerfCell:
     graph: float
     eager: float | None
     noise: float | None
-    # "slower" or "faster" than the previous release by the gate's rule, else "".
-    flag: str = ""
+    # The gate's slowdown finding against the previous release (its evidence), else "".
     evidence: str = ""
+    us: float | None = None  # split-K's CUDA-graph time in µs
+    # "slower" or "faster" than the previous measured release beyond the case's noise band.
+    flag: str = ""
+    change: float | None = None  # us / previous release's us
 
     @property
     def meaning(self) -> str:
-        return {"slower": "breaking", "faster": "good"}.get(self.flag, "neutral")
+        return {"slower": "regression", "faster": "good"}.get(self.flag, "neutral")
 
     @property
     def title(self) -> str:
-        noise = "" if self.noise is None else f", noise ±{self.noise:.1%}"
+        noise = "" if self.noise is None else f" (rounds ±{self.noise:.1%})"
         eager = "" if self.eager is None else f"; eager (do_bench) {self.eager:.3f}"
-        return f"{IMPL}/cuBLAS {self.graph:.3f} by CUDA-graph time{noise}{eager}" + (
-            f"; {self.evidence}" if self.evidence else ""
-        )
+        change = "" if self.change is None else f"; {self.change:.3f}x the previous release's time"
+        gate = f"; the gate: {self.evidence}" if self.evidence else ""
+        return f"{IMPL}/cuBLAS time {self.graph:.3f}{noise}{eager}{change}{gate}"
 
 
 @dataclass
@@ -62,6 +72,8 @@ class PerfRow:
     case: str
     place: str
     cells: dict[str, PerfCell] = field(default_factory=dict)
+    band: float | None = None  # the run-to-run noise band (relative), None if not measured
+    band_from: str = ""
 
     def sparkline(self, releases: Sequence[str]) -> str:
         """A small inline SVG of the ratio over the releases (1.0 = as fast as cuBLAS)."""
@@ -86,12 +98,55 @@ class PerfRow:
         )
 
 
+@dataclass(frozen=True)
+class Slowdown:
+    case: str
+    place: str
+    before: str
+    after: str
+    before_us: float
+    after_us: float
+
+    @property
+    def factor(self) -> float:
+        return self.after_us / self.before_us
+
+
 @dataclass
 class PerfView:
     releases: list[str]
     rows: list[PerfRow]
     flagged_by_gate: bool
     files: list[str]
+    repeats: list[str] = field(default_factory=list)  # releases measured more than once
+
+    @property
+    def newest_first(self) -> list[str]:
+        return list(reversed(self.releases))
+
+    @property
+    def biggest_regression(self) -> Slowdown | None:
+        """The flagged slowdown with the largest time factor between adjacent measured releases."""
+        found = []
+        for row in self.rows:
+            prev = None
+            for r in self.releases:
+                c = row.cells.get(r)
+                if c is None or c.us is None:
+                    continue
+                if c.flag == "slower" and prev is not None and prev.us:
+                    found.append(Slowdown(row.case, row.place, prev.release, r, prev.us, c.us))
+                prev = c
+        return max(found, key=lambda s: s.factor, default=None)
+
+    @property
+    def flag_counts(self) -> dict[str, int]:
+        out = {"slower": 0, "faster": 0}
+        for row in self.rows:
+            for c in row.cells.values():
+                if c.flag:
+                    out[c.flag] += 1
+        return out
 
     @property
     def geomeans(self) -> dict[str, float]:
@@ -140,7 +195,65 @@ def _gate_timing() -> Any:
     return gate_timing
 
 
-def build_view(docs: Sequence[dict[str, Any]]) -> PerfView | None:
+def case_name(record: dict[str, Any]) -> str:
+    """A record's case as the ``ratios`` name it: ``64x64x8192 fp16 kn``."""
+    return f"{record['m']}x{record['n']}x{record['k']} {record['dtype']} {record['layout']}"
+
+
+def _graph_us(doc: dict[str, Any], impl: str) -> dict[str, float]:
+    out = {}
+    for r in doc.get("records", []):
+        if r.get("impl") == impl and r.get("ok", True) and isinstance(r.get("us_graph"), float):
+            out[case_name(r)] = r["us_graph"]
+    return out
+
+
+def _spread(values: Sequence[float]) -> float | None:
+    return max(values) / min(values) - 1 if len(values) > 1 and min(values) > 0 else None
+
+
+def noise_bands(
+    docs: Sequence[dict[str, Any]], repeats: Sequence[dict[str, Any]]
+) -> dict[tuple[str, str], tuple[float, str]]:
+    """Per (place, case) the run-to-run band and what measured it (see the module docstring)."""
+    out: dict[tuple[str, str], tuple[float, str]] = {}
+    by_place: dict[str, list[dict[str, Any]]] = {}
+    for d in docs:
+        by_place.setdefault(f"{d['column']} ({d['machine']})", []).append(d)
+    for place, group in by_place.items():
+        cublas: dict[str, list[float]] = {}
+        for d in group:
+            for case, us in _graph_us(d, "cublas").items():
+                cublas.setdefault(case, []).append(us)
+        for case, values in cublas.items():
+            spread = _spread(values)
+            if spread is not None:
+                out[(place, case)] = (spread, f"cuBLAS over {len(values)} runs")
+        for rep in repeats:
+            if f"{rep['column']} ({rep['machine']})" != place:
+                continue
+            same = [d for d in group if str(Release.parse(d["release"])) == rep["release"]]
+            for d in same:
+                a, b = _graph_us(d, IMPL), _graph_us(rep, IMPL)
+                for case in a.keys() & b.keys():
+                    spread = _spread([a[case], b[case]])
+                    if spread is not None and spread > out.get((place, case), (-1.0, ""))[0]:
+                        out[(place, case)] = (spread, f"{IMPL} run twice on {rep['release']}")
+    return out
+
+
+def read_repeats(bench_dir: Path) -> list[dict[str, Any]]:
+    """Repeated per-release runs (``bench_dir/history``), release normalised."""
+    out = []
+    for doc in read_release_benches(bench_dir / "history"):
+        doc["release"] = str(Release.parse(doc["release"]))
+        out.append(doc)
+    return out
+
+
+def build_view(
+    docs: Sequence[dict[str, Any]], repeats: Sequence[dict[str, Any]] = ()
+) -> PerfView | None:
     if not docs:
         return None
     releases = sorted({str(Release.parse(d["release"])) for d in docs}, key=release_key)
@@ -152,7 +265,10 @@ def build_view(docs: Sequence[dict[str, Any]]) -> PerfView | None:
             if q.get("impl") != IMPL:
                 continue
             row = rows.setdefault((place, q["case"]), PerfRow(q["case"], place))
-            row.cells[release] = PerfCell(release, q["graph"], q.get("eager"), q.get("noise"))
+            us = _graph_us(d, IMPL).get(q["case"])
+            row.cells[release] = PerfCell(
+                release, q["graph"], q.get("eager"), q.get("noise"), us=us
+            )
     timing = _gate_timing()
     if timing is not None:
         prefix = getattr(timing, "SLOWDOWN_PREFIX", "slowdown ")
@@ -162,21 +278,46 @@ def build_view(docs: Sequence[dict[str, Any]]) -> PerfView | None:
                 if not f.probe.startswith(prefix + IMPL + " "):
                     continue
                 case = f.probe[len(prefix + IMPL + " ") :]
-                _flag(rows, f.where, case, after, "slower", f.evidence[0] if f.evidence else "")
-            for note in comparison.notes:
-                if note.startswith(f"faster: {IMPL} "):
-                    rest = note[len(f"faster: {IMPL} ") :]
-                    case, _, tail = rest.partition(" on ")
-                    _flag(rows, tail.split(": ", 1)[0], case, after, "faster", note)
+                _gate_says(rows, f.where, case, after, f.evidence[0] if f.evidence else "")
+    bands = noise_bands(docs, repeats)
+    for (place, case), row in rows.items():
+        row.band, row.band_from = bands.get((place, case), (None, ""))
+        _flag_beyond_noise(row, releases)
     ordered = sorted(rows.values(), key=lambda r: (r.place, r.case))
-    return PerfView(releases, ordered, timing is not None, [d["_path"] for d in docs])
+    return PerfView(
+        releases,
+        ordered,
+        timing is not None,
+        [Path(d["_path"]).name for d in docs],
+        sorted({r["release"] for r in repeats}, key=release_key),
+    )
 
 
-def _flag(
-    rows: dict[tuple[str, str], PerfRow], place: str, case: str, release: str, flag: str, ev: str
+def _flag_beyond_noise(row: PerfRow, releases: Sequence[str]) -> None:
+    """Each cell against the previous release measured in this row: flagged when the time
+    moved by more than the row's band and by more than the gate's threshold (MIN_CHANGE);
+    never flagged where no band was measured."""
+    prev: PerfCell | None = None
+    for r in releases:
+        c = row.cells.get(r)
+        if c is None or c.us is None:
+            continue
+        if prev is not None and prev.us:
+            change = c.us / prev.us
+            flag = ""
+            if row.band is not None and abs(change - 1) > max(row.band, MIN_CHANGE):
+                flag = "slower" if change > 1 else "faster"
+            row.cells[r] = c = PerfCell(
+                c.release, c.graph, c.eager, c.noise, c.evidence, c.us, flag, change
+            )
+        prev = c
+
+
+def _gate_says(
+    rows: dict[tuple[str, str], PerfRow], place: str, case: str, release: str, ev: str
 ) -> None:
     row = rows.get((place, case))
     if row is None or release not in row.cells:
         return
     c = row.cells[release]
-    row.cells[release] = PerfCell(c.release, c.graph, c.eager, c.noise, flag, ev)
+    row.cells[release] = PerfCell(c.release, c.graph, c.eager, c.noise, ev, c.us)

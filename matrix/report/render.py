@@ -7,6 +7,7 @@ bytes, which keeps ``reports/`` diffs down to what the matrix actually saw.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,9 +18,13 @@ import jinja2
 from markupsafe import Markup, escape
 
 from matrix.analyze.census import censuses_from_runs, changes_by_pair
-from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME
+from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, Meaning
+from matrix.core import release_key
 from matrix.measure.results import atomic_write_text
-from matrix.report import charts, fp_pages, perf, team, upgrade
+from matrix.report import api_pages, charts, fp_pages, perf, team, upgrade
+from matrix.report.freshness import Freshness
+from matrix.report.known import CASES_SHOWN as KNOWN_CASES_SHOWN
+from matrix.report.known import KnownIssue
 from matrix.report.model import (
     MISSING,
     NOT_INSTALLED,
@@ -34,6 +39,7 @@ from matrix.report.model import (
 )
 from matrix.report.sources import PROBES_DIR, read_probe_source
 from matrix.report.verdicts import VERDICT_TONES, ClaimsOutcome
+from matrix.scan import load_rules
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
@@ -48,14 +54,29 @@ MEANING_COLOURS = {
     "good": ("#66c27a", "#0b2e13", "#2e7d32"),
     "neutral": ("#d5dbe3", "#1d232b", "#8b96a3"),
     "unmeasured": ("#ffffff", "#4a5058", "#9aa0a6"),
+    "regression": ("#8e2400", "#ffffff", "#4a1200"),
 }
+
+# The report's one tone beyond the catalog's meanings: a *transition*, never a status. Something
+# that worked on the baseline and does not on the candidate (a slowdown beyond noise, right ->
+# wrong, a check that now fails) is a regression, apart from "changed" (needs a look).
+REGRESSION = Meaning(
+    "regression",
+    "regression",
+    "▼",
+    "worked on the older release and not on the newer one: it now fails, is wrong, or is "
+    "slower beyond the measured noise",
+    problem=True,
+)
+TONES_BY_NAME = {**MEANINGS_BY_NAME, REGRESSION.name: REGRESSION}
 
 # Meaning of a fingerprint cell change's kind (matrix.analyze.fingerprint.classify).
 FP_KIND_MEANINGS = {
-    "regression": "wrong",
+    "regression": "regression",
     "fixed": "good",
     "behaviour": "changed",
     "unobserved": "unmeasured",
+    **fp_pages.SHOWN_KIND_MEANINGS,
 }
 
 # Markdown marks per meaning, next to the status text (never the mark alone).
@@ -93,7 +114,9 @@ def environment() -> jinja2.Environment:
     # What the templates may name, by kind: the catalog's and the page model's words; the
     # colour, mark or tone of each meaning for each kind of thing shown; helpers they call.
     env.globals.update(
-        MEANINGS=MEANINGS, MEANINGS_BY_NAME=MEANINGS_BY_NAME, PROBES_BY_NAME=PROBES_BY_NAME,
+        MEANINGS=MEANINGS, MEANINGS_BY_NAME=TONES_BY_NAME, PROBES_BY_NAME=PROBES_BY_NAME,
+        REGRESSION=REGRESSION, SCOPE=upgrade.SCOPE, KIND_TONES=upgrade.KIND_TONES,
+        shown_kind=fp_pages.shown_kind,
         MISSING=MISSING, NOT_INSTALLED=NOT_INSTALLED, UPGRADE_SECTIONS=upgrade.SECTIONS,
         SUITE_KEYS=team.SUITE_KEYS,
         MEANING_COLOURS=MEANING_COLOURS, FP_KIND_MEANINGS=FP_KIND_MEANINGS, MD_MARKS=MD_MARKS,
@@ -189,6 +212,9 @@ def render_site(
     performance: perf.PerfView | None = None,
     fp_groups: Sequence[fp_pages.Group] | None = None,
     team_view: team.TeamView | None = None,
+    every_pair: upgrade.AllPairs | None = None,
+    fresh: Freshness | None = None,
+    known: Sequence[KnownIssue] = (),
 ) -> list[Path]:
     """Write every page under ``out_dir``; return their paths (sorted). Stale pages are removed."""
     env = environment()
@@ -204,6 +230,9 @@ def render_site(
         "upgrades": list(upgrades),
         "performance": performance,
         "team": team_view,
+        "fresh": fresh or Freshness(),
+        "readiness": upgrade.readiness(every_pair, upgrades) if every_pair else [],
+        "every_pair": every_pair,
     }
     pages: dict[Path, str] = {}
 
@@ -219,7 +248,16 @@ def render_site(
         time_chart=charts.time_chart(matrix.runs),
         bench=list(bench),
     )
-    page("changes.html", "changes.html", api_pairs=changes_by_pair(censuses_from_runs(matrix.runs)))
+    censuses = censuses_from_runs(matrix.runs)
+    page("changes.html", "changes.html", api_pairs=changes_by_pair(censuses))
+    names = api_pages.build_names(censuses, load_rules()) if censuses else []
+    page(
+        "api/index.html",
+        "api.html",
+        api_names=names,
+        api_releases=sorted(censuses, key=release_key),
+        ranges=api_pages.ranges,
+    )
     page("claims.html", "claims.html")
     for release in matrix.releases:
         page(
@@ -237,17 +275,24 @@ def render_site(
             source=read_probe_source(p.name, probes_dir),
             rows=matrix.rows_for(p.name),
         )
-    page("performance.html", "performance.html")
+    page("performance.html", "performance.html", min_change=perf.MIN_CHANGE)
+    page(
+        "known-issues.html",
+        "known_issues.html",
+        known=list(known),
+        cases_shown=KNOWN_CASES_SHOWN,
+        fp_slugs={g.name: g.slug for g in fp_groups or ()},
+    )
     page("fingerprint.html", "fingerprint.html", fp_groups=fp_groups)
     for g in fp_groups or ():
         page(
             f"fingerprint/{g.slug}.html", "fp_group.html", group=g, cells_shown=fp_pages.CELLS_SHOWN
         )
-    page(
-        "upgrades/index.html",
-        "upgrades.html",
-        table=upgrade.status_table(matrix),
-    )
+    pair_data = upgrade.compact(every_pair.records) if every_pair else None
+    page("upgrades/index.html", "upgrades.html", pair_data=pair_data)
+    if pair_data is not None:
+        # The same records for scripts (the page carries its own copy: file:// cannot fetch).
+        pages[out_dir / "upgrades" / "pairs.json"] = json.dumps(pair_data, separators=(",", ":"))
     for u in upgrades:
         page(f"upgrades/{u.slug}.html", "upgrade.html", u=u)
     page("team/index.html", "team.html")
@@ -256,7 +301,7 @@ def render_site(
         page(f"team/{k.slug}.html", "team_kernel.html", k=k)
     page("README.md", "README.md.j2")
 
-    for sub in ("releases", "probes", "upgrades", "fingerprint", "team"):
+    for sub in ("releases", "probes", "upgrades", "fingerprint", "team", "api"):
         folder = out_dir / sub
         if folder.is_dir():
             for stale in sorted(folder.glob("*.html")):

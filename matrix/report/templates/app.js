@@ -145,4 +145,53 @@
   }
   window.addEventListener("hashchange", load);
   load();
+
+  // The grid is one tab stop (a roving tabindex): Tab enters at the last link focused in it
+  // (first: the first cell), the arrow keys move between its links (cells, probe names,
+  // release headers; Up/Down keep the column), Home/End go to a row's ends.
+  if (table) {
+    var links = table.querySelectorAll("a");
+    var rover = table.querySelector("a.cell") || links[0] || null;
+    for (var c = 0; c < links.length; c++) links[c].tabIndex = links[c] === rover ? 0 : -1;
+    // The grid's box needs no tab stop of its own once its links move focus (and scroll) in it.
+    var wrap = table.closest(".tablewrap");
+    if (wrap && rover) wrap.removeAttribute("tabindex");
+    function moveTo(link) {
+      if (!link) return;
+      if (rover) rover.tabIndex = -1;
+      rover = link; link.tabIndex = 0; link.focus();
+    }
+    function rowLinks(tr) { return Array.prototype.slice.call(tr.querySelectorAll("a")); }
+    function nextRow(tr, step) {
+      var rows = table.rows, i = Array.prototype.indexOf.call(rows, tr) + step;
+      while (i >= 0 && i < rows.length && (rows[i].hidden || !rows[i].querySelector("a"))) i += step;
+      return i >= 0 && i < rows.length ? rows[i] : null;
+    }
+    table.addEventListener("focusin", function (ev) {
+      var link = ev.target.closest && ev.target.closest("a");
+      if (link && link !== rover) { if (rover) rover.tabIndex = -1; rover = link; link.tabIndex = 0; }
+    });
+    table.addEventListener("keydown", function (ev) {
+      var link = ev.target.closest && ev.target.closest("a");
+      if (!link) return;
+      var tr = link.closest("tr"), list = rowLinks(tr), i = list.indexOf(link);
+      if (ev.key === "ArrowRight") moveTo(list[i + 1]);
+      else if (ev.key === "ArrowLeft") moveTo(list[i - 1]);
+      else if (ev.key === "Home") moveTo(list[0]);
+      else if (ev.key === "End") moveTo(list[list.length - 1]);
+      else if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+        var target = nextRow(tr, ev.key === "ArrowDown" ? 1 : -1);
+        if (!target) return;
+        var box = link.closest("td, th").getBoundingClientRect(), x = box.left + box.width / 2;
+        var best = null, dist = Infinity;
+        rowLinks(target).forEach(function (other) {
+          var b = other.closest("td, th").getBoundingClientRect();
+          var d = x < b.left ? b.left - x : x > b.right ? x - b.right : 0;
+          if (d < dist) { dist = d; best = other; }
+        });
+        moveTo(best);
+      } else return;
+      ev.preventDefault();
+    });
+  }
 })();

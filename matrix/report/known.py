@@ -1,0 +1,91 @@
+"""Known issues: fingerprint cells that are wrong, crashed or refused in every recorded release.
+
+A cell that never changes between releases never shows on an upgrade page, yet a team can hit
+it on any release. This lists, per column (backend and target; interpreter cells over every
+numpy they ran with), the cells whose status is bad in every run of every release that recorded
+the column, with the evidence of the newest release. ``wrong`` and ``crashed`` (also
+``timeout``) are problems; ``rejected`` in every release is listed apart, since a refusal that
+never changed is often the language's rule rather than a bug: its evidence says which.
+
+Written here, in the report, because ``matrix.analyze.fingerprint`` has no such function in
+this checkout; it reads the group rows the same way (``is_group``, ``evidence``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from matrix.analyze.fingerprint import OBSERVED, evidence, group_name, is_group
+from matrix.core import Column, release_key
+from matrix.measure.results import Run
+
+PROBLEMS = ("wrong", "crashed", "timeout")
+REFUSED = ("rejected",)
+CASES_SHOWN = 30  # per group and column on the page; the count is exact
+
+
+@dataclass
+class KnownIssue:
+    """The cells of one group and column that are bad in every release, by status."""
+
+    group: str
+    where: str
+    status: str
+    releases: list[str]
+    cases: list[str] = field(default_factory=list)
+    evidence: dict[str, dict[str, Any]] = field(default_factory=dict)  # per case, newest release
+
+    @property
+    def cases_count(self) -> int:
+        return len(self.cases)
+
+    @property
+    def refused(self) -> bool:
+        return self.status in REFUSED
+
+
+def known_issues(runs: Sequence[Run]) -> list[KnownIssue]:
+    """Problems first (by group), then refusals; see the module docstring."""
+    # (group, case, column) -> release -> the statuses its runs recorded
+    seen: dict[tuple[str, str, str], dict[str, set[str]]] = {}
+    releases_of: dict[str, set[str]] = {}
+    newest: dict[tuple[str, str, str], tuple[str, Any]] = {}
+    for run in runs:
+        release = str(run.triton)
+        for r in run.results:
+            if not is_group(r) or r.status != OBSERVED:
+                continue
+            where = str(Column(r.backend, r.target))
+            releases_of.setdefault(where, set()).add(release)
+            group = group_name(r.probe)
+            for case, status in (r.data.get("cells") or {}).items():
+                key = (group, case, where)
+                seen.setdefault(key, {}).setdefault(release, set()).add(str(status))
+                if str(status) in PROBLEMS + REFUSED:
+                    old = newest.get(key)
+                    if old is None or release_key(release) > release_key(old[0]):
+                        newest[key] = (release, r)
+    found: dict[tuple[str, str, str], KnownIssue] = {}
+    for (group, case, where), by_release in seen.items():
+        everywhere = releases_of[where]
+        if set(by_release) != everywhere:
+            continue  # some release has no observation of this cell: not "every release"
+        statuses = set().union(*by_release.values())
+        if len(statuses) != 1:
+            continue
+        (status,) = statuses
+        if status not in PROBLEMS + REFUSED:
+            continue
+        issue = found.setdefault(
+            (group, where, status),
+            KnownIssue(group, where, status, sorted(everywhere, key=release_key)),
+        )
+        issue.cases.append(case)
+        release, result = newest[(group, case, where)]
+        issue.evidence[case] = {"release": release, **evidence(result, case)}
+    return sorted(
+        found.values(), key=lambda i: (i.refused, PROBLEMS.index(i.status) if not i.refused else 0,
+                                       i.group, i.where)
+    )  # fmt: skip
