@@ -196,6 +196,10 @@ def _watch(
     pending = b""
     spawned = time.monotonic()
     while True:
+        # The exit status is read before the events: whatever the child wrote before it exited
+        # is in the file by then, so the read below sees its last result. Read after, an exit
+        # between the read and the check would turn a finished probe into a crash.
+        exited = proc.poll() is not None
         pending += events.read()
         complete, _, pending = pending.rpartition(b"\n")
         for line in complete.decode("utf-8").splitlines():
@@ -212,7 +216,7 @@ def _watch(
             proc.wait()
             return finished
         running = tasks[finished]
-        if proc.poll() is not None:
+        if exited:
             if started_at is None and finished == 0:
                 # Died before the first probe started: the import itself fails here, so every
                 # remaining task would die the same way.
