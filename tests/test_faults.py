@@ -333,3 +333,108 @@ def test_the_process_tree_is_read_whatever_a_process_calls_itself():
         child.kill()
         child.wait()
     assert child.pid not in procs.descendants(os.getpid())
+
+
+# ----------------------------------------------- issue 23: the gate fails closed on the unseen
+
+from tests.test_gate import GATE, mutate, run_gate, set_status  # noqa: E402  (the gate's own)
+
+
+@pytest.fixture
+def gate_results(tmp_path: Path) -> Path:
+    """The gate's safe fixture (3.8.0 and 3.9.0 alike), copied to change one thing."""
+    import shutil
+
+    dst = tmp_path / "raw"
+    shutil.copytree(GATE / "safe", dst)
+    return dst
+
+
+def test_a_scanned_file_the_scanner_skipped_is_undecidable(tmp_path, gate_results):
+    src = tmp_path / "team"
+    src.mkdir()
+    # Calls an API the candidate removed, but does not parse: the scanner skips it.
+    (src / "broken.py").write_text(
+        "import triton.language as tl\ndef k(:\n    tl.make_block_ptr(base=0)\n"
+    )
+    code, md, doc = run_gate(tmp_path, gate_results, "--scan", str(src))
+    assert code == 2, md
+    assert any("broken.py" in u and "not read" in u for u in doc["undecidable"]), doc
+
+
+def test_a_numpy_cell_on_one_side_only_is_undecidable(tmp_path, gate_results):
+    # The candidate's 1.26.4 cell is missing (a CI job that failed to upload its raw file).
+    mutate(gate_results, "3.9.0", lambda run: None if run.env["numpy"] == "1.26.4" else run)
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any("numpy 1.26.4" in u and "not compared" in u for u in doc["undecidable"]), doc
+
+
+def test_a_column_recorded_for_the_candidate_only_is_undecidable(tmp_path, gate_results):
+    def add_gpu(run: Run) -> Run:
+        run.results.append(Result("splitk", "gpu", "cuda:90", "pass"))
+        run.env["gpu"] = {"name": "NVIDIA H200", "capability": "9.0"}
+        return run
+
+    mutate(gate_results, "3.9.0", add_gpu)
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any(u.startswith("gpu:cuda:90: results for the candidate") for u in doc["undecidable"])
+
+
+def test_a_gpu_machine_on_one_side_only_is_undecidable(tmp_path, gate_results):
+    def on(name: str):
+        def add_gpu(run: Run) -> Run:
+            if run.env["numpy"] == "2.4.6":
+                run.results.append(Result("splitk", "gpu", "cuda:90", "pass"))
+                run.env["gpu"] = {"name": name, "capability": "9.0"}
+            return run
+
+        return add_gpu
+
+    mutate(gate_results, "3.8.0", on("NVIDIA H200"))
+    mutate(gate_results, "3.9.0", on("NVIDIA H100 80GB HBM3"))
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any("H100" in u and "one side only" in u for u in doc["undecidable"]), doc
+
+
+@pytest.mark.parametrize("numpy", ["banana", None, 3])
+def test_env_numpy_garbage_is_undecidable(tmp_path, gate_results, numpy):
+    def spoil(run: Run) -> Run:
+        if run.env["numpy"] == "2.4.6":
+            run.env["numpy"] = numpy
+        return run
+
+    mutate(gate_results, "3.9.0", spoil)
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any("env.numpy" in e for e in doc["errors"] + doc["undecidable"]), doc
+
+
+@pytest.mark.parametrize("status", ["crashed", "error", "timeout", "skipped"])
+@pytest.mark.parametrize("side", ["3.8.0", "3.9.0"])
+def test_no_acknowledgement_accepts_what_was_not_observed(tmp_path, gate_results, status, side):
+    accept_all = tmp_path / "accept_all.toml"
+    accept_all.write_text(
+        '[[change]]\nprobe = "*"\nwhere = "*"\nfrom = "*"\nto = "*"\nreason = "everything"\n'
+    )
+    mutate(
+        gate_results, side, set_status("dot_f32_default_precision", status, "", "aot", "cuda:90")
+    )
+    code, md, doc = run_gate(tmp_path, gate_results, accepted=str(accept_all))
+    assert code == 2, md
+    assert not doc["findings"], doc["findings"]
+    assert any("not an observation" in u for u in doc["undecidable"]), doc
+
+
+def test_accepted_change_never_matches_a_non_observation():
+    from matrix.core import Release
+    from matrix.gate.config import AcceptedChange
+
+    everything = AcceptedChange("*", "*", "*", "*", "everything")
+    b, c = Release.parse("3.8.0"), Release.parse("3.9.0")
+    assert everything.matches("block_ptr", "aot:cuda:90", "deprecated", "removed", b, c)
+    for status in ("crashed", "error", "timeout", "skipped"):
+        assert not everything.matches("block_ptr", "aot:cuda:90", "deprecated", status, b, c)
+        assert not everything.matches("block_ptr", "aot:cuda:90", status, "removed", b, c)

@@ -433,7 +433,9 @@ def decide_runs(
     if report.errors:
         return report
     try:
-        report.comparison = gc.compare(base, cand, baseline, candidate, accepted, scan.findings)
+        report.comparison = gc.compare(
+            base, cand, baseline, candidate, accepted, scan.findings, sel.uninstalled
+        )
     except gc.DataError as e:
         report.errors.append(f"bad data in {report.results}: {e}")
     # The census's check of every Triton name the scanned code uses (matrix.gate.api); the
@@ -451,6 +453,11 @@ def decide_runs(
         except CensusError as e:
             report.errors.append(f"bad API census in {report.results}: {e}")
     report.comparison.undecidable[:0] = sel.undecidable
+    # A scanned file the scanner could not read may use anything the upgrade breaks: never safe.
+    report.comparison.undecidable += [
+        f"scan: a file was not read, so its Triton uses are unknown: {s}"
+        for s in getattr(scan, "skipped", ())
+    ]
     report.comparison.notes[:0] = sel.notes
     timed = timing.compare_timings(
         timings.docs, baseline, candidate, timings.slowdowns, timings.threshold
