@@ -27,7 +27,8 @@ nox.needs_version = ">=2024.10.9"
 MATRIX = load_matrix()
 CELLS = plan(MATRIX)
 # Packages the matrix machinery itself needs (not the cells: they get their own environments).
-TOOLING = ["uv", "packaging", "jinja2"]
+# fastjsonschema: every reader checks raw files against matrix/data/raw.schema.json.
+TOOLING = ["uv", "packaging", "jinja2", "fastjsonschema"]
 
 # Where the kernel tests run: the newest release with the newest numpy, and a release without
 # tl.make_tensor_descriptor with a numpy its interpreter works with (notes/aot-and-numpy.md:
@@ -37,7 +38,8 @@ TEST_TARGETS = {
     "3.9.0": {"numpy": "2.4.6", "paths": ["tests"]},
     "3.2.0": {"numpy": "1.26.4", "paths": ["tests/test_kernels.py", "tests/test_compat.py"]},
 }
-TEST_EXTRAS = ["pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv"]
+TEST_EXTRAS = ["pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv",
+               "fastjsonschema", "jsonschema"]  # fmt: skip
 
 
 def find_links() -> list[str]:
@@ -71,7 +73,7 @@ def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:
 @nox.session
 def report(session: nox.Session) -> None:
     """Merge reports/raw into reports/matrix.json and rebuild the pages."""
-    session.install("packaging", "jinja2")
+    session.install("packaging", "jinja2", "fastjsonschema")
     session.run("python", "-m", "matrix.report", "--raw", "reports/raw", "--out", "reports",
                 *session.posargs)  # fmt: skip
 

@@ -103,7 +103,7 @@ def test_damaged_raw_files_are_named_and_the_rest_read(tmp_path, capsys):
     runs, bad = results.read_folder(tmp_path)
     assert [r.id for r in runs] == [good.id]
     assert len(bad) == 2 and any("badbyte.json" in b for b in bad)
-    assert any("wrongtype.json" in b and "wrong type" in b for b in bad)
+    assert any("wrongtype.json: runs[0]." in b and ".seconds" in b and "'slow'" in b for b in bad)
     assert results.read_runs(tmp_path) == runs
     assert "badbyte.json" in capsys.readouterr().err
 
@@ -438,3 +438,166 @@ def test_accepted_change_never_matches_a_non_observation():
     for status in ("crashed", "error", "timeout", "skipped"):
         assert not everything.matches("block_ptr", "aot:cuda:90", "deprecated", status, b, c)
         assert not everything.matches("block_ptr", "aot:cuda:90", status, "removed", b, c)
+
+
+# ------------------------------------------- issue 23: one schema for raw files, checked by all
+
+SCHEMA_FILE = ROOT / "matrix" / "data" / "raw.schema.json"
+
+
+def _good_cell(tmp_path: Path) -> Path:
+    return _cell(tmp_path, "3.9.0")
+
+
+def _cell(tmp_path: Path, release: str) -> Path:
+    run = Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
+              results=[Result("splitk", "interpret", None, "pass")],
+              extra={"complete": True})  # fmt: skip
+    path = tmp_path / "raw" / f"{run.id}.json"
+    write_raw(run, path)
+    return path
+
+
+def _spoil(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc["runs"][0])
+    path.write_text(json.dumps(doc))
+
+
+def _validators() -> list:
+    found = [pytest.param("jsonschema", id="jsonschema")]
+    try:
+        import fastjsonschema  # noqa: F401
+    except ImportError:
+        reason = "fastjsonschema is not installed here (nox's tests session installs it)"
+        found.append(pytest.param("fastjsonschema", marks=pytest.mark.skip(reason=reason)))
+    else:
+        found.append(pytest.param("fastjsonschema", id="fastjsonschema"))
+    return found
+
+
+@pytest.fixture(params=_validators())
+def validator(request, monkeypatch):
+    """Each validator the project can use, the other hidden, so that both name the field."""
+    import builtins
+
+    hidden = "fastjsonschema" if request.param == "jsonschema" else None
+    real_import = builtins.__import__
+
+    def imports(name, *args, **kwargs):
+        if name == hidden:
+            raise ImportError(f"hidden by the test: {name}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", imports)
+    results._validator.cache_clear()
+    yield request.param
+    results._validator.cache_clear()
+
+
+SPOILED = {
+    "complete is a string": (lambda r: r.update(complete="false"), "runs[0].complete"),
+    "env.triton is null": (lambda r: r["env"].update(triton=None), "runs[0].env.triton"),
+    "env.numpy missing": (lambda r: r["env"].pop("numpy"), "numpy"),
+    "a result's status is a number": (
+        lambda r: r["results"][0].update(status=3),
+        "runs[0].results[0].status",
+    ),
+    "unknown backend": (lambda r: r["results"][0].update(backend="cuda"), "results[0].backend"),
+}
+
+
+@pytest.mark.parametrize(("change", "field"), SPOILED.values(), ids=SPOILED)
+def test_a_field_of_the_wrong_type_is_named_with_file_and_path(tmp_path, validator, change, field):
+    path = _good_cell(tmp_path)
+    _spoil(path, change)
+    with pytest.raises(results.SchemaError) as caught:
+        read_raw(path)
+    message = str(caught.value)
+    assert str(path) in message and field in message and "raw.schema.json" in message, message
+
+
+def test_complete_false_as_a_string_is_refused_by_verify_and_the_gate(tmp_path, capsys):
+    from matrix.gate import verdict
+    from matrix.measure import verify
+
+    for release in ("3.8.0", "3.9.0"):
+        _cell(tmp_path, release)
+    _spoil(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json", lambda r: r.update(complete="false"))
+    assert verify.main([str(tmp_path / "raw")]) != 0
+    assert "runs[0].complete" in capsys.readouterr().err
+    args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(tmp_path / "raw"),
+            "--no-project-scan", "--out", str(tmp_path / "gate")]  # fmt: skip
+    assert verdict.main(args) == 2
+    assert "runs[0].complete" in (tmp_path / "gate" / "gate.md").read_text()
+
+
+def test_a_cell_that_does_not_match_the_schema_is_moved_aside_by_the_matrix(tmp_path, capsys):
+    from matrix.measure import orchestrate
+
+    path = _good_cell(tmp_path)
+    _spoil(path, lambda r: r["env"].update(triton=None))
+    assert orchestrate._readable(path) is None  # the matrix redoes the cell
+    assert not path.exists() and len(list(path.parent.glob("*.unreadable-*"))) == 1
+    out = capsys.readouterr().out
+    assert "runs[0].env.triton" in out and "moved it aside" in out
+
+
+def test_the_schema_is_valid_and_agrees_with_the_code():
+    from jsonschema import Draft202012Validator
+
+    from matrix.core import BACKENDS
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    Draft202012Validator.check_schema(schema)
+    assert tuple(schema["$defs"]["result"]["properties"]["backend"]["enum"]) == BACKENDS
+    assert schema["properties"]["schema"]["const"] == results.SCHEMA
+
+
+def test_every_fixture_raw_file_matches_the_schema():
+    files = sorted((ROOT / "tests" / "fixtures").rglob("triton-*.json"))
+    assert files
+    for path in files:
+        doc = json.loads(path.read_text())
+        if isinstance(doc, dict) and "runs" in doc:
+            results.validate(results.upgrade(doc) if doc.get("schema") == 1 else doc, str(path))
+
+
+# ------------------------------------------------ issue 23: non-finite numbers are strings
+
+
+def test_non_finite_numbers_are_written_as_strings_and_read_back(tmp_path):
+    nan_run = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0", "numpy": "2.4.6"},
+                  results=[Result("tiled", "interpret", None, "fail", "relative error nan",
+                                  float("inf"), {"rel_err": float("nan"), "lo": -float("inf")})],
+                  extra={"complete": True})  # fmt: skip
+    path = tmp_path / "raw.json"
+    write_raw(nan_run, path)
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    # Strict JSON (what JSON.parse and jq accept): no bare NaN anywhere.
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in a raw file"))
+    data = doc["runs"][0]["results"][0]["data"]
+    assert data == {"rel_err": "nan", "lo": "-inf"}
+    back = read_raw(path).results[0]
+    assert back.seconds == float("inf")
+    assert results.number(back.data["rel_err"]) != results.number(back.data["rel_err"])  # nan
+    results.merge(tmp_path, tmp_path / "out" / "matrix.json")
+    assert "NaN" not in (tmp_path / "out" / "matrix.json").read_text()
+
+
+def test_a_bare_nan_of_an_older_file_is_still_read(tmp_path):
+    path = _good_cell(tmp_path)
+    path.write_text(path.read_text().replace('"seconds": 0.0', '"seconds": NaN', 1))
+    assert "NaN" in path.read_text()
+    run = read_raw(path)
+    assert run.install["seconds"] != run.install["seconds"] or run.results[0].seconds != 0.0
+
+
+def test_claims_read_both_spellings_of_a_non_finite_number():
+    from matrix.report.claims import DataCondition
+
+    above = DataCondition("rel_err", "gt", 1e-3)
+    assert above.test({"rel_err": "inf"}) is True
+    assert above.test({"rel_err": float("inf")}) is True
+    assert above.test({"rel_err": "nan"}) is False

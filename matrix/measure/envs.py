@@ -52,7 +52,9 @@ class EnvSpec:
     triton: str
     numpy: str
     torch: str
-    extras: tuple[str, ...] = ("packaging",)
+    # fastjsonschema: the runner reads an unfinished raw file back (--resume) through the
+    # schema check, like every reader (matrix.measure.results.validate).
+    extras: tuple[str, ...] = ("packaging", "fastjsonschema")
 
     def marker(self) -> dict:
         """The marker's content, as JSON gives it back (lists, not tuples): compared as read."""

@@ -213,7 +213,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         triton=str(cell.release),
         numpy=cell.numpy,
         torch=cell.torch,
-        extras=("packaging", "pytest") if args.tests else ("packaging",),
+        extras=(*EnvSpec.extras, "pytest") if args.tests else EnvSpec.extras,
     )
     install = ensure_env(spec, args.envs_dir / cell.id)
     outcome.install = install.status
