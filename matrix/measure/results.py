@@ -334,7 +334,9 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             os.fchmod(fd, 0o666 & ~_umask())
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
+            # A lone surrogate (an undecodable byte a probe reported) is written escaped
+            # (``\udcff``): one byte must not stop a page from being written.
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
