@@ -6,6 +6,7 @@ These build real environments with uv (the package index is reachable here and i
 interrupted-run test uses stand-in probes (tests/fixtures/probes) so that a cell takes seconds.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -369,3 +370,42 @@ def test_a_killed_matrix_leaves_no_grandchild_that_left_its_group(tmp_path, envs
     proc.kill()  # the orchestrator alone
     proc.communicate()
     assert left_behind(tag) == []
+
+
+def _nox(*args: str, env: dict | None = None, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "nox", *args], cwd=ROOT, text=True,
+                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, **popen)  # fmt: skip
+
+
+def test_sigterm_to_nox_stops_the_matrix_it_runs(tmp_path, envs_dir):
+    """A CI's cancel sends SIGTERM to nox alone: the orchestrator and its runner must stop too."""
+    tag = f"noxterm-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**FIXTURES, "FIXTURE_PROBES": "ok_first,slow", "SLOW_PROBE_SECONDS": "600",
+           "FAULT_TAG": tag}  # fmt: skip
+    raw = tmp_path / "raw"
+    side = partial_path(raw / "triton-3.9.0-numpy-2.4.6.json")
+    proc = _nox("-s", "matrix", "--", "--releases", "3.9.0", "--numpy", "2.4.6", "--raw-dir",
+                str(raw), "--envs-dir", str(envs_dir), "--no-report", "--jobs", "1",
+                "--timeout", "900", env=env, start_new_session=True)  # fmt: skip
+    # nox builds its own environment first (uv, from the index): minutes on a loaded machine.
+    _wait_for("the cell started", lambda: side.exists() and bool(read_raw(side).results), proc, 540)
+    proc.send_signal(signal.SIGTERM)  # nox alone, not its group
+    try:
+        # An orphaned orchestrator would hold nox's stdout open: communicate would time out.
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode != 0, out
+        assert left_behind(tag) == [], out
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # what a failure left: not the next test's
+
+
+def test_nox_report_keeps_exit_2_for_bad_input(tmp_path):
+    """nox turns every failure into 1; the report session ends with the command's own code."""
+    empty = tmp_path / "raw"
+    empty.mkdir()
+    proc = _nox("-s", "report", "--", "--raw", str(empty), "--out", str(tmp_path / "pages"))
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 2, out
+    assert "no raw files" in out
