@@ -63,7 +63,7 @@ def test_a_probe_that_deletes_the_work_folder_loses_nothing(fault_run):
     assert fault_run.complete
     assert [r.probe for r in fault_run.results] == [
         "ok_first", "surrogate_detail", "tool_missing", "tool_failed", "harness_import",
-        "deletes_workdir", "ok_last",
+        "deletes_workdir", "huge_detail", "ok_last",
     ]  # fmt: skip
     assert all(r.status in ("pass", "skipped", "error") for r in fault_run.results)
     assert next(r for r in fault_run.results if r.probe == "ok_last").status == "pass"
@@ -601,3 +601,37 @@ def test_claims_read_both_spellings_of_a_non_finite_number():
     assert above.test({"rel_err": "inf"}) is True
     assert above.test({"rel_err": float("inf")}) is True
     assert above.test({"rel_err": "nan"}) is False
+
+
+# ------------------------------------------------------------ issue 23: bounded evidence
+
+
+def test_a_huge_detail_is_capped_in_the_raw_file_with_its_size(fault_run):
+    from tests.fixtures.probes.faults.huge_detail import SIZE
+
+    r = next(r for r in fault_run.results if r.probe == "huge_detail")
+    assert len(r.detail) <= results.DETAIL_CAP
+    assert r.detail.startswith("start x") and r.detail.endswith("x end")
+    assert f"{SIZE + len('start  end')} characters in all" in r.detail
+
+
+def test_no_page_shows_more_than_a_few_kb_of_a_detail(tmp_path):
+    from matrix.report import build
+
+    huge = "first line\n" + "y" * (5 * 1024 * 1024) + "\nlast line"
+    for release, detail in (("3.8.0", "small"), ("3.9.0", huge)):
+        run = Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
+                  install={"status": "ok", "seconds": 1.0, "detail": detail},
+                  results=[Result("block_ptr", "interpret", None, "removed", detail)],
+                  extra={"complete": True})  # fmt: skip
+        write_raw(run, tmp_path / "raw" / f"{run.id}.json")
+    built = build(tmp_path / "raw", tmp_path / "pages")
+    pages = [p for p in built.pages if p.name != "matrix.json"]
+    sizes = {str(p.relative_to(tmp_path)): p.stat().st_size for p in pages}
+    assert max(sizes.values()) < 2 * 1024 * 1024, sizes
+    release = (tmp_path / "pages" / "releases" / "3.9.0.html").read_text()
+    assert "first line" in release and "last line" in release
+    assert "characters in all; the whole text is in the cell" in release
+    # matrix.json keeps what the raw file holds: the cap is the pages' only.
+    merged = results.read_runs(tmp_path / "pages" / "matrix.json")
+    assert merged[1].results[0].detail == huge

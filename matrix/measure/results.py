@@ -185,6 +185,36 @@ def _require(d: dict[str, Any], where: str, fields: dict[str, type]) -> None:
             )
 
 
+# The most of one detail a raw file keeps (a probe may print 100 MB), and the most of any text
+# a page shows (the rest stays in the raw file).
+DETAIL_CAP = 64 * 1024
+PAGE_TEXT_CAP = 4 * 1024
+CUT_MARK = "[... cut: "
+
+
+def cap_text(text: str, limit: int, where: str = "") -> str:
+    """``text`` if it is at most ``limit`` characters; else its head and tail around a note of
+    the full size (and, given ``where``, where the whole text is). Cutting an already cut text
+    keeps the first note's size.
+
+    >>> cap_text("a" * 50 + "b" * 50, 60)
+    'aaaaaaaaaaaa[... cut: 100 characters in all ...]bbbbbbbbbbbb'
+    """
+    if len(text) <= limit:
+        return text
+    total = str(len(text))
+    if CUT_MARK in text:  # already cut once: say the original size, not this one's
+        size = text.partition(CUT_MARK)[2].partition(" characters in all")[0]
+        total = size if size.isdigit() else total
+    note = (
+        f"{CUT_MARK}{total} characters in all"
+        + (f"; the whole text is in {where}" if where else "")
+        + " ...]"
+    )
+    keep = max(limit - len(note), 2) // 2
+    return text[:keep] + note + text[-keep:]
+
+
 def number(value: Any) -> float:
     """A recorded number as a float: ``"nan"``, ``"inf"``, ``"-inf"`` (how raw files spell
     what JSON cannot) and a bare NaN/Infinity of an older file alike.

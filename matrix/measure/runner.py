@@ -42,9 +42,11 @@ from matrix.measure import procs, suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured
 from matrix.measure.results import (
+    DETAIL_CAP,
     Result,
     Run,
     SchemaError,
+    cap_text,
     partial_path,
     read_raw,
     write_raw,
@@ -238,6 +240,7 @@ def _watch(
 
 def _failure(task: Task, status: str, why: str, log_tail: str, seconds: float) -> Result:
     detail = why + (f"\n--- child output (tail) ---\n{log_tail}" if log_tail.strip() else "")
+    detail = cap_text(detail, DETAIL_CAP)
     return Result(task.probe, task.backend, task.target, status, detail, round(seconds, 3), {})
 
 
