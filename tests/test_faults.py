@@ -635,3 +635,42 @@ def test_no_page_shows_more_than_a_few_kb_of_a_detail(tmp_path):
     # matrix.json keeps what the raw file holds: the cap is the pages' only.
     merged = results.read_runs(tmp_path / "pages" / "matrix.json")
     assert merged[1].results[0].detail == huge
+
+
+# ------------------------------------------- issue 23: transient install failures are retried
+
+
+def test_a_transient_install_failure_leaves_the_cell_partial_for_the_next_run(
+    tmp_path, monkeypatch
+):
+    from matrix.core import Release
+    from matrix.measure import orchestrate
+    from matrix.measure.cells import Cell
+
+    def down(uv, spec, path):
+        path.mkdir(exist_ok=True)
+        return "failed", "index down", "error: Failed to fetch: `https://pypi.org/simple/triton/`"
+
+    monkeypatch.setattr(envs, "_install_once", down)
+    monkeypatch.setattr(envs, "uv_binary", lambda: "uv")
+    monkeypatch.setattr(envs, "RETRY_PAUSE_S", 0.0)
+    spec = EnvSpec(python="3.11", triton="3.9.0", numpy="2.4.6", torch="2.13.0")
+    got = envs.ensure_env(spec, tmp_path / "cell", log=lambda m: None)
+    assert got.status == "failed" and got.transient
+    cell = Cell(Release.parse("3.9.0"), "2.4.6", ("interpret",), "3.11", "2.13.0")
+    out = cell.raw_path(tmp_path / "raw")
+    orchestrate.record_failure(cell, got, out)
+    assert read_raw(out).install["transient"] is True
+    assert orchestrate.existing_state(out, cell) == "partial"  # the next run retries it
+
+    # A failure that will not pass (no such release) is the cell's answer: complete.
+    def missing(uv, spec, path):
+        path.mkdir(exist_ok=True)
+        return "no-such-release", "no triton==3.9.0", "Because there is no version of triton"
+
+    monkeypatch.setattr(envs, "_install_once", missing)
+    final = envs.ensure_env(spec, tmp_path / "cell2", log=lambda m: None)
+    assert not final.transient
+    out.unlink()
+    orchestrate.record_failure(cell, final, out)
+    assert orchestrate.existing_state(out, cell) == "complete"

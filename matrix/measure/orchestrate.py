@@ -148,7 +148,12 @@ def install_failure_run(cell: Cell, install: Install) -> Run:
         "platform": f"{platform.system().lower()}-{platform.machine()}",
         "gpu": None,
     }
-    return Run(id=cell.id, env=env, install=install.record(), results=[], extra={"complete": True})
+    # A transient failure (the index down) is not the cell's answer: incomplete, so that the
+    # next run retries it (existing_state: "partial").
+    complete = not install.transient
+    return Run(
+        id=cell.id, env=env, install=install.record(), results=[], extra={"complete": complete}
+    )
 
 
 def _holds_complete(out: Path) -> bool:
