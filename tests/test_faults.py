@@ -674,3 +674,15 @@ def test_a_transient_install_failure_leaves_the_cell_partial_for_the_next_run(
     out.unlink()
     orchestrate.record_failure(cell, final, out)
     assert orchestrate.existing_state(out, cell) == "complete"
+
+
+def test_gate_md_goes_beside_a_symlinked_results_folder_as_given(tmp_path):
+    from matrix.gate import verdict
+
+    target = tmp_path / "elsewhere" / "raw"
+    target.parent.mkdir()
+    target.symlink_to(ROOT / "tests" / "fixtures" / "gate" / "safe")
+    link = tmp_path / "reports" / "raw"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    assert verdict.default_out(str(link)) == tmp_path / "reports" / "gate"

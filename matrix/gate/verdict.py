@@ -69,7 +69,8 @@ PROJECT_KERNELS = "kernels"
 def default_out(results: str) -> Path:
     """Where the gate writes when ``--out`` is not given: ``gate/`` beside the results folder
     (or beside a merged ``matrix.json``): ``reports/raw`` gives ``reports/gate``."""
-    return Path(results).resolve().parent / "gate"
+    # Beside the path as given, not its target: a symlinked reports/raw keeps gate/ here.
+    return Path(os.path.abspath(results)).parent / "gate"
 
 
 SECTIONS = (
