@@ -12,6 +12,7 @@ nox -s types                              # mypy on matrix/ and kernels/ (not ye
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -28,14 +29,44 @@ nox.needs_version = ">=2024.10.9"
 MATRIX = load_matrix()
 CELLS = plan(MATRIX)
 # Packages the matrix machinery itself needs (not the cells: they get their own environments).
-TOOLING = ["uv", "packaging", "jinja2"]
+# fastjsonschema: every reader checks raw files against matrix/data/raw.schema.json.
+TOOLING = ["uv", "packaging", "jinja2", "fastjsonschema"]
 
 # Where the test suite runs (matrix/data/matrix.toml [tests]): the newest release with the newest
 # numpy, and an older release without tl.make_tensor_descriptor (the data file says why).
 TEST_TARGETS = {str(t.release): t for t in MATRIX.test_targets()}
 TEST_EXTRAS = [
     "pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv", "build",
+    "fastjsonschema", "jsonschema",
 ]  # fmt: skip
+
+
+def _sigterm_is_an_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt("SIGTERM")
+
+
+# nox has no SIGTERM handler of its own: a CI's cancel would end nox alone and leave the matrix
+# running. As an interrupt, nox stops its command as on Ctrl-C (SIGTERM, then SIGKILL), and the
+# orchestrator stops its children.
+signal.signal(signal.SIGTERM, _sigterm_is_an_interrupt)
+# Seconds nox waits for its command after an interrupt (a Ctrl-C reached both), then after its
+# SIGTERM (the orchestrator stops its children), before SIGKILL.
+STOP_TIMEOUTS = {"interrupt_timeout": 2.0, "terminate_timeout": 30.0}
+
+
+def run_keeping_code(session: nox.Session, *cmd: str) -> None:
+    """Run a ``matrix`` command and end the session with its own exit code (0 done, 1 a failed
+    measurement, 2 bad input or an environment error): nox would make every failure 1. The
+    command writes its code to MATRIX_EXIT_CODE_FILE (``matrix.cli.run``)."""
+    with tempfile.TemporaryDirectory(prefix="matrix-exit-") as tmp:
+        code_file = Path(tmp) / "exit-code"
+        session.run(*cmd, env={"MATRIX_EXIT_CODE_FILE": str(code_file)},
+                    success_codes=list(range(256)), **STOP_TIMEOUTS)  # fmt: skip
+        text = code_file.read_text().strip() if code_file.exists() else ""
+    code = int(text) if text.isdigit() else 2  # died before it could say: not a success
+    if code:
+        session.log(f"{cmd[2] if len(cmd) > 2 else cmd[0]}: exit {code}")
+        raise SystemExit(code)  # past nox's own handling, which knows only success and 1
 
 
 def find_links() -> list[str]:
@@ -48,7 +79,7 @@ def find_links() -> list[str]:
 def matrix(session: nox.Session) -> None:
     """Every default cell (release x numpy), each in its own environment, then the report."""
     session.install(*TOOLING)
-    session.run("python", "-m", "matrix.orchestrate", *session.posargs)
+    run_keeping_code(session, "python", "-m", "matrix.orchestrate", *session.posargs)
 
 
 @nox.session
@@ -69,9 +100,9 @@ def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:
 @nox.session
 def report(session: nox.Session) -> None:
     """Merge reports/raw into reports/matrix.json and rebuild the pages."""
-    session.install("packaging", "jinja2")
-    session.run("python", "-m", "matrix.report", "--raw", "reports/raw", "--out", "reports",
-                *session.posargs)  # fmt: skip
+    session.install("packaging", "jinja2", "fastjsonschema")
+    run_keeping_code(session, "python", "-m", "matrix.report", "--raw", "reports/raw",
+                     "--out", "reports", *session.posargs)  # fmt: skip
 
 
 @nox.session

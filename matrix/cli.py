@@ -13,20 +13,37 @@ and a documented exit code (issue 11):
 
 Every entry point ends with ``sys.exit(cli.run(main, "matrix.report"))``. Writers that fail
 on a file object (whose ``OSError`` names no file) attach the path first: ``named``.
+
+Output never decides the exit code: ``run`` makes stdout and stderr write what their encoding
+cannot hold as ``\\u2192`` escapes (``LC_ALL=C``, ``PYTHONIOENCODING=latin-1``) instead of
+raising. It installs the Ctrl-C and SIGTERM handlers itself, so that a SIGINT ignored by the
+shell that started it (``trap '' INT``, a background job) still interrupts. With
+``MATRIX_EXIT_CODE_FILE`` set, it writes the exit code there: nox turns every failure into
+1, and the noxfile reads the real one (0/1/2) back.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import signal
 import sys
-from collections.abc import Callable, Iterator
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
 
 from matrix.core import InputError
 
 OS_ERROR_EXIT = 2
 BROKEN_PIPE_EXIT = 128 + 13  # what a shell reports for a process ended by SIGPIPE
 INTERRUPT_EXIT = 130
+EXIT_CODE_FILE = "MATRIX_EXIT_CODE_FILE"
+# A full disk or a read-only file system that a call names no file for: say where temporary
+# files go, the one folder every command writes to without being told.
+_WHERE_UNNAMED = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
 
 
 def describe(e: OSError) -> str:
@@ -39,6 +56,8 @@ def describe(e: OSError) -> str:
     """
     reason = e.strerror or str(e) or type(e).__name__
     paths = [os.fsdecode(p) for p in (e.filename, e.filename2) if p is not None]
+    if not paths and e.errno in _WHERE_UNNAMED:
+        return f"{reason} (the failing call named no file; temporary files go to {_tmp()})"
     if not paths:
         return f"{reason} (the failing call named no file)"
     return f"{' -> '.join(paths)}: {reason}"
@@ -64,6 +83,45 @@ def run(
 ) -> int:
     """``main(argv)``'s exit code; an OSError, a bad input, a closed pipe or Ctrl-C end in one
     line instead of a traceback (see the module's docstring for the codes)."""
+    safe_output()
+    handle_signals()
+    code = _run(main, prog, argv)
+    where = os.environ.get(EXIT_CODE_FILE)
+    if where:
+        with suppress(OSError):
+            Path(where).write_text(f"{code}\n", encoding="utf-8")
+    return code
+
+
+def safe_output() -> None:
+    """stdout and stderr escape what their encoding cannot write (``→`` under latin-1)."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(AttributeError, ValueError, OSError):
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name}")
+
+
+def handle_signals() -> None:
+    """Ctrl-C and SIGTERM interrupt, whatever the parent left: an inherited SIG_IGN for
+    SIGINT (a background job of a shell) would otherwise make Ctrl-C do nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, signal.SIG_IGN, None):
+        signal.signal(signal.SIGTERM, _interrupt)
+
+
+def _tmp() -> str:
+    try:
+        return tempfile.gettempdir()
+    except OSError:
+        return os.environ.get("TMPDIR") or "/tmp"
+
+
+def _run(main: Callable[[Sequence[str] | None], int], prog: str, argv: Sequence[str] | None) -> int:
     try:
         return main(argv)
     except BrokenPipeError:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,81 @@ def test_a_closed_stdout_ends_quietly(tmp_path):
     proc.stdout.close()  # what `| head` does
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == cli.BROKEN_PIPE_EXIT and "Traceback" not in err, err
+
+
+# ----------------------------------------------- issue 23: output never decides the exit code
+
+GATE_SAFE = ROOT / "tests" / "fixtures" / "gate" / "safe"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [{"PYTHONIOENCODING": "latin-1"}, {"PYTHONIOENCODING": "ascii"},
+     {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}],
+    ids=["latin-1", "ascii", "LC_ALL=C"],
+)  # fmt: skip
+def test_the_gate_s_verdict_survives_a_terminal_that_cannot_print_the_arrow(tmp_path, env):
+    args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(GATE_SAFE),
+            "--no-project-scan", "--out", str(tmp_path),
+            "--accepted", str(GATE_SAFE.parent / "accepted_none.toml")]  # fmt: skip
+    full = {k: v for k, v in os.environ.items() if k not in ("PYTHONIOENCODING", "LC_ALL")}
+    proc = subprocess.run([sys.executable, "-m", "matrix.gate", *args], cwd=ROOT,
+                          env={**full, **env}, capture_output=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    assert b"Traceback" not in proc.stderr
+    assert proc.stdout.startswith(b"**SAFE** (exit 0)")
+    assert b"3.8.0 \\u2192 3.9.0" in proc.stdout or "→".encode() in proc.stdout
+    assert "3.8.0 → 3.9.0" in (tmp_path / "gate.md").read_text(encoding="utf-8")
+
+
+def test_a_surrogate_escaped_text_is_written_escaped(tmp_path):
+    path = tmp_path / "page.html"
+    atomic_write_text(path, "a byte \udcff the probe could not decode")
+    assert path.read_text(encoding="utf-8") == "a byte \\udcff the probe could not decode"
+
+
+def test_one_undecodable_byte_does_not_stop_the_report(tmp_path):
+    from matrix.measure.results import Result, Run, write_raw
+
+    for release, detail in (("3.8.0", "works"), ("3.9.0", "bad byte \udcff here")):
+        run = Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
+                  results=[Result("block_ptr", "interpret", None, "removed", detail)],
+                  extra={"complete": True})  # fmt: skip
+        write_raw(run, tmp_path / "raw" / f"{run.id}.json")
+    proc = _entry("matrix.report", "--raw", str(tmp_path / "raw"), "--out", str(tmp_path / "p"))
+    assert proc.returncode == 0, proc.stderr
+    page = (tmp_path / "p" / "probes" / "block_ptr.html").read_text(encoding="utf-8")
+    assert "\\udcff" in page
+
+
+def test_an_inherited_sig_ign_does_not_disable_ctrl_c():
+    code = (
+        "import signal, os, sys\n"
+        "from matrix import cli\n"
+        "def main(argv):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    import time; time.sleep(30)\n"
+        "    return 0\n"
+        "sys.exit(cli.run(main, 'probe'))\n"
+    )
+
+    def ignore_sigint() -> None:  # what `trap '' INT` or a background job leaves
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60, preexec_fn=ignore_sigint)  # fmt: skip
+    assert proc.returncode == cli.INTERRUPT_EXIT, proc.stderr
+    assert "probe: interrupted" in proc.stderr
+
+
+def test_the_exit_code_is_written_where_nox_reads_it(tmp_path, monkeypatch):
+    monkeypatch.setenv(cli.EXIT_CODE_FILE, str(tmp_path / "code"))
+    assert cli.run(lambda argv: 2, "probe", []) == 2
+    assert (tmp_path / "code").read_text() == "2\n"
+
+
+def test_a_full_disk_that_names_no_file_says_where_temporary_files_go(monkeypatch, tmp_path):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)
+    line = cli.describe(OSError(errno.ENOSPC, "No space left on device"))
+    assert str(tmp_path) in line and "No space left on device" in line

@@ -63,7 +63,7 @@ def test_a_probe_that_deletes_the_work_folder_loses_nothing(fault_run):
     assert fault_run.complete
     assert [r.probe for r in fault_run.results] == [
         "ok_first", "surrogate_detail", "tool_missing", "tool_failed", "harness_import",
-        "deletes_workdir", "ok_last",
+        "deletes_workdir", "huge_detail", "ok_last",
     ]  # fmt: skip
     assert all(r.status in ("pass", "skipped", "error") for r in fault_run.results)
     assert next(r for r in fault_run.results if r.probe == "ok_last").status == "pass"
@@ -103,7 +103,7 @@ def test_damaged_raw_files_are_named_and_the_rest_read(tmp_path, capsys):
     runs, bad = results.read_folder(tmp_path)
     assert [r.id for r in runs] == [good.id]
     assert len(bad) == 2 and any("badbyte.json" in b for b in bad)
-    assert any("wrongtype.json" in b and "wrong type" in b for b in bad)
+    assert any("wrongtype.json: runs[0]." in b and ".seconds" in b and "'slow'" in b for b in bad)
     assert results.read_runs(tmp_path) == runs
     assert "badbyte.json" in capsys.readouterr().err
 
@@ -333,3 +333,356 @@ def test_the_process_tree_is_read_whatever_a_process_calls_itself():
         child.kill()
         child.wait()
     assert child.pid not in procs.descendants(os.getpid())
+
+
+# ----------------------------------------------- issue 23: the gate fails closed on the unseen
+
+from tests.test_gate import GATE, mutate, run_gate, set_status  # noqa: E402  (the gate's own)
+
+
+@pytest.fixture
+def gate_results(tmp_path: Path) -> Path:
+    """The gate's safe fixture (3.8.0 and 3.9.0 alike), copied to change one thing."""
+    import shutil
+
+    dst = tmp_path / "raw"
+    shutil.copytree(GATE / "safe", dst)
+    return dst
+
+
+def test_a_scanned_file_the_scanner_skipped_is_undecidable(tmp_path, gate_results):
+    src = tmp_path / "team"
+    src.mkdir()
+    # Calls an API the candidate removed, but does not parse: the scanner skips it.
+    (src / "broken.py").write_text(
+        "import triton.language as tl\ndef k(:\n    tl.make_block_ptr(base=0)\n"
+    )
+    code, md, doc = run_gate(tmp_path, gate_results, "--scan", str(src))
+    assert code == 2, md
+    assert any("broken.py" in u and "not read" in u for u in doc["undecidable"]), doc
+
+
+def test_a_numpy_cell_on_one_side_only_is_undecidable(tmp_path, gate_results):
+    # The candidate's 1.26.4 cell is missing (a CI job that failed to upload its raw file).
+    mutate(gate_results, "3.9.0", lambda run: None if run.env["numpy"] == "1.26.4" else run)
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any("numpy 1.26.4" in u and "not compared" in u for u in doc["undecidable"]), doc
+
+
+def test_a_column_recorded_for_the_candidate_only_is_undecidable(tmp_path, gate_results):
+    def add_gpu(run: Run) -> Run:
+        run.results.append(Result("splitk", "gpu", "cuda:90", "pass"))
+        run.env["gpu"] = {"name": "NVIDIA H200", "capability": "9.0"}
+        return run
+
+    mutate(gate_results, "3.9.0", add_gpu)
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any(u.startswith("gpu:cuda:90: results for the candidate") for u in doc["undecidable"])
+
+
+def test_a_gpu_machine_on_one_side_only_is_undecidable(tmp_path, gate_results):
+    def on(name: str):
+        def add_gpu(run: Run) -> Run:
+            if run.env["numpy"] == "2.4.6":
+                run.results.append(Result("splitk", "gpu", "cuda:90", "pass"))
+                run.env["gpu"] = {"name": name, "capability": "9.0"}
+            return run
+
+        return add_gpu
+
+    mutate(gate_results, "3.8.0", on("NVIDIA H200"))
+    mutate(gate_results, "3.9.0", on("NVIDIA H100 80GB HBM3"))
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any("H100" in u and "one side only" in u for u in doc["undecidable"]), doc
+
+
+@pytest.mark.parametrize("numpy", ["banana", None, 3])
+def test_env_numpy_garbage_is_undecidable(tmp_path, gate_results, numpy):
+    def spoil(run: Run) -> Run:
+        if run.env["numpy"] == "2.4.6":
+            run.env["numpy"] = numpy
+        return run
+
+    mutate(gate_results, "3.9.0", spoil)
+    code, md, doc = run_gate(tmp_path, gate_results)
+    assert code == 2, md
+    assert any("env.numpy" in e for e in doc["errors"] + doc["undecidable"]), doc
+
+
+@pytest.mark.parametrize("status", ["crashed", "error", "timeout", "skipped"])
+@pytest.mark.parametrize("side", ["3.8.0", "3.9.0"])
+def test_no_acknowledgement_accepts_what_was_not_observed(tmp_path, gate_results, status, side):
+    accept_all = tmp_path / "accept_all.toml"
+    accept_all.write_text(
+        '[[change]]\nprobe = "*"\nwhere = "*"\nfrom = "*"\nto = "*"\nreason = "everything"\n'
+    )
+    mutate(
+        gate_results, side, set_status("dot_f32_default_precision", status, "", "aot", "cuda:90")
+    )
+    code, md, doc = run_gate(tmp_path, gate_results, accepted=str(accept_all))
+    assert code == 2, md
+    assert not doc["findings"], doc["findings"]
+    assert any("not an observation" in u for u in doc["undecidable"]), doc
+
+
+def test_accepted_change_never_matches_a_non_observation():
+    from matrix.core import Release
+    from matrix.gate.config import AcceptedChange
+
+    everything = AcceptedChange("*", "*", "*", "*", "everything")
+    b, c = Release.parse("3.8.0"), Release.parse("3.9.0")
+    assert everything.matches("block_ptr", "aot:cuda:90", "deprecated", "removed", b, c)
+    for status in ("crashed", "error", "timeout", "skipped"):
+        assert not everything.matches("block_ptr", "aot:cuda:90", "deprecated", status, b, c)
+        assert not everything.matches("block_ptr", "aot:cuda:90", status, "removed", b, c)
+
+
+# ------------------------------------------- issue 23: one schema for raw files, checked by all
+
+SCHEMA_FILE = ROOT / "matrix" / "data" / "raw.schema.json"
+
+
+def _good_cell(tmp_path: Path) -> Path:
+    return _cell(tmp_path, "3.9.0")
+
+
+def _cell(tmp_path: Path, release: str) -> Path:
+    run = Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
+              results=[Result("splitk", "interpret", None, "pass")],
+              extra={"complete": True})  # fmt: skip
+    path = tmp_path / "raw" / f"{run.id}.json"
+    write_raw(run, path)
+    return path
+
+
+def _spoil(path: Path, change) -> None:
+    doc = json.loads(path.read_text())
+    change(doc["runs"][0])
+    path.write_text(json.dumps(doc))
+
+
+def _validators() -> list:
+    found = [pytest.param("jsonschema", id="jsonschema")]
+    try:
+        import fastjsonschema  # noqa: F401
+    except ImportError:
+        reason = "fastjsonschema is not installed here (nox's tests session installs it)"
+        found.append(pytest.param("fastjsonschema", marks=pytest.mark.skip(reason=reason)))
+    else:
+        found.append(pytest.param("fastjsonschema", id="fastjsonschema"))
+    return found
+
+
+@pytest.fixture(params=_validators())
+def validator(request, monkeypatch):
+    """Each validator the project can use, the other hidden, so that both name the field."""
+    import builtins
+
+    hidden = "fastjsonschema" if request.param == "jsonschema" else None
+    real_import = builtins.__import__
+
+    def imports(name, *args, **kwargs):
+        if name == hidden:
+            raise ImportError(f"hidden by the test: {name}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", imports)
+    results._validator.cache_clear()
+    yield request.param
+    results._validator.cache_clear()
+
+
+SPOILED = {
+    "complete is a string": (lambda r: r.update(complete="false"), "runs[0].complete"),
+    "env.triton is null": (lambda r: r["env"].update(triton=None), "runs[0].env.triton"),
+    "env.numpy missing": (lambda r: r["env"].pop("numpy"), "numpy"),
+    "a result's status is a number": (
+        lambda r: r["results"][0].update(status=3),
+        "runs[0].results[0].status",
+    ),
+    "unknown backend": (lambda r: r["results"][0].update(backend="cuda"), "results[0].backend"),
+}
+
+
+@pytest.mark.parametrize(("change", "field"), SPOILED.values(), ids=SPOILED)
+def test_a_field_of_the_wrong_type_is_named_with_file_and_path(tmp_path, validator, change, field):
+    path = _good_cell(tmp_path)
+    _spoil(path, change)
+    with pytest.raises(results.SchemaError) as caught:
+        read_raw(path)
+    message = str(caught.value)
+    assert str(path) in message and field in message and "raw.schema.json" in message, message
+
+
+def test_complete_false_as_a_string_is_refused_by_verify_and_the_gate(tmp_path, capsys):
+    from matrix.gate import verdict
+    from matrix.measure import verify
+
+    for release in ("3.8.0", "3.9.0"):
+        _cell(tmp_path, release)
+    _spoil(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json", lambda r: r.update(complete="false"))
+    assert verify.main([str(tmp_path / "raw")]) != 0
+    assert "runs[0].complete" in capsys.readouterr().err
+    args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(tmp_path / "raw"),
+            "--no-project-scan", "--out", str(tmp_path / "gate")]  # fmt: skip
+    assert verdict.main(args) == 2
+    assert "runs[0].complete" in (tmp_path / "gate" / "gate.md").read_text()
+
+
+def test_a_cell_that_does_not_match_the_schema_is_moved_aside_by_the_matrix(tmp_path, capsys):
+    from matrix.measure import orchestrate
+
+    path = _good_cell(tmp_path)
+    _spoil(path, lambda r: r["env"].update(triton=None))
+    assert orchestrate._readable(path) is None  # the matrix redoes the cell
+    assert not path.exists() and len(list(path.parent.glob("*.unreadable-*"))) == 1
+    out = capsys.readouterr().out
+    assert "runs[0].env.triton" in out and "moved it aside" in out
+
+
+def test_the_schema_is_valid_and_agrees_with_the_code():
+    from jsonschema import Draft202012Validator
+
+    from matrix.core import BACKENDS
+
+    schema = json.loads(SCHEMA_FILE.read_text())
+    Draft202012Validator.check_schema(schema)
+    assert tuple(schema["$defs"]["result"]["properties"]["backend"]["enum"]) == BACKENDS
+    assert schema["properties"]["schema"]["const"] == results.SCHEMA
+
+
+def test_every_fixture_raw_file_matches_the_schema():
+    files = sorted((ROOT / "tests" / "fixtures").rglob("triton-*.json"))
+    assert files
+    for path in files:
+        doc = json.loads(path.read_text())
+        if isinstance(doc, dict) and "runs" in doc:
+            results.validate(results.upgrade(doc) if doc.get("schema") == 1 else doc, str(path))
+
+
+# ------------------------------------------------ issue 23: non-finite numbers are strings
+
+
+def test_non_finite_numbers_are_written_as_strings_and_read_back(tmp_path):
+    nan_run = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0", "numpy": "2.4.6"},
+                  results=[Result("tiled", "interpret", None, "fail", "relative error nan",
+                                  float("inf"), {"rel_err": float("nan"), "lo": -float("inf")})],
+                  extra={"complete": True})  # fmt: skip
+    path = tmp_path / "raw.json"
+    write_raw(nan_run, path)
+    text = path.read_text()
+    assert "NaN" not in text and "Infinity" not in text
+    # Strict JSON (what JSON.parse and jq accept): no bare NaN anywhere.
+    doc = json.loads(text, parse_constant=lambda c: pytest.fail(f"bare {c} in a raw file"))
+    data = doc["runs"][0]["results"][0]["data"]
+    assert data == {"rel_err": "nan", "lo": "-inf"}
+    back = read_raw(path).results[0]
+    assert back.seconds == float("inf")
+    assert results.number(back.data["rel_err"]) != results.number(back.data["rel_err"])  # nan
+    results.merge(tmp_path, tmp_path / "out" / "matrix.json")
+    assert "NaN" not in (tmp_path / "out" / "matrix.json").read_text()
+
+
+def test_a_bare_nan_of_an_older_file_is_still_read(tmp_path):
+    path = _good_cell(tmp_path)
+    path.write_text(path.read_text().replace('"seconds": 0.0', '"seconds": NaN', 1))
+    assert "NaN" in path.read_text()
+    run = read_raw(path)
+    assert run.install["seconds"] != run.install["seconds"] or run.results[0].seconds != 0.0
+
+
+def test_claims_read_both_spellings_of_a_non_finite_number():
+    from matrix.report.claims import DataCondition
+
+    above = DataCondition("rel_err", "gt", 1e-3)
+    assert above.test({"rel_err": "inf"}) is True
+    assert above.test({"rel_err": float("inf")}) is True
+    assert above.test({"rel_err": "nan"}) is False
+
+
+# ------------------------------------------------------------ issue 23: bounded evidence
+
+
+def test_a_huge_detail_is_capped_in_the_raw_file_with_its_size(fault_run):
+    from tests.fixtures.probes.faults.huge_detail import SIZE
+
+    r = next(r for r in fault_run.results if r.probe == "huge_detail")
+    assert len(r.detail) <= results.DETAIL_CAP
+    assert r.detail.startswith("start x") and r.detail.endswith("x end")
+    assert f"{SIZE + len('start  end')} characters in all" in r.detail
+
+
+def test_no_page_shows_more_than_a_few_kb_of_a_detail(tmp_path):
+    from matrix.report import build
+
+    huge = "first line\n" + "y" * (5 * 1024 * 1024) + "\nlast line"
+    for release, detail in (("3.8.0", "small"), ("3.9.0", huge)):
+        run = Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
+                  install={"status": "ok", "seconds": 1.0, "detail": detail},
+                  results=[Result("block_ptr", "interpret", None, "removed", detail)],
+                  extra={"complete": True})  # fmt: skip
+        write_raw(run, tmp_path / "raw" / f"{run.id}.json")
+    built = build(tmp_path / "raw", tmp_path / "pages")
+    pages = [p for p in built.pages if p.name != "matrix.json"]
+    sizes = {str(p.relative_to(tmp_path)): p.stat().st_size for p in pages}
+    assert max(sizes.values()) < 2 * 1024 * 1024, sizes
+    release = (tmp_path / "pages" / "releases" / "3.9.0.html").read_text()
+    assert "first line" in release and "last line" in release
+    assert "characters in all; the whole text is in the cell" in release
+    # matrix.json keeps what the raw file holds: the cap is the pages' only.
+    merged = results.read_runs(tmp_path / "pages" / "matrix.json")
+    assert merged[1].results[0].detail == huge
+
+
+# ------------------------------------------- issue 23: transient install failures are retried
+
+
+def test_a_transient_install_failure_leaves_the_cell_partial_for_the_next_run(
+    tmp_path, monkeypatch
+):
+    from matrix.core import Release
+    from matrix.measure import orchestrate
+    from matrix.measure.cells import Cell
+
+    def down(uv, spec, path):
+        path.mkdir(exist_ok=True)
+        return "failed", "index down", "error: Failed to fetch: `https://pypi.org/simple/triton/`"
+
+    monkeypatch.setattr(envs, "_install_once", down)
+    monkeypatch.setattr(envs, "uv_binary", lambda: "uv")
+    monkeypatch.setattr(envs, "RETRY_PAUSE_S", 0.0)
+    spec = EnvSpec(python="3.11", triton="3.9.0", numpy="2.4.6", torch="2.13.0")
+    got = envs.ensure_env(spec, tmp_path / "cell", log=lambda m: None)
+    assert got.status == "failed" and got.transient
+    cell = Cell(Release.parse("3.9.0"), "2.4.6", ("interpret",), "3.11", "2.13.0")
+    out = cell.raw_path(tmp_path / "raw")
+    orchestrate.record_failure(cell, got, out)
+    assert read_raw(out).install["transient"] is True
+    assert orchestrate.existing_state(out, cell) == "partial"  # the next run retries it
+
+    # A failure that will not pass (no such release) is the cell's answer: complete.
+    def missing(uv, spec, path):
+        path.mkdir(exist_ok=True)
+        return "no-such-release", "no triton==3.9.0", "Because there is no version of triton"
+
+    monkeypatch.setattr(envs, "_install_once", missing)
+    final = envs.ensure_env(spec, tmp_path / "cell2", log=lambda m: None)
+    assert not final.transient
+    out.unlink()
+    orchestrate.record_failure(cell, final, out)
+    assert orchestrate.existing_state(out, cell) == "complete"
+
+
+def test_gate_md_goes_beside_a_symlinked_results_folder_as_given(tmp_path):
+    from matrix.gate import verdict
+
+    target = tmp_path / "elsewhere" / "raw"
+    target.parent.mkdir()
+    target.symlink_to(ROOT / "tests" / "fixtures" / "gate" / "safe")
+    link = tmp_path / "reports" / "raw"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    assert verdict.default_out(str(link)) == tmp_path / "reports" / "gate"

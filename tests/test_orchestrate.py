@@ -6,6 +6,7 @@ These build real environments with uv (the package index is reachable here and i
 interrupted-run test uses stand-in probes (tests/fixtures/probes) so that a cell takes seconds.
 """
 
+import contextlib
 import os
 import shutil
 import signal
@@ -70,33 +71,52 @@ def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir
     assert "install no-such-release" in out and "does not exist" in out  # the progress line
 
 
+def _wait_for(what: str, ready, proc: subprocess.Popen, within_s: float) -> None:
+    """Poll ``ready()`` until it holds; fail at once (with the run's output) if ``proc`` ended
+    first, and after ``within_s`` seconds at the latest: never a silent wait to a far deadline."""
+    deadline = time.monotonic() + within_s
+    while not ready():
+        if proc.poll() is not None:
+            pytest.fail(f"the matrix ended (exit {proc.returncode}) before {what}: "
+                        f"{proc.communicate()[0]}")  # fmt: skip
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"no {what} within {within_s:g} s: {proc.communicate()[0]}")
+        time.sleep(0.2)
+
+
 def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
     """Kill the matrix mid-cell: the finished cell is kept, the partial one is resumed.
 
     Three probes (the first, a slow one, the last) are enough for a kill mid-cell and a resume;
     the hang and crash probes would add a timeout per cell and test nothing more here. The
-    first kill lands while the second cell's environment is built or its probes run."""
+    slow probe is slow only in the second cell (SLOW_PROBE_ONLY_NUMPY), so each kill lands
+    while that cell runs, however fast the machine: the first cell finishes in a second."""
     tag = f"interrupted-{os.getpid()}-{time.monotonic_ns()}"
     env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT),
-           "FIXTURE_PROBES": "ok_first,slow,ok_last", "SLOW_PROBE_SECONDS": "60",
-           "FAULT_TAG": tag}  # fmt: skip
-    args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "120")
+           "FIXTURE_PROBES": "ok_first,slow,ok_last", "SLOW_PROBE_SECONDS": "600",
+           "SLOW_PROBE_ONLY_NUMPY": "2.4.6", "FAULT_TAG": tag}  # fmt: skip
+    args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "900")
     raw = tmp_path / "raw"
     first, second = raw / "triton-3.9.0-numpy-2.3.5.json", raw / "triton-3.9.0-numpy-2.4.6.json"
-    proc = _orchestrate(tmp_path, envs_dir, *args, env={**env, "SLOW_PROBE_SECONDS": "0.1"},
-                        start_new_session=True)  # fmt: skip
-    # Let the first cell finish, then make the second slow and kill everything mid-cell.
-    deadline = time.monotonic() + 900
-    while time.monotonic() < deadline and not (first.exists() and read_raw(first).complete):
-        time.sleep(0.5)
-    assert first.exists() and read_raw(first).complete
+    side = partial_path(second)  # an unfinished cell lives beside its raw file
+
+    def running_second() -> bool:
+        return side.exists() and bool(read_raw(side).results)
+
+    proc = _orchestrate(tmp_path, envs_dir, *args, env=env, start_new_session=True)
+    # Building two environments from uv's cache takes seconds; 300 s is for a loaded machine.
+    _wait_for("the first cell finished", lambda: first.exists() and read_raw(first).complete,
+              proc, 300)  # fmt: skip
+    _wait_for("the second cell started", running_second, proc, 120)
     proc.kill()  # the orchestrator alone: its runner and their children must die with it
     proc.communicate()
     assert left_behind(tag) == []
+    assert not second.exists()
+    before = side.stat().st_mtime_ns
     proc = _orchestrate(tmp_path, envs_dir, *args, env=env, start_new_session=True)
-    side = partial_path(second)  # an unfinished cell lives beside its raw file
-    while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
-        time.sleep(0.5)
+    # The resumed runner rewrites the partial file first, then sleeps in the slow probe.
+    _wait_for("the second cell resumed", lambda: side.stat().st_mtime_ns != before, proc, 120)
     os.killpg(proc.pid, signal.SIGKILL)  # a kill mid-cell: nothing gets to clean up
     proc.communicate()
     assert left_behind(tag) == []  # the runner's own session too
@@ -105,7 +125,7 @@ def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
     kept_mtime = first.stat().st_mtime
 
     proc = _orchestrate(tmp_path, envs_dir, *args, env={**env, "SLOW_PROBE_SECONDS": "0.1"})
-    out, _ = proc.communicate(timeout=900)
+    out, _ = proc.communicate(timeout=300)
     assert proc.returncode == 0, out
     assert first.stat().st_mtime == kept_mtime, "a complete cell must not be redone"
     assert "[kept: already complete]" in out and "[resumed]" in out
@@ -348,3 +368,42 @@ def test_a_killed_matrix_leaves_no_grandchild_that_left_its_group(tmp_path, envs
     proc.kill()  # the orchestrator alone
     proc.communicate()
     assert left_behind(tag) == []
+
+
+def _nox(*args: str, env: dict | None = None, **popen) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "nox", *args], cwd=ROOT, text=True,
+                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, **popen)  # fmt: skip
+
+
+def test_sigterm_to_nox_stops_the_matrix_it_runs(tmp_path, envs_dir):
+    """A CI's cancel sends SIGTERM to nox alone: the orchestrator and its runner must stop too."""
+    tag = f"noxterm-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**FIXTURES, "FIXTURE_PROBES": "ok_first,slow", "SLOW_PROBE_SECONDS": "600",
+           "FAULT_TAG": tag}  # fmt: skip
+    raw = tmp_path / "raw"
+    side = partial_path(raw / "triton-3.9.0-numpy-2.4.6.json")
+    proc = _nox("-s", "matrix", "--", "--releases", "3.9.0", "--numpy", "2.4.6", "--raw-dir",
+                str(raw), "--envs-dir", str(envs_dir), "--no-report", "--jobs", "1",
+                "--timeout", "900", env=env, start_new_session=True)  # fmt: skip
+    # nox builds its own environment first (uv, from the index): minutes on a loaded machine.
+    _wait_for("the cell started", lambda: side.exists() and bool(read_raw(side).results), proc, 540)
+    proc.send_signal(signal.SIGTERM)  # nox alone, not its group
+    try:
+        # An orphaned orchestrator would hold nox's stdout open: communicate would time out.
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode != 0, out
+        assert left_behind(tag) == [], out
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # what a failure left: not the next test's
+
+
+def test_nox_report_keeps_exit_2_for_bad_input(tmp_path):
+    """nox turns every failure into 1; the report session ends with the command's own code."""
+    empty = tmp_path / "raw"
+    empty.mkdir()
+    proc = _nox("-s", "report", "--", "--raw", str(empty), "--out", str(tmp_path / "pages"))
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 2, out
+    assert "no raw files" in out

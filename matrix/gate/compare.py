@@ -11,7 +11,7 @@ Anything the comparison cannot vouch for becomes an ``undecidable`` item, never 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,10 +20,12 @@ from matrix.catalog import PROBES_BY_NAME
 from matrix.core import (
     FAILED_TEST_OUTCOMES,
     FAILURE_STATUSES,
+    NO_OBSERVATION_STATUSES,
     SKIPPED,
     TEST_PASSED,
     Column,
     Release,
+    ReleaseError,
     install_ok,
     pair_numpy,
 )
@@ -101,6 +103,11 @@ class Selection:
     errors: list[str] = field(default_factory=list)
     undecidable: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The numpy of each side's cells that did not install: what they mean is said above, so
+    # ``compare`` does not count their missing columns again.
+    uninstalled: dict[str, set[str]] = field(
+        default_factory=lambda: {"baseline": set(), "candidate": set()}
+    )
 
 
 def _install_text(run: Run) -> str:
@@ -140,12 +147,19 @@ def select_runs(
                 )
             elif not run.results and "tests" not in run.extra:
                 sel.errors.append(f"{side} run {run.id!r}: installed but recorded no results")
+            problem = _numpy_problem(run)
+            if problem:
+                sel.errors.append(f"{side} run {run.id!r}: {problem}")
         if not ok:
             failed = "; ".join(f"{r.id!r}: {_install_text(r)}" for r in runs)
             sel.errors.append(f"the {side} Triton {release} did not install in any cell: {failed}")
         installed[side].extend(ok)
 
     base_numpys = {str(r.env.get("numpy")) for r in installed["baseline"]}
+    for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
+        sel.uninstalled[side] = {
+            str(r.env.get("numpy")) for r in runs if r.install.get("status") != "ok"
+        }
     for run in base_runs:
         if not install_ok(run.install):
             sel.notes.append(
@@ -167,6 +181,33 @@ def select_runs(
                 f"has no installed cell with numpy {numpy} either"
             )
     return sel
+
+
+def _numpy_problem(run: Run) -> str | None:
+    """Why a run's ``env.numpy`` cannot place its interpreter results in a column, or None:
+    interpreter cells pair by numpy, so a numpy that is not a release would pair with anything."""
+    if not any(r.backend == "interpret" for r in run.results) and "tests" not in run.extra:
+        return None
+    numpy = run.env.get("numpy")
+    try:
+        Release.parse(numpy, "env.numpy")
+    except (ReleaseError, TypeError, AttributeError):
+        return (
+            f"env.numpy is {numpy!r}, not a numpy release: its interpreter cells pair with nothing"
+        )
+    return None
+
+
+def _gpu_machines(runs: Sequence[Run]) -> dict[str | None, set[str]]:
+    """``{gpu target: {device name}}`` of the runs with gpu results."""
+    machines: dict[str | None, set[str]] = {}
+    for run in runs:
+        gpu = run.env.get("gpu")
+        name = str(gpu.get("name")) if isinstance(gpu, dict) else str(gpu)
+        for r in run.results:
+            if r.backend == "gpu":
+                machines.setdefault(r.target, set()).add(name)
+    return machines
 
 
 def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], dict[str, Result]]:
@@ -211,8 +252,13 @@ def compare(
     candidate: Release,
     accepted: Sequence[AcceptedChange],
     scan_findings: Sequence[ScanFinding],
+    uninstalled: Mapping[str, set[str]] | None = None,
 ) -> Comparison:
-    """All findings of an upgrade from ``baseline`` to ``candidate`` on the recorded runs."""
+    """All findings of an upgrade from ``baseline`` to ``candidate`` on the recorded runs.
+
+    ``uninstalled`` (``Selection.uninstalled``): the numpy of each side's cells that did not
+    install, whose missing columns ``select_runs`` has already accounted for."""
+    uninstalled = uninstalled or {}
     out = Comparison()
     upgrade = Upgrade(baseline, candidate, tuple(accepted))
     base_cols, cand_cols = _columns(base_runs), _columns(cand_runs)
@@ -229,7 +275,21 @@ def compare(
     for target in sorted(targets_base & targets_cand, key=str):
         nb = {n for (b, t, n) in base_cols if b == "interpret" and t == target}
         nc = {n for (b, t, n) in cand_cols if b == "interpret" and t == target}
-        for b_np, c_np in pair_numpy(nb, nc):
+        paired = pair_numpy(nb, nc)
+        # A numpy cell of one side that pairs with none of the other's was not compared: the
+        # upgrade may break exactly there (a CI job that failed to upload its raw file).
+        for side, release, numpys, used in (
+            ("baseline", baseline, nb, {b for b, _ in paired}),
+            ("candidate", candidate, nc, {c for _, c in paired}),
+        ):
+            other_side = "candidate" if side == "baseline" else "baseline"
+            for numpy in sorted(numpys - used - uninstalled.get(other_side, set()), key=str):
+                other = candidate if side == "baseline" else baseline
+                out.undecidable.append(
+                    f"{Column('interpret', target)} (numpy {numpy}): results for the {side} "
+                    f"{release} but none with that numpy for {other}, so not compared"
+                )
+        for b_np, c_np in paired:
             label = str(Column("interpret", target))
             shown = (
                 f"{label} (numpy {b_np})" if b_np == c_np else f"{label} (numpy {b_np} vs {c_np})"
@@ -240,7 +300,16 @@ def compare(
             f"the baseline {baseline} has interpreter results and the candidate {candidate} none"
         )
     if interp_cand and not interp_base:
-        out.notes.append(f"not compared: interpreter results exist for {candidate} only")
+        out.undecidable.append(
+            f"the candidate {candidate} has interpreter results and the baseline {baseline} "
+            "none: not compared"
+        )
+    for target in sorted(targets_base ^ targets_cand, key=str):
+        if interp_base and interp_cand:
+            only = baseline if target in targets_base else candidate
+            out.undecidable.append(
+                f"{Column('interpret', target)}: recorded for {only} only, so not compared"
+            )
     other_base = {c for c in base_cols if c[0] != "interpret"}
     other_cand = {c for c in cand_cols if c[0] != "interpret"}
     for col in sorted(other_base & other_cand, key=str):
@@ -251,7 +320,21 @@ def compare(
             f"the candidate {candidate}"
         )
     for col in sorted(other_cand - other_base, key=str):
-        out.notes.append(f"not compared: {Column(col[0], col[1])} recorded for {candidate} only")
+        out.undecidable.append(
+            f"{Column(col[0], col[1])}: results for the candidate {candidate} but none for "
+            f"the baseline {baseline}, so not compared"
+        )
+    base_gpus, cand_gpus = _gpu_machines(base_runs), _gpu_machines(cand_runs)
+    for target in sorted(set(base_gpus) & set(cand_gpus), key=str):
+        for side, release, names in (
+            ("baseline", baseline, base_gpus[target] - cand_gpus[target]),
+            ("candidate", candidate, cand_gpus[target] - base_gpus[target]),
+        ):
+            for name in sorted(names):
+                out.undecidable.append(
+                    f"{Column('gpu', target)}: the {side} {release} was measured on GPU "
+                    f"{name!r}, the other side not: a machine on one side only"
+                )
 
     if not pairs and (base_cols or cand_cols):
         out.undecidable.append(
@@ -387,6 +470,17 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         return
 
     if b.status == c.status:
+        return
+    if not fingerprint.is_group(b) and (
+        b.status in NO_OBSERVATION_STATUSES or c.status in NO_OBSERVATION_STATUSES
+    ):
+        # Not an observation on one side: no behaviour to compare, and nothing any
+        # acknowledgement can accept (AcceptedChange.matches refuses it too).
+        out.undecidable.append(
+            f"{probe} on {shown}: `{b.status}` on {baseline}, `{c.status}` on {candidate}"
+            f" (`{b.status if b.status in NO_OBSERVATION_STATUSES else c.status}` is not an "
+            "observation: the probe did not get to look)"
+        )
         return
     evidence = [_detail("baseline", baseline, b), _detail("candidate", candidate, c)]
     if fingerprint.is_group(b) and fingerprint.classify(b.status, c.status) in (

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from matrix.core import (
     DATA_DIR,
+    NO_OBSERVATION_STATUSES,
     DataFileError,
     Release,
     load_toml,
@@ -56,6 +57,11 @@ class AcceptedChange:
     def matches(
         self, probe: str, where: str, old: str, new: str, baseline: Release, candidate: Release
     ) -> bool:
+        """Whether this entry acknowledges the change; never one that is not an observation
+        (``skipped``, ``error``, ``crashed``, ``timeout`` on either side), whatever the globs:
+        a ``*`` must not turn a crash into an accepted behaviour change."""
+        if old in NO_OBSERVATION_STATUSES or new in NO_OBSERVATION_STATUSES:
+            return False
         return (
             # "fp.cast.*" acknowledges a whole fingerprint group; a cell's own name matches
             # itself (its "[...]" would read as a glob's character class)

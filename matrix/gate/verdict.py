@@ -73,7 +73,8 @@ PROJECT_KERNELS = "kernels"
 def default_out(results: str) -> Path:
     """Where the gate writes when ``--out`` is not given: ``gate/`` beside the results folder
     (or beside a merged ``matrix.json``): ``reports/raw`` gives ``reports/gate``."""
-    return Path(results).resolve().parent / "gate"
+    # Beside the path as given, not its target: a symlinked reports/raw keeps gate/ here.
+    return Path(os.path.abspath(results)).parent / "gate"
 
 
 SECTIONS = (
@@ -557,7 +558,7 @@ def decide_runs(
         return report
     try:
         report.comparison = gc.compare(
-            base, cand, baseline, candidate, project_accepted, scan.findings
+            base, cand, baseline, candidate, project_accepted, scan.findings, sel.uninstalled
         )
     except gc.DataError as e:
         report.errors.append(f"bad data in {report.results}: {e}")
@@ -578,6 +579,11 @@ def decide_runs(
         except CensusError as e:
             report.errors.append(f"bad API census in {report.results}: {e}")
     report.comparison.undecidable[:0] = sel.undecidable
+    # A scanned file the scanner could not read may use anything the upgrade breaks: never safe.
+    report.comparison.undecidable += [
+        f"scan: a file was not read, so its Triton uses are unknown: {s}"
+        for s in getattr(scan, "skipped", ())
+    ]
     report.comparison.notes[:0] = sel.notes
     timed = timing.compare_timings(
         timings.docs, baseline, candidate, timings.slowdowns, timings.threshold

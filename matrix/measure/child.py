@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any
 
-from matrix.measure.results import to_json
+from matrix.measure.results import DETAIL_CAP, cap_text, to_json
 from matrix.probes.support.base import (
     CannotObserve,
     Context,
@@ -46,7 +46,8 @@ def _result(probe: str, ctx: Context, obs: Observation, seconds: float) -> dict[
         "backend": ctx.backend,
         "target": ctx.target,
         "status": obs.status,
-        "detail": _text(obs.detail),
+        # A probe may print 100 MB: the raw file keeps its head and tail, with the size.
+        "detail": cap_text(_text(obs.detail), DETAIL_CAP),
         "seconds": round(seconds, 3),
         "data": obs.data,
     }

@@ -53,7 +53,9 @@ class EnvSpec:
     triton: str
     numpy: str
     torch: str
-    extras: tuple[str, ...] = ("packaging",)
+    # fastjsonschema: the runner reads an unfinished raw file back (--resume) through the
+    # schema check, like every reader (matrix.measure.results.validate).
+    extras: tuple[str, ...] = ("packaging", "fastjsonschema")
 
     def marker(self) -> dict:
         """The marker's content, as JSON gives it back (lists, not tuples): compared as read."""
@@ -76,9 +78,15 @@ class Install:
     seconds: float
     detail: str
     python: Path | None
+    # Failed for a reason that may pass (the index unreachable): the cell is left incomplete,
+    # so that the next run tries it again instead of keeping the failure for good.
+    transient: bool = False
 
     def record(self) -> dict:
-        return {"status": self.status, "seconds": round(self.seconds, 1), "detail": self.detail}
+        rec = {"status": self.status, "seconds": round(self.seconds, 1), "detail": self.detail}
+        if self.transient:
+            rec["transient"] = True
+        return rec
 
 
 @functools.cache
@@ -176,9 +184,9 @@ def ensure_env(spec: EnvSpec, path: Path, log: Callable[[str], None] = print) ->
         shutil.rmtree(stale, ignore_errors=True)
     building = path.with_name(f"{path.name}.building-{os.getpid()}")
     try:
-        status, detail = _build(spec, building, log)
+        status, detail, transient = _build(spec, building, log)
         if status != INSTALL_OK:
-            return Install(status, time.monotonic() - start, detail, None)
+            return Install(status, time.monotonic() - start, detail, None, transient)
         (building / MARKER).write_text(json.dumps(spec.marker()), encoding="utf-8")
         if path.exists():
             # Moved aside before it goes, so that the rename below never lands inside it.
@@ -192,8 +200,9 @@ def ensure_env(spec: EnvSpec, path: Path, log: Callable[[str], None] = print) ->
     return Install("ok", time.monotonic() - start, detail, env_python(path))
 
 
-def _build(spec: EnvSpec, path: Path, log: Callable[[str], None]) -> tuple[str, str]:
-    """``("ok", what was installed)`` or an install failure's ``(status, detail)``."""
+def _build(spec: EnvSpec, path: Path, log: Callable[[str], None]) -> tuple[str, str, bool]:
+    """``("ok", what was installed, False)`` or an install failure's ``(status, detail,
+    whether its last try failed for a transient reason)``."""
     uv = uv_binary()
     detail = ""
     for attempt in range(1, INSTALL_ATTEMPTS + 1):
@@ -209,7 +218,7 @@ def _build(spec: EnvSpec, path: Path, log: Callable[[str], None]) -> tuple[str, 
             break
     if status != INSTALL_OK and attempt > 1:
         detail += f" (tried {attempt} times)"
-    return status, detail
+    return status, detail, status != "ok" and is_transient(stderr)
 
 
 def _install_once(uv: str, spec: EnvSpec, path: Path) -> tuple[str, str, str]:

@@ -158,7 +158,12 @@ def install_failure_run(cell: Cell, install: Install) -> Run:
         "platform": f"{platform.system().lower()}-{platform.machine()}",
         "gpu": None,
     }
-    return Run(id=cell.id, env=env, install=install.record(), results=[], extra={"complete": True})
+    # A transient failure (the index down) is not the cell's answer: incomplete, so that the
+    # next run retries it (existing_state: "partial").
+    complete = not install.transient
+    return Run(
+        id=cell.id, env=env, install=install.record(), results=[], extra={"complete": complete}
+    )
 
 
 def _holds_complete(out: Path) -> bool:
@@ -228,7 +233,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         triton=str(cell.release),
         numpy=cell.numpy,
         torch=cell.torch,
-        extras=("packaging", "pytest") if args.tests else ("packaging",),
+        extras=(*EnvSpec.extras, "pytest") if args.tests else EnvSpec.extras,
     )
     install = ensure_env(spec, args.envs_dir / cell.id)
     outcome.install = install.status

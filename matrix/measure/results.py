@@ -14,6 +14,12 @@ with JSON escapes (``\\udc80``), bytes as ``{"$bytes_b64": ...}`` (``to_json``).
 (``read_folder``) names each raw file it cannot read and goes on with the others; the matrix
 moves such a file aside (``move_aside``: kept, never deleted) and redoes its cell.
 
+Every read checks the document against ``matrix/data/raw.schema.json`` (``validate``): a field
+of the wrong type (``"complete": "false"``, ``env.triton: null``) is a SchemaError that names
+the file and the field's path, never believed. A non-finite number is written as the string
+``"nan"`` (undefined: an error measured over an output with unwritten elements), ``"inf"`` or
+``"-inf"`` (overflowed), since a bare ``NaN`` is not JSON; ``number`` reads both spellings.
+
 Schema 2 renamed a status that said two things: schema 1's ``dot_acc_out_dtype`` ``error`` meant
 "the release refuses the code" (now ``rejected``), while ``error`` everywhere else means "the
 probe broke". A schema 1 document is still read: ``parse`` converts it in memory and warns on
@@ -28,20 +34,27 @@ True
 from __future__ import annotations
 
 import base64
+import functools
 import json
+import math
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from matrix.cli import named
-from matrix.core import BACKENDS, InputError, Release, ReleaseError
+from matrix.core import BACKENDS, DATA_DIR, InputError, Release, ReleaseError
 
 SCHEMA = 2
+# The shape every reader checks (JSON Schema): field types, required keys, the "nan" strings.
+SCHEMA_PATH = DATA_DIR / "raw.schema.json"
+# What JSON has no number for is written as these strings (``finite_json``); readers take them
+# and a bare NaN/Infinity of older files alike (``number``).
+NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 # Schema 1 -> 2: statuses that meant "the release refuses the code", by probe. A schema 1
 # ``error`` whose detail says the probe itself failed (it could not read the IR, or an
@@ -87,7 +100,7 @@ class Result:
             target=d.get("target"),
             status=d["status"],
             detail=str(d.get("detail", "")),
-            seconds=float(d.get("seconds", 0.0)),
+            seconds=number(d.get("seconds", 0.0)),
             data=dict(d.get("data") or {}),
         )
 
@@ -172,6 +185,122 @@ def _require(d: dict[str, Any], where: str, fields: dict[str, type]) -> None:
             )
 
 
+# The most of one detail a raw file keeps (a probe may print 100 MB), and the most of any text
+# a page shows (the rest stays in the raw file).
+DETAIL_CAP = 64 * 1024
+PAGE_TEXT_CAP = 4 * 1024
+CUT_MARK = "[... cut: "
+
+
+def cap_text(text: str, limit: int, where: str = "") -> str:
+    """``text`` if it is at most ``limit`` characters; else its head and tail around a note of
+    the full size (and, given ``where``, where the whole text is). Cutting an already cut text
+    keeps the first note's size.
+
+    >>> cap_text("a" * 50 + "b" * 50, 60)
+    'aaaaaaaaaaaa[... cut: 100 characters in all ...]bbbbbbbbbbbb'
+    """
+    if len(text) <= limit:
+        return text
+    total = str(len(text))
+    if CUT_MARK in text:  # already cut once: say the original size, not this one's
+        size = text.partition(CUT_MARK)[2].partition(" characters in all")[0]
+        total = size if size.isdigit() else total
+    note = (
+        f"{CUT_MARK}{total} characters in all"
+        + (f"; the whole text is in {where}" if where else "")
+        + " ...]"
+    )
+    keep = max(limit - len(note), 2) // 2
+    return text[:keep] + note + text[-keep:]
+
+
+def number(value: Any) -> float:
+    """A recorded number as a float: ``"nan"``, ``"inf"``, ``"-inf"`` (how raw files spell
+    what JSON cannot) and a bare NaN/Infinity of an older file alike.
+
+    >>> number("inf"), number(1), number(float("nan")) != number("nan")
+    (inf, 1.0, True)
+    """
+    if isinstance(value, str) and value in NONFINITE:
+        return NONFINITE[value]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"expected a number or one of {sorted(NONFINITE)}, got {value!r}")
+    return float(value)
+
+
+@functools.cache
+def _validator() -> Callable[[Any], str | None]:
+    """The schema check: a function giving None for a valid document, else ``path: what``.
+
+    fastjsonschema compiles the schema to code (about 10 ms for a 1 MB raw file); jsonschema,
+    the fallback where it is not installed, takes 20 times as long. With neither, nothing can
+    be vouched for: every read fails, naming what to install."""
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    try:
+        import fastjsonschema
+    except ImportError:
+        fastjsonschema = None
+    if fastjsonschema is not None:
+        check = fastjsonschema.compile(schema)
+
+        def fast(doc: Any) -> str | None:
+            try:
+                check(doc)
+            except fastjsonschema.JsonSchemaValueException as e:
+                field = _field_path(e.path[1:])  # path[0] is fastjsonschema's "data"
+                what = e.message.removeprefix(e.name).strip()
+                return f"{field}: {what}, got {_short(e.value)}"
+            return None
+
+        return fast
+    try:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import best_match
+    except ImportError:
+
+        def none(doc: Any) -> str:
+            return (
+                f"cannot be checked against {SCHEMA_PATH.name}: install fastjsonschema "
+                "(or jsonschema)"
+            )
+
+        return none
+    validator = Draft202012Validator(schema)
+
+    def slow(doc: Any) -> str | None:
+        error = best_match(validator.iter_errors(doc))
+        if error is None:
+            return None
+        return f"{_field_path(error.absolute_path)}: {error.message[:300]}"
+
+    return slow
+
+
+def _field_path(parts: Iterable[Any]) -> str:
+    """``runs[0].env.triton`` from a validator's path parts (``["runs", "0", "env", ...]``)."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int) or (isinstance(part, str) and part.isdigit()):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "(the document)"
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:120] + " ..."
+
+
+def validate(doc: Any, where: str) -> None:
+    """Raise SchemaError naming ``where``, the field and the rule, unless ``doc`` matches
+    ``matrix/data/raw.schema.json``."""
+    problem = _validator()(doc)
+    if problem is not None:
+        raise SchemaError(f"{where}: {problem} (matrix/data/{SCHEMA_PATH.name})")
+
+
 def document(runs: Iterable[Run]) -> dict[str, Any]:
     """The JSON document for ``runs``, sorted by id so that the same runs give the same bytes."""
     return {"schema": SCHEMA, "runs": [r.to_dict() for r in sorted(runs, key=lambda r: r.id)]}
@@ -208,6 +337,7 @@ def parse(doc: Any, where: str = "document") -> list[Run]:
     runs = doc.get("runs")
     if not isinstance(runs, list):
         raise SchemaError(f"{where}.runs: expected a list")
+    validate(doc, where)
     return [Run.from_dict(r, f"{where}.runs[{i}]") for i, r in enumerate(runs)]
 
 
@@ -234,7 +364,9 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:
             os.fchmod(fd, 0o666 & ~_umask())
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
+            # A lone surrogate (an undecodable byte a probe reported) is written escaped
+            # (``\udcff``): one byte must not stop a page from being written.
+            with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as f:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
@@ -267,22 +399,28 @@ def to_json(value: Any, **kwargs: Any) -> str:
     {'d': 'bad \\udc80', 'b': {'$bytes_b64': '/w=='}}
     >>> to_json({"cells": {(1, 2): "x"}})
     '{"cells": {"(1, 2)": "x"}}'
+    >>> to_json({"rel_err": float("nan"), "worst": [float("inf"), -float("inf"), 1.5]})
+    '{"rel_err": "nan", "worst": ["inf", "-inf", 1.5]}'
     """
+    kwargs = {"default": _json_default, "allow_nan": False, **kwargs}
     try:
-        text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
-    except (TypeError, ValueError):  # a key JSON cannot hold, or a cycle
+        text = json.dumps(value, ensure_ascii=False, **kwargs)
+    except (TypeError, ValueError):  # a key JSON cannot hold, a cycle, a NaN or an infinity
         value = _plain(value, ())
-        text = json.dumps(value, ensure_ascii=False, default=_json_default, **kwargs)
+        text = json.dumps(value, ensure_ascii=False, **kwargs)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, default=_json_default, **kwargs)
+        text = json.dumps(value, ensure_ascii=True, **kwargs)
     return text
 
 
 def _plain(value: Any, seen: tuple[int, ...]) -> Any:
-    """``value`` with every dict key a string (its repr where it is not one) and every cycle
-    cut at ``{"$repr": "<cycle>"}``."""
+    """``value`` with every dict key a string (its repr where it is not one), every cycle cut
+    at ``{"$repr": "<cycle>"}`` and every non-finite float spelled ``"nan"``, ``"inf"`` or
+    ``"-inf"`` (a bare ``NaN`` is not JSON: ``JSON.parse`` rejects it, ``jq`` reads null)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
     if isinstance(value, dict | list | tuple):
         if id(value) in seen:
             return {"$repr": "<cycle>"}

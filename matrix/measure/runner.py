@@ -42,9 +42,11 @@ from matrix.measure import probe_hashes, procs, suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured
 from matrix.measure.results import (
+    DETAIL_CAP,
     Result,
     Run,
     SchemaError,
+    cap_text,
     partial_path,
     read_raw,
     write_raw,
@@ -197,6 +199,10 @@ def _watch(
     spawned = time.monotonic()
     clock = ProbeClock.start(proc.pid)
     while True:
+        # The exit status is read before the events: whatever the child wrote before it exited
+        # is in the file by then, so the read below sees its last result. Read after, an exit
+        # between the read and the check would turn a finished probe into a crash.
+        exited = proc.poll() is not None
         pending += events.read()
         complete, _, pending = pending.rpartition(b"\n")
         for line in complete.decode("utf-8").splitlines():
@@ -214,11 +220,7 @@ def _watch(
             proc.wait()
             return finished
         running = tasks[finished]
-        if proc.poll() is not None:
-            late = events.read()
-            if late:  # written before it died: those events come first (a result, a start)
-                pending += late
-                continue
+        if exited:
             if started_at is None and finished == 0:
                 # Died before the first probe started: the import itself fails here, so every
                 # remaining task would die the same way.
@@ -287,6 +289,7 @@ class ProbeClock:
 
 def _failure(task: Task, status: str, why: str, log_tail: str, seconds: float) -> Result:
     detail = why + (f"\n--- child output (tail) ---\n{log_tail}" if log_tail.strip() else "")
+    detail = cap_text(detail, DETAIL_CAP)
     return Result(task.probe, task.backend, task.target, status, detail, round(seconds, 3), {})
 
 

@@ -11,6 +11,9 @@ process group is killed when it ends, dies or hangs.
   the child dies is recorded ``crashed`` with the child's exit (signal or code). The child is
   then restarted with every item that has a record in the skip file, so the items after it
   still run and every record already made is kept.
+- The child runs in a session of its own under a stand-in parent (``STAND_IN``): an item that
+  kills its parent kills the stand-in and is recorded ``crashed`` (with the signal); this
+  process lives on and restarts the child past it.
 - A child that dies again without finishing any item stops the loop (its output tail is given
   back), so a child that cannot start at all costs one attempt, not one per item.
 """
@@ -22,6 +25,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +36,20 @@ from matrix.core import TEST_TIMEOUT
 from matrix.measure import procs
 
 POLL_S = 0.05
+# The child runs under a stand-in parent: an item that kills its parent (``os.kill(os.getppid(),
+# SIGKILL)``, a test of a daemon gone wrong) kills the stand-in, not this process. The stand-in
+# dies of what its child died of, so the item is recorded with the child's own signal.
+STAND_IN = (
+    "import ctypes, ctypes.util, os, signal, subprocess, sys\n"
+    "prctl = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6').prctl\n"
+    # The child dies with the stand-in (PR_SET_PDEATHSIG, SIGKILL): the item that killed it
+    # is still the one running when it is seen, and nothing runs on unsupervised.
+    "rc = subprocess.call(sys.argv[1:], preexec_fn=lambda: prctl(1, 9, 0, 0, 0))\n"
+    "if rc < 0:\n"
+    "    signal.signal(-rc, signal.SIG_DFL)\n"
+    "    os.kill(os.getpid(), -rc)\n"
+    "sys.exit(rc)\n"
+)
 
 
 @dataclass
@@ -112,7 +130,7 @@ def supervise(
         with log.open("wb") as log_f:
             # Its own group, dying with this process (procs: one place starts children).
             proc = procs.start(
-                list(cmd),
+                [sys.executable, "-c", STAND_IN, *cmd],
                 env=child_env,
                 cwd=cwd,
                 stdout=log_f,

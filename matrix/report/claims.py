@@ -79,7 +79,7 @@ from matrix.core import (
     ReleaseError,
     load_toml,
 )
-from matrix.measure.results import Result, Run
+from matrix.measure.results import NONFINITE, Result, Run, number
 
 DEFAULT_PATH = DATA_DIR / "claims.toml"
 
@@ -152,8 +152,11 @@ class DataCondition:
     def test(self, data: dict[str, Any]) -> bool | None:
         if self.field not in data:
             return None
+        got = data[self.field]
+        if isinstance(got, str) and got in NONFINITE:  # "nan", "inf": how raw files spell them
+            got = number(got)
         try:
-            return bool(DATA_OPS[self.op][1](data[self.field], self.value))
+            return bool(DATA_OPS[self.op][1](got, self.value))
         except TypeError:
             return False
 

@@ -20,7 +20,7 @@ from markupsafe import Markup, escape
 from matrix.analyze.census import censuses_from_runs, changes_by_pair
 from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, Meaning
 from matrix.core import release_key
-from matrix.measure.results import atomic_write_text
+from matrix.measure.results import PAGE_TEXT_CAP, atomic_write_text, cap_text
 from matrix.report import api_pages, charts, fp_pages, perf, team, upgrade
 from matrix.report.freshness import Freshness
 from matrix.report.known import CASES_SHOWN as KNOWN_CASES_SHOWN
@@ -97,6 +97,26 @@ class ProbePage:
     measured: bool
 
 
+# Any one plain text on a page, whatever it is (a source file too): a backstop, so that no
+# single text makes a page megabytes long; details get the tighter ``excerpt``.
+ANY_TEXT_CAP = 256 * 1024
+RAW_FILE = "the cell's raw file (reports/raw)"
+
+
+def excerpt(text: Any) -> str:
+    """A detail as a page shows it: at most ``PAGE_TEXT_CAP`` characters (head, tail and the
+    full size); the whole text stays in the raw file."""
+    return cap_text("" if text is None else str(text), PAGE_TEXT_CAP, RAW_FILE)
+
+
+def _bounded(value: Any) -> Any:
+    """Jinja's ``finalize``: every plain text printed, at most ``ANY_TEXT_CAP`` characters.
+    Markup (a chart, JSON for a script) is the page's own and passes whole."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return cap_text(value, ANY_TEXT_CAP, RAW_FILE)
+    return value
+
+
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES_DIR),
@@ -105,7 +125,9 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_bounded,
     )
+    env.filters["excerpt"] = excerpt
     env.filters["seconds"] = fmt_seconds
     env.filters["md"] = _md
     env.filters["svg"] = Markup  # charts.py escapes every text it puts in an SVG
