@@ -157,9 +157,7 @@ def select_runs(
 
     base_numpys = {str(r.env.get("numpy")) for r in installed["baseline"]}
     for side, runs in (("baseline", base_runs), ("candidate", cand_runs)):
-        sel.uninstalled[side] = {
-            str(r.env.get("numpy")) for r in runs if r.install.get("status") != "ok"
-        }
+        sel.uninstalled[side] = {str(r.env.get("numpy")) for r in runs if not install_ok(r.install)}
     for run in base_runs:
         if not install_ok(run.install):
             sel.notes.append(
