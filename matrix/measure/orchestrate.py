@@ -41,6 +41,7 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from matrix import cli
 from matrix.core import REPO_ROOT, DataFileError, Release, release_key
@@ -118,7 +119,7 @@ def _readable(path: Path) -> Run | None:
         return None
 
 
-def existing_state(path: Path, cell: Cell, suite: dict[str, str] | None = None) -> str:
+def existing_state(path: Path, cell: Cell, suite: dict[str, Any] | None = None) -> str:
     """ "complete", "partial" or "missing" for the raw file a cell would write.
 
     With ``suite`` (``suite_identity`` of ``--tests``), a cell whose recorded suite is another
