@@ -188,3 +188,21 @@ def test_a_kernel_that_cannot_be_rebuilt_is_skipped_with_its_reason():
     assert first["status"] == "skipped" and "WEIRD" in first["detail"], first
     assert "were not rebuilt" in first["detail"]
     assert second["status"] == "skipped" and "source not available" in second["detail"], second
+
+
+def test_a_kernel_keeps_its_identity_across_releases():
+    # Module and import paths move between releases (libdevice did); the source, constants and
+    # helpers are what the kernel is, so that a launch pairs with itself on both sides.
+    defs = capture._Definitions()
+
+    def record(libdevice_path: str, scale: int) -> dict:
+        return {"qualname": "k", "source_hash": "s1", "closure": {},
+                "globals": {"libdevice": {"kind": "module", "name": libdevice_path},
+                            "SCALE": {"kind": "constexpr", "value": scale}}}  # fmt: skip
+
+    defs.records = {
+        "a": record("triton.language.math", 3),
+        "b": record("triton.language.extra.libdevice", 3),
+        "c": record("triton.language.extra.libdevice", 4),
+    }
+    assert defs.stable_digest("a") == defs.stable_digest("b") != defs.stable_digest("c")

@@ -410,6 +410,22 @@ class _Definitions:
         self.by_fn[fn] = key
         return key
 
+    def stable_digest(self, ident: str, seen: frozenset[str] = frozenset()) -> str:
+        """A digest of what a definition is that does not depend on the release: its source,
+        its constant values and its helpers' digests (module paths and import paths are left
+        out: they move between releases, and one kernel must pair with itself across them)."""
+        record = self.records[ident]
+        values = {**record["globals"], **record["closure"]}
+        parts: list[Any] = [record["qualname"], record["source_hash"]]
+        for name in sorted(values):
+            v = values[name]
+            if v["kind"] in ("value", "constexpr", "float", "dtype"):
+                parts.append([name, v])
+            elif v["kind"] == "jit" and v["id"] not in seen:
+                parts.append([name, self.stable_digest(v["id"], seen | {ident})])
+        text = json.dumps(parts, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
     def _build(self, fn: Any, jit: Any, depth: int) -> dict[str, Any]:
         code = fn.__code__
         cut: list[str] = []
@@ -503,10 +519,10 @@ def describe_launch(
     source_hash = _definitions.records[definition]["source_hash"]
     # Options a release's Config adds with defaults (None) must not split one specialization.
     shaping = {k: v for k, v in options.items() if k in COMPILE_OPTIONS and v is not None}
-    # The definition is part of the identity: two kernels of one name are two kernels.
-    identity = json.dumps(
-        [module, name, definition, signature, constexprs, shaping], sort_keys=True
-    )
+    # What the kernel is belongs to its identity (two kernels of one name are two kernels),
+    # in a form that one kernel keeps on every release (stable_digest).
+    what = _definitions.stable_digest(definition)
+    identity = json.dumps([module, name, what, signature, constexprs, shaping], sort_keys=True)
     return {
         "key": hashlib.sha256(identity.encode()).hexdigest()[:16],
         "kernel": f"{module}:{name}",
