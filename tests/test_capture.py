@@ -68,6 +68,11 @@ def test_each_launch_records_its_own_definition(shadow_run):
     assert local["key"] != module_level["key"]
     sources = shadow_run.kernel_sources
     assert "* 2" in sources[local["definition"]]["source"]
+    # Names only the annotations read are recorded too: the rebuilt def evaluates them.
+    assert sources[local["definition"]]["globals"]["tl"] == {
+        "kind": "module",
+        "name": "triton.language",
+    }
     assert "+ 1" in sources[module_level["definition"]]["source"]
     assert sources[local["definition"]]["source"].startswith("def shadowed_kernel(")
     assert sources[local["definition"]]["file"] == "test_shadow.py"
@@ -206,3 +211,18 @@ def test_a_kernel_keeps_its_identity_across_releases():
         "c": record("triton.language.extra.libdevice", 4),
     }
     assert defs.stable_digest("a") == defs.stable_digest("b") != defs.stable_digest("c")
+
+
+def test_names_only_the_annotations_read_are_recorded(monkeypatch):
+    # `def kernel(X, SIZE: tl.constexpr): pass` reads `tl` only in its annotation, which the
+    # rebuilt `def` evaluates: without it the rebuild fails (Triton's test_empty_kernel).
+    import types
+
+    fake = types.ModuleType("fake_tl")
+    fake.constexpr = object
+    ns = {"tl": fake}
+    monkeypatch.setattr(capture, "_made_from", {})
+    capture._exec("def kernel(X, SIZE: tl.constexpr):\n    pass  # jit\n", ns)
+    defs = capture._Definitions()
+    record = defs.records[defs.define(ns["kernel"])]
+    assert record["globals"] == {"tl": {"kind": "module", "name": "fake_tl"}}, record

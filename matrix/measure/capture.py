@@ -439,7 +439,14 @@ class _Definitions:
             source = ""
         qualname = getattr(fn, "__qualname__", None) or getattr(code, "co_qualname", fn.__name__)
         fn_globals = getattr(fn, "__globals__", {})
-        names = [n for n in _names_read(code) if n in fn_globals]
+        # Annotations and defaults are evaluated when the rebuilt ``def`` runs: their names
+        # (``tl`` of ``tl.constexpr``) are the module's, not in the function's own co_names.
+        read = _names_read(code)
+        if source:
+            read += sorted(
+                {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)} - set(read)
+            )
+        names = [n for n in read if n in fn_globals]
         if len(names) > MAX_NAMES:
             cut.append(f"{len(names)} globals read, only the first {MAX_NAMES} kept")
             names = names[:MAX_NAMES]
