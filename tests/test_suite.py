@@ -11,7 +11,7 @@ import pytest
 
 from matrix.measure.orchestrate import existing_state
 from matrix.measure.results import Run, read_raw, write_raw
-from matrix.measure.suite import run_suite, suite_identity
+from matrix.measure.suite import run_suite, run_suite_recorded, suite_identity
 from tests.support import compile_in_child
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,7 +148,7 @@ def test_a_cell_that_ran_another_suite_is_not_complete(tmp_path):
 def test_launches_of_the_fixture_library_are_captured_and_compile(tmp_path):
     from matrix.backends.kernels import MATRIX_CLASSES, compile_launch
 
-    tests, launches = run_suite(TEAMLIB, tmp_path / "w", quiet)
+    tests, launches, sources = run_suite_recorded(TEAMLIB, tmp_path / "w", quiet)
     got = outcomes(tests)
     # Block pointers are gone from 3.9's interpreter; every other kernel's test passes.
     assert got.pop("test_matmul_block_ptr") in ("passed", "failed")
@@ -172,10 +172,13 @@ def test_launches_of_the_fixture_library_are_captured_and_compile(tmp_path):
     # The aot step needs no interpreter: compile in a child, as the runner does.
     code = (
         "import json, sys; from matrix.backends.kernels import compile_launch; "
-        "print(json.dumps([compile_launch(l, 'cuda:90', sys.argv[1]) "
-        "for l in json.load(sys.stdin)]))"
+        "spec = json.load(sys.stdin); "
+        "print(json.dumps([compile_launch(l, 'cuda:90', sys.argv[1], spec['sources']) "
+        "for l in spec['launches']]))"
     )
-    compiled = compile_in_child(code, str(TEAMLIB), stdin=json.dumps(launches), timeout=600)
+    spec = json.dumps({"launches": launches, "sources": sources})
+    compiled = compile_in_child(code, str(TEAMLIB), stdin=spec, timeout=600)
+    assert {r["source"] for r in compiled} == {"recorded"}  # rebuilt, not imported by name
     recs = {r["kernel"].split(":")[1]: r for r in compiled}
     mm = recs["matmul_kernel"]
     assert mm["status"] == "compiled" and mm["instruction_class"] in MATRIX_CLASSES, mm

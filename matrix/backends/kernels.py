@@ -2,10 +2,16 @@
 
 A launch is what ``matrix.measure.capture`` recorded (its docstring has the shape). Here:
 
-- ``load_kernel(launch)``: the ``@triton.jit`` function again, imported by module name from
-  the ``sys.path`` entry the suite had it from (the team's source stays where ``--tests``
-  found it; nothing is copied);
-- ``compile_launch(launch, target)``: one KERNEL COMPILE record (below);
+- ``rebuild_kernel(launch, definitions)``: the ``@triton.jit`` function that ran, made again
+  from the KERNEL DEFINITION the capture recorded (its source text, the globals and closure
+  values it read, its nested helpers, each rebuilt the same way); the test module is never
+  imported, so kernels defined inside tests, built from strings, or in modules that need a GPU
+  at import are compiled as they ran, and a test-local kernel is never confused with a
+  module-level one of the same name;
+- ``load_kernel(launch)``: the old way, for launches recorded without a definition (raw files
+  from before source capture): imported by module name from the ``sys.path`` entry the suite
+  had it from;
+- ``compile_launch(launch, target, definitions=...)``: one KERNEL COMPILE record (below);
 - ``replay(launch, device)``: run the launch once on a real device with fresh random inputs of
   the recorded shapes and the recorded scalars and grid (the GPU runner calls it).
 
@@ -28,19 +34,24 @@ A KERNEL COMPILE record, as a cell's raw file stores it under ``"kernel_compiles
 
 ``rejected`` means the release's compiler refused the code (its exception text is the
 detail); ``skipped`` means we could not ask it (a tool is missing, an argument type that
-cannot be rebuilt from the launch); ``error`` means our side failed (the kernel could not be
-imported). Only ``compiled`` and ``rejected`` are Triton behaviour.
+cannot be rebuilt from the launch, a kernel whose definition could not be rebuilt: the reason
+says which); ``error`` means our side failed (the kernel could not be imported). Only
+``compiled`` and ``rejected`` are Triton behaviour. A record compiled from a module imported by
+name (no recorded definition) says so in ``"source"``: ``"imported"``, else ``"recorded"``.
 """
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import importlib
+import linecache
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +72,36 @@ MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
 
 class KernelNotLoadable(LookupError):
     """A captured kernel cannot be imported again (the message says which and why)."""
+
+
+class KernelNotRebuilt(LookupError):
+    """A captured kernel's definition cannot be made into a function again (the message says
+    which part and why): its compile is ``skipped``, never a Triton answer."""
+
+
+# One import per module per process (a cell's compile child): a module that failed to import
+# fails the same way every time (3.8.0's cell once imported one 2,490 times, 139 s).
+_imported: dict[tuple[str | None, str], Any] = {}
+
+
+def import_once(module_name: str, root: str | None = None) -> Any:
+    """``importlib.import_module(module_name)`` (``root`` first on ``sys.path``), its failure
+    remembered: raises KernelNotLoadable each time with the first failure's text."""
+    key = (root, module_name)
+    if key not in _imported:
+        if root and root not in sys.path:
+            sys.path.insert(0, root)
+        try:
+            _imported[key] = importlib.import_module(module_name)
+        except Exception as e:
+            where = root or "sys.path"
+            _imported[key] = KernelNotLoadable(
+                f"importing {module_name!r} (from {where}) failed: {type(e).__name__}: {e}"
+            )
+    got = _imported[key]
+    if isinstance(got, KernelNotLoadable):
+        raise KernelNotLoadable(str(got))
+    return got
 
 
 def _kernel_classes() -> tuple[type, ...]:
@@ -96,15 +137,7 @@ def load_kernel(
                 "suite's root, and no suite_root was given"
             )
         root = str((Path(suite_root) / recorded).resolve())
-    root = root or recorded
-    if root and root not in sys.path:
-        sys.path.insert(0, root)
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except Exception as e:
-        raise KernelNotLoadable(
-            f"importing {module_name!r} (from {root or 'sys.path'}) failed: {type(e).__name__}: {e}"
-        ) from e
+    obj: Any = import_once(module_name, root or recorded)
     for part in name.split("."):
         if not hasattr(obj, part):
             raise KernelNotLoadable(f"{module_name!r} has no attribute {name!r}")
@@ -118,6 +151,94 @@ def load_kernel(
             f"{launch.get('kernel')!r} is a {type(obj).__name__}, not a @triton.jit function"
         )
     return obj
+
+
+# ------------------------------------------------------------------------------ rebuilding
+
+
+_rebuilt: dict[str, tuple[Any, dict[str, str]]] = {}
+
+
+def _value(spec: Mapping[str, Any], definitions: Mapping[str, Any], missing: dict[str, str]) -> Any:
+    """The object a recorded VALUE (``matrix.measure.capture``) stands for."""
+    kind = spec.get("kind")
+    if kind == "module":
+        return import_once(spec["name"])
+    if kind == "jit":
+        fn, inner = _rebuild(spec["id"], definitions)
+        missing.update(inner)
+        return fn
+    if kind == "constexpr":
+        import triton.language as tl
+
+        return tl.constexpr(spec["value"])
+    if kind == "dtype":
+        import triton.language as tl
+
+        return tl.dtype(spec["name"])
+    if kind == "value":
+        value = spec["value"]
+        return tuple(value) if spec.get("tuple") else value
+    if kind == "float":
+        return float(spec["repr"])
+    if kind == "import":
+        obj = import_once(spec["module"])
+        for part in spec["qualname"].split("."):
+            obj = getattr(obj, part)
+        return obj
+    why = spec.get("why") or "a value the capture could not record"
+    raise KernelNotRebuilt(f"{spec.get('type')} {spec.get('repr')}: {why}")
+
+
+def _rebuild(ident: str, definitions: Mapping[str, Any]) -> tuple[Any, dict[str, str]]:
+    """(the JITFunction of definition ``ident``, {name: why} of the values left out of its
+    namespace and its helpers'); cached per process: every target compiles the same object."""
+    if ident in _rebuilt:
+        return _rebuilt[ident]
+    d = definitions.get(ident)
+    if not isinstance(d, Mapping):
+        raise KernelNotRebuilt(f"definition {ident} is not in the run's kernel_sources")
+    qualname = d.get("qualname") or d.get("name")
+    if not d.get("source"):
+        raise KernelNotRebuilt(f"{qualname}: no source recorded ({'; '.join(d.get('cut') or [])})")
+    ns: dict[str, Any] = {"__builtins__": builtins, "__name__": d.get("module") or "__captured__"}
+    missing: dict[str, str] = {}
+    for name, spec in [*d.get("globals", {}).items(), *d.get("closure", {}).items()]:
+        try:
+            ns[name] = _value(spec, definitions, missing)
+        except (KernelNotRebuilt, KernelNotLoadable, AttributeError) as e:
+            missing[name] = str(e)[:300]
+    # A file name of its own per definition: Triton reads the source back through linecache,
+    # and the padding keeps the recorded line numbers (the IR's locations point at them).
+    filename = f"<captured {d.get('file')}:{d.get('line')} {d.get('source_hash')}>"
+    text = "\n" * max(int(d.get("line") or 1) - 1, 0) + d["source"]
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    try:
+        exec(compile(text, filename, "exec", dont_inherit=True), ns)
+        fn = ns[d["name"]]
+    except Exception as e:
+        raise KernelNotRebuilt(
+            f"{qualname}: its source does not run: {type(e).__name__}: {e}"
+        ) from e
+    import triton
+
+    jit_options = {k: v for k, v in (d.get("jit") or {}).items() if k == "noinline"}
+    jit = triton.jit(**jit_options)(fn) if jit_options else triton.jit(fn)
+    _rebuilt[ident] = (jit, missing)
+    return jit, missing
+
+
+def rebuild_kernel(
+    launch: Mapping[str, Any], definitions: Mapping[str, Any]
+) -> tuple[Any, dict[str, str]]:
+    """The ``@triton.jit`` function a captured launch ran, made from its recorded definition
+    (module docstring), and {name: why} of the values it read that could not be rebuilt (a
+    compile that fails on one of those is ``skipped``, not ``rejected``). Raises
+    KernelNotRebuilt when the function itself cannot be made."""
+    ident = launch.get("definition")
+    if not isinstance(ident, str):
+        raise KernelNotRebuilt(f"launch {launch.get('kernel')!r} names no definition")
+    return _rebuild(ident, definitions)
 
 
 # -------------------------------------------------------------------------------- the assembly
@@ -230,11 +351,15 @@ def describe(art: Artifacts) -> dict[str, Any]:
 
 
 def compile_launch(
-    launch: dict[str, Any], target: str, suite_root: str | Path | None = None
+    launch: dict[str, Any],
+    target: str,
+    suite_root: str | Path | None = None,
+    definitions: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One KERNEL COMPILE record (module docstring) for ``launch`` on ``target``; never raises
-    for a kernel's own failure: that is the record's status. ``suite_root`` as for
-    ``load_kernel``."""
+    for a kernel's own failure: that is the record's status. A launch with a recorded
+    definition is rebuilt from it (``definitions``: the run's ``kernel_sources``); one without
+    is imported by name (``suite_root`` as for ``load_kernel``)."""
     rec: dict[str, Any] = {
         "id": f"{launch['key']}@{target}",
         "key": launch["key"],
@@ -254,10 +379,21 @@ def compile_launch(
     odd = {k: v for k, v in launch["signature"].items() if v.startswith("unknown:")}
     if odd:
         return done("skipped", f"argument types the capture could not name: {odd}")
-    try:
-        fn = load_kernel(launch, suite_root=suite_root)
-    except KernelNotLoadable as e:
-        return done("error", str(e))
+    missing: dict[str, str] = {}
+    if launch.get("definition"):
+        rec["source"] = "recorded"
+        if definitions is None:
+            return done("error", "the launch names a definition and none were given")
+        try:
+            fn, missing = rebuild_kernel(launch, definitions)
+        except (KernelNotRebuilt, KernelNotLoadable) as e:
+            return done("skipped", f"the kernel could not be rebuilt: {e}")
+    else:
+        rec["source"] = "imported"
+        try:
+            fn = load_kernel(launch, suite_root=suite_root)
+        except KernelNotLoadable as e:
+            return done("error", f"no recorded source (a raw file from before capture): {e}")
     options = {k: v for k, v in launch.get("options", {}).items() if k in COMPILE_OPTIONS}
     try:
         art = compile_for_target(
@@ -267,8 +403,13 @@ def compile_launch(
         return done("skipped", f"a tool outside Triton is missing: {e}")
     except (SpellingNotRecognised, ValueError) as e:
         return done("error", f"the harness could not state the compile: {type(e).__name__}: {e}")
-    except Exception as e:  # the compiler refused the code
-        return done("rejected", f"{type(e).__name__}: {e}")
+    except Exception as e:  # the compiler refused the code, unless it is a value we left out
+        text = f"{type(e).__name__}: {e}"
+        left_out = [n for n in missing if re.search(rf"\b{re.escape(n)}\b", text)]
+        if left_out:
+            why = "; ".join(f"{n}: {missing[n]}" for n in left_out)
+            return done("skipped", f"the kernel reads values that were not rebuilt ({why}): {text}")
+        return done("rejected", text)
     return done("compiled", **describe(art))
 
 
@@ -281,6 +422,7 @@ def replay(
     seed: int = 0,
     root: str | None = None,
     suite_root: str | Path | None = None,
+    definitions: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Launch a captured specialization once on ``device`` with fresh random inputs of the
     recorded shapes, dtypes, scalars and grid; return the arguments it was given (tensors
@@ -289,7 +431,10 @@ def replay(
     ``load_kernel``."""
     import torch
 
-    fn = load_kernel(launch, root, suite_root)
+    if launch.get("definition") and definitions is not None:
+        fn, _ = rebuild_kernel(launch, definitions)
+    else:
+        fn = load_kernel(launch, root, suite_root)
     example = launch.get("example") or {}
     grid = example.get("grid")
     if not grid:

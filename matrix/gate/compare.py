@@ -30,6 +30,7 @@ from matrix.core import (
     pair_numpy,
 )
 from matrix.gate import kernel_compiles as gk
+from matrix.gate import user_tests as ut
 from matrix.gate.config import AcceptedChange
 from matrix.gate.sides import DataError, Sides
 from matrix.measure.results import Result, Run
@@ -566,6 +567,12 @@ def _compare_tests(out: Comparison, sides: Sides) -> None:
                 table.setdefault(str(run.env.get("numpy")), {}).update(tests)
         return table
 
+    def records_by_numpy(runs: Sequence[Run]) -> dict[str, dict[str, dict[str, Any]]]:
+        table: dict[str, dict[str, dict[str, Any]]] = {}
+        for run in runs:
+            table.setdefault(str(run.env.get("numpy")), {}).update(ut.records_of_tests(run))
+        return table
+
     baseline, candidate = sides.baseline, sides.candidate
     base, cand = by_numpy(sides.base), by_numpy(sides.cand)
     if base and not cand:
@@ -574,19 +581,42 @@ def _compare_tests(out: Comparison, sides: Sides) -> None:
             "rerun the candidate with them"
         )
         return
+    differences = ut.suite_differences(sides.base, sides.cand, str(baseline), str(candidate))
+    if differences:  # a test that passes only under a longer limit or with -k says nothing
+        out.undecidable.append(
+            "the user's tests are not comparable, the suites differ: " + "; ".join(differences)
+        )
+        return
+    cand_records = records_by_numpy(sides.cand)
+    kernels = ut.kernels_by_test(sides.cand)
     for b_np, c_np in pair_numpy(base, cand):
         shown = f"tests (numpy {b_np})" if b_np == c_np else f"tests (numpy {b_np} vs {c_np})"
         out.compared.append(shown)
+        records = cand_records.get(c_np, {})
+        broken = ut.collection_errors(records)
         for test, b_outcome in sorted(base[b_np].items()):
             if b_outcome != PASSED_TEST:
                 continue
             c_outcome = cand[c_np].get(test)
             if c_outcome == PASSED_TEST:
                 continue
-            if c_outcome is None or c_outcome not in FAILED_TESTS:
+            record = records.get(test)
+            if c_outcome is None and ut.module_of(test) in broken:
+                # Its module no longer imports: the test did not vanish, it broke.
+                record = broken[ut.module_of(test)]
+                c_outcome = "error"
+            if c_outcome is None or c_outcome not in FAILED_TESTS or record is None:
                 out.undecidable.append(
                     f"user test {test} ({shown}): passed on {baseline}, "
                     f"{'missing' if c_outcome is None else repr(c_outcome)} on {candidate}"
+                )
+                continue
+            cls, why = ut.classify(record)
+            if cls == ut.ENVIRONMENT:
+                detail = " ".join(str(record.get("detail", "")).split())[:300]
+                out.undecidable.append(
+                    f"user test {test} ({shown}): passed on {baseline}, `{c_outcome}` on "
+                    f"{candidate} for a reason outside Triton, not a regression ({why}): {detail}"
                 )
                 continue
             out.findings.append(
@@ -599,6 +629,7 @@ def _compare_tests(out: Comparison, sides: Sides) -> None:
                     [
                         f"baseline {baseline}: `{b_outcome}`",
                         f"candidate {candidate}: `{c_outcome}`",
+                        *ut.evidence(record, cls, why, kernels.get(test, ())),
                     ],
                 )
             )

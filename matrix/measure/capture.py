@@ -24,7 +24,38 @@ Events (the runner in ``matrix.measure.suite`` reads them):
        "options": {"num_warps": 4},                   # launch options given (num_stages, ...)
        "example": {"shapes": {"x_ptr": [1000]}, "strides": {"x_ptr": [1]},
                    "scalars": {"n": 1000}, "grid": [8, 1, 1]},
-       "test": "<nodeid of the test that first launched it>"}
+       "test": "<nodeid of the test that first launched it>",
+       "qualname": "test_mod.test_add.<locals>.add_kernel",  # with <locals>, as defined
+       "definition": "<16 hex digits>",   # the key of its KERNEL DEFINITION (below)
+       "source_hash": "<16 hex digits>"}  # of the definition's source text
+
+- ``{"event": "definition", "id": ID, "definition": KERNEL DEFINITION}`` once per distinct
+  definition, before the first launch that names it. A KERNEL DEFINITION is what the kernel
+  that ran was made of, so that the aot cell can rebuild exactly that function
+  (``matrix.backends.kernels.rebuild_kernel``) instead of importing it by name::
+
+      {"name": "add_kernel", "qualname": "test_add.<locals>.add_kernel", "module": "test_mod",
+       "file": "test_mod.py", "line": 12,          # of the ``def`` line; file "<string>" for
+                                                  # a kernel built by exec from a string
+       "source": "def add_kernel(...):\n    ...",  # decorators stripped, dedented
+       "source_hash": "<16 hex digits>",
+       "globals": {NAME: VALUE, ...},             # the module globals its body reads
+       "closure": {NAME: VALUE, ...},             # the free variables it reads
+       "jit": {"noinline": true},                 # @triton.jit options that change codegen
+       "cut": ["..."]}                            # what was left out to bound the record
+
+  A VALUE is ``{"kind": "module", "name": "triton.language"}``, ``{"kind": "jit", "id": ID}``
+  (a nested ``@triton.jit`` helper: its own definition, recorded the same way),
+  ``{"kind": "constexpr", "value": 4}``, ``{"kind": "dtype", "name": "fp16"}``,
+  ``{"kind": "value", "value": 3, "tuple": false}``, ``{"kind": "float", "repr": "nan"}``,
+  ``{"kind": "import", "module": "m", "qualname": "f"}``, or ``{"kind": "unrecorded",
+  "type": "...", "repr": "..."}`` (a value that could not be recorded: a rebuild that needs it
+  is ``skipped``, never a Triton answer).
+
+The source of a kernel built from a string (``exec(src, globals(), ns)``, Triton's own tests
+do this) is not in any file: while the plugin is active, ``exec`` and ``compile`` of source
+text that mentions ``jit`` remember the text of the code objects they make (same code, same
+flags, same filename ``<string>``: nothing the test sees changes).
 
 ``example`` is what one launch really passed, so that a GPU can replay it
 (``matrix.backends.kernels.replay``).
@@ -39,19 +70,34 @@ imported here until Triton is, so the plugin costs a team's suite nothing outsid
 """
 
 from __future__ import annotations
+import __future__
 
+import ast
+import builtins
+import functools
 import hashlib
 import inspect
 import json
+import math
+import operator
 import os
 import sys
+import textwrap
 import threading
 import time
+import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from matrix.core import COMPILE_OPTIONS, TEST_ERROR, TEST_PASSED, TEST_XPASSED, TORCH_TO_TRITON
+from matrix.core import (
+    COMPILE_OPTIONS,
+    TEST_ERROR,
+    TEST_FAILED,
+    TEST_PASSED,
+    TEST_XPASSED,
+    TORCH_TO_TRITON,
+)
 
 EVENTS_ENV = "MATRIX_EVENTS"
 SKIP_ENV = "MATRIX_SKIP"
@@ -80,6 +126,14 @@ OPTION_NAMES = frozenset(
 )
 
 
+# Bounds of one KERNEL DEFINITION (the record says what was cut).
+MAX_SOURCE_CHARS = 40_000
+MAX_NAMES = 64
+MAX_REPR_CHARS = 300
+MAX_HELPER_DEPTH = 8
+MAX_REMEMBERED_SOURCES = 20_000
+
+
 class _Writer:
     """Appends events to one file, a line at a time (flushed: a crash loses nothing written)."""
 
@@ -87,6 +141,7 @@ class _Writer:
         self.path = path
         self.lock = threading.Lock()
         self.seen: set[str] = set()
+        self.definitions: set[str] = set()
         self.current_test: str | None = None
 
     def write(self, event: dict[str, Any]) -> None:
@@ -134,7 +189,7 @@ def _json_value(value: Any) -> Any:
 def _relative(path: str | None) -> str | None:
     """``path`` relative to the suite's root (POSIX), or as it is without one."""
     base = os.environ.get(SUITE_ROOT_ENV)
-    if not path or not base:
+    if not path or not base or path.startswith("<"):  # "<string>": made by exec, no file
         return path
     return Path(os.path.relpath(path, os.path.abspath(base))).as_posix()
 
@@ -143,7 +198,7 @@ def _path_root(file: str | None) -> str | None:
     """The longest ``sys.path`` entry that holds ``file``: where to import its module from,
     relative to the suite's root; None for a module the environment itself imports (one under
     the interpreter's prefix, e.g. an installed package)."""
-    if not file:
+    if not file or file.startswith("<"):
         return None
     best = None
     for entry in sys.path:
@@ -156,6 +211,282 @@ def _path_root(file: str | None) -> str | None:
     return _relative(best)
 
 
+# ------------------------------------------------------------------------ kernel definitions
+
+_FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, n).compiler_flag for n in __future__.all_feature_names)
+)
+# Code object -> the source text that made it (exec/compile of a string; module docstring).
+_made_from: dict[types.CodeType, str] = {}
+_real_exec, _real_compile = builtins.exec, builtins.compile
+
+
+def _remember(source: Any, code: Any) -> None:
+    if not isinstance(code, types.CodeType) or len(_made_from) >= MAX_REMEMBERED_SOURCES:
+        return
+    text = source.decode("utf-8", "replace") if isinstance(source, bytes) else source
+    if not isinstance(text, str) or "jit" not in text:
+        return
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        _made_from[c] = text
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+
+
+def _compile(
+    source: Any, filename: Any, mode: str, flags: int = 0, dont_inherit: bool = False,
+    optimize: int = -1, **kwargs: Any,
+) -> Any:  # fmt: skip
+    if not dont_inherit:  # the caller's __future__ flags, as the builtin would inherit them
+        flags |= sys._getframe(1).f_code.co_flags & _FUTURE_FLAGS
+    code = _real_compile(source, filename, mode, flags, True, optimize, **kwargs)
+    if isinstance(source, str | bytes):
+        _remember(source, code)
+    return code
+
+
+def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any) -> Any:
+    if isinstance(source, str | bytes) and globals is not None:
+        flags = sys._getframe(1).f_code.co_flags & _FUTURE_FLAGS
+        code = _real_compile(source, "<string>", "exec", flags, True)
+        _remember(source, code)
+        source = code
+    if globals is None:  # the caller's own namespaces: only the builtin can find them
+        frame = sys._getframe(1)
+        globals, locals = frame.f_globals, frame.f_locals if locals is None else locals
+    return _real_exec(source, globals, locals, **kwargs)
+
+
+def remember_exec_sources() -> None:
+    """Wrap ``exec`` and ``compile`` so that kernels built from strings keep their source."""
+    builtins.exec, builtins.compile = _exec, _compile  # type: ignore[assignment]
+
+
+def _interpreted_class() -> Any:
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except Exception:
+        return None
+    return InterpretedFunction
+
+
+_rewritten_to_original: dict[int, Any] = {}
+
+
+def original_function(fn: Any) -> Any:
+    """The team's own function behind ``fn``: under the interpreter a launch runs a rewritten
+    copy (module-level, so its ``__qualname__`` has lost ``<locals>``); Triton 3.0-3.9 keep the
+    pairs in ``InterpretedFunction.rewritten_fn``, found by trying."""
+    table = getattr(_interpreted_class(), "rewritten_fn", None)
+    if not isinstance(table, dict):
+        return fn
+    if id(fn) not in _rewritten_to_original and len(table) != len(_rewritten_to_original):
+        _rewritten_to_original.clear()
+        _rewritten_to_original.update({id(v): k for k, v in table.items()})
+    return _rewritten_to_original.get(id(fn), fn)
+
+
+def _is_jit(value: Any) -> bool:
+    kinds = tuple(k for k in (_interpreted_class(),) if k is not None)
+    try:
+        from triton.runtime.jit import JITFunction
+
+        kinds += (JITFunction,)
+    except Exception:
+        pass
+    return bool(kinds) and isinstance(value, kinds)
+
+
+def strip_decorators(source: str) -> tuple[str, int]:
+    """(``source`` dedented from its ``def`` line on, the index of that line in ``source``);
+    ValueError when it holds no function definition."""
+    text = textwrap.dedent(source)
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            lines = text.splitlines(keepends=True)
+            return "".join(lines[node.lineno - 1 :]), node.lineno - 1
+    raise ValueError("no function definition in the source")
+
+
+def _source_of(fn: Any, jit: Any) -> tuple[str, int]:
+    """The text of ``fn`` (decorators stripped) and the file line of its ``def``."""
+    code = fn.__code__
+    src = getattr(jit, "src", None)  # a JITFunction's, which _unsafe_update_src may have changed
+    if isinstance(src, str):
+        text, _ = strip_decorators(src)
+        return text, code.co_firstlineno
+    made = _made_from.get(code)
+    if made is not None:
+        lines = made.splitlines(keepends=True)
+        block = "".join(inspect.getblock(lines[code.co_firstlineno - 1 :]))
+    else:
+        block = inspect.getsource(fn)
+    text, offset = strip_decorators(block)
+    return text, code.co_firstlineno + offset
+
+
+def _names_read(code: types.CodeType) -> list[str]:
+    names: list[str] = []
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.extend(n for n in c.co_names if n not in names)
+        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return names
+
+
+def _short_repr(value: Any) -> str:
+    try:
+        return repr(value)[:MAX_REPR_CHARS]
+    except Exception as e:
+        return f"<repr failed: {type(e).__name__}>"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON if it is a constant JSON holds exactly, else raise ValueError."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    if isinstance(value, tuple | list) and len(value) <= MAX_NAMES:
+        return [_plain(v) for v in value]
+    raise ValueError(type(value).__name__)
+
+
+class _Definitions:
+    """Builds KERNEL DEFINITIONs (module docstring) and keeps each one once, by id."""
+
+    def __init__(self) -> None:
+        self.by_fn: dict[Any, str] = {}
+        self.records: dict[str, dict[str, Any]] = {}
+        self.active: set[Any] = set()
+
+    def value(self, value: Any, depth: int) -> dict[str, Any]:
+        if isinstance(value, types.ModuleType):
+            return {"kind": "module", "name": value.__name__}
+        if _is_jit(value):
+            if depth >= MAX_HELPER_DEPTH:
+                return self._unrecorded(value, f"helpers nested deeper than {MAX_HELPER_DEPTH}")
+            fn = getattr(value, "fn", None)
+            if fn is None or fn in self.active:
+                return self._unrecorded(value, "a helper that calls itself")
+            return {"kind": "jit", "id": self.define(fn, value, depth + 1)}
+        type_name = type(value).__name__
+        module = type(value).__module__ or ""
+        if module.startswith("triton") and type_name == "constexpr":
+            try:
+                return {"kind": "constexpr", "value": _plain(value.value)}
+            except ValueError:
+                return self._unrecorded(value, "a constexpr whose value is not a JSON constant")
+        if (
+            module.startswith("triton")
+            and type_name == "dtype"
+            and isinstance(getattr(value, "name", None), str)
+        ):
+            return {"kind": "dtype", "name": value.name}
+        if isinstance(value, float) and not math.isfinite(value):
+            return {"kind": "float", "repr": repr(value)}
+        try:
+            return {"kind": "value", "value": _plain(value), "tuple": isinstance(value, tuple)}
+        except ValueError:
+            pass
+        qualname, owner = getattr(value, "__qualname__", None), getattr(value, "__module__", None)
+        if isinstance(qualname, str) and isinstance(owner, str) and "<" not in qualname:
+            return {"kind": "import", "module": owner, "qualname": qualname}
+        return self._unrecorded(value, "")
+
+    @staticmethod
+    def _unrecorded(value: Any, why: str) -> dict[str, Any]:
+        out = {"kind": "unrecorded", "type": type(value).__name__, "repr": _short_repr(value)}
+        return {**out, "why": why} if why else out
+
+    def define(self, fn: Any, jit: Any = None, depth: int = 0) -> str:
+        """The id of ``fn``'s definition (recorded on first sight; its helpers too)."""
+        known = self.by_fn.get(fn)
+        if known is not None:
+            return known
+        self.active.add(fn)
+        try:
+            record = self._build(fn, jit, depth)
+        finally:
+            self.active.discard(fn)
+        ident = json.dumps(record, sort_keys=True, default=repr)
+        key = hashlib.sha256(ident.encode()).hexdigest()[:16]
+        self.records.setdefault(key, record)
+        self.by_fn[fn] = key
+        return key
+
+    def stable_digest(self, ident: str, seen: frozenset[str] = frozenset()) -> str:
+        """A digest of what a definition is that does not depend on the release: its source,
+        its constant values and its helpers' digests (module paths and import paths are left
+        out: they move between releases, and one kernel must pair with itself across them)."""
+        record = self.records[ident]
+        values = {**record["globals"], **record["closure"]}
+        parts: list[Any] = [record["qualname"], record["source_hash"]]
+        for name in sorted(values):
+            v = values[name]
+            if v["kind"] in ("value", "constexpr", "float", "dtype"):
+                parts.append([name, v])
+            elif v["kind"] == "jit" and v["id"] not in seen:
+                parts.append([name, self.stable_digest(v["id"], seen | {ident})])
+        text = json.dumps(parts, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def _build(self, fn: Any, jit: Any, depth: int) -> dict[str, Any]:
+        code = fn.__code__
+        cut: list[str] = []
+        try:
+            source, line = _source_of(fn, jit)
+        except (OSError, TypeError, ValueError, SyntaxError) as e:
+            source, line = "", code.co_firstlineno
+            cut.append(f"source not available: {type(e).__name__}: {e}"[:MAX_REPR_CHARS])
+        if len(source) > MAX_SOURCE_CHARS:
+            cut.append(f"source of {len(source)} characters, over {MAX_SOURCE_CHARS}: not kept")
+            source = ""
+        qualname = getattr(fn, "__qualname__", None) or getattr(code, "co_qualname", fn.__name__)
+        fn_globals = getattr(fn, "__globals__", {})
+        # Annotations and defaults are evaluated when the rebuilt ``def`` runs: their names
+        # (``tl`` of ``tl.constexpr``) are the module's, not in the function's own co_names.
+        read = _names_read(code)
+        if source:
+            read += sorted(
+                {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)} - set(read)
+            )
+        names = [n for n in read if n in fn_globals]
+        if len(names) > MAX_NAMES:
+            cut.append(f"{len(names)} globals read, only the first {MAX_NAMES} kept")
+            names = names[:MAX_NAMES]
+        closure: dict[str, Any] = {}
+        for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):
+            try:
+                closure[name] = self.value(cell.cell_contents, depth)
+            except ValueError:  # an empty cell: the name is not bound yet
+                closure[name] = {"kind": "unrecorded", "type": "cell", "repr": "<empty>"}
+        options = {}
+        for key in ("noinline",):
+            given = getattr(jit, key, None)
+            given = given if given is not None else (getattr(jit, "kwargs", None) or {}).get(key)
+            if given is not None:
+                options[key] = bool(given)
+        return {
+            "name": fn.__name__,
+            "qualname": qualname,
+            "module": getattr(fn, "__module__", None),
+            "file": _relative(code.co_filename),
+            "line": line,
+            "source": source,
+            "source_hash": hashlib.sha256(source.encode()).hexdigest()[:16],
+            "globals": {n: self.value(fn_globals[n], depth) for n in names},
+            "closure": closure,
+            "jit": options,
+            "cut": cut,
+        }
+
+
+_definitions = _Definitions()
+
+
 def describe_launch(
     fn: Callable[..., Any],
     arg_names: list[str],
@@ -163,8 +494,12 @@ def describe_launch(
     args: tuple[Any, ...],
     kwargs: Mapping[str, Any],
     grid: Any,
+    jit: Any = None,
 ) -> dict[str, Any]:
-    """The LAUNCH record (module docstring) of one call of the Python function ``fn``."""
+    """The LAUNCH record (module docstring) of one call of the Python function ``fn`` (under
+    the interpreter, the rewritten copy Triton runs: its original is found); ``jit`` is the
+    ``@triton.jit`` object where the launch path holds it (its ``src`` is what compiles)."""
+    fn = original_function(fn)
     kernel_kwargs = {k: v for k, v in kwargs.items() if k in arg_names}
     options = {k: _json_value(v) for k, v in kwargs.items() if k in OPTION_NAMES}
     bound = inspect.signature(fn).bind_partial(*args, **kernel_kwargs)
@@ -193,15 +528,23 @@ def describe_launch(
         grid_dims = None
     module = getattr(fn, "__module__", None) or "?"
     name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", "?")
-    file = inspect.getsourcefile(fn) if hasattr(fn, "__code__") else None
+    file = fn.__code__.co_filename if hasattr(fn, "__code__") else None
+    definition = _definitions.define(fn, jit)
+    source_hash = _definitions.records[definition]["source_hash"]
     # Options a release's Config adds with defaults (None) must not split one specialization.
     shaping = {k: v for k, v in options.items() if k in COMPILE_OPTIONS and v is not None}
-    identity = json.dumps([module, name, signature, constexprs, shaping], sort_keys=True)
+    # What the kernel is belongs to its identity (two kernels of one name are two kernels),
+    # in a form that one kernel keeps on every release (stable_digest).
+    what = _definitions.stable_digest(definition)
+    identity = json.dumps([module, name, what, signature, constexprs, shaping], sort_keys=True)
     return {
         "key": hashlib.sha256(identity.encode()).hexdigest()[:16],
         "kernel": f"{module}:{name}",
         "module": module,
         "name": name,
+        "qualname": name,
+        "definition": definition,
+        "source_hash": source_hash,
         "file": _relative(file),
         "path_root": _path_root(file),
         "signature": signature,
@@ -226,6 +569,10 @@ def _record(*launch_args: Any) -> None:
     if launch["key"] in _writer.seen:
         return
     _writer.seen.add(launch["key"])
+    for ident, record in _definitions.records.items():
+        if ident not in _writer.definitions:
+            _writer.definitions.add(ident)
+            _writer.write({"event": "definition", "id": ident, "definition": record})
     launch["test"] = _writer.current_test
     _writer.write({"event": "launch", "launch": launch})
 
@@ -275,7 +622,7 @@ def install_hooks() -> list[str]:
             if not kwargs.get("warmup"):
                 names = list(self.arg_names)
                 consts = {p.name for p in getattr(self, "params", ()) if p.is_constexpr}
-                _record(self.fn, names, consts, args, kwargs, grid)
+                _record(self.fn, names, consts, args, kwargs, grid, self)
             return run(self, *args, grid=grid, **kwargs)
 
         jit_run._matrix_capture = True  # type: ignore[attr-defined]
@@ -293,6 +640,7 @@ def pytest_configure(config: Any) -> None:
     if not path or _writer is not None:
         return
     _writer = _Writer(path)
+    remember_exec_sources()
     hooks = install_hooks()
     _writer.write({"event": "hooks", "wrapped": hooks})
 
@@ -335,6 +683,17 @@ def _detail(report: Any) -> str:
     return text.strip()[:500]
 
 
+FAILURE_LINES, FAILURE_CHARS = 15, 2000
+
+
+def _failure_tail(report: Any) -> str:
+    """The last lines of a failure's report: where it failed and with what (the gate shows
+    them beside a regression)."""
+    text = getattr(report, "longreprtext", "") or ""
+    lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[-FAILURE_LINES:])[-FAILURE_CHARS:]
+
+
 def pytest_runtest_logreport(report: Any) -> None:
     rec = _reports.get(report.nodeid)
     if _writer is None or rec is None:
@@ -351,6 +710,8 @@ def pytest_runtest_logreport(report: Any) -> None:
     # The first thing that went wrong is the outcome.
     if rec["outcome"] in (TEST_PASSED, TEST_XPASSED):
         rec["outcome"], rec["detail"] = outcome, _detail(report) or getattr(report, "wasxfail", "")
+        if outcome in (TEST_FAILED, TEST_ERROR):
+            rec["failure"] = _failure_tail(report)
     elif outcome == TEST_ERROR and rec["outcome"] != TEST_ERROR:  # a teardown error after a failure
         rec["detail"] += f" (and in {report.when}: {_detail(report)})"
 
@@ -371,5 +732,6 @@ def pytest_collectreport(report: Any) -> None:
             "outcome": "error",
             "seconds": 0.0,
             "detail": f"collection failed: {_detail(report) or report.longreprtext[-500:]}",
+            "failure": _failure_tail(report),
         }
         _writer.write({"event": "done", "id": rec["id"], "record": rec})

@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import signal
 import subprocess
 import sys
@@ -41,6 +42,7 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from matrix import cli
 from matrix.core import (
@@ -57,6 +59,7 @@ from matrix.measure import incremental, lock, procs
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
+from matrix.measure.kernel_compiles import coverage_text, run_coverage
 from matrix.measure.results import (
     Run,
     SchemaError,
@@ -126,7 +129,7 @@ def _readable(path: Path) -> Run | None:
         return None
 
 
-def existing_state(path: Path, cell: Cell, suite: dict[str, str] | None = None) -> str:
+def existing_state(path: Path, cell: Cell, suite: dict[str, Any] | None = None) -> str:
     """ "complete", "partial" or "missing" for the raw file a cell would write.
 
     With ``suite`` (``suite_identity`` of ``--tests``), a cell whose recorded suite is another
@@ -266,7 +269,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         if redo:
             cmd += ["--redo", ",".join(redo)]
         if args.tests and not suite_kept:
-            cmd += ["--tests", str(args.tests)]
+            cmd += ["--tests", str(args.tests), "--tests-args", args.tests_args]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
         # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
         proc = procs.run(
@@ -321,10 +324,9 @@ def _test_counts(run: Run) -> str:
         return ""
     passed = sum(isinstance(t, dict) and passed_test(t) for t in tests)
     text = f"{passed}/{len(tests)} tests passed"
-    compiles = run.extra.get("kernel_compiles")
-    if isinstance(compiles, list):
-        ok = sum(isinstance(c, dict) and c.get("status") == COMPILED for c in compiles)
-        text += f", {ok}/{len(compiles)} kernel compiles ok"
+    cov = run_coverage(run)
+    if cov is not None:
+        text += f", {coverage_text(cov)}"
     return text
 
 
@@ -390,6 +392,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="also run releases on the package index that the data file lacks",
     )
     p.add_argument("--tests", type=Path, help="a pytest suite to run in every cell too")
+    p.add_argument(
+        "--tests-args",
+        default="",
+        help='options for pytest on the --tests suite, one string: --tests-args "-k add -x"',
+    )
     p.add_argument("--force", action="store_true", help="redo cells that are already complete")
     p.add_argument(
         "--probes",
@@ -426,7 +433,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if not args.tests.exists():
             p.error(f"--tests: {args.tests} does not exist")
         args.tests = args.tests.resolve()
-    args.suite = suite_identity(args.tests) if args.tests is not None else None
+    if args.tests_args and args.tests is None:
+        p.error("--tests-args: options for a suite, and no --tests suite was given")
+    try:
+        pytest_args = shlex.split(args.tests_args)
+    except ValueError as e:
+        p.error(f"--tests-args: cannot split {args.tests_args!r} into words: {e}")
+    args.suite = (
+        suite_identity(args.tests, pytest_args, args.timeout) if args.tests is not None else None
+    )
     args.catalog = incremental.current_catalog()
     try:
         args.probes = (

@@ -24,6 +24,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import shlex
 import signal
 import subprocess
 import sys
@@ -40,7 +41,7 @@ from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, REPO_ROOT, Release, run_id
 from matrix.measure import probe_hashes, procs, suite
 from matrix.measure.child import probe_package
-from matrix.measure.kernel_compiles import compile_captured
+from matrix.measure.kernel_compiles import compile_captured, run_coverage
 from matrix.measure.results import (
     DETAIL_CAP,
     Result,
@@ -56,7 +57,7 @@ from matrix.measure.supervise import tail as _tail
 
 DEFAULT_TIMEOUT_S = 300.0
 # What --tests adds to a run (matrix.measure.suite, matrix.backends.kernels say the shapes).
-SUITE_KEYS = ("suite", "tests", "launches", "kernel_compiles")
+SUITE_KEYS = ("suite", "tests", "launches", "kernel_sources", "kernel_compiles", "kernel_coverage")
 POLL_S = 0.05
 
 
@@ -364,6 +365,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "measured again (the others are kept; the matrix's --probes and changed probes)",
     )
     p.add_argument("--tests", type=Path, help="also run this pytest suite; record each test")
+    p.add_argument(
+        "--tests-args", default="", help="options for pytest on the suite (one string, shell words)"
+    )
     p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
     p.add_argument("--env", help="JSON object of extra env fields (e.g. the torch pairing)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -406,19 +410,23 @@ def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path)
     def say(*parts: object) -> None:
         print(f"[{run.id}]", *parts, flush=True)
 
-    run.extra["suite"] = suite.suite_identity(args.tests)
-    tests, launches = suite.run_suite(args.tests, workdir, say, args.timeout)
-    run.extra["tests"], run.extra["launches"] = tests, launches
+    pytest_args = shlex.split(args.tests_args)
+    run.extra["suite"] = suite.suite_identity(args.tests, pytest_args, args.timeout)
+    got = suite.run_suite_recorded(args.tests, workdir, say, args.timeout, pytest_args)
+    run.extra["tests"], run.extra["launches"] = got.tests, got.launches
+    run.extra["kernel_sources"] = got.kernel_sources
     write_raw(run, out)
     if "aot" in args.backends:
         run.extra["kernel_compiles"] = compile_captured(
-            launches,
+            got.launches,
             KERNEL_TARGETS,
             workdir / "kernel-compiles",
             say,
             args.timeout,
             suite.suite_root(args.tests),
+            got.kernel_sources,
         )
+        run.extra["kernel_coverage"] = run_coverage(run)
 
 
 def _previous_run(args: argparse.Namespace, env: dict[str, Any]) -> Run | None:

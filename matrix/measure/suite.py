@@ -9,10 +9,16 @@ pass.
 
 What a cell's raw file gets (keys of the run, beside ``results``)::
 
-    "suite":    {"path": "tests/team", "hash": "sha256:<hex>"}   # suite_identity()
+    "suite":    {"path": "tests/team", "hash": "sha256:<hex>",       # suite_identity()
+                 "pytest_args": ["-k", "not slow"], "test_timeout_s": 300.0}
     "tests":    [{"id": "tests/test_k.py::test_add[64]", "outcome": "passed",
-                  "seconds": 0.12, "detail": ""}, ...]
+                  "seconds": 0.12, "detail": "", "failure": "last lines of the report"}, ...]
     "launches": [LAUNCH, ...]        # matrix.measure.capture's docstring; one per specialization
+    "kernel_sources": {ID: KERNEL DEFINITION, ...}   # matrix.measure.capture; what each ran
+
+A suite is the same suite only with the same files, the same pytest options and the same
+per-test time limit: a test that passes only under a longer limit, or only with ``-k``, is not
+comparable (the orchestrator reruns such a cell; the gate calls a difference undecidable).
 
 outcome is ``passed``, ``failed``, ``error``, ``skipped``, ``xfailed``, ``xpassed``,
 ``timeout`` or ``crashed``. ``id`` is pytest's node id; the gate pairs tests by it.
@@ -27,9 +33,9 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from matrix.core import REPO_ROOT, passed_test
 from matrix.measure import capture
@@ -46,8 +52,13 @@ def suite_root(suite: Path) -> Path:
     return suite if suite.is_dir() else suite.parent
 
 
-def suite_identity(suite: Path) -> dict[str, str]:
-    """``{"path", "hash"}`` of a suite: where it is and a hash of every file in it.
+def suite_identity(
+    suite: Path,
+    pytest_args: Sequence[str] = (),
+    test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
+) -> dict[str, Any]:
+    """``{"path", "hash", "pytest_args", "test_timeout_s"}`` of a suite: where it is, a hash of
+    every file in it, and how it was run (module docstring says why those belong to it).
 
     ``path`` is relative to the matrix's checkout (``REPO_ROOT``) when the suite is inside it,
     so that the same checkout elsewhere records the same identity. A cell whose recorded
@@ -72,11 +83,24 @@ def suite_identity(suite: Path) -> dict[str, str]:
         h.update(p.read_bytes() + b"\0")
     root = REPO_ROOT.resolve()
     path = suite.relative_to(root).as_posix() if suite.is_relative_to(root) else str(suite)
-    return {"path": path, "hash": f"sha256:{h.hexdigest()}"}
+    return {
+        "path": path,
+        "hash": f"sha256:{h.hexdigest()}",
+        "pytest_args": list(pytest_args),
+        "test_timeout_s": float(test_timeout_s),
+    }
 
 
 def _error(suite: Path, detail: str) -> dict[str, Any]:
     return {"id": str(suite), "outcome": "error", "seconds": 0.0, "detail": detail}
+
+
+class SuiteRun(NamedTuple):
+    """What one run of a suite recorded (module docstring: the raw file's keys)."""
+
+    tests: list[dict[str, Any]]
+    launches: list[dict[str, Any]]
+    kernel_sources: dict[str, dict[str, Any]]
 
 
 def run_suite(
@@ -86,6 +110,19 @@ def run_suite(
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Run ``suite``; return (tests, launches) as the raw file stores them (module docstring)."""
+    got = run_suite_recorded(suite, workdir, log, test_timeout_s)
+    return got.tests, got.launches
+
+
+def run_suite_recorded(
+    suite: Path,
+    workdir: Path,
+    log: Callable[..., None],
+    test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
+    pytest_args: Sequence[str] = (),
+) -> SuiteRun:
+    """Run ``suite`` with ``pytest_args`` added to pytest's command line; return all it
+    recorded (module docstring)."""
     env = dict(os.environ)
     env["TRITON_INTERPRET"] = "1"
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
@@ -108,8 +145,10 @@ def run_suite(
         "-p",
         capture.__name__,
         "--continue-on-collection-errors",  # a module that cannot import is one error entry
+        *pytest_args,
     ]
     launches: dict[str, dict[str, Any]] = {}
+    sources: dict[str, dict[str, Any]] = {}
     hooks: list[str] = []
     counts = {"n": 0, "passed": 0}
 
@@ -126,10 +165,13 @@ def run_suite(
         if event.get("event") == "launch":
             launch = event["launch"]
             launches.setdefault(launch["key"], launch)
+        elif event.get("event") == "definition":
+            sources.setdefault(event["id"], event["definition"])
         elif event.get("event") == "hooks":
             hooks[:] = event.get("wrapped", [])
 
-    log(f"running user tests {suite} (each test limited to {test_timeout_s:g} s)")
+    shown = f", pytest options {' '.join(pytest_args)}" if pytest_args else ""
+    log(f"running user tests {suite} (each test limited to {test_timeout_s:g} s{shown})")
     result = supervise(
         cmd,
         workdir / "suite",
@@ -141,9 +183,12 @@ def run_suite(
         on_event=on_event,
     )
     tests = [
-        {k: rec.get(k, "") for k in ("id", "outcome", "seconds", "detail")}
+        {k: rec.get(k, "") for k in ("id", "outcome", "seconds", "detail", "failure")}
         for rec in result.records.values()
     ]
+    for t in tests:
+        if not t["failure"]:
+            del t["failure"]
     if not tests:
         tail = " ".join(result.output_tail.split())[-600:]
         why = "collected no tests" if result.last_exit == 5 else "recorded no test"
@@ -154,4 +199,4 @@ def run_suite(
         f"  tests: {sum(passed_test(t) for t in tests)} of {len(tests)} passed; "
         f"{len(launches)} kernel specializations captured (hooks: {', '.join(hooks) or 'none'})"
     )
-    return tests, list(launches.values())
+    return SuiteRun(tests, list(launches.values()), sources)
