@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DataFileError, load_toml, table_keys, text_at
+from matrix.core import TEST_ERROR, DataFileError, load_toml, table_keys, text_at
 from matrix.measure.results import Run
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "data" / "test_outcomes.toml"
@@ -107,7 +107,7 @@ def collection_errors(records: Mapping[str, Mapping[str, Any]]) -> dict[str, Map
     return {
         tid: rec
         for tid, rec in records.items()
-        if "::" not in tid and rec.get("outcome") == "error" and tid.endswith(".py")
+        if "::" not in tid and rec.get("outcome") == TEST_ERROR and tid.endswith(".py")
     }
 
 
