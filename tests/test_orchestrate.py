@@ -220,7 +220,8 @@ def test_unreadable_raw_file_is_moved_aside_and_redone_then_reused(tmp_path, env
     # A rerun reuses it and says so; a report folder it cannot write is a message, not a crash.
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
-    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--raw-dir", str(raw),
+    # matrix.orchestrate: the cells, then the report step (matrix.measure alone builds none).
+    cmd = [sys.executable, "-m", "matrix.orchestrate", "--raw-dir", str(raw),
            "--envs-dir", str(envs_dir), "--releases", "3.9.0", "--numpy", "2.4.6",
            "--report-dir", str(blocker / "pages")]  # fmt: skip
     done = subprocess.run(cmd, cwd=ROOT, env={**os.environ, **env}, capture_output=True,

@@ -219,6 +219,44 @@ def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:
     return scan_module(m, project, rules, derive_carriers(project, rules))[0]
 
 
+def _note_carrier(m: SourceModule, carriers: dict[str, set[str]]) -> None:
+    """Remember the names ``m`` binds at module level to a Triton object (``tl``, ``triton``,
+    or such a name of another module of the tree): others can reach Triton through them."""
+    names = {
+        local
+        for local, t in m.bindings.items()
+        if t == "triton"
+        or t.startswith("triton.")
+        or t.rpartition(".")[2] in carriers.get(t.rpartition(".")[0], ())
+    }
+    if any(t == "triton" or t.startswith("triton.") for t in m.bindings.values()):
+        # its classes and functions may carry a name rule's hazard (a subclass of Autotuner
+        # and the factory that uses it: derive_carriers follows them to their users)
+        names |= {
+            n.name
+            for n in m.tree.body
+            if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        }
+    for star in m.stars:
+        if star.split(".")[0] == "triton":
+            names.add("*")  # every name of a Triton module
+        else:
+            names |= carriers.get(star, set())  # a star re-export passes on what it binds
+    if names:
+        carriers[m.name] = names
+
+
+def _tails(carriers: dict[str, set[str]]) -> dict[bytes, set[bytes]]:
+    """``{last part of a carrier's name: {the Triton names it binds}}`` (``triton`` left out:
+    a file that spelled it was parsed already)."""
+    out: dict[bytes, set[bytes]] = {}
+    for name, bound in carriers.items():
+        names = {b.encode() for b in bound if b != "triton"}
+        if names:
+            out.setdefault(name.rsplit(".", 1)[-1].encode(), set()).update(names)
+    return out
+
+
 def _read(file: Path, report: ScanReport) -> tuple[bytes, str] | None:
     try:
         return read_source(file)
@@ -261,28 +299,30 @@ def scan_paths(
     report = ScanReport(releases=list(censuses or ()))
     parsed: list[SourceModule] = []
     pending: list[tuple[Path, bytes, str]] = []  # read, but with no way to reach Triton yet
-    carriers: set[bytes] = set()
+    carriers: dict[str, set[str]] = {}  # modules of the tree binding Triton names: {module: names}
     for file in iter_python_files(paths, exclude, report.left_out):
         report.files.append(str(file))
         read = _read(file, report)
         if read is None:
             continue
         # (Triton's own tree reaches itself relatively: `from .. import language as tl`)
-        if may_reach_triton(read[0], carriers) or "triton" in file.parts:
+        if b"triton" in read[0] or "triton" in file.parts:
             if _parse(file, read[1], report, parsed):
-                carriers.add(parsed[-1].name.rsplit(".", 1)[-1].encode())
+                _note_carrier(parsed[-1], carriers)
         else:
             pending.append((file, *read))
-    # A file that spells no "triton" may still import a scanned module that re-exports it
-    # (and so on, down a chain of re-exports): parse those too, until none is left.
+    # A file that spells no "triton" may still import a module of the tree that re-exports a
+    # Triton name (`from mypkg.triton_utils import tl`), down a chain of re-exports: parse
+    # those too, until none is left.
     while pending:
-        reach = [x for x in pending if may_reach_triton(x[1], carriers)]
+        tails = _tails(carriers)
+        reach = [x for x in pending if may_reach_triton(x[1], tails)]
         if not reach:
             break
-        pending = [x for x in pending if not may_reach_triton(x[1], carriers)]
+        pending = [x for x in pending if not may_reach_triton(x[1], tails)]
         for file, _, source in reach:
             if _parse(file, source, report, parsed):
-                carriers.add(parsed[-1].name.rsplit(".", 1)[-1].encode())
+                _note_carrier(parsed[-1], carriers)
     tl_names = {c for r in rules for c in r.calls}
     if censuses:
         tl_names |= name_index(censuses).children.get(TL, set())

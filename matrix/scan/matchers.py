@@ -27,18 +27,26 @@ def _call_filters(rule: Rule, node: ast.Call) -> bool:
 def match_call(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
     """Calls to ``triton.language.<calls>``, and inside kernels method calls ``x.<methods>()``
     on a value (not a module: ``desc.advance(...)``), whose arguments fit the rule's filters."""
-    for node in module.nodes:
-        if not isinstance(node, ast.Call):
-            continue
+    for node, name in _calls(module):
         in_kernel = module.in_kernel(node)
         if rule.scope == "jit" and not in_kernel:
             continue
-        name = module.imports.tl_name(node.func)
         hit = name is not None and name in rule.calls
         if not hit and rule.methods and in_kernel and isinstance(node.func, ast.Attribute):
             hit = node.func.attr in rule.methods and module.imports.qualname(node.func) is None
         if hit and _call_filters(rule, node):
             yield node, f"{ast.unparse(node.func)}(...)"
+
+
+def _calls(module: Module) -> list[tuple[ast.Call, str | None]]:
+    """Every call of the file with its triton.language name (None for others), once a file."""
+    cached = getattr(module, "_calls", None)
+    if cached is None:
+        cached = [
+            (n, module.imports.tl_name(n.func)) for n in module.nodes if isinstance(n, ast.Call)
+        ]
+        module._calls = cached  # type: ignore[attr-defined]
+    return cached
 
 
 def _matches_prefix(qualname: str, prefixes: Sequence[str]) -> str | None:
@@ -84,26 +92,34 @@ def match_name(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
     ``triton.ops``...), and uses of the scanned tree's own names that carry them (a subclass of
     a matched class, a module-level function that uses one). A name bound by a matching import
     is reported at the import, not again at every use."""
-    imported_here: set[str] = set()
-    for node in module.nodes:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                local = alias.asname or alias.name.split(".")[0]
-                if alias.name == "*":
-                    continue
-                # this statement's own target (two imports of one name in an if/else or a
-                # try/except each name what they import)
-                full = _import_target(module, node, alias)
-                full = module.imports.project.resolve(full)
-                if _matches_prefix(full, rule.names):
-                    imported_here.add(local)
-                    module.qualnames[id(node)] = full
-                    yield node, full
-                elif full in module.carriers.get(rule.id, {}):
-                    imported_here.add(local)
-                    yield node, f"{full} (it uses {module.carriers[rule.id][full]})"
     carriers = module.carriers.get(rule.id, {})
-    for node, q in _outer_references(module):
+    refs = _outer_references(module)
+    distinct = getattr(module, "_distinct_refs", None)
+    if distinct is None:
+        distinct = module._distinct_refs = {q for _, q in refs}  # type: ignore[attr-defined]
+    if (
+        not carriers
+        and not any(_matches_prefix(q, rule.names) for q in distinct)
+        and not any(_imports_matching(module, rule))
+    ):
+        return  # nothing in the file reaches the rule's names
+    imported_here: set[str] = set()
+    for node in _import_nodes(module):
+        for alias in node.names:
+            local = alias.asname or alias.name.split(".")[0]
+            if alias.name == "*":
+                continue
+            # this statement's own target (two imports of one name in an if/else or a
+            # try/except each name what they import)
+            full = module.imports.project.resolve(_import_target(module, node, alias))
+            if _matches_prefix(full, rule.names):
+                imported_here.add(local)
+                module.qualnames[id(node)] = full
+                yield node, full
+            elif full in carriers:
+                imported_here.add(local)
+                yield node, f"{full} (it uses {carriers[full]})"
+    for node, q in refs:
         root = node
         while isinstance(root, ast.Attribute):
             root = root.value
@@ -119,6 +135,23 @@ def match_name(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
                 if q == carrier or q.startswith(carrier + "."):
                     yield node, f"{ast.unparse(node)} (it uses {via})"
                     break
+
+
+def _import_nodes(module: Module) -> list[ast.Import | ast.ImportFrom]:
+    cached = getattr(module, "_import_nodes", None)
+    if cached is None:
+        cached = [n for n in module.nodes if isinstance(n, (ast.Import, ast.ImportFrom))]
+        module._import_nodes = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _imports_matching(module: Module, rule: Rule) -> Iterator[str]:
+    for node in _import_nodes(module):
+        for alias in node.names:
+            if alias.name != "*":
+                full = module.imports.project.resolve(_import_target(module, node, alias))
+                if _matches_prefix(full, rule.names):
+                    yield full
 
 
 def _import_target(module: Module, node: ast.Import | ast.ImportFrom, alias: ast.alias) -> str:

@@ -9,7 +9,7 @@ import io
 import json
 import re
 import tokenize
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from matrix.scan.rules import DEFAULT_EXCLUDE
@@ -96,8 +96,17 @@ def read_source(path: Path) -> tuple[bytes, str]:
     return data, decode_python(data)
 
 
-def may_reach_triton(data: bytes, carriers: Iterable[bytes]) -> bool:
-    """Whether a file could use Triton: it spells ``triton``, or the last part of the name of
-    a scanned module that imports Triton (``from mypkg.triton_utils import tl``). A file that
-    does neither cannot name a Triton object, so it is not parsed."""
-    return b"triton" in data or any(c in data for c in carriers)
+def may_reach_triton(data: bytes, carriers: Mapping[bytes, Iterable[bytes]]) -> bool:
+    """Whether a file could use Triton: it spells ``triton``, or imports a module of the tree
+    that binds a Triton name, and spells that name (``carriers``: {the last part of the
+    module's name, as an import spells it: ``from .utils import tl``: {b"tl"}}; ``*`` for a
+    star re-export). A file that does neither cannot name a Triton object: it is not parsed."""
+    if b"triton" in data:
+        return True
+    if b"import" not in data:
+        return False
+    for tail, names in carriers.items():
+        imported = tail + b" import" in data or b"import " + tail in data
+        if imported and any(n == b"*" or n in data for n in names):
+            return True
+    return False
