@@ -421,7 +421,7 @@ def test_any_pair_shows_the_gates_verdict_for_a_non_adjacent_pair(
     from matrix.gate.verdict import EXIT_UNSAFE, VERDICTS
 
     code, markdown = _gate(tmp_path, "3.6.0", "3.9.0", REPORTS / "raw")
-    assert code == EXIT_UNSAFE, markdown[:2000]  # the committed results: a 30x slowdown
+    assert code == EXIT_UNSAFE, markdown[:2000]  # the committed results: block pointers removed
     assert not (committed_site / "upgrades" / "3.6.0-to-3.9.0.html").exists()
     context = browser.new_context(viewport={"width": 1300, "height": 900})
     pg = context.new_page()
@@ -429,11 +429,12 @@ def test_any_pair_shows_the_gates_verdict_for_a_non_adjacent_pair(
     verdict = pg.locator("#pair-verdict")
     assert verdict.get_attribute("data-exit") == str(code)
     assert verdict.get_attribute("data-verdict") == VERDICTS[code]
-    # The gate's verdict line (its first), and its reasons: the slowdown first.
+    # The gate's verdict line (its first), and its reasons in its order: its first entry first.
     assert markdown.splitlines()[0].replace("**", "") in verdict.inner_text()
+    first = next(line for line in markdown.splitlines() if line.startswith("- **"))
+    first_name = first.split("**")[1]
     entries = pg.locator("#pair-entries > li")
-    assert entries.first.get_attribute("data-kind") == "regression"
-    assert "slowdown splitk 256x256x32768 fp32-ieee" in entries.first.inner_text()
+    assert first_name in entries.first.inner_text(), (first_name, entries.first.inner_text())
     pg.screenshot(path=str(_shot("any-pair-3.6.0-3.9.0.png")), full_page=True)
     # Choosing another pair re-renders from the gate's records.
     pg.select_option("#pair-from", "3.8.0")
@@ -613,8 +614,12 @@ def test_every_tone_and_banner_link_has_readable_contrast(browser, committed_sit
 def test_regression_has_its_own_tone_on_the_upgrade_page(browser, committed_site: Path) -> None:
     context = browser.new_context()
     pg = context.new_page()
-    pg.goto((committed_site / "upgrades" / "3.6.0-to-3.7.1.html").as_uri())
-    slow = pg.locator('details.item[data-kind="regression"]').filter(has_text="slowdown splitk")
+    # Whichever committed upgrade page (reports/upgrades, all releases) has a regression: the
+    # data decides which pair; the four-release site may have none.
+    pages = sorted((REPORTS / "upgrades").glob("*-to-*.html"))
+    page = next(p for p in pages if 'data-kind="regression"' in p.read_text(encoding="utf-8"))
+    pg.goto(page.as_uri())
+    slow = pg.locator('details.item[data-kind="regression"]')
     assert slow.count() >= 1
     assert slow.first.locator(".chip.tone-regression").count() >= 1
     assert slow.first.locator(".chip.tone-changed").count() == 0
