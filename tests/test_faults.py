@@ -518,8 +518,8 @@ def test_a_field_of_the_wrong_type_is_named_with_file_and_path(tmp_path, validat
 
 
 def test_complete_false_as_a_string_is_refused_by_verify_and_the_gate(tmp_path, capsys):
+    from matrix.analyze import verify
     from matrix.gate import verdict
-    from matrix.measure import verify
 
     for release in ("3.8.0", "3.9.0"):
         _cell(tmp_path, release)
