@@ -97,3 +97,22 @@ def test_installed_release_knobs_and_interpreter_agree() -> None:
     assert "mixed" not in interpret.values()  # observed and parsed say the same
     reason = row.data["reasons"][row.data["details"]["TRITON_INTERPRET=1"]]
     assert reason.startswith("on by observed: type(triton.jit(f)) is InterpretedFunction")
+
+
+def test_asked_variables_get_a_cell_on_every_release(source_root: Path) -> None:
+    """A variable of another release's list: `unread` where this release's package names it in
+    no file, `skipped` (not an observation) where it is read in a shape the part does not
+    evaluate (TRITON_LEVEL above), nothing added for one that is classified."""
+    (source_root / "libtriton.so").write_bytes(b"\x7fELF\x00MLIR_ENABLE_DUMP\x00")
+    asked = ["TRITON_INTERPRET", "TRITON_LEVEL", "MLIR_ENABLE_DUMP", "TRITON_NEW_IN_3_9"]
+    classified = set(fp_env.source_readers(source_root))
+    extra = fp_env.asked_rows(asked, classified, SPELLINGS, source_root)
+    statuses = {key.split("=")[0]: v for key, v in extra["cells"].items()}
+    assert statuses == {
+        "TRITON_LEVEL": fp_env.UNCLASSIFIED,
+        "MLIR_ENABLE_DUMP": fp_env.UNCLASSIFIED,
+        "TRITON_NEW_IN_3_9": fp_env.UNREAD,
+    }
+    assert len(extra["cells"]) == 3 * (len(SPELLINGS) + 1)
+    assert "libtriton.so" in extra["texts"]["MLIR_ENABLE_DUMP=1"]
+    assert "no file" in extra["texts"]["TRITON_NEW_IN_3_9=(unset)"]

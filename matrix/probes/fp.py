@@ -270,7 +270,8 @@ def observe(ctx: Context) -> Observation:
     if ctx.backend == "interpret":
         rows.extend(fp_rules.runtime_rows())
     if ctx.backend == "aot":  # host-side only: once per release (aot runs in one cell)
-        rows.extend(fp_env.env_value_rows(list(battery.raw["env_values"]["spellings"])))
+        env = battery.raw["env_values"]
+        rows.extend(fp_env.env_value_rows(list(env["spellings"]), list(env.get("variables", []))))
         rules = list(battery.raw["runtime_semantics"]["rules"])
         rows.extend(fp_runtime.runtime_semantics_rows(rules))
         warned = battery.raw["warnings"]

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from matrix.core import SKIPPED
 from matrix.probes.support.base import Observation
 
 UNSET = "(unset)"
@@ -207,8 +208,58 @@ def state(value: Any) -> str:
     return "none" if value is None else ("on" if value else "off")
 
 
-def env_value_rows(spellings: list[str], root: Path | None = None) -> list[Observation]:
-    """The ``fp.env_values`` group: every boolean variable a reader above classifies."""
+# A variable the battery asks about that this release does not classify is one of two things,
+# told apart by looking for its name in every file of the installed package (Python sources and
+# the compiled libraries, where C++ reads like MLIR_ENABLE_DUMP live):
+UNREAD = "unread"  # the name is in no file of the release: it reads no such variable
+UNCLASSIFIED = SKIPPED  # read in a shape this part does not evaluate: no observation
+
+
+def files_naming(root: Path, names: list[str]) -> dict[str, str]:
+    """For each of ``names``, the first file under ``root`` (relative path) holding it as bytes;
+    names found nowhere are left out. One read per file, however many names."""
+    wanted = {n: n.encode() for n in names}
+    found: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        if not wanted or not path.is_file():
+            continue
+        try:
+            blob = path.read_bytes()
+        except OSError:
+            continue
+        for name, raw in list(wanted.items()):
+            if raw in blob:
+                found[name] = path.relative_to(root).as_posix()
+                del wanted[name]
+    return found
+
+
+def asked_rows(asked: list[str], classified: set[str], spellings: list[str],
+               root: Path) -> dict[str, Any]:  # fmt: skip
+    """Cells for the asked variables this release does not classify: ``unread`` where the name
+    is in no file of the release, ``skipped`` (with the file naming it) where it is read in a
+    shape the readers above do not evaluate. Without these a variable new in one release would
+    have cells on one side of an upgrade only, which the gate cannot decide."""
+    missing = [v for v in asked if v not in classified]
+    where = files_naming(root, missing)
+    cells: dict[str, str] = {}
+    texts: dict[str, str] = {}
+    for var in missing:
+        if var in where:
+            status = UNCLASSIFIED
+            text = f"named in {where[var]}, but read in a shape this part does not evaluate"
+        else:
+            status, text = UNREAD, "the name is in no file of this release's package"
+        for spelling in [None, *spellings]:
+            key = spelling_key(var, spelling)
+            cells[key], texts[key] = status, text
+    return {"cells": cells, "texts": texts}
+
+
+def env_value_rows(spellings: list[str], asked: list[str] | None = None,
+                   root: Path | None = None) -> list[Observation]:  # fmt: skip
+    """The ``fp.env_values`` group: every boolean variable a reader above classifies, and each
+    variable of ``asked`` (the battery's list, every release's variables) that it does not."""
     import triton
 
     root = root or Path(triton.__file__).resolve().parent
@@ -220,6 +271,14 @@ def env_value_rows(spellings: list[str], root: Path | None = None) -> list[Obser
             readers[var] = found
     readers.setdefault("TRITON_INTERPRET", []).insert(0, interpret_reader())
     data = classify(readers, spellings)
+    extra = asked_rows(asked or [], set(readers), spellings, root)
+    reasons: list[str] = data["reasons"]
+    for key, status in extra["cells"].items():
+        text = extra["texts"][key]
+        if text not in reasons:
+            reasons.append(text)
+        data["cells"][key] = status
+        data["details"][key] = reasons.index(text)
     return [Observation("observed", "", data, name="fp.env_values")]
 
 
