@@ -73,17 +73,20 @@ def test_exceptions_from_triton_are_rejections_and_from_the_harness_errors():
 # --------------------------------------------------------------------- values and references
 
 
-def _sink_with(vc: bt.ValueCase, result: str, got_bits: list[int]):
+def _sink_with(vc: bt.ValueCase, result: str, got_bits: list[int] | None):
     """A Sink as a traced launch leaves it: inputs encoded, output row holding ``got_bits``."""
     import torch
 
     rows = bt.TYPE_ROWS + 2 * (vc.index + 1)
     ins = {w: torch.ones(rows, bt.BLOCK, dtype=getattr(torch, f"int{w}")) for w in bt.WIDTHS}
     fp_checks.encode_inputs(ins, [vc])
-    outs = {w: torch.zeros(vc.index + 2, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
-            for w in bt.WIDTHS}  # fmt: skip
+    # Poisoned, as fp._buffers fills them; got_bits None: the kernel stored nothing.
+    outs = {w: torch.full((vc.index + 2, bt.BLOCK), fp_checks.poison(w),
+                          dtype=getattr(torch, f"int{w}")) for w in bt.WIDTHS}  # fmt: skip
     w = fp_checks.width_of(result)
-    outs[w][vc.index, : len(got_bits)] = torch.tensor(got_bits, dtype=getattr(torch, f"int{w}"))
+    if got_bits is not None:
+        row = torch.tensor(got_bits, dtype=getattr(torch, f"int{w}"))
+        outs[w][vc.index, : len(got_bits)] = row
     sink = bt.Sink(value_dtypes={vc.index: result})
     sink.inputs, sink.outputs = ins, outs
     return sink
@@ -108,9 +111,19 @@ def test_recorded_wrong_interpreter_cast_comes_out_wrong_with_the_reference():
     assert "right" not in {row.data["cells"][k] for k in row.data["cells"] if "(127)" in k}
 
 
-def test_recorded_silent_no_store_comes_out_wrong_not_right():
+def test_a_store_that_wrote_nothing_is_an_error_never_a_value():
+    """Triton 3.0.0/3.1.0's interpreter with numpy >= 2 stores nothing (measured 2026-12-01: a
+    plain fp32 -> fp16 tl.store leaves its output as it was). The poisoned rows say so: every
+    cell is `error` with the reason, never `wrong` (nor `right` where 0 was the answer)."""
     vc = _value_case("values.int_div", label="int32")
-    # Triton 3.0.0 interpreter with numpy 2.4.6, recorded: the output row stays all zeros.
+    (row,) = fp_checks.value_rows(_sink_with(vc, "int32", None), [vc])
+    assert row.status == "error"
+    assert set(row.data["cells"].values()) == {"error"}
+    assert "stored nothing" in row.data["failed_part"]
+
+
+def test_zeros_that_were_stored_are_judged_as_values():
+    vc = _value_case("values.int_div", label="int32")
     (row,) = fp_checks.value_rows(_sink_with(vc, "int32", [0] * len(vc.inputs)), [vc])
     assert row.data["cells"]["int32(7,2)"] == "wrong"
     assert row.data["values"]["int32(7,2)"] == {

@@ -61,8 +61,8 @@ def _buffers(values: list[bt.ValueCase]):
     # Rows by case index, not by count: a part may hold a subset (the GPU values part holds
     # only the cases the frontend accepts), and case k stores into row k.
     out_rows = max((v.index + 1 for v in values), default=1) + 1
-    outs = {w: torch.zeros(out_rows, bt.BLOCK, dtype=getattr(torch, f"int{w}"))
-            for w in bt.WIDTHS}  # fmt: skip
+    outs = {w: torch.full((out_rows, bt.BLOCK), fp_checks.poison(w),
+                          dtype=getattr(torch, f"int{w}")) for w in bt.WIDTHS}  # fmt: skip
     return ins, outs
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from matrix.core import ERROR
 from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Observation
 from matrix.probes.support.battery import BLOCK, TYPE_ROWS, Sink, ValueCase
@@ -37,6 +38,23 @@ FLOAT_WIDTH = {"float16": 16, "bfloat16": 16, "float32": 32, "float64": 64,
                "float8_e5m2": 8, "float8_e4m3fn": 8}  # fmt: skip
 # Math functions whose results are not correctly rounded: within one ulp is right.
 ONE_ULP = {"exp", "log", "rsqrt", "exp2", "log2"}
+
+
+# Every output buffer is filled with this byte before a launch, so that a case the kernel never
+# stored to is seen as such rather than read as a value: on Triton 3.0.0/3.1.0 under the
+# interpreter with numpy >= 2, tl.store writes nothing (measured: a plain fp32 -> fp16 store
+# leaves its output as it was), and a zero-filled buffer turned that into 428 `wrong` cells.
+POISON_BYTE = 0x5A
+
+
+def poison(width: int) -> int:
+    """The integer of ``width`` bits whose every byte is POISON_BYTE."""
+    return int.from_bytes(bytes([POISON_BYTE]) * (width // 8), "little", signed=True)
+
+
+def unwritten(row: Any) -> bool:
+    """Whether a whole output row still holds the poison (the kernel stored nothing there)."""
+    return bool((row == poison(row.element_size() * 8)).all())
 
 
 def width_of(dtype: str) -> int:
@@ -252,6 +270,13 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
     groups: dict[str, dict[str, dict]] = {}
     outs = sink.outputs  # type: ignore[attr-defined]
     ins = sink.inputs  # type: ignore[attr-defined]
+    stored = [vc for vc in values if vc.index not in sink.value_errors
+              and sink.value_dtypes.get(vc.index) in FLOAT_TORCH | INT_DTYPES]  # fmt: skip
+    if stored and all(unwritten(outs[width_of(sink.value_dtypes[vc.index])][vc.index])
+                      for vc in stored):  # fmt: skip
+        return failed_part_rows(values, ERROR, (
+            f"the values part stored nothing: all {len(stored)} cases' output rows kept their "
+            "poison (tl.store wrote nothing), so no value can be judged"))  # fmt: skip
     for vc in values:
         g = groups.setdefault(vc.group, {"cells": {}, "values": {}, "details": {},
                                          "semantics": {}})  # fmt: skip
@@ -270,7 +295,12 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
             and failed is None
             and result in FLOAT_TORCH | INT_DTYPES | {"int1": 0}
         ):
-            got_all = decode(outs[width_of(result)][vc.index], result)
+            row = outs[width_of(result)][vc.index]
+            if vc.op != "reduce" and unwritten(row):
+                failed = (ERROR, "unwritten: the kernel stored nothing in this case's row "
+                                 "(it kept its poison)")  # fmt: skip
+            else:
+                got_all = decode(row, result)
         for i, _raw, key in _keys(vc):
             if failed is not None:
                 g["cells"][key], g["details"][key] = failed
