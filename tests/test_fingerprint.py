@@ -693,7 +693,8 @@ def test_every_semantics_rule_names_a_group_of_the_battery_and_a_reference_that_
         assert group in values, f"semantics.toml names {group!r}, not in the battery"
         for rule in items:
             vc = values[group]
-            fp_checks.reference(vc, (7.5, 2.0), "fp32", rule.reference)  # ValueError if unknown
+            xs = (7.5,) if vc.op == "cast" else (7.5, 2.0)  # the case's own arity
+            fp_checks.reference(vc, xs, "fp32", rule.reference)  # ValueError if unknown
 
 
 def test_a_part_holding_a_subset_of_the_values_has_an_output_row_for_each_case_index():
@@ -704,3 +705,78 @@ def test_a_part_holding_a_subset_of_the_values_has_an_output_row_for_each_case_i
     subset = [v for v in values if v.index != values[0].index]  # one case refused
     _, outs = fp._buffers(subset)
     assert all(outs[w].shape[0] > max(v.index for v in subset) for w in bt.WIDTHS)
+
+
+# What the H200 stored for inf cast to fp8 on every release 3.0.0-3.9.0 (reports/raw/*-gpu-h200,
+# 2026-12-01): 57344 (0x7B) for float8e5 and 448 (0x7E) for float8e4nv, and the conversion
+# instructions the same release's PTX holds for these casts (notes/evidence/fp8_satfinite_ptx.txt).
+SATFINITE_PTX = [
+    "cvt.f32.bf16", "cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f16x2",
+    "cvt.rn.satfinite.e5m2x2.f32", "cvt.u64.u32",
+]  # fmt: skip
+
+
+def _fp8_cast_row(label: str, result: str, lowered: list[str] | None, gpu_bits: int):
+    from matrix.probes.support import semantics as sem
+
+    vc = _value_case("values.cast_float_down", label=label)
+    inputs = [x for (x,) in vc.inputs]
+    # Right values for the finite inputs, the GPU's saturated bits for inf (nan kept as nan).
+    bits = []
+    for x in inputs:
+        want = fp_checks.round_to(x, result, saturate=True)
+        bits.append(gpu_bits if x == float("inf") else int(fp_checks.encode([want], result)[0]))
+    sink = _sink_with(vc, result, bits)
+    sink.lowered = lowered
+    semantics = sem.Semantics("cuda:90", "ttir", {vc.index: ["tt.fp_to_fp{rounding=rtne}"]}, {}, {})
+    (row,) = fp_checks.value_rows(sink, [vc], semantics)
+    return row, f"{label}(inf)"
+
+
+def test_fp8_saturation_is_right_where_the_kernel_ran_satfinite_and_wrong_elsewhere():
+    """Judged by what the kernel that ran was lowered to: with the PTX's cvt.rn.satfinite the
+    GPU's 57344 / 448 for inf are right; the same values with no lowered code read (the
+    interpreter's case) are judged non-saturating, where inf -> e5m2 is inf: wrong."""
+    row, key = _fp8_cast_row("float32->float8e5", "fp8e5", SATFINITE_PTX, 0x7B)
+    assert row.data["cells"][key] == "right", row.data
+    assert row.data["semantics"]["float32->float8e5"]["reference"] == (
+        "round_to_nearest_even_satfinite"
+    )
+    assert "cvt.rn.satfinite.e5m2x2.f32" in row.data["semantics"]["float32->float8e5"]["lowered"]
+    row, key = _fp8_cast_row("float32->float8e4nv", "fp8e4nv", SATFINITE_PTX, 0x7E)
+    assert row.data["cells"][key] == "right"
+    row, key = _fp8_cast_row("float32->float8e5", "fp8e5", None, 0x7B)
+    assert row.data["cells"][key] == "wrong"
+    assert row.data["values"][key]["reference"] == "inf"
+    # A kernel lowered without satfinite (made-up PTX) keeps the non-saturating reference.
+    row, key = _fp8_cast_row("float32->float8e5", "fp8e5", ["cvt.rn.e5m2x2.f32"], 0x7B)
+    assert row.data["cells"][key] == "wrong"
+
+
+def test_fp8_overflow_is_spelt_out_not_left_to_torch():
+    """Non-saturating overflow is inf for e5m2 and NaN for e4m3fn (which has no inf), whatever
+    the installed torch does (torch 2.13 saturates e4m3fn); ties at the top round to even."""
+    import math
+
+    assert fp_checks.round_to(math.inf, "fp8e5") == math.inf
+    assert math.isnan(fp_checks.round_to(math.inf, "fp8e4nv"))
+    assert math.isnan(fp_checks.round_to(-1e6, "fp8e4nv"))
+    assert fp_checks.round_to(464.0, "fp8e4nv") == 448.0  # tie: 448 is even
+    assert math.isnan(fp_checks.round_to(464.5, "fp8e4nv"))
+    assert fp_checks.round_to(59392.0, "fp8e5") == math.inf  # tie: 57344 is odd
+    assert fp_checks.round_to(59391.0, "fp8e5") == 57344.0
+    assert fp_checks.round_to(-math.inf, "fp8e5", saturate=True) == -57344.0
+    assert fp_checks.round_to(math.inf, "fp8e4nv", saturate=True) == 448.0
+    assert math.isnan(fp_checks.round_to(math.nan, "fp8e4nv", saturate=True))
+    assert fp_checks.round_to(-2.25, "fp8e5") == -2.0
+
+
+def test_lowered_ops_reads_the_conversions_of_a_compiled_kernels_ptx():
+    from matrix.probes.support import semantics as sem
+
+    class Compiled:
+        def __init__(self) -> None:
+            self.asm = {"ptx": "cvt.rn.satfinite.e4m3x2.f32 %rs1, %r2;\n cvt.u64.u32 %rd1, %r1;"}
+
+    assert sem.lowered_ops(Compiled()) == ["cvt.rn.satfinite.e4m3x2.f32", "cvt.u64.u32"]
+    assert sem.lowered_ops(None) is None

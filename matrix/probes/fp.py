@@ -92,6 +92,7 @@ def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[b
             out = exercise(ctx, battery_kernel, dev, constexprs)
             for w in bt.WIDTHS:
                 outs[w].copy_(dev[f"o{w}"].cpu())
+            sink.lowered = sem.lowered_ops(out.value)
     except CannotObserve as e:  # outside Triton: this part's launch, not the whole fingerprint
         sink.cannot_observe = (e.status, e.reason)
         out = None

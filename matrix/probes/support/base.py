@@ -270,7 +270,8 @@ def exercise(
     """Launch ``kernel`` (interpret, gpu) or compile it for ``ctx.target`` (aot).
 
     For aot, the launch arguments are only described: tensors give pointer types, ints ``i32``.
-    The Outcome's value is the compile ``Artifacts`` for aot, None for a launch.
+    The Outcome's value is the compile ``Artifacts`` for aot, what the launch returned (a
+    GPU launch's ``CompiledKernel``) otherwise.
     """
     if ctx.backend == "aot":
         from matrix.backends.aot import compile_for_target
@@ -278,11 +279,12 @@ def exercise(
         signature = {name: type_string(v) for name, v in args.items()}
         return attempt(lambda: compile_for_target(kernel, signature, constexprs, ctx.target))
 
-    def launch() -> None:
-        kernel[grid](**args, **constexprs)
+    def launch() -> Any:
+        compiled = kernel[grid](**args, **constexprs)
         if ctx.device == "cuda":
             import torch
 
             torch.cuda.synchronize()
+        return compiled  # a GPU launch's CompiledKernel (its .asm); None under the interpreter
 
     return attempt(launch)

@@ -226,6 +226,9 @@ class Sink:
     traced: bool = False
     # (status, reason) when the launch or compile failed for a reason outside Triton
     cannot_observe: tuple[str, str] | None = None
+    # The conversion instructions of the kernel that ran, where its PTX could be read (a GPU
+    # launch): semantics rules with `lowered` are judged on them (support.semantics.choose).
+    lowered: list[str] | None = None
 
     def reason(self, group: str, text: str) -> int:
         texts = self.reasons.setdefault(group, [])

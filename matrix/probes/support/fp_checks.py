@@ -98,12 +98,31 @@ def decode(bits, dtype: str) -> list[Any]:
     return bits.view(getattr(torch, FLOAT_TORCH[dtype])).to(torch.float64).tolist()
 
 
-def round_to(value: float, dtype: str) -> float:
-    """``value`` rounded (to nearest even) to ``dtype``, back as a float64."""
+# The fp8 formats' overflow, spelt out rather than left to torch, whose casts disagree across
+# its own releases (torch 2.13 on this CPU saturates inf -> float8_e4m3fn to 448 but not to
+# float8_e5m2; the H200's torch gave NaN): largest finite value, the magnitude from which round
+# to nearest even overflows (e4m3fn's 448 is even, so the tie 464 stays; e5m2's 57344 is odd,
+# so the tie 59392 overflows), and what a non-saturating overflow gives (OCP FP8).
+FP8_LIMITS = {
+    "float8_e4m3fn": (448.0, 464.0, False, math.nan),
+    "float8_e5m2": (57344.0, 59392.0, True, math.inf),
+}  # fmt: skip
+
+
+def round_to(value: float, dtype: str, saturate: bool = False) -> float:
+    """``value`` rounded (to nearest even) to ``dtype``, back as a float64. For fp8, overflow
+    is explicit: the largest finite value when ``saturate`` (PTX ``.satfinite``), else inf or
+    NaN as the format has (``FP8_LIMITS``)."""
     import torch
 
+    name = FLOAT_TORCH[dtype]
+    if name in FP8_LIMITS and not math.isnan(value):
+        top, tie, tie_overflows, over = FP8_LIMITS[name]
+        size = abs(value)
+        if size > tie or (size == tie and tie_overflows):
+            return math.copysign(top if saturate else over, value)
     t = torch.tensor([value], dtype=torch.float64)
-    return t.to(getattr(torch, FLOAT_TORCH[dtype])).to(torch.float64).item()
+    return t.to(getattr(torch, name)).to(torch.float64).item()
 
 
 def wrap(value: int, dtype: str) -> int:
@@ -189,6 +208,9 @@ def reference(vc: ValueCase, xs: tuple[Any, ...], result: str, ref: str | None =
             if result in INT_DTYPES:
                 return None
             return round_to(float(a), result)
+        if ref == "round_to_nearest_even_satfinite":
+            (a,) = xs
+            return None if result in INT_DTYPES else round_to(float(a), result, saturate=True)
         if ref == "math":
             return _math(vc.opname, xs[0], result)
     raise ValueError(f"values {vc.group}: unknown reference {ref!r}")
@@ -242,18 +264,23 @@ def _keys(vc: ValueCase) -> list[tuple[int, tuple[Any, ...], str]]:
             for i, raw in enumerate(vc.inputs) if _usable(vc, raw) or not encodable]  # fmt: skip
 
 
-def _semantics_of(vc: ValueCase, semantics: Any, rules: dict) -> tuple[str | None, dict]:
+def _semantics_of(vc: ValueCase, semantics: Any, rules: dict, lowered: list[str] | None = None,
+                  result: str | None = None) -> tuple[str | None, dict]:  # fmt: skip
     """The reference a case is judged by and the evidence for it: the rule its compiled ops
-    match, the battery's reference (a documented contract) for a group with no rules, or None
-    (not judged) when the group has rules and the ops match none or were not read."""
+    (and, for a rule that asks, the lowered instructions of the kernel that ran) match, the
+    battery's reference (a documented contract) for a group with no rules, or None (not
+    judged) when the group has rules and the ops match none or were not read."""
     ops = semantics.ops.get(vc.index) if semantics is not None else None
     evidence: dict[str, Any] = {"ops": ops if ops is not None else "not read"}
+    if lowered is not None:
+        evidence["lowered"] = [i for i in lowered if "f8" in i or "e4m3" in i or "e5m2" in i]
     if semantics is not None:
         evidence["target"] = semantics.target
     if vc.group not in rules:
         evidence["reference"], evidence["means"] = vc.reference, "the battery's reference"
         return vc.reference, evidence
-    rule = sem.choose(rules, vc.group, ops)
+    rule = sem.choose(rules, vc.group, ops, frozenset(lowered) if lowered is not None else None,
+                      result)  # fmt: skip
     if rule is None:
         why = semantics.ending if ops is None and semantics is not None else "no ops"
         evidence["means"] = f"no rule of semantics.toml matches ({why})"
@@ -282,7 +309,8 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
                                          "semantics": {}})  # fmt: skip
         result = sink.value_dtypes.get(vc.index)
         failed = sink.value_errors.get(vc.index)
-        ref_name, evidence = _semantics_of(vc, semantics, rules)
+        ref_name, evidence = _semantics_of(vc, semantics, rules, sink.lowered,
+                                           sink.value_dtypes.get(vc.index))  # fmt: skip
         g["semantics"][vc.label] = evidence
         dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
         encodable = all(dt in INT_DTYPES or dt in FLOAT_TORCH for dt in dts)

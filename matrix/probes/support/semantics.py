@@ -55,6 +55,8 @@ class Rule:
     ops: tuple[str, ...]
     reference: str
     means: str
+    # result dtype -> instruction prefix the lowered code must hold (empty: TTIR ops alone)
+    lowered: tuple[tuple[str, str], ...] = ()
 
 
 def load_rules(path: str | Path = RULES_PATH) -> dict[str, list[Rule]]:
@@ -63,9 +65,11 @@ def load_rules(path: str | Path = RULES_PATH) -> dict[str, list[Rule]]:
     out: dict[str, list[Rule]] = {}
     for i, row in enumerate(doc.get("rule", [])):
         try:
-            rule = Rule(row["group"], tuple(row["ops"]), row["reference"], row["means"])
-        except (KeyError, TypeError):
-            raise DataFileError(path, f"rule[{i}]", "group, ops, reference, means", row) from None
+            lowered = tuple(sorted(dict(row.get("lowered", {})).items()))
+            rule = Rule(row["group"], tuple(row["ops"]), row["reference"], row["means"], lowered)
+        except (KeyError, TypeError, ValueError):
+            raise DataFileError(path, f"rule[{i}]", "group, ops, reference, means[, lowered]",
+                                row) from None  # fmt: skip
         out.setdefault(rule.group, []).append(rule)
     return out
 
@@ -129,13 +133,39 @@ def _in_order(wanted: tuple[str, ...], ops: list[str]) -> bool:
     return all(any(w == op for op in it) for w in wanted)
 
 
-def choose(rules: dict[str, list[Rule]], group: str, ops: list[str] | None) -> Rule | None:
-    """The rule of ``group`` whose ops appear in ``ops`` (in order); None when none does, or
-    when the group has no rules (then the battery's reference, a documented contract, holds)."""
+def choose(
+    rules: dict[str, list[Rule]],
+    group: str,
+    ops: list[str] | None,
+    lowered: frozenset[str] | None = None,
+    result: str | None = None,
+) -> Rule | None:
+    """The first rule of ``group`` whose ops appear in ``ops`` (in order) and, for a rule with
+    ``lowered``, whose instruction for the case's ``result`` dtype starts one of the ``lowered``
+    instructions read; None when none does, or when the group has no rules (then the battery's
+    reference, a documented contract, holds)."""
     for rule in rules.get(group, []):
-        if ops is not None and _in_order(rule.ops, ops):
-            return rule
+        if ops is None or not _in_order(rule.ops, ops):
+            continue
+        if rule.lowered:
+            prefix = dict(rule.lowered).get(result or "")
+            if lowered is None or prefix is None or not any(i.startswith(prefix) for i in lowered):
+                continue
+        return rule
     return None
+
+
+_CVT = re.compile(r"\bcvt(?:\.[a-z0-9]+)+")
+
+
+def lowered_ops(compiled: object) -> list[str] | None:
+    """The conversion instructions (``cvt.*``) of a compiled kernel's PTX, sorted, or None
+    where the object holds no PTX (an interpreter launch, another target)."""
+    asm = getattr(compiled, "asm", None)
+    ptx = asm.get("ptx") if isinstance(asm, dict) else None
+    if not isinstance(ptx, str):
+        return None
+    return sorted(set(_CVT.findall(ptx)))
 
 
 @dataclass
