@@ -250,6 +250,15 @@ def observe(ctx: Context) -> Observation:
     rows: list[Observation] = []
     endings: dict = {}
     value_sink, value_ending = None, ""  # the interpreter runs the values within part 3
+    seconds: dict[str, float] = {}  # what each part cost, for docs/fingerprint.md's table
+    clock = time.perf_counter()
+
+    def took(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        seconds[name] = round(seconds.get(name, 0.0) + now - clock, 2)
+        clock = now
+
     for part, cases, values, stop in _parts(battery, ctx.backend):
         sink, ending = trace_isolated(ctx, part, cases, values, stop)
         endings[part] = ending
@@ -265,25 +274,32 @@ def observe(ctx: Context) -> Observation:
         rows.extend(_group_rows(sink, cases, compile_ending=ending))
         if values:
             value_sink, value_ending = sink, ending
+    took("types")
     if battery.values:
         rows.extend(_value_rows(ctx, battery.values, value_sink, value_ending, endings))
+        took("values")
     rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
+    took("rules")
     if ctx.backend == "interpret":
         rows.extend(fp_rules.runtime_rows())
+        took("runtime")
     if ctx.backend == "aot":  # host-side only: once per release (aot runs in one cell)
         env = battery.raw["env_values"]
         rows.extend(fp_env.env_value_rows(list(env["spellings"]), list(env.get("variables", []))))
+        took("env_values")
         rules = list(battery.raw["runtime_semantics"]["rules"])
         rows.extend(fp_runtime.runtime_semantics_rows(rules))
+        took("runtime_semantics")
         warned = battery.raw["warnings"]
         rows.extend(fp_warnings.warning_rows(ctx, list(warned["kernels"]), list(warned["env"]),
                                              list(warned["env_kernels"])))  # fmt: skip
+        took("warnings")
     cells = sum(len(r.data.get("cells", {})) for r in rows)
     traced = [p for p, e in endings.items() if not e.startswith("the battery did not run")]
     return Observation(
         "observed" if traced else "error",
         f"{len(rows)} groups, {cells} cells in {time.perf_counter() - t0:.1f} s",
-        {"groups": len(rows), "cells": cells, "endings": endings},
+        {"groups": len(rows), "cells": cells, "endings": endings, "part_seconds": seconds},
         rows=rows,
     )
 
