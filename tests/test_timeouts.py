@@ -105,3 +105,27 @@ def test_cpu_seconds_counts_this_process_and_grows_with_work():
     assert procs.cpu_seconds(me) > before
     assert procs.cpu_seconds(2**22 + 12345) == 0.0  # no such process: nothing used
     assert sys.platform.startswith("linux")  # /proc is where it reads; the matrix runs on Linux
+
+
+def test_fingerprint_part_costs_are_read_from_the_fp_rows() -> None:
+    """`python -m matrix.timings RAW --parts`: each part's seconds per release and column, the
+    interpreter's averaged over its numpy cells, from what the fp rows recorded."""
+    from matrix.measure.results import Result, Run
+    from matrix.report.timings import parts_table
+
+    def run(numpy: str, backend: str, target: str | None, spent: dict[str, float]) -> Run:
+        row = Result("fp", backend, target, "observed", data={"part_seconds": spent})
+        return Run(
+            f"triton-3.9.0-numpy-{numpy}", {"triton": "3.9.0", "numpy": numpy}, results=[row]
+        )
+
+    runs = [
+        run("1.26.4", "interpret", None, {"types": 2.0, "values": 4.0}),
+        run("2.4.6", "interpret", None, {"types": 4.0, "values": 6.0}),
+        run("2.4.6", "aot", "cuda:90", {"types": 9.0, "env_values": 1.5}),
+    ]
+    text = parts_table(runs)
+    assert text.splitlines()[0] == "| release | column | types | values | env_values |"
+    assert "| 3.9.0 | interpret | 3.0 | 5.0 | - |" in text
+    assert "| 3.9.0 | aot:cuda:90 | 9.0 | - | 1.5 |" in text
+    assert "no fp row" in parts_table([run("2.4.6", "interpret", None, {})][:0])

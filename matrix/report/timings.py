@@ -37,13 +37,42 @@ def table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def parts_table(runs: list[Run]) -> str:
+    """Per release and column, the seconds each fingerprint part took (``fp`` rows'
+    ``data.part_seconds``; interpreter columns averaged over their numpy cells)."""
+    seen: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
+    names: dict[str, None] = {}
+    for run in runs:
+        for res in run.results:
+            spent = (res.data or {}).get("part_seconds") if res.probe == "fp" else None
+            if isinstance(spent, dict):
+                where = str(Column(res.backend, res.target))
+                seen[(str(run.env.get("triton")), where)].append(spent)
+                names.update(dict.fromkeys(spent))
+    if not seen:
+        return "no fp row records part_seconds (measured before parts were timed)"
+    lines = ["| release | column | " + " | ".join(names) + " |",
+             "|---|---|" + "---|" * len(names)]  # fmt: skip
+    for release, where in sorted(seen, key=lambda k: (release_key(k[0]), k[1])):
+        rows = seen[(release, where)]
+        cells = []
+        for name in names:
+            got = [r[name] for r in rows if name in r]
+            cells.append(f"{sum(got) / len(got):.1f}" if got else "-")
+        lines.append(f"| {release} | {where} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m matrix.report.timings", description=__doc__.split("\n")[0]
     )
     p.add_argument("raw", type=Path, nargs="?", default=Path("reports/raw"))
+    p.add_argument("--parts", action="store_true",
+                   help="the fingerprint's cost per part, release and column instead")  # fmt: skip
     args = p.parse_args(argv)
-    print(table([r for r in read_runs(args.raw) if not r.env.get("gpu")]))
+    cpu = [r for r in read_runs(args.raw) if not r.env.get("gpu")]
+    print(parts_table(cpu) if args.parts else table(cpu))
     return 0
 
 
