@@ -111,15 +111,18 @@ def test_recorded_wrong_interpreter_cast_comes_out_wrong_with_the_reference():
     assert "right" not in {row.data["cells"][k] for k in row.data["cells"] if "(127)" in k}
 
 
-def test_a_store_that_wrote_nothing_is_an_error_never_a_value():
+def test_a_launch_that_stored_nothing_is_wrong_with_got_unwritten():
     """Triton 3.0.0/3.1.0's interpreter with numpy >= 2 stores nothing (measured 2026-12-01: a
     plain fp32 -> fp16 tl.store leaves its output as it was). The poisoned rows say so: every
-    cell is `error` with the reason, never `wrong` (nor `right` where 0 was the answer)."""
+    cell is `wrong` with got "unwritten" (what the release did), never a value read from the
+    buffer (nor `right` where 0 was the answer), and the group says why."""
     vc = _value_case("values.int_div", label="int32")
     (row,) = fp_checks.value_rows(_sink_with(vc, "int32", None), [vc])
-    assert row.status == "error"
-    assert set(row.data["cells"].values()) == {"error"}
-    assert "stored nothing" in row.data["failed_part"]
+    assert row.status == "observed"
+    assert set(row.data["cells"].values()) == {"wrong"}
+    assert row.data["values"]["int32(0,3)"]["got"] == fp_checks.UNWRITTEN
+    assert row.data["values"]["int32(7,2)"]["reference"] == "3"
+    assert "stored nothing" in row.detail
 
 
 def test_zeros_that_were_stored_are_judged_as_values():

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from matrix.core import ERROR
 from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Observation
 from matrix.probes.support.battery import BLOCK, TYPE_ROWS, Sink, ValueCase
@@ -50,6 +49,13 @@ POISON_BYTE = 0x5A
 def poison(width: int) -> int:
     """The integer of ``width`` bits whose every byte is POISON_BYTE."""
     return int.from_bytes(bytes([POISON_BYTE]) * (width // 8), "little", signed=True)
+
+
+UNWRITTEN = "unwritten"  # a value's `got` where the kernel stored nothing in its row
+STORED_NOTHING = (
+    "the launch returned but stored nothing: every output row kept its poison (tl.store wrote "
+    "nothing), so each cell is wrong with got 'unwritten'"
+)
 
 
 def unwritten(row: Any) -> bool:
@@ -299,11 +305,13 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
     ins = sink.inputs  # type: ignore[attr-defined]
     stored = [vc for vc in values if vc.index not in sink.value_errors
               and sink.value_dtypes.get(vc.index) in FLOAT_TORCH | INT_DTYPES]  # fmt: skip
-    if stored and all(unwritten(outs[width_of(sink.value_dtypes[vc.index])][vc.index])
-                      for vc in stored):  # fmt: skip
-        return failed_part_rows(values, ERROR, (
-            f"the values part stored nothing: all {len(stored)} cases' output rows kept their "
-            "poison (tl.store wrote nothing), so no value can be judged"))  # fmt: skip
+    # A launch that returned normally yet left every output row as poisoned stored nothing:
+    # that is what the release did (3.0.0/3.1.0's interpreter with numpy >= 2), so its cells are
+    # `wrong` with got "unwritten", never values read from the poison. (A launch that raised or
+    # did not run is no observation: value_errors / failed_part_rows.)
+    lost_all = bool(stored) and all(
+        unwritten(outs[width_of(sink.value_dtypes[vc.index])][vc.index]) for vc in stored
+    )
     for vc in values:
         g = groups.setdefault(vc.group, {"cells": {}, "values": {}, "details": {},
                                          "semantics": {}})  # fmt: skip
@@ -314,24 +322,38 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
         g["semantics"][vc.label] = evidence
         dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
         encodable = all(dt in INT_DTYPES or dt in FLOAT_TORCH for dt in dts)
+        if lost_all:
+            g["stored_nothing"] = STORED_NOTHING
         if vc.op == "reduce":
-            _reduce_cell(g, vc, result, failed, ins, outs)
+            if lost_all and failed is None:
+                g["cells"][vc.label] = "wrong"
+                g["values"][vc.label] = {"got": UNWRITTEN, "dtype": result}
+            else:
+                _reduce_cell(g, vc, result, failed, ins, outs)
             continue
         got_all = None
+        lost = False
         if (
             result is not None
             and failed is None
             and result in FLOAT_TORCH | INT_DTYPES | {"int1": 0}
         ):
             row = outs[width_of(result)][vc.index]
-            if vc.op != "reduce" and unwritten(row):
-                failed = (ERROR, "unwritten: the kernel stored nothing in this case's row "
-                                 "(it kept its poison)")  # fmt: skip
-            else:
+            lost = lost_all or (vc.op != "reduce" and unwritten(row))
+            if not lost:
                 got_all = decode(row, result)
         for i, _raw, key in _keys(vc):
             if failed is not None:
                 g["cells"][key], g["details"][key] = failed
+                continue
+            if lost and encodable:
+                xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
+                           for j, dt in enumerate(dts))  # fmt: skip
+                ref = reference(vc, xs, result, ref_name) if ref_name else None
+                g["cells"][key] = "wrong"
+                g["values"][key] = {"inputs": [fmt(x) for x in xs],
+                                    "reference": fmt(ref) if ref is not None else "not judged",
+                                    "got": UNWRITTEN, "dtype": result}  # fmt: skip
                 continue
             if not encodable or got_all is None:
                 g["cells"][key] = "skipped"
@@ -361,7 +383,7 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
     for name, g in groups.items():
         data = {k: v for k, v in g.items() if v}
         data.setdefault("cells", {})
-        rows.append(Observation("observed", "", data, name=f"fp.{name}"))
+        rows.append(Observation("observed", g.get("stored_nothing", ""), data, name=f"fp.{name}"))
     return rows
 
 
