@@ -28,6 +28,7 @@ from matrix.analyze.profile import (
     jit_functions,
     load_map,
     profile_module,
+    ttir,
 )
 from matrix.core import COMPILED, REJECTED
 from matrix.gate import timing
@@ -108,6 +109,8 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
         )
     for launch in elsewhere:
         profile.extend(_from_recorded_source(launch))
+    # what the compiler says the captured kernels ran on types what the source could not
+    ttir.refine(profile, ttir.compile_records(runs))
     n = sum(len(v) for by in launches.values() for v in by.values())
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")

@@ -97,6 +97,8 @@ class Use:
     kernel: str = ""
     test: str = ""
     code: str = ""
+    col: int = 0  # the node's column (ast, 0-based): tells two ops of one line apart
+    casts: tuple[int, ...] = ()  # operands that are explicit casts in the source
 
     def attr(self, name: str, default: str = "") -> str:
         return dict(self.attrs).get(name, default)
@@ -130,6 +132,7 @@ class Use:
             "kernel": self.kernel,
             "test": self.test,
             "code": self.code,
+            "col": self.col,
         }
 
 
@@ -187,6 +190,7 @@ class Val:
     pointer: bool = False
     dtype: Kinds | bool = False  # False: not a dtype; None: a dtype, not inferable
     items: tuple[Val, ...] | None = None
+    cast: bool = False  # the result of an explicit cast (``.to``): its TTIR type is the op's own
 
 
 UNKNOWN = Val()

@@ -212,6 +212,8 @@ class KernelReader:
                 self.fn.name,
                 self.launch.test if self.launch else "",
                 self._code(node),
+                getattr(node, "col_offset", 0),
+                tuple(i for i, v in enumerate(operands) if v.cast),
             )
         )
 
@@ -377,7 +379,7 @@ class KernelReader:
         self.use(op, node, (src, Val(dst)))
         if is_bitcast is None:
             self.use("cast.to", node, (src, Val(dst)))
-        return Val(dst)
+        return Val(dst, cast=True)
 
     def _tl_call(self, node: ast.Call, name: str) -> Val:
         q = f"triton.language.{name}"
