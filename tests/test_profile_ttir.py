@@ -124,7 +124,7 @@ def test_the_ttir_types_a_generic_kernel_the_source_cannot():
     """A dtype-generic kernel reads x through a helper: from the source, a change to
     tl.maximum on any float dtype may affect it; with the TTIR of its bfloat16 launch, the
     bfloat16 cell is used and the float16 one is not."""
-    scan = [str(TEAM / "generic_helper")]
+    scan = [str(TEAM / "generic_helper" / "act.py")]  # the kernel without its test
     alone = Matcher(build_profile(scan, [], []))
     assert alone.cell("binary_fn.maximum", "bfloat16,lit_float").status == MAY_AFFECT
     assert alone.cell("binary_fn.maximum", "float16,lit_float").status == MAY_AFFECT
@@ -171,9 +171,12 @@ def _results_with_team_runs(tmp_path: Path, kernel: str, folder: str, pair: tupl
 
 @pytest.mark.skipif(not RAW.is_dir(), reason="no committed results in reports/raw")
 def test_the_gate_blocks_once_precisely_on_the_ttir_typed_kernel(tmp_path, monkeypatch):
+    """From the kernel's source alone, tl.maximum of an untyped value and 0.0 may be hit by
+    all four float changes of 3.8.0 -> 3.9.0; with its compiled TTIR, by the bfloat16 one."""
     monkeypatch.chdir(ROOT)
     raw = _results_with_team_runs(tmp_path, "act", "generic_helper", ("3.8.0", "3.9.0"))
-    args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--scan", str(TEAM / "generic_helper")]
+    kernel = str(TEAM / "generic_helper" / "act.py")  # without its test: nothing types x
+    args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--scan", kernel]
     code = main(["--results", str(RAW), *args, "--out", str(tmp_path / "src")])
     md = (tmp_path / "src" / "gate.md").read_text()
     head = md.split("### Your code")[0]

@@ -57,6 +57,7 @@ class UsageMap:
     runtime: Mapping[str, Sequence[str]]
     probes: Mapping[str, Mapping[str, Any]]
     values_groups: Mapping[str, str]  # fingerprint values group -> its op (fingerprint.toml)
+    same_dtype_calls: Sequence[str] = ()  # Triton name prefixes whose result has arg 0's dtype
 
 
 @lru_cache(maxsize=4)
@@ -75,7 +76,10 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
             raise DataFileError(fingerprint, f"values[{i}]", "a table with group and op", v)
         groups[v["group"]] = str(v.get("op"))
     d, lo, op, fn, vo, ru = (doc[k] for k in tables)
-    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups)
+    same = doc.get("same_dtype_calls", [])
+    if not isinstance(same, list) or not all(isinstance(x, str) for x in same):
+        raise DataFileError(path, "same_dtype_calls", "a list of Triton name prefixes", same)
+    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same))
 
 
 # -------------------------------------------------------------------------------------- uses

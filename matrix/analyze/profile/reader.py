@@ -32,6 +32,7 @@ PASS_THROUGH = frozenset(
 INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
 INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
 POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descriptor": 0}
+MAX_INLINE = 3  # helper calls followed for their return kinds (a helper calling a helper...)
 BUILTIN_RULES = {
     "min": "rule.builtin_min", "max": "rule.builtin_max", "abs": "rule.builtin_abs",
     "len": "rule.builtin_len", "isinstance": "rule.builtin_isinstance",
@@ -52,15 +53,42 @@ class KernelReader:
         launch: Launch | None = None,
         jit_names: frozenset[str] = frozenset(),
         lines: Sequence[str] = (),
+        helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+        depth: int = 0,
     ) -> None:
         self.fn, self.r, self.map, self.path = fn, resolver, umap, path
         self.launch = launch
         self.globals = module_globals
         self.jit_names = jit_names
         self.lines = lines
+        self.helpers = helpers or {}
+        self.depth = depth
+        self.returns: list[Val] = []
         self.uses: list[Use] = []
         self.env: dict[str, Val] = {}
         self._params()
+
+    def returned(self, args: Sequence[Val], kwargs: Mapping[str, Val]) -> Val:
+        """What this function returns when called with ``args``/``kwargs`` (a helper called
+        from a kernel: its parameters take the caller's kinds; its own uses are its own)."""
+        params = [a.arg for a in [*self.fn.args.posonlyargs, *self.fn.args.args]]
+        for name, v in [*zip(params, args, strict=False), *kwargs.items()]:
+            own = self.env.get(name)
+            if own is None or (own.pointer and not v.pointer):
+                continue  # the helper reads it as a pointer: the caller's default guess is not
+            if v.kinds is not None or v.pointer or v.dtype is not False:
+                self.env[name] = v
+        self.run()
+        if not self.returns:
+            return UNKNOWN
+        if all(r.items is not None for r in self.returns):
+            n = {len(r.items or ()) for r in self.returns}
+            if len(n) == 1:
+                width = n.pop()
+                return Val(items=tuple(
+                    _union([r.items[i] for r in self.returns if r.items]) for i in range(width)
+                ))  # fmt: skip
+        return _union(self.returns) if len(self.returns) > 1 else self.returns[0]
 
     # -- parameters
     def _pointer_params(self) -> set[str]:
@@ -181,6 +209,14 @@ class KernelReader:
         if expr is None:
             return None
         if isinstance(expr, ast.Attribute):
+            base = expr.value
+            if (
+                expr.attr == "element_ty"
+                and isinstance(base, ast.Attribute)
+                and base.attr == "dtype"
+            ):
+                v = self.ev(base.value, record=False)  # ptr.dtype.element_ty: what it points to
+                return v.kinds if v.pointer and v.kinds else None
             if expr.attr == "dtype":
                 v = self.ev(expr.value, record=False)
                 return v.kinds if v.kinds and not (v.kinds & SCALAR_KINDS) else None
@@ -334,9 +370,14 @@ class KernelReader:
                 self.ev(k.value)
             if q and q.startswith("triton."):
                 self.use("name", node, name=q)
+                if args and any(q.startswith(p) for p in self.map.same_dtype_calls):
+                    return Val(args[0].kinds)  # libdevice math: computed in its input's dtype
                 return UNKNOWN
             if name in BUILTIN_RULES and name not in self.env:
                 self.use(BUILTIN_RULES[name], node, args)
+                if name in ("float", "int") and all(isinstance(a, ast.Constant) for a in node.args):
+                    # float("-inf"), int(3): a Python number at compile time, as a literal is
+                    return _k("lit_float" if name == "float" else "lit_int")
                 return _union(args) if name in ("min", "max", "abs") else UNKNOWN
             if name == "range":
                 if len(node.args) == 3:
@@ -344,6 +385,14 @@ class KernelReader:
                 return UNKNOWN
             if name in self.jit_names:
                 self.use("rule.jit_call", node, name=name)
+                helper = self.helpers.get(name or "")
+                if helper is not None and self.depth < MAX_INLINE and helper is not self.fn:
+                    kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
+                    sub = KernelReader(
+                        helper, self.r, self.map, self.path, self.globals, None,
+                        self.jit_names, self.lines, self.helpers, self.depth + 1,
+                    )  # fmt: skip
+                    return sub.returned(args, kwargs)
             return UNKNOWN
         if method is not None:
             base = self.ev(func.value)  # type: ignore[attr-defined]
@@ -355,7 +404,7 @@ class KernelReader:
         for k in node.keywords:
             if k.arg not in ("dtype",):
                 self.ev(k.value)
-        if name == "to":
+        if name in ("to", "cast"):  # x.cast(tl.float32) is x.to(tl.float32)
             target = node.args[0] if node.args else self.kw(node, "dtype")
             return self._cast(node, base, target, self.kw(node, "bitcast"))
         if name in ("load", "store"):  # desc.load([..]) on a tensor descriptor
@@ -406,8 +455,9 @@ class KernelReader:
             return Val(dt)
         if name == "load":
             ptr = args[0] if args else UNKNOWN
-            self.use("load", node, (Val(ptr.kinds),), masked=str("mask" in kws).lower())
-            return Val(ptr.kinds)
+            elem = ptr.kinds if ptr.pointer else None  # what a pointer holds; else unknown
+            self.use("load", node, (Val(elem),), masked=str("mask" in kws).lower())
+            return Val(elem)
         if name == "store":
             ptr = args[0] if args else UNKNOWN
             self.use("store", node, (Val(ptr.kinds),), masked=str("mask" in kws).lower())
@@ -521,24 +571,30 @@ class KernelReader:
             it = self.ev(s.iter)
             loop_var = _k("cx_int") if self._is_static(s.iter) else _k("arg_i32")
             self.bind(s.target, loop_var if it.items is None else UNKNOWN)
-            for _ in range(2):  # twice: values carried round the loop settle
-                for b in s.body:
-                    self.stmt(b)
+            self._settle(s.body)
+            for b in s.body:
+                self.stmt(b)
             for b in s.orelse:
                 self.stmt(b)
         elif isinstance(s, ast.While):
             self.use("rule.while_loop", s)
+            self._settle(s.body)
             self.ev(s.test)
             for b in [*s.body, *s.orelse]:
                 self.stmt(b)
         elif isinstance(s, ast.If):
             self.ev(s.test)
-            for b in [*s.body, *s.orelse]:
+            before = dict(self.env)
+            for b in s.body:
                 self.stmt(b)
+            after_body, self.env = self.env, dict(before)
+            for b in s.orelse:
+                self.stmt(b)
+            self.env = _merge(after_body, self.env)
         elif isinstance(s, ast.Return):
             if isinstance(s.value, ast.Tuple):
                 self.use("rule.tuple_return", s)
-            self.ev(s.value)
+            self.returns.append(self.ev(s.value))
         elif isinstance(s, ast.Expr):
             self.ev(s.value)
         elif isinstance(s, ast.With):
@@ -547,8 +603,36 @@ class KernelReader:
         elif isinstance(s, ast.Assert):
             self.ev(s.test)
 
+    def _settle(self, body: Sequence[ast.stmt]) -> None:
+        """Run a loop body once without recording, so that the values it carries round take
+        their loop type: Triton makes a scalar initial value (``m = float("-inf")``) a tensor
+        of the type the body gives it, so the first iteration never computes on the literal."""
+        saved = self.uses
+        self.uses = []
+        try:
+            for b in body:
+                self.stmt(b)
+        finally:
+            self.uses = saved
+
     def _is_static(self, it: ast.expr) -> bool:
         return isinstance(it, ast.Call) and self.r.tl_name(it.func) == "static_range"
+
+
+def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
+    """The values after an ``if``: each name as either branch left it (both kinds where they
+    differ; a constexpr condition compiles one branch, which the source cannot tell)."""
+    out = dict(b)
+    for name, va in a.items():
+        vb = b.get(name)
+        if vb is None or vb == va:
+            out[name] = va
+        elif va.pointer and vb.pointer:
+            kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
+            out[name] = Val(kinds, pointer=True)
+        else:
+            out[name] = _union([va, vb])
+    return out
 
 
 def _module_globals(tree: ast.Module) -> dict[str, ast.expr]:
@@ -597,12 +681,13 @@ def profile_module(
     wanted = set(only) if only is not None else None
     out = Profile(sources=[path])
     glob = _module_globals(tree)
+    helpers = {f.name: f for f in fns}
     for fn in fns:
         if wanted is not None and fn.name not in wanted:
             continue
         out.kernels[fn.name] = f"{path}:{fn.lineno}"
         typed: Sequence[Launch | None] = launches.get(fn.name) or [None]
         for launch in typed:
-            reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines)
+            reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines, helpers)
             out.uses += reader.run()
     return out
