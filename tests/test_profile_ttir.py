@@ -188,3 +188,31 @@ def test_the_gate_blocks_once_precisely_on_the_ttir_typed_kernel(tmp_path, monke
     assert head.count("\n- **") == 1, head
     assert "bfloat16,lit_float" in head and "used at `" in head
     assert "generic_helper/act.py:19 in leaky_floor_kernel" in head
+
+
+# The aot cell's own call, in a child without the interpreter: compile_launch imports the
+# kernel (no recorded definition) and its record carries the TTIR summary the gate reads.
+COMPILE_ONE = """
+import json, sys
+from matrix.backends.kernels import compile_launch
+launch = {"key": "k1", "kernel": "act:leaky_floor_kernel", "name": "leaky_floor_kernel",
+          "module": "act", "file": "act.py", "path_root": sys.argv[1],
+          "signature": {"x_ptr": "*bf16", "out_ptr": "*bf16", "n": "i32"},
+          "constexprs": {"BLOCK": 64}, "options": {}}
+print(json.dumps(compile_launch(launch, "cuda:80", sys.argv[1])))
+"""
+
+
+@pytest.mark.interpreter
+def test_a_compile_record_carries_the_ttir_summary():
+    from tests.support import compile_in_child
+
+    rec = compile_in_child(COMPILE_ONE, str(TEAM / "generic_helper"), timeout=300)
+    assert rec["status"] == "compiled", rec
+    maxes = [r for r in rec["ttir_ops"] if r["op"] == "arith.maxnumf"]
+    assert [(Path(r["file"]).name, r["line"]) for r in maxes] == [("act.py", 19)]
+    assert maxes[0]["operands"][0] == "bf16"
+    typed = build_profile(
+        [str(TEAM / "generic_helper" / "act.py")], [], [Run("r", extra={"kernel_compiles": [rec]})]
+    )
+    assert Matcher(typed).cell("binary_fn.maximum", "bfloat16,lit_float").status == USED
