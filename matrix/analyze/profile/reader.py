@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from matrix.analyze.profile.model import (
@@ -40,6 +41,21 @@ BUILTIN_RULES = {
 }  # fmt: skip
 
 
+@dataclass(frozen=True)
+class Helper:
+    """A ``@triton.jit`` function of another file, with what reading it needs."""
+
+    fn: ast.FunctionDef | ast.AsyncFunctionDef
+    resolver: Resolver
+    globals: Mapping[str, ast.expr]
+    path: str
+    lines: Sequence[str]
+    jit_names: frozenset[str]
+
+
+HelperLookup = Callable[[str], Sequence[Helper]]  # a qualified name -> its definitions
+
+
 class KernelReader:
     """Reads one ``@triton.jit`` function: every op with the kinds of its operands."""
 
@@ -55,6 +71,7 @@ class KernelReader:
         lines: Sequence[str] = (),
         helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
         depth: int = 0,
+        lookup: HelperLookup | None = None,
     ) -> None:
         self.fn, self.r, self.map, self.path = fn, resolver, umap, path
         self.launch = launch
@@ -62,6 +79,7 @@ class KernelReader:
         self.jit_names = jit_names
         self.lines = lines
         self.helpers = helpers or {}
+        self.lookup = lookup
         self.depth = depth
         self.returns: list[Val] = []
         self.uses: list[Use] = []
@@ -363,7 +381,7 @@ class KernelReader:
             if q is None or not q.startswith("triton."):
                 method = func.attr
         if tl is None and method is None:
-            q = self.r.qualname(func) if not isinstance(func, ast.Name) else None
+            q = self.r.qualname(func)  # a Name too: `from ...libdevice import tanh`
             name = func.id if isinstance(func, ast.Name) else None
             args = [self.ev(a) for a in node.args]
             for k in node.keywords:
@@ -390,9 +408,21 @@ class KernelReader:
                     kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
                     sub = KernelReader(
                         helper, self.r, self.map, self.path, self.globals, None,
-                        self.jit_names, self.lines, self.helpers, self.depth + 1,
+                        self.jit_names, self.lines, self.helpers, self.depth + 1, self.lookup,
                     )  # fmt: skip
                     return sub.returned(args, kwargs)
+            elsewhere = self.lookup(q) if self.lookup and q and self.depth < MAX_INLINE else []
+            if elsewhere:  # a @triton.jit helper of another file of the tree
+                self.use("rule.jit_call", node, name=name or q or "")
+                kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
+                got = []
+                for h in elsewhere:  # every definition (one per branch of an if/try)
+                    sub = KernelReader(
+                        h.fn, h.resolver, self.map, h.path, h.globals, None,
+                        h.jit_names, h.lines, None, self.depth + 1, self.lookup,
+                    )  # fmt: skip
+                    got.append(sub.returned(args, kwargs))
+                return _union(got) if len(got) > 1 else got[0]
             return UNKNOWN
         if method is not None:
             base = self.ev(func.value)  # type: ignore[attr-defined]
@@ -455,9 +485,9 @@ class KernelReader:
             return Val(dt)
         if name == "load":
             ptr = args[0] if args else UNKNOWN
-            elem = ptr.kinds if ptr.pointer else None  # what a pointer holds; else unknown
-            self.use("load", node, (Val(elem),), masked=str("mask" in kws).lower())
-            return Val(elem)
+            held = ptr.kinds if ptr.pointer else None  # what a pointer holds; else unknown
+            self.use("load", node, (Val(held),), masked=str("mask" in kws).lower())
+            return Val(held)
         if name == "store":
             ptr = args[0] if args else UNKNOWN
             self.use("store", node, (Val(ptr.kinds),), masked=str("mask" in kws).lower())
@@ -635,7 +665,7 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
     return out
 
 
-def _module_globals(tree: ast.Module) -> dict[str, ast.expr]:
+def module_globals(tree: ast.Module) -> dict[str, ast.expr]:
     out: dict[str, ast.expr] = {}
     for s in tree.body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
@@ -669,6 +699,7 @@ def profile_module(
     umap: UsageMap | None = None,
     only: Iterable[str] | None = None,
     kernels: Sequence[ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+    lookup: HelperLookup | None = None,
 ) -> Profile:
     """The uses of every ``@triton.jit`` function in one parsed file. A kernel with captured
     launches (``launches[name]``) is read once per launch, typed by it; one without is read
@@ -680,7 +711,7 @@ def profile_module(
     names = frozenset(f.name for f in fns)
     wanted = set(only) if only is not None else None
     out = Profile(sources=[path])
-    glob = _module_globals(tree)
+    glob = module_globals(tree)
     helpers = {f.name: f for f in fns}
     for fn in fns:
         if wanted is not None and fn.name not in wanted:
@@ -688,6 +719,8 @@ def profile_module(
         out.kernels[fn.name] = f"{path}:{fn.lineno}"
         typed: Sequence[Launch | None] = launches.get(fn.name) or [None]
         for launch in typed:
-            reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines, helpers)
+            reader = KernelReader(
+                fn, resolver, umap, path, glob, launch, names, lines, helpers, 0, lookup
+            )
             out.uses += reader.run()
     return out
