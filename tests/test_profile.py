@@ -244,3 +244,50 @@ def test_nox_gate_session_runs_the_team_suite_in_the_cells(monkeypatch):
     args = session.resolve(["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"])
     assert calls == [["--releases", "3.8.0,3.9.0", "--no-report", "--tests", "t/"]]
     assert session.option(args, "--tests") == "t/" and session.option(args, "--results")
+
+
+# Variants written after the first three: (folder, baseline, candidate, exit code, the blocking
+# groups, a "file:line in kernel" every blocking entry names). Each expectation was read off
+# the committed data (the fingerprint changes on each pair) before the gate was run on it.
+VARIANTS = [
+    # tl.clamp of bfloat16 by runtime floats: fp32 -> bf16 on 3.9.0's interpreter
+    ("bf16_clamp", "3.8.0", "3.9.0", 1, {"fp.clamp"}, "clamp.py:13 in clamp_bf16_kernel"),
+    ("bf16_clamp", "3.1.0", "3.2.0", 0, set(), ""),
+    # int16 minus a constexpr: int32 on 3.1.0, int16 from 3.2.0 (like the uint8 one)
+    ("int16_offset", "3.1.0", "3.2.0", 1, {"fp.binary.sub"}, "offset.py:12 in offset_kernel"),
+    ("int16_offset", "3.8.0", "3.9.0", 0, set(), ""),
+    # float32 % with operands of either sign: 3.2.0 fixes the values (listed as fixed)
+    ("float_mod", "3.1.0", "3.2.0", 0, set(), ""),
+    ("float_mod", "3.8.0", "3.9.0", 0, set(), ""),
+    # float16 * a runtime scalar, then to float8e5: the product is fp32 on 3.1.0's
+    # interpreter, fp16 on 3.2.0's; the scalar may be an int or a float: "may affect"
+    ("fp8_cast", "3.1.0", "3.2.0", 1, {"fp.binary.mul"}, "quant.py:13 in quant_fp8_kernel"),
+    ("fp8_cast", "3.8.0", "3.9.0", 0, set(), ""),
+    # tl.cumsum of bfloat16: accumulated in fp32 on 3.8.0, in bf16 on 3.9.0
+    ("bf16_cumsum", "3.8.0", "3.9.0", 1, {"fp.reduce.cumsum"}, "cumsum.py:12 in cumsum_bf16"),
+    ("bf16_cumsum", "3.1.0", "3.2.0", 0, set(), ""),
+    # block pointers and boundary_check: removed in 3.9.0
+    ("block_ptr", "3.8.0", "3.9.0", 1, {"block_ptr", "boundary_check", "api_surface"}, "copy.py:"),
+    ("block_ptr", "3.1.0", "3.2.0", 0, set(), ""),
+    # a generic kernel reading x through a helper; its test launches it on bfloat16 (the host
+    # code in the tree types the pointer, the helper's return is followed)
+    ("generic_helper", "3.8.0", "3.9.0", 1, {"fp.binary_fn.maximum"}, "act.py:19 in leaky_floor"),
+    ("generic_helper", "3.1.0", "3.2.0", 0, set(), ""),
+]
+
+
+@pytest.mark.parametrize(("folder", "baseline", "candidate", "exit", "groups", "where"), VARIANTS)
+def test_team_kernel_variants(
+    tmp_path, monkeypatch, folder, baseline, candidate, exit, groups, where
+):
+    monkeypatch.chdir(ROOT)
+    code, md, doc = gate(tmp_path, baseline, candidate, "--scan", str(TEAM / folder))
+    assert code == exit, md
+    assert blocking_groups(doc) == groups, md
+    head = md.split("### Your code")[0]
+    entries = [ln for ln in head.splitlines() if ln.startswith("- **")]
+    assert len(entries) <= 10, entries
+    unsafe = {"breaking-api", "regression", "behaviour-change"}
+    for f in doc["findings"]:
+        if f["kind"] in unsafe:  # every blocking entry names the line of the team's code
+            assert f["uses"] and all(where in u for u in f["uses"]), f

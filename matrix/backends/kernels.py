@@ -30,6 +30,9 @@ A KERNEL COMPILE record, as a cell's raw file stores it under ``"kernel_compiles
                                          # wmma > fma > none)
      "instructions": 812,                # instruction lines in the PTX / AMDGCN
      "ttgir_hash": "<16 hex digits>",    # of the TTGIR without location lines
+     "ttir_ops": [{"op": "arith.maxnumf", "file": ..., "line": 19, "col": 9,
+                   "operands": ["bf16", "c:f32"], "result": "f32", "attrs": {}}, ...],
+                                         # the TTIR's ops with dtypes (matrix.backends.ttir_ops)
      "num_warps": 4, "num_stages": 3}
 
 ``rejected`` means the release's compiler refused the code (its exception text is the
@@ -55,6 +58,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from matrix.backends import ttir_ops
 from matrix.backends.aot import Artifacts, SpellingNotRecognised, compile_for_target
 from matrix.core import COMPILE_OPTIONS, TORCH_TO_TRITON, AotUnavailable
 
@@ -346,6 +350,8 @@ def describe(art: Artifacts) -> dict[str, Any]:
         "instruction_class": classes[0] if classes else "none",
         "instructions": instruction_count(asm),
         "ttgir_hash": ttgir_hash(art.ir.get("ttgir", "")),
+        # the ops the kernel ran on, with their dtypes and lines: the usage profile's TTIR
+        "ttir_ops": ttir_ops.summarize_ir(art.ir),
         **{k: art.metadata.get(k) for k in ("num_warps", "num_stages")},
     }
 

@@ -28,7 +28,9 @@ from matrix.analyze.profile import (
     jit_functions,
     load_map,
     profile_module,
+    ttir,
 )
+from matrix.analyze.profile.reader import Helper, module_globals
 from matrix.core import COMPILED, REJECTED
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
@@ -96,6 +98,16 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
     project = Project(parsed)
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in parsed}
     host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
+    # every @triton.jit function by qualified name, so a kernel's call of a helper in another
+    # file of the tree is followed for what it returns
+    helpers: dict[str, list[Helper]] = {}
+    for m in parsed:
+        lines, glob = m.source.splitlines(), module_globals(m.tree)
+        names = frozenset(f.name for f in kernels[m.path])
+        for fn in kernels[m.path]:
+            helpers.setdefault(f"{m.name}.{fn.name}", []).append(
+                Helper(fn, project.imports(m), glob, _show(m.path), lines, names)
+            )
     for m in parsed:
         imports = project.imports(m)
         captured = launches.get(m.path) or {}
@@ -104,10 +116,20 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
             # what ran (a captured launch) first; else what the tree's host code passes
             typed[fn.name] = captured.get(fn.name) or [h for h in host.launches(fn) if h.signature]
         profile.extend(
-            profile_module(m.tree, imports, _show(m.path), m.source, typed, kernels=kernels[m.path])
+            profile_module(
+                m.tree,
+                imports,
+                _show(m.path),
+                m.source,
+                typed,
+                kernels=kernels[m.path],
+                lookup=lambda q: helpers.get(q, []),
+            )
         )
     for launch in elsewhere:
         profile.extend(_from_recorded_source(launch))
+    # what the compiler says the captured kernels ran on types what the source could not
+    ttir.refine(profile, ttir.compile_records(runs))
     n = sum(len(v) for by in launches.values() for v in by.values())
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")

@@ -1,0 +1,232 @@
+"""Mapping a fingerprint cell, a probe row or a Triton name onto a profile: used, may
+affect (an operand's kind not inferable: blocks) or not used."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+
+from matrix.analyze.profile.model import (
+    MAY_AFFECT,
+    NOT_USED,
+    USED,
+    Kinds,
+    Profile,
+    UsageMap,
+    Use,
+    load_map,
+)
+
+
+@dataclass
+class Match:
+    """How a fingerprint cell, probe row or name maps onto the profile."""
+
+    status: str
+    uses: list[Use] = field(default_factory=list)
+    why: str = ""
+
+    @property
+    def blocks(self) -> bool:
+        return self.status in (USED, MAY_AFFECT)
+
+
+def _fits(kinds: Kinds, want: str) -> str:
+    """``used`` if the operand is exactly ``want``; ``may affect`` if it may be; else not."""
+    if want == "*":
+        return USED if kinds is not None else MAY_AFFECT
+    if kinds is None:
+        return MAY_AFFECT
+    if want not in kinds:
+        return NOT_USED
+    return USED if len(kinds) == 1 else MAY_AFFECT
+
+
+def _combine(states: Iterable[str]) -> str:
+    states = list(states)
+    if NOT_USED in states:
+        return NOT_USED
+    return MAY_AFFECT if MAY_AFFECT in states else USED
+
+
+def _attr_fits(value: str, want: str) -> str:
+    if want == "*":
+        return USED
+    parts = value.split("|")
+    if value in ("?", "*"):
+        return MAY_AFFECT
+    if want not in parts:
+        return NOT_USED
+    return USED if len(parts) == 1 else MAY_AFFECT
+
+
+def match_uses(uses: Iterable[Use], op: str, operands: Sequence[str], **attrs: str) -> Match:
+    """The uses of ``op`` whose operands (and attributes) fit: USED if one fits exactly, else
+    MAY_AFFECT if one might (an operand not inferable), else NOT_USED."""
+    used, maybe = [], []
+    for u in uses:
+        if u.op != op:
+            continue
+        states = [
+            _fits(u.operands[i] if i < len(u.operands) else None, w) for i, w in enumerate(operands)
+        ]
+        states += [_attr_fits(u.attr(k, "default"), w) for k, w in attrs.items()]
+        state = _combine(states) if states else USED
+        if state == USED:
+            used.append(u)
+        elif state == MAY_AFFECT:
+            maybe.append(u)
+    if used:
+        return Match(USED, used)
+    if maybe:
+        return Match(MAY_AFFECT, maybe, "an operand's dtype is not inferable from the code")
+    return Match(NOT_USED)
+
+
+def _split(text: str) -> list[str]:
+    return [p for p in text.split(",") if p]
+
+
+def parse_op_spec(spec: str) -> tuple[str, list[str], dict[str, str]]:
+    """``dot[float32,acc=*,out=*,prec=default]`` -> (``dot``, [``float32``], {acc: *, ...})."""
+    op, _, rest = spec.partition("[")
+    operands, attrs = [], {}
+    for part in _split(rest.rstrip("]")):
+        if "=" in part:
+            k, _, v = part.partition("=")
+            attrs[k] = v
+        else:
+            operands.append(part)
+    return op, operands, attrs
+
+
+class Matcher:
+    """Maps what the gate found onto one profile."""
+
+    def __init__(self, profile: Profile, umap: UsageMap | None = None) -> None:
+        self.profile = profile
+        self.map = umap or load_map()
+        self.ops = profile.by_op()
+
+    def uses_of(self, op: str) -> list[Use]:
+        return self.ops.get(op, [])
+
+    def spec(self, spec: str) -> Match:
+        op, operands, attrs = parse_op_spec(spec)
+        return match_uses(self.uses_of(op), op, operands, **attrs)
+
+    def names(self, qualnames: Iterable[str]) -> Match:
+        wanted = set(qualnames)
+        hits = [u for u in self.uses_of("name") if u.attr("name") in wanted]
+        hits += [
+            u
+            for u in self.uses_of("name")
+            if any(u.attr("name").startswith(w + ".") for w in wanted)
+        ]
+        return Match(USED, hits) if hits else Match(NOT_USED)
+
+    def keywords(self, names: Iterable[str]) -> Match:
+        wanted = set(names)
+        hits = [u for u in self.uses_of("keyword") if u.attr("name") in wanted]
+        return Match(USED, hits) if hits else Match(NOT_USED)
+
+    def best(self, matches: Iterable[Match]) -> Match:
+        matches = list(matches)
+        for status in (USED, MAY_AFFECT):
+            hits = [u for m in matches if m.status == status for u in m.uses]
+            if hits:
+                return Match(status, hits, next((m.why for m in matches if m.why), ""))
+        return Match(NOT_USED)
+
+    # -- the fingerprint
+    def cell(self, group: str, case: str) -> Match:
+        """``group`` as ``binary.sub`` (no ``fp.``), ``case`` as ``uint8,cx_int``."""
+        family = group.partition(".")[0]
+        parts = _split(case)
+        if family in ("binary", "binary_fn", "binary_int_fn", "where", "clamp"):
+            key = group if family not in ("where", "clamp") else family
+            return match_uses(self.uses_of(key), key, parts[:2])
+        if family in ("unary", "reduce"):
+            return match_uses(self.uses_of(group), group, parts[:1])
+        if family == "cast":
+            src, _, dst = case.partition("->")
+            return match_uses(self.uses_of(group), group, [src, dst])
+        if family == "dot":
+            _, operands, attrs = parse_op_spec(f"dot[{case}]")
+            return match_uses(self.uses_of("dot"), "dot", operands, **attrs)
+        if family == "atomic":
+            _, operands, attrs = parse_op_spec(f"x[{case}]")
+            return match_uses(self.uses_of(group), group, operands, **attrs)
+        if family == "values":
+            return self._values(group, case)
+        if family == "rules":
+            pattern = self.map.rules.get(case)
+            if pattern is None:
+                return Match(MAY_AFFECT, [], f"no mapping for rule {case!r} (usage_map.toml)")
+            hits = self.uses_of(pattern)
+            return Match(USED, hits) if hits else Match(NOT_USED)
+        if family == "runtime":
+            return self._runtime(case)
+        if family == "warnings":
+            kernel = case.split(",", 1)[0]
+            names = self.map.runtime.get(f"warnings_{kernel}")
+            if names is None:
+                return (
+                    Match(NOT_USED)
+                    if kernel == "plain_kernel"
+                    else Match(MAY_AFFECT, [], f"no mapping for warning kernel {kernel!r}")
+                )
+            return self._name_list(names)
+        return Match(MAY_AFFECT, [], f"no mapping for fingerprint group fp.{group}")
+
+    def _name_list(self, names: Sequence[str]) -> Match:
+        kw = [n.split(":", 1)[1] for n in names if n.startswith("keyword:")]
+        qn = [n for n in names if not n.startswith("keyword:")]
+        return self.best([self.names(qn), self.keywords(kw)])
+
+    def _runtime(self, case: str) -> Match:
+        for key in sorted(self.map.runtime, key=len, reverse=True):
+            if case == key or case.startswith(key + "."):
+                return self._name_list(self.map.runtime[key])
+        return Match(MAY_AFFECT, [], f"no mapping for runtime cell {case!r} (usage_map.toml)")
+
+    def _values(self, group: str, case: str) -> Match:
+        vop = self.map.values_groups.get(group)
+        op = self.map.values_ops.get(vop or "")
+        if op is None:
+            return Match(MAY_AFFECT, [], f"no mapping for fp.{group} (usage_map.toml)")
+        head = case.split("(", 1)[0]
+        if op == "cast.to":
+            src, _, dst = head.partition("->")
+            return match_uses(self.uses_of(op), op, [src, dst])
+        if op in ("unary", "binary", "reduce"):
+            name, _, dtype = head.partition(".")
+            full = f"{op}.{name}"
+            n = 2 if op == "binary" else 1
+            return match_uses(self.uses_of(full), full, [dtype] + ["*"] * (n - 1))
+        n = 1 if op.startswith("unary") else 2
+        # a values cell's operands are both of its dtype (two tensors) or a tensor and a scalar
+        m = match_uses(self.uses_of(op), op, [head] + ["*"] * (n - 1))
+        if m.status == NOT_USED and n == 2:
+            m = match_uses(self.uses_of(op), op, ["*", head])
+        return m
+
+    # -- probe rows
+    def probe(self, name: str) -> Match:
+        row = self.map.probes.get(name)
+        if row is None:
+            return Match(MAY_AFFECT, [], f"no mapping for probe {name!r} (usage_map.toml)")
+        if row.get("project"):
+            return Match(NOT_USED, [], "measures this project's own kernels")
+        matches = [self.names(row.get("names", [])), self.keywords(row.get("keywords", []))]
+        matches += [self.spec(s) for s in row.get("ops", [])]
+        return self.best(matches)
+
+    def covers(self, paths: Sequence[str], kernels: Sequence[str], uses: Sequence[Use]) -> bool:
+        """Whether every one of ``uses`` lies in ``paths`` and ``kernels`` (globs; empty: any)."""
+        return all(
+            (not paths or any(fnmatchcase(u.path, p) for p in paths))
+            and (not kernels or any(fnmatchcase(u.kernel, k) for k in kernels))
+            for u in uses
+        )

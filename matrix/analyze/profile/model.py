@@ -1,0 +1,251 @@
+"""The profile's data: operand kinds, the usage map (``matrix/data/usage_map.toml``), a
+``Use``, a ``Profile``, a captured ``Launch`` and the inferred kind of a value (``Val``)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from matrix.core import DATA_DIR, DataFileError, load_toml
+
+MAP_PATH = DATA_DIR / "usage_map.toml"
+FINGERPRINT_PATH = DATA_DIR / "fingerprint.toml"
+
+USED, MAY_AFFECT, NOT_USED = "used", "may affect", "not used"
+
+Kinds = frozenset[str] | None  # the operand kinds a value may have; None: not inferable
+INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
+FLOAT_DTYPES = frozenset(
+    {"float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16", "float16",
+     "bfloat16", "float32", "float64"}
+)  # fmt: skip
+SCALAR_KINDS = frozenset(
+    {"lit_int", "lit_float", "lit_bool", "cx_int", "cx_float", "arg_i32", "arg_i64", "arg_f32"}
+)
+RUNTIME_INT = frozenset({"arg_i32", "arg_i64"})
+RUNTIME_ANY = frozenset({"arg_i32", "arg_i64", "arg_f32"})
+WIDTH = {
+    "int1": 1, "int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32,
+    "int64": 64, "uint64": 64, "float8e4nv": 8, "float8e5": 8, "float8e4b15": 8,
+    "float8e4b8": 8, "float8e5b16": 8, "float16": 16, "bfloat16": 16, "float32": 32,
+    "float64": 64,
+}  # fmt: skip
+
+
+class Resolver(Protocol):
+    """The scanner's ``Imports`` as this module uses it."""
+
+    def tl_name(self, expr: ast.expr) -> str | None: ...
+    def qualname(self, expr: ast.expr) -> str | None: ...
+    def is_jit(self, decorator: ast.expr) -> bool: ...
+
+
+@dataclass(frozen=True)
+class UsageMap:
+    """``matrix/data/usage_map.toml``, read once."""
+
+    dtypes: Mapping[str, str]
+    launch_scalars: Mapping[str, str]
+    operators: Mapping[str, str]
+    functions: Mapping[str, str]
+    values_ops: Mapping[str, str]
+    rules: Mapping[str, str]
+    runtime: Mapping[str, Sequence[str]]
+    probes: Mapping[str, Mapping[str, Any]]
+    values_groups: Mapping[str, str]  # fingerprint values group -> its op (fingerprint.toml)
+    same_dtype_calls: Sequence[str] = ()  # Triton name prefixes whose result has arg 0's dtype
+
+
+@lru_cache(maxsize=4)
+def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_PATH) -> UsageMap:
+    doc = load_toml(path)
+    tables = ("dtypes", "launch_scalars", "operators", "functions", "values_ops", "rules")
+    for key in (*tables, "runtime", "probes"):
+        if not isinstance(doc.get(key), dict):
+            raise DataFileError(path, key, "a table", doc.get(key))
+    for name, row in doc["probes"].items():
+        if not isinstance(row, dict) or set(row) - {"project", "names", "keywords", "ops"}:
+            raise DataFileError(path, f"probes.{name}", "project/names/keywords/ops", row)
+    groups = {}
+    for i, v in enumerate(load_toml(fingerprint).get("values", [])):
+        if not isinstance(v, dict) or not isinstance(v.get("group"), str):
+            raise DataFileError(fingerprint, f"values[{i}]", "a table with group and op", v)
+        groups[v["group"]] = str(v.get("op"))
+    d, lo, op, fn, vo, ru = (doc[k] for k in tables)
+    same = doc.get("same_dtype_calls", [])
+    if not isinstance(same, list) or not all(isinstance(x, str) for x in same):
+        raise DataFileError(path, "same_dtype_calls", "a list of Triton name prefixes", same)
+    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same))
+
+
+# -------------------------------------------------------------------------------------- uses
+
+
+@dataclass(frozen=True)
+class Use:
+    """One thing the code does: ``op`` (``binary.sub``, ``cast.bitcast``, ``dot``,
+    ``atomic.add``, ``name``, ``keyword``, ``rule.while_loop``) with its operand kinds (one
+    set per operand; None where not inferable), attributes (dot: acc/out/prec; atomics:
+    sem/scope; names: the qualname), and where: file, line, kernel, and the test that
+    launched it (from a captured launch)."""
+
+    op: str
+    operands: tuple[Kinds, ...] = ()
+    attrs: tuple[tuple[str, str], ...] = ()
+    path: str = ""
+    line: int = 0
+    kernel: str = ""
+    test: str = ""
+    code: str = ""
+    col: int = 0  # the node's column (ast, 0-based): tells two ops of one line apart
+    casts: tuple[int, ...] = ()  # operands that are explicit casts in the source
+
+    def attr(self, name: str, default: str = "") -> str:
+        return dict(self.attrs).get(name, default)
+
+    @property
+    def where(self) -> str:
+        text = f"{self.path}:{self.line}"
+        if self.kernel:
+            text += f" in {self.kernel}"
+        if self.test:
+            text += f" (test {self.test})"
+        return text
+
+    def operand_text(self) -> str:
+        return ",".join("?" if k is None else "|".join(sorted(k)) for k in self.operands)
+
+    def describe(self) -> str:
+        ops = f"[{self.operand_text()}]" if self.operands else ""
+        extra = "".join(f" {k}={v}" for k, v in self.attrs if k != "name")
+        name = f" {self.attr('name')}" if self.attr("name") else ""
+        code = f": {self.code}" if self.code else ""
+        return f"{self.where}: {self.op}{ops}{name}{extra}{code}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "operands": [None if k is None else sorted(k) for k in self.operands],
+            "attrs": dict(self.attrs),
+            "path": self.path,
+            "line": self.line,
+            "kernel": self.kernel,
+            "test": self.test,
+            "code": self.code,
+            "col": self.col,
+        }
+
+
+@dataclass
+class Profile:
+    """Every use of the team's code; ``kernels`` names each kernel read (path:line)."""
+
+    uses: list[Use] = field(default_factory=list)
+    kernels: dict[str, str] = field(default_factory=dict)  # kernel -> "path:line"
+    sources: list[str] = field(default_factory=list)  # what was read: paths, launches
+    notes: list[str] = field(default_factory=list)
+
+    def extend(self, other: Profile) -> None:
+        self.uses += other.uses
+        self.kernels.update(other.kernels)
+        self.sources += other.sources
+        self.notes += other.notes
+
+    def by_op(self) -> dict[str, list[Use]]:
+        table: dict[str, list[Use]] = {}
+        for u in self.uses:
+            table.setdefault(u.op, []).append(u)
+        return table
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kernels": self.kernels,
+            "sources": self.sources,
+            "notes": self.notes,
+            "uses": [u.to_dict() for u in self.uses],
+        }
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What a captured launch says about a kernel's arguments: the Triton type of each
+    non-constexpr argument (``*fp16``, ``i32``) and each constexpr's value; ``test`` launched
+    it."""
+
+    signature: Mapping[str, str]
+    constexprs: Mapping[str, Any]
+    test: str = ""
+
+
+# ------------------------------------------------------------------------------ value kinds
+
+
+@dataclass(frozen=True)
+class Val:
+    """What the inference knows of a value: its kinds (dtypes or scalar kinds; None unknown),
+    whether it is a pointer (kinds are then the element dtypes), or a dtype object (``dtype``
+    holds the dtypes it may name), or a tuple of values."""
+
+    kinds: Kinds = None
+    pointer: bool = False
+    dtype: Kinds | bool = False  # False: not a dtype; None: a dtype, not inferable
+    items: tuple[Val, ...] | None = None
+    cast: bool = False  # the result of an explicit cast (``.to``): its TTIR type is the op's own
+
+
+UNKNOWN = Val()
+
+
+def _k(*names: str) -> Val:
+    return Val(frozenset(names))
+
+
+def _promote(a: Kinds, b: Kinds) -> Kinds:
+    """The result kinds of a binary op: the tensor side's dtype against a scalar, the wider
+    (float over int) of two dtypes; unknown when either side is. Approximate by design: the
+    exact result is what the fingerprint measures per release; the profile only needs the
+    kinds that flow into the next op."""
+    if a is None or b is None:
+        return None
+    out: set[str] = set()
+    for x in a:
+        for y in b:
+            xs, ys = x in SCALAR_KINDS, y in SCALAR_KINDS
+            if xs and ys:
+                out.add(x if x.startswith(("arg", "cx")) else y)
+            elif xs or ys:
+                tensor, scalar = (y, x) if xs else (x, y)
+                if tensor in INT_DTYPES and scalar in ("lit_float", "cx_float", "arg_f32"):
+                    out.add("float32")
+                else:
+                    out.add(tensor)
+            else:
+                fx, fy = x in FLOAT_DTYPES, y in FLOAT_DTYPES
+                if fx != fy:
+                    out.add(x if fx else y)
+                else:
+                    out.add(x if WIDTH.get(x, 0) >= WIDTH.get(y, 0) else y)
+    return frozenset(out)
+
+
+def _union(vals: Iterable[Val]) -> Val:
+    kinds: set[str] = set()
+    for v in vals:
+        if v.kinds is None:
+            return UNKNOWN
+        kinds |= v.kinds
+    return Val(frozenset(kinds))
+
+
+def _scalar_of(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "lit_bool"
+    if isinstance(value, int):
+        return "cx_int"
+    if isinstance(value, float):
+        return "cx_float"
+    return None

@@ -1,0 +1,726 @@
+"""Reading one ``@triton.jit`` function with ``ast``: every op with its operand kinds."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from matrix.analyze.profile.model import (
+    INT_DTYPES,
+    RUNTIME_ANY,
+    RUNTIME_INT,
+    SCALAR_KINDS,
+    UNKNOWN,
+    Launch,
+    Profile,
+    Resolver,
+    UsageMap,
+    Use,
+    Val,
+    _k,
+    _promote,
+    _scalar_of,
+    _union,
+    load_map,
+)
+
+PASS_THROUGH = frozenset(
+    {"reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "ravel", "reverse",
+     "flip", "advance", "multiple_of", "max_contiguous", "max_constancy", "static_assert"}
+)  # fmt: skip
+INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
+INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
+POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descriptor": 0}
+MAX_INLINE = 3  # helper calls followed for their return kinds (a helper calling a helper...)
+BUILTIN_RULES = {
+    "min": "rule.builtin_min", "max": "rule.builtin_max", "abs": "rule.builtin_abs",
+    "len": "rule.builtin_len", "isinstance": "rule.builtin_isinstance",
+    "int": "rule.builtin_int", "float": "rule.builtin_float", "print": "rule.builtin_print",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A ``@triton.jit`` function of another file, with what reading it needs."""
+
+    fn: ast.FunctionDef | ast.AsyncFunctionDef
+    resolver: Resolver
+    globals: Mapping[str, ast.expr]
+    path: str
+    lines: Sequence[str]
+    jit_names: frozenset[str]
+
+
+HelperLookup = Callable[[str], Sequence[Helper]]  # a qualified name -> its definitions
+
+
+class KernelReader:
+    """Reads one ``@triton.jit`` function: every op with the kinds of its operands."""
+
+    def __init__(
+        self,
+        fn: ast.FunctionDef | ast.AsyncFunctionDef,
+        resolver: Resolver,
+        umap: UsageMap,
+        path: str,
+        module_globals: Mapping[str, ast.expr],
+        launch: Launch | None = None,
+        jit_names: frozenset[str] = frozenset(),
+        lines: Sequence[str] = (),
+        helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+        depth: int = 0,
+        lookup: HelperLookup | None = None,
+    ) -> None:
+        self.fn, self.r, self.map, self.path = fn, resolver, umap, path
+        self.launch = launch
+        self.globals = module_globals
+        self.jit_names = jit_names
+        self.lines = lines
+        self.helpers = helpers or {}
+        self.lookup = lookup
+        self.depth = depth
+        self.returns: list[Val] = []
+        self.uses: list[Use] = []
+        self.env: dict[str, Val] = {}
+        self._params()
+
+    def returned(self, args: Sequence[Val], kwargs: Mapping[str, Val]) -> Val:
+        """What this function returns when called with ``args``/``kwargs`` (a helper called
+        from a kernel: its parameters take the caller's kinds; its own uses are its own)."""
+        params = [a.arg for a in [*self.fn.args.posonlyargs, *self.fn.args.args]]
+        for name, v in [*zip(params, args, strict=False), *kwargs.items()]:
+            own = self.env.get(name)
+            if own is None or (own.pointer and not v.pointer):
+                continue  # the helper reads it as a pointer: the caller's default guess is not
+            if v.kinds is not None or v.pointer or v.dtype is not False:
+                self.env[name] = v
+        self.run()
+        if not self.returns:
+            return UNKNOWN
+        if all(r.items is not None for r in self.returns):
+            n = {len(r.items or ()) for r in self.returns}
+            if len(n) == 1:
+                width = n.pop()
+                return Val(items=tuple(
+                    _union([r.items[i] for r in self.returns if r.items]) for i in range(width)
+                ))  # fmt: skip
+        return _union(self.returns) if len(self.returns) > 1 else self.returns[0]
+
+    # -- parameters
+    def _pointer_params(self) -> set[str]:
+        """Parameters that reach the pointer argument of a load/store/atomic/descriptor."""
+        names: set[str] = set()
+        for node in ast.walk(self.fn):
+            if not isinstance(node, ast.Call):
+                continue
+            tl = self.r.tl_name(node.func)
+            if tl is None and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "load", "store"
+            ):  # fmt: skip
+                tl = node.func.attr
+            if (tl in POINTER_ARG or (tl or "").startswith("atomic_")) and node.args:
+                names |= {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
+        # names assigned from pointer expressions: follow assignments back to parameters
+        changed = True
+        assigns = [n for n in ast.walk(self.fn) if isinstance(n, ast.Assign)]
+        while changed:
+            changed = False
+            for a in assigns:
+                targets = {t.id for t in a.targets if isinstance(t, ast.Name)}
+                if targets & names:
+                    roots = {n.id for n in ast.walk(a.value) if isinstance(n, ast.Name)}
+                    if not roots <= names:
+                        names |= roots
+                        changed = True
+        return names
+
+    def _offset_params(self) -> set[str]:
+        """Names inside masks, shapes, ranges and aranges: integers (a float cannot index)."""
+        names: set[str] = set()
+        for node in ast.walk(self.fn):
+            if not isinstance(node, ast.Call):
+                continue
+            tl = self.r.tl_name(node.func)
+            exprs: list[ast.expr] = []
+            if tl in ("load", "store"):
+                exprs = [k.value for k in node.keywords if k.arg == "mask"]
+            elif tl in INT_CONTEXT or (isinstance(node.func, ast.Name) and node.func.id == "range"):
+                exprs = list(node.args)
+            for e in exprs:
+                names |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+        return names
+
+    def _params(self) -> None:
+        args = self.fn.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+        defaults: dict[str, ast.expr] = {}
+        for p, d in zip(
+            reversed(args.posonlyargs + args.args), reversed(args.defaults), strict=False
+        ):
+            defaults[p.arg] = d
+        for p, kd in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+            if kd is not None:
+                defaults[p.arg] = kd
+        pointers = self._pointer_params()
+        offsets = self._offset_params() | pointers
+        sig = self.launch.signature if self.launch else {}
+        cx = self.launch.constexprs if self.launch else {}
+        for p in params:
+            name = p.arg
+            constexpr = p.annotation is not None and (
+                (self.r.qualname(p.annotation) or "").endswith("constexpr")
+                or (isinstance(p.annotation, ast.Constant) and p.annotation.value == "constexpr")
+            )
+            if name in cx:
+                value = cx[name]
+                kind = _scalar_of(value)
+                if kind:
+                    self.env[name] = _k(kind)
+                elif isinstance(value, str) and self._dtype_name(value):
+                    self.env[name] = Val(dtype=frozenset({self._dtype_name(value) or ""}))
+                else:
+                    self.env[name] = UNKNOWN
+                continue
+            if constexpr and name in sig:  # a host launch passing a literal to a constexpr
+                kind = {"i32": "cx_int", "fp32": "cx_float", "i1": "lit_bool"}.get(sig[name])
+                self.env[name] = _k(kind) if kind else UNKNOWN
+                continue
+            if name in sig:
+                t = str(sig[name])
+                if t.startswith("*"):
+                    elem = self._dtype_name(t.lstrip("*").removeprefix("k"))
+                    self.env[name] = Val(frozenset({elem}) if elem else None, pointer=True)
+                else:
+                    kind = self.map.launch_scalars.get(t)
+                    self.env[name] = _k(kind) if kind else UNKNOWN
+                continue
+            if constexpr:
+                default = defaults.get(name)
+                if isinstance(default, ast.Constant):
+                    kind = _scalar_of(default.value)
+                    self.env[name] = _k(kind) if kind else UNKNOWN
+                elif default is not None and self._dtype_of_expr(default):
+                    self.env[name] = Val(dtype=self._dtype_of_expr(default))
+                elif name in offsets:  # a block size: shapes, aranges, masks
+                    self.env[name] = _k("cx_int")
+                else:
+                    # A constexpr with no default and no integer use: it may hold an int or a
+                    # float, which the source cannot tell: both scalar kinds.
+                    self.env[name] = Val(frozenset({"cx_int", "cx_float"}))
+                continue
+            if name in pointers:
+                self.env[name] = Val(None, pointer=True)
+            elif name in offsets:
+                self.env[name] = Val(RUNTIME_INT)
+            else:
+                self.env[name] = Val(RUNTIME_ANY)
+
+    # -- helpers
+    def _dtype_name(self, text: str) -> str | None:
+        return self.map.dtypes.get(text)
+
+    def _dtype_of_expr(self, expr: ast.expr | None) -> frozenset[str] | None:
+        """The dtypes a dtype expression names: ``tl.float16``, ``torch.half``, a constexpr
+        parameter holding one (from a launch), ``x.dtype``; None when unknown."""
+        if expr is None:
+            return None
+        if isinstance(expr, ast.Attribute):
+            base = expr.value
+            if (
+                expr.attr == "element_ty"
+                and isinstance(base, ast.Attribute)
+                and base.attr == "dtype"
+            ):
+                v = self.ev(base.value, record=False)  # ptr.dtype.element_ty: what it points to
+                return v.kinds if v.pointer and v.kinds else None
+            if expr.attr == "dtype":
+                v = self.ev(expr.value, record=False)
+                return v.kinds if v.kinds and not (v.kinds & SCALAR_KINDS) else None
+            name = self._dtype_name(expr.attr)
+            q = self.r.qualname(expr) or ""
+            if name and (q.startswith(("triton.", "torch.")) or self.r.tl_name(expr)):
+                return frozenset({name})
+        if isinstance(expr, ast.Name):
+            known = self.env.get(expr.id)
+            if known is not None and known.dtype not in (False, None):
+                return known.dtype  # type: ignore[return-value]
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            name = self._dtype_name(expr.value)
+            return frozenset({name}) if name else None
+        return None
+
+    def _code(self, node: ast.AST) -> str:
+        line = getattr(node, "lineno", 0)
+        return self.lines[line - 1].strip()[:120] if 0 < line <= len(self.lines) else ""
+
+    def use(self, op: str, node: ast.AST, operands: Sequence[Val] = (), **attrs: str) -> None:
+        self.uses.append(
+            Use(
+                op,
+                tuple(v.kinds for v in operands),
+                tuple(sorted(attrs.items())),
+                self.path,
+                getattr(node, "lineno", 0),
+                self.fn.name,
+                self.launch.test if self.launch else "",
+                self._code(node),
+                getattr(node, "col_offset", 0),
+                tuple(i for i, v in enumerate(operands) if v.cast),
+            )
+        )
+
+    def kw(self, call: ast.Call, name: str) -> ast.expr | None:
+        return next((k.value for k in call.keywords if k.arg == name), None)
+
+    # -- expressions
+    def ev(self, node: ast.expr | None, record: bool = True) -> Val:
+        if node is None:
+            return UNKNOWN
+        if not record:
+            saved = self.uses
+            self.uses = []
+            try:
+                return self._ev(node)
+            finally:
+                self.uses = saved
+        return self._ev(node)
+
+    def _ev(self, node: ast.expr) -> Val:
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, bool):
+                return _k("lit_bool")
+            if isinstance(v, int):
+                return _k("lit_int")
+            if isinstance(v, float):
+                return _k("lit_float")
+            return UNKNOWN
+        if isinstance(node, ast.Name):
+            if node.id in self.env:
+                return self.env[node.id]
+            g = self.globals.get(node.id)
+            if g is not None:
+                self.use("rule.global_read", node, name=node.id)
+                return self.ev(g, record=False) if isinstance(g, ast.Constant) else UNKNOWN
+            return UNKNOWN
+        if isinstance(node, ast.Attribute):
+            dt = self._dtype_of_expr(node)
+            if dt is not None:
+                return Val(dtype=dt)
+            base = self.ev(node.value)
+            if node.attr == "T":
+                return base
+            if self.r.qualname(node):
+                q = self.r.qualname(node) or ""
+                if q.startswith("triton."):
+                    self.use("name", node, name=q)
+            return UNKNOWN
+        if isinstance(node, ast.Subscript):
+            base = self.ev(node.value)
+            self.ev(node.slice, record=True) if not isinstance(node.slice, ast.Slice) else None
+            if base.items is not None and isinstance(node.slice, ast.Constant):
+                i = node.slice.value
+                if isinstance(i, int) and -len(base.items) <= i < len(base.items):
+                    return base.items[i]
+            return base if base.items is None else UNKNOWN
+        if isinstance(node, ast.Tuple | ast.List):
+            return Val(items=tuple(self.ev(e) for e in node.elts))
+        if isinstance(node, ast.BinOp):
+            a, b = self.ev(node.left), self.ev(node.right)
+            op = self.map.operators.get(type(node.op).__name__)
+            if a.pointer or b.pointer:
+                return Val(a.kinds if a.pointer else b.kinds, pointer=True)
+            if op:
+                self.use(op, node, (a, b))
+            if (
+                op in ("binary.truediv",)
+                and a.kinds
+                and b.kinds
+                and (a.kinds | b.kinds) <= (INT_DTYPES | SCALAR_KINDS)
+            ):
+                return _k("float32")
+            return Val(_promote(a.kinds, b.kinds))
+        if isinstance(node, ast.UnaryOp):
+            a = self.ev(node.operand)
+            op = self.map.operators.get(type(node.op).__name__)
+            if isinstance(node.op, ast.UAdd) or op is None:
+                return a
+            self.use(op, node, (a,))
+            return _k("int1") if op == "unary.not" else a
+        if isinstance(node, ast.Compare):
+            left = self.ev(node.left)
+            for cmp, right in zip(node.ops, node.comparators, strict=True):
+                r = self.ev(right)
+                op = self.map.operators.get(type(cmp).__name__)
+                if op and not (left.pointer or r.pointer):
+                    self.use(op, node, (left, r))
+                left = r
+            return _k("int1")
+        if isinstance(node, ast.BoolOp):
+            for operand in node.values:
+                self.ev(operand)
+            return _k("int1")
+        if isinstance(node, ast.IfExp):
+            self.ev(node.test)
+            return _union([self.ev(node.body), self.ev(node.orelse)])
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.ev(child)
+        return UNKNOWN
+
+    def _call(self, node: ast.Call) -> Val:
+        func = node.func
+        tl = self.r.tl_name(func)
+        method = None
+        if tl is None and isinstance(func, ast.Attribute):
+            q = self.r.qualname(func)
+            if q is None or not q.startswith("triton."):
+                method = func.attr
+        if tl is None and method is None:
+            q = self.r.qualname(func)  # a Name too: `from ...libdevice import tanh`
+            name = func.id if isinstance(func, ast.Name) else None
+            args = [self.ev(a) for a in node.args]
+            for k in node.keywords:
+                self.ev(k.value)
+            if q and q.startswith("triton."):
+                self.use("name", node, name=q)
+                if args and any(q.startswith(p) for p in self.map.same_dtype_calls):
+                    return Val(args[0].kinds)  # libdevice math: computed in its input's dtype
+                return UNKNOWN
+            if name in BUILTIN_RULES and name not in self.env:
+                self.use(BUILTIN_RULES[name], node, args)
+                if name in ("float", "int") and all(isinstance(a, ast.Constant) for a in node.args):
+                    # float("-inf"), int(3): a Python number at compile time, as a literal is
+                    return _k("lit_float" if name == "float" else "lit_int")
+                return _union(args) if name in ("min", "max", "abs") else UNKNOWN
+            if name == "range":
+                if len(node.args) == 3:
+                    self.use("rule.range_step", node, args)
+                return UNKNOWN
+            if name in self.jit_names:
+                self.use("rule.jit_call", node, name=name)
+                helper = self.helpers.get(name or "")
+                if helper is not None and self.depth < MAX_INLINE and helper is not self.fn:
+                    kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
+                    sub = KernelReader(
+                        helper, self.r, self.map, self.path, self.globals, None,
+                        self.jit_names, self.lines, self.helpers, self.depth + 1, self.lookup,
+                    )  # fmt: skip
+                    return sub.returned(args, kwargs)
+            elsewhere = self.lookup(q) if self.lookup and q and self.depth < MAX_INLINE else []
+            if elsewhere:  # a @triton.jit helper of another file of the tree
+                self.use("rule.jit_call", node, name=name or q or "")
+                kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
+                got = []
+                for h in elsewhere:  # every definition (one per branch of an if/try)
+                    sub = KernelReader(
+                        h.fn, h.resolver, self.map, h.path, h.globals, None,
+                        h.jit_names, h.lines, None, self.depth + 1, self.lookup,
+                    )  # fmt: skip
+                    got.append(sub.returned(args, kwargs))
+                return _union(got) if len(got) > 1 else got[0]
+            return UNKNOWN
+        if method is not None:
+            base = self.ev(func.value)  # type: ignore[attr-defined]
+            return self._method(node, method, base)
+        return self._tl_call(node, tl or "")
+
+    def _method(self, node: ast.Call, name: str, base: Val) -> Val:
+        args = [self.ev(a) for a in node.args]
+        for k in node.keywords:
+            if k.arg not in ("dtype",):
+                self.ev(k.value)
+        if name in ("to", "cast"):  # x.cast(tl.float32) is x.to(tl.float32)
+            target = node.args[0] if node.args else self.kw(node, "dtype")
+            return self._cast(node, base, target, self.kw(node, "bitcast"))
+        if name in ("load", "store"):  # desc.load([..]) on a tensor descriptor
+            self.use(f"descriptor.{name}", node, (base,))
+            return Val(base.kinds) if name == "load" else UNKNOWN
+        fam = self.map.functions.get(name)
+        if fam and fam.startswith(("reduce.", "unary.")):
+            self.use(fam, node, (base,))
+            return _k("int32") if name in INT32_RESULTS else base
+        if name in PASS_THROUGH:
+            return base
+        del args
+        return UNKNOWN
+
+    def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
+        dst = self._dtype_of_expr(target)
+        is_bitcast: bool | None = isinstance(bitcast, ast.Constant) and bitcast.value is True
+        if bitcast is not None and not isinstance(bitcast, ast.Constant):
+            is_bitcast = None  # a constexpr flag: either
+        op = "cast.bitcast" if is_bitcast else "cast.to"
+        self.use(op, node, (src, Val(dst)))
+        if is_bitcast is None:
+            self.use("cast.to", node, (src, Val(dst)))
+        return Val(dst, cast=True)
+
+    def _tl_call(self, node: ast.Call, name: str) -> Val:
+        q = f"triton.language.{name}"
+        keywords = [k.arg for k in node.keywords if k.arg]
+        self.use("name", node, name=q)
+        for k in keywords:
+            self.use("keyword", node, name=k, call=q)
+        if name == "to" or name == "cast":
+            src = self.ev(node.args[0]) if node.args else UNKNOWN
+            target = node.args[1] if len(node.args) > 1 else self.kw(node, "dtype")
+            return self._cast(node, src, target, self.kw(node, "bitcast"))
+        args = [self.ev(a) for a in node.args]
+        kws = {k.arg: k for k in node.keywords if k.arg}
+        kw_vals = {k: self.ev(v.value) for k, v in kws.items() if k not in ("dtype", "out_dtype")}
+        fam = self.map.functions.get(name)
+        if name in INT32_RESULTS and name not in ("argmax", "argmin"):
+            return _k("int32")
+        if name in ("zeros", "full", "zeros_like", "full_like"):
+            dt = self._dtype_of_expr(self.kw(node, "dtype"))
+            if dt is None and name == "full" and len(node.args) > 2:
+                dt = self._dtype_of_expr(node.args[2])
+            if dt is None and name.endswith("_like") and args:
+                return Val(args[0].kinds)
+            return Val(dt)
+        if name == "load":
+            ptr = args[0] if args else UNKNOWN
+            held = ptr.kinds if ptr.pointer else None  # what a pointer holds; else unknown
+            self.use("load", node, (Val(held),), masked=str("mask" in kws).lower())
+            return Val(held)
+        if name == "store":
+            ptr = args[0] if args else UNKNOWN
+            self.use("store", node, (Val(ptr.kinds),), masked=str("mask" in kws).lower())
+            return UNKNOWN
+        if name == "dot":
+            a = args[0] if args else UNKNOWN
+            b = args[1] if len(args) > 1 else UNKNOWN
+            acc = args[2] if len(args) > 2 else kw_vals.get("acc", Val(frozenset({"none"})))
+            out = self._dtype_of_expr(self.kw(node, "out_dtype"))
+            prec_node = self.kw(node, "input_precision")
+            prec = "default"
+            if prec_node is not None:
+                prec = str(prec_node.value) if isinstance(prec_node, ast.Constant) else "*"
+            if "allow_tf32" in kws:
+                prec = "*"
+            out_text = "default" if "out_dtype" not in kws else "|".join(sorted(out or {"?"}))
+            acc_text = "?" if acc.kinds is None else "|".join(sorted(acc.kinds))
+            self.use("dot", node, (_union([a, b]),), acc=acc_text, out=out_text, prec=str(prec))
+            if out:
+                return Val(out)
+            if acc.kinds and acc.kinds != {"none"}:
+                return acc
+            ab = _union([a, b]).kinds
+            if ab is None:
+                return UNKNOWN
+            return _k("int32") if ab <= INT_DTYPES else _k("float32")
+        if fam and fam.startswith("atomic."):
+            ptr = args[0] if args else UNKNOWN
+            sem = self.kw(node, "sem")
+            scope = self.kw(node, "scope")
+
+            def text(e: ast.expr | None) -> str:
+                if e is None:
+                    return "default"
+                return str(e.value) if isinstance(e, ast.Constant) else "*"
+
+            # the op's dtype is the pointer's element type (the value is cast to it)
+            elem = Val(ptr.kinds) if ptr.pointer else UNKNOWN
+            self.use(fam, node, (elem,), sem=text(sem), scope=text(scope))
+            return elem
+        if fam and fam.startswith(("binary_fn.", "binary_int_fn.")):
+            a = args[0] if args else UNKNOWN
+            b = args[1] if len(args) > 1 else UNKNOWN
+            nan = self.kw(node, "propagate_nan")
+            attrs = {"propagate_nan": ast.unparse(nan)} if nan is not None else {}
+            self.use(fam, node, (a, b), **attrs)
+            return Val(_promote(a.kinds, b.kinds))
+        if name == "where":
+            a = args[1] if len(args) > 1 else UNKNOWN
+            b = args[2] if len(args) > 2 else UNKNOWN
+            self.use("where", node, (a, b))
+            return Val(_promote(a.kinds, b.kinds))
+        if name == "clamp":
+            x = args[0] if args else UNKNOWN
+            lo = args[1] if len(args) > 1 else kw_vals.get("min", UNKNOWN)
+            self.use("clamp", node, (x, lo))
+            return x
+        if fam and fam.startswith(("unary.", "reduce.")):
+            x = args[0] if args else UNKNOWN
+            self.use(fam, node, (x,))
+            return _k("int32") if name in INT32_RESULTS else x
+        if name == "static_range":
+            self.use("rule.static_range", node)
+            return UNKNOWN
+        if name in (
+            "make_block_ptr",
+            "make_tensor_descriptor",
+            "_experimental_make_tensor_descriptor",
+        ):
+            base = kw_vals.get("base", args[0] if args else UNKNOWN)
+            return Val(base.kinds, pointer=True)
+        if name in PASS_THROUGH:
+            return args[0] if args else UNKNOWN
+        if name == "cdiv":
+            return Val(_promote(args[0].kinds, args[1].kinds)) if len(args) > 1 else UNKNOWN
+        return UNKNOWN
+
+    # -- statements
+    def bind(self, target: ast.expr, value: Val) -> None:
+        if isinstance(target, ast.Name):
+            self.env[target.id] = value
+        elif isinstance(target, ast.Tuple | ast.List):
+            items = value.items or ()
+            for i, t in enumerate(target.elts):
+                self.bind(t, items[i] if i < len(items) else UNKNOWN)
+        else:
+            self.ev(target)
+
+    def run(self) -> list[Use]:
+        for stmt in self.fn.body:
+            self.stmt(stmt)
+        return self.uses
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            v = self.ev(s.value)
+            for t in s.targets:
+                self.bind(t, v)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                self.bind(s.target, self.ev(s.value))
+        elif isinstance(s, ast.AugAssign):
+            cur, v = self.ev(s.target, record=False), self.ev(s.value)
+            op = self.map.operators.get(type(s.op).__name__)
+            if cur.pointer:
+                return
+            if op:
+                self.use(op, s, (cur, v))
+            self.bind(s.target, Val(_promote(cur.kinds, v.kinds)))
+        elif isinstance(s, ast.For):
+            it = self.ev(s.iter)
+            loop_var = _k("cx_int") if self._is_static(s.iter) else _k("arg_i32")
+            self.bind(s.target, loop_var if it.items is None else UNKNOWN)
+            self._settle(s.body)
+            for b in s.body:
+                self.stmt(b)
+            for b in s.orelse:
+                self.stmt(b)
+        elif isinstance(s, ast.While):
+            self.use("rule.while_loop", s)
+            self._settle(s.body)
+            self.ev(s.test)
+            for b in [*s.body, *s.orelse]:
+                self.stmt(b)
+        elif isinstance(s, ast.If):
+            self.ev(s.test)
+            before = dict(self.env)
+            for b in s.body:
+                self.stmt(b)
+            after_body, self.env = self.env, dict(before)
+            for b in s.orelse:
+                self.stmt(b)
+            self.env = _merge(after_body, self.env)
+        elif isinstance(s, ast.Return):
+            if isinstance(s.value, ast.Tuple):
+                self.use("rule.tuple_return", s)
+            self.returns.append(self.ev(s.value))
+        elif isinstance(s, ast.Expr):
+            self.ev(s.value)
+        elif isinstance(s, ast.With):
+            for b in s.body:
+                self.stmt(b)
+        elif isinstance(s, ast.Assert):
+            self.ev(s.test)
+
+    def _settle(self, body: Sequence[ast.stmt]) -> None:
+        """Run a loop body once without recording, so that the values it carries round take
+        their loop type: Triton makes a scalar initial value (``m = float("-inf")``) a tensor
+        of the type the body gives it, so the first iteration never computes on the literal."""
+        saved = self.uses
+        self.uses = []
+        try:
+            for b in body:
+                self.stmt(b)
+        finally:
+            self.uses = saved
+
+    def _is_static(self, it: ast.expr) -> bool:
+        return isinstance(it, ast.Call) and self.r.tl_name(it.func) == "static_range"
+
+
+def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
+    """The values after an ``if``: each name as either branch left it (both kinds where they
+    differ; a constexpr condition compiles one branch, which the source cannot tell)."""
+    out = dict(b)
+    for name, va in a.items():
+        vb = b.get(name)
+        if vb is None or vb == va:
+            out[name] = va
+        elif va.pointer and vb.pointer:
+            kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
+            out[name] = Val(kinds, pointer=True)
+        else:
+            out[name] = _union([va, vb])
+    return out
+
+
+def module_globals(tree: ast.Module) -> dict[str, ast.expr]:
+    out: dict[str, ast.expr] = {}
+    for s in tree.body:
+        if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+            if isinstance(s.value, ast.Constant) or (
+                isinstance(s.value, ast.Call) and "constexpr" in ast.unparse(s.value.func)
+            ):
+                out[s.targets[0].id] = s.value
+        elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value:
+            out[s.target.id] = s.value
+    return out
+
+
+def jit_functions(
+    tree: ast.AST, resolver: Resolver
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every ``@triton.jit`` function of ``tree`` (nested ones, in test functions, too)."""
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any(resolver.is_jit(d) for d in n.decorator_list)
+    ]
+
+
+def profile_module(
+    tree: ast.Module,
+    resolver: Resolver,
+    path: str,
+    source: str = "",
+    launches: Mapping[str, Sequence[Launch]] | None = None,
+    umap: UsageMap | None = None,
+    only: Iterable[str] | None = None,
+    kernels: Sequence[ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+    lookup: HelperLookup | None = None,
+) -> Profile:
+    """The uses of every ``@triton.jit`` function in one parsed file. A kernel with captured
+    launches (``launches[name]``) is read once per launch, typed by it; one without is read
+    from its source alone. ``only`` restricts to those kernel names."""
+    umap = umap or load_map()
+    launches = launches or {}
+    lines = source.splitlines()
+    fns = list(kernels) if kernels is not None else jit_functions(tree, resolver)
+    names = frozenset(f.name for f in fns)
+    wanted = set(only) if only is not None else None
+    out = Profile(sources=[path])
+    glob = module_globals(tree)
+    helpers = {f.name: f for f in fns}
+    for fn in fns:
+        if wanted is not None and fn.name not in wanted:
+            continue
+        out.kernels[fn.name] = f"{path}:{fn.lineno}"
+        typed: Sequence[Launch | None] = launches.get(fn.name) or [None]
+        for launch in typed:
+            reader = KernelReader(
+                fn, resolver, umap, path, glob, launch, names, lines, helpers, 0, lookup
+            )
+            out.uses += reader.run()
+    return out
