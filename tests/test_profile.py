@@ -205,6 +205,35 @@ def test_probe_rows_and_project_rows_map_by_the_data_table(tmp_path):
     assert m.probe("splitk").status == NOT_USED  # this project's own kernel
 
 
+def test_environment_hooks_and_warnings_map_to_the_code_that_names_them(tmp_path):
+    """fp.env_values and warnings compiled under a variable block only code that names the
+    variable; a warning every compile gives (plain_kernel) never blocks by itself; a runtime
+    rule maps through the names that set the hook (usage_map.toml)."""
+    write(
+        tmp_path / "conf.py",
+        """\
+        import os
+        import triton
+
+        os.environ["TRITON_DEFAULT_FP_FUSION"] = "0"
+
+        def setup():
+            triton.set_allocator(lambda size, align, stream: None)
+        """,
+    )
+    m = Matcher(build_profile([str(tmp_path)], [], []))
+    used = m.cell("env_values", "TRITON_DEFAULT_FP_FUSION=0")
+    assert used.status == USED and used.uses[0].line == 4
+    assert m.cell("env_values", "TRITON_FORCE_DISABLE_FP_FUSION=1").status == NOT_USED
+    assert m.cell("warnings", "plain_kernel|none").status == NOT_USED
+    assert m.cell("warnings", "plain_kernel|TRITON_DEFAULT_FP_FUSION=1").status == USED
+    assert m.cell("warnings", "plain_kernel|TRITON_DEBUG=1").status == NOT_USED
+    assert m.cell("warnings", "block_ptr|TRITON_DEFAULT_FP_FUSION=1").status == NOT_USED
+    assert m.cell("runtime_semantics", "allocator.other_thread").status == USED
+    assert m.cell("runtime_semantics", "knobs.scope_restores").status == NOT_USED
+    assert m.cell("runtime_semantics", "nothing.known").status == MAY_AFFECT
+
+
 def test_the_upgrade_page_shows_the_gates_verdict_on_the_team_code(tmp_path, monkeypatch):
     """The fixture library's real run (tests/fixtures/teamlib_raw): the page's "Your code"
     section is the gate's own verdict with --tests, kernel by kernel with the lines."""

@@ -30,6 +30,7 @@ from matrix.analyze.profile import (
     profile_module,
     ttir,
 )
+from matrix.analyze.profile.host import env_uses, host_name_uses
 from matrix.analyze.profile.reader import Helper, module_globals
 from matrix.core import COMPILED, REJECTED
 from matrix.gate import timing
@@ -126,6 +127,11 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
                 lookup=lambda q: helpers.get(q, []),
             )
         )
+    for m in parsed:  # what host code names: variables (fp.env_values) and Triton's hooks
+        lines = m.source.splitlines()
+        profile.uses += env_uses(m.tree, _show(m.path), lines)
+        profile.uses += host_name_uses(m.tree, project.imports(m).qualname, _show(m.path), lines,
+                                       kernels[m.path])  # fmt: skip
     for launch in elsewhere:
         profile.extend(_from_recorded_source(launch))
     # what the compiler says the captured kernels ran on types what the source could not

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from matrix.analyze.profile.model import Launch, UsageMap
+from matrix.analyze.profile.model import Launch, UsageMap, Use
 
 HOST_CASTS = {"half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16",
               "int": "int32", "long": "int64", "bool": "int1"}  # fmt: skip
@@ -209,3 +210,52 @@ def _callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute):
         return func.attr
     return None
+
+
+# A string constant spelt like the environment variables Triton releases read
+# (TRITON_*, MLIR_*, LLVM_*, AMDGCN_*, NVPTX_*, DISABLE_PTXAS_OPT, USE_TTGIR_LOC, ...).
+ENV_NAME = re.compile(r"^(?:TRITON|MLIR|LLVM|AMDGCN|NVPTX|DISABLE|USE)_[A-Z0-9_]+$")
+
+
+def env_uses(tree: ast.Module, path: str, lines: Sequence[str]) -> list[Use]:
+    """An ``env`` use for every string constant of the file spelt like a Triton environment
+    variable (``os.environ["TRITON_F32_DEFAULT"] = ...``, ``monkeypatch.setenv(...)``, a
+    subprocess env dict): the code that names a variable is the code a change of how the
+    release reads it can affect. Python files only: a variable set in CI configuration or a
+    shell is not seen."""
+    out = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and ENV_NAME.match(node.value)):  # fmt: skip
+            line = getattr(node, "lineno", 0)
+            code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            out.append(Use("env", (), (("name", node.value),), path, line, code=code[:120],
+                           col=getattr(node, "col_offset", 0)))  # fmt: skip
+    return out
+
+
+def host_name_uses(
+    tree: ast.Module,
+    qualname: Any,
+    path: str,
+    lines: Sequence[str],
+    kernels: Sequence[ast.FunctionDef | ast.AsyncFunctionDef],
+) -> list[Use]:
+    """A ``name`` use for every Triton name the file's host code refers to (``triton.Config``,
+    ``triton.set_allocator``, ``triton.knobs...``): kernels' own names are read with their
+    kernels. ``qualname`` resolves an expression through the file's imports."""
+    inside = {id(n) for k in kernels for n in ast.walk(k)}
+    parents = {id(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute) for c in [n.value]}
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in inside or id(node) in parents:
+            continue  # a kernel's own, or the base of a longer name (read as the longer one)
+        if not isinstance(node, ast.Attribute | ast.Name):
+            continue
+        q = qualname(node)
+        if isinstance(q, str) and (q == "triton" or q.startswith("triton.")):
+            line = getattr(node, "lineno", 0)
+            code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+            out.append(Use("name", (), (("name", q),), path, line, code=code[:120],
+                           col=getattr(node, "col_offset", 0)))  # fmt: skip
+    return out

@@ -169,16 +169,36 @@ class Matcher:
         if family == "runtime":
             return self._runtime(case)
         if family == "warnings":
-            kernel = case.split(",", 1)[0]
+            # a cell is KERNEL|ENV: the warning kernel, compiled with ENV (VAR=value) or "none"
+            kernel, _, env = case.partition("|")
+            kernel = kernel.split(",", 1)[0]
             names = self.map.runtime.get(f"warnings_{kernel}")
+            if names is None and kernel != "plain_kernel":
+                return Match(MAY_AFFECT, [], f"no mapping for warning kernel {kernel!r}")
+            # plain_kernel is any compile: a warning every compile gives fails only code run
+            # with warnings as errors, which a --tests run records as a failing test; so it
+            # never blocks by itself (nor does it under a variable the code never names)
+            found = self._name_list(names) if names is not None else None
+            if not env or env == "none":
+                return found or Match(NOT_USED)
+            named = self._env(env.split("=", 1)[0])  # compiled with VAR set: the code must too
+            if found is None or named.status == NOT_USED:
+                return named
+            if found.status == NOT_USED:
+                return found
+            return Match(found.status, [*found.uses, *named.uses], found.why)
+        if family == "env_values":  # VAR=spelling: used where the code names VAR
+            return self._env(case.split("=", 1)[0])
+        if family == "runtime_semantics":  # allocator.other_thread, knobs.scope_restores, ...
+            names = self.map.runtime.get(f"semantics_{case.split('.', 1)[0]}")
             if names is None:
-                return (
-                    Match(NOT_USED)
-                    if kernel == "plain_kernel"
-                    else Match(MAY_AFFECT, [], f"no mapping for warning kernel {kernel!r}")
-                )
+                return Match(MAY_AFFECT, [], f"no mapping for runtime rule {case!r}")
             return self._name_list(names)
         return Match(MAY_AFFECT, [], f"no mapping for fingerprint group fp.{group}")
+
+    def _env(self, var: str) -> Match:
+        hits = [u for u in self.uses_of("env") if u.attr("name") == var]
+        return Match(USED, hits) if hits else Match(NOT_USED)
 
     def _name_list(self, names: Sequence[str]) -> Match:
         kw = [n.split(":", 1)[1] for n in names if n.startswith("keyword:")]
