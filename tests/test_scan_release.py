@@ -279,3 +279,33 @@ def test_default_excludes_are_said_and_can_be_turned_off(tmp_path: Path) -> None
     assert proc.returncode == 0 and "1 file(s) under folders excluded by default" in proc.stderr
     proc = run_cli("--no-default-excludes", str(tmp_path))
     assert proc.returncode == 1 and "TRI001" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- what is parsed
+
+
+def test_only_files_that_can_reach_triton_are_parsed(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kern.py").write_text(
+        "import triton\nimport triton.language as tl\n"
+        "class Tuner(triton.runtime.Autotuner):\n    pass\n"
+        "def make():\n    return Tuner\n"
+        "def fast_add(x):\n    return x\n"
+    )
+    # a plain function of a kernel module is no Triton object; "tl" inside "title" is no use
+    (pkg / "plain.py").write_text("from pkg.kern import fast_add\ntitle = fast_add(1)\n")
+    # a re-exported tl, a subclass of a Triton class and a function using it are carriers
+    (pkg / "uses_tl.py").write_text("from pkg.kern import tl\nx = tl.float32\n")
+    (pkg / "uses_make.py").write_text("from pkg.kern import make\nmake()\n")
+    report = scan.scan_paths([pkg])
+    parsed = {Path(f.path).name for f in report.findings} | {Path(u.path).name for u in report.uses}
+    assert "plain.py" not in parsed
+    assert {"uses_tl.py", "uses_make.py"} <= parsed
+    assert scan.import_words(b"from . import utils\nfrom a.kern import (x)\nimport b.c\n") == {
+        b"utils",
+        b"kern",
+        b"c",
+        b"x",
+    }

@@ -28,7 +28,7 @@ from matrix.scan.matchers import (
     match_name,
 )
 from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, load_rules
-from matrix.scan.sources import iter_python_files, may_reach_triton, read_source
+from matrix.scan.sources import import_words, iter_python_files, may_reach_triton, read_source
 
 
 def _no_match(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
@@ -219,23 +219,36 @@ def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:
     return scan_module(m, project, rules, derive_carriers(project, rules))[0]
 
 
+def _reaches(target: str, carriers: dict[str, set[str]]) -> bool:
+    """Whether a module-level binding's target is a Triton object: ``triton``/``triton.*``, or
+    a name that another module of the tree binds to one (``mypkg.triton_utils.tl``)."""
+    if target == "triton" or target.startswith("triton."):
+        return True
+    parent, _, last = target.rpartition(".")
+    return last in carriers.get(parent, ())
+
+
 def _note_carrier(m: SourceModule, carriers: dict[str, set[str]]) -> None:
     """Remember the names ``m`` binds at module level to a Triton object (``tl``, ``triton``,
     or such a name of another module of the tree): others can reach Triton through them."""
-    names = {
-        local
-        for local, t in m.bindings.items()
-        if t == "triton"
-        or t.startswith("triton.")
-        or t.rpartition(".")[2] in carriers.get(t.rpartition(".")[0], ())
+    names = {local for local, t in m.bindings.items() if _reaches(t, carriers)}
+    # A class that subclasses a Triton object (class LibTuner(triton.runtime.Autotuner)) and
+    # a module-level function that spells such a class may carry a name rule's hazard to
+    # their users (derive_carriers follows them). Only those: a plain function of a kernel
+    # module (fast_dequantize) is no Triton object, and counting every one pulled most of a
+    # large tree into the parser (unsloth: 392 files parsed for 71 that spell "triton").
+    classes = {
+        n.name
+        for n in m.tree.body
+        if isinstance(n, ast.ClassDef) and any(_base_reaches(b, m, carriers) for b in n.bases)
     }
-    if any(t == "triton" or t.startswith("triton.") for t in m.bindings.values()):
-        # its classes and functions may carry a name rule's hazard (a subclass of Autotuner
-        # and the factory that uses it: derive_carriers follows them to their users)
+    if classes:
+        names |= classes
         names |= {
             n.name
             for n in m.tree.body
-            if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any(isinstance(x, ast.Name) and x.id in classes for x in ast.walk(n))
         }
     for star in m.stars:
         if star.split(".")[0] == "triton":
@@ -244,6 +257,20 @@ def _note_carrier(m: SourceModule, carriers: dict[str, set[str]]) -> None:
             names |= carriers.get(star, set())  # a star re-export passes on what it binds
     if names:
         carriers[m.name] = names
+
+
+def _base_reaches(base: ast.expr, m: SourceModule, carriers: dict[str, set[str]]) -> bool:
+    """Whether a class base (``triton.runtime.Autotuner``, ``Autotuner``, ``tu.Autotuner``)
+    starts at a name bound to a Triton object or to a module of the tree that binds one."""
+    node = base
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return False
+    target = m.bindings.get(node.id)
+    if target is None:
+        return False
+    return _reaches(target, carriers) or (target in carriers and isinstance(base, ast.Attribute))
 
 
 def _tails(carriers: dict[str, set[str]]) -> dict[bytes, set[bytes]]:
@@ -314,12 +341,14 @@ def scan_paths(
     # A file that spells no "triton" may still import a module of the tree that re-exports a
     # Triton name (`from mypkg.triton_utils import tl`), down a chain of re-exports: parse
     # those too, until none is left.
+    words = {id(x): import_words(x[1]) for x in pending}  # once a file, not once a round
     while pending:
         tails = _tails(carriers)
-        reach = [x for x in pending if may_reach_triton(x[1], tails)]
+        reach = [x for x in pending if may_reach_triton(x[1], tails, words[id(x)])]
         if not reach:
             break
-        pending = [x for x in pending if not may_reach_triton(x[1], tails)]
+        chosen = {id(x) for x in reach}
+        pending = [x for x in pending if id(x) not in chosen]
         for file, _, source in reach:
             if _parse(file, source, report, parsed):
                 _note_carrier(parsed[-1], carriers)
