@@ -58,7 +58,8 @@ def replay(recorded, case: Path) -> list[str]:
         ]
         if not hits:
             got = sorted((f.line, f.rule.id, f.effect) for f in before)
-            wrong.append(f"{meta['breaking']}: no failing {want['rule']} on line {want['line']}: {got}")
+            rule, line = want["rule"], want["line"]
+            wrong.append(f"{meta['breaking']}: no failing {rule} on line {line}: {got}")
     if meta["last_good_recorded"]:
         good = _scan(recorded, case / "before.py", meta["last_good"])
         broke = sorted((f.line, f.rule.id) for f in good if f.effect == BREAKS)
