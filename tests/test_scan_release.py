@@ -309,3 +309,57 @@ def test_only_files_that_can_reach_triton_are_parsed(tmp_path: Path) -> None:
         b"c",
         b"x",
     }
+
+
+# ------------------------------------------------------------------------ release-only branches
+
+
+def test_a_branch_for_older_releases_does_not_affect_the_candidate(recorded, tmp_path: Path) -> None:
+    src = tmp_path / "k.py"
+    src.write_text(
+        "import operator\nimport triton\nimport triton.language as tl\n"
+        "from packaging.version import Version\n"
+        'if Version(triton.__version__) >= Version("3.0.0"):\n'
+        "    from triton.language.extra import libdevice\n"
+        "    fast_tanh = libdevice.tanh\n"
+        "else:\n"
+        "    fast_tanh = tl.math.tanh\n"  # line 9: gone since 3.0, only run before it
+        'if compare_version("triton", operator.lt, "3.0.0"):\n'
+        "    from triton.language.math import rsqrt_old\n"  # line 11
+        'if not triton.__version__ >= "3.0":\n'
+        "    z = tl.math.div_rz\n"  # line 13
+        "if DEVICE == 'xpu':\n"
+        "    w = tl.math.fast_dividef\n"  # line 15: a test the scanner cannot evaluate
+    )
+    report = scan_for(recorded, [src], "3.9.0")
+    got = {(f.line, f.rule.id, f.effect) for f in report.findings if f.line in (9, 11, 13, 15)}
+    assert got == {
+        (9, "TRI100", "does-not-affect"),
+        (11, "TRI009", "does-not-affect"),
+        (13, "TRI100", "does-not-affect"),
+        (15, "TRI100", "breaks"),
+    }
+    note = next(f.note for f in report.findings if f.line == 9)
+    assert note == "in a branch for not (triton >= 3.0.0) only: not run on 3.9.0"
+    # the alias bound in each branch keeps its own target; the assignment is no use
+    assert not [f for f in report.findings if f.line == 7]
+
+
+def test_version_guards_read_only_what_they_can_evaluate() -> None:
+    import ast
+
+    from matrix.scan.guards import version_guards
+
+    src = (
+        "import triton\nimport importlib.metadata as md\n"
+        'if md.version("triton") < "3.2":\n    a = 1\nelif True:\n    b = 2\n'
+        'IS_NEW = triton.__version__ >= "3.4"\nif IS_NEW:\n    c = 3\n'
+        'if triton.__version__.startswith("3."):\n    d = 4\n'
+    )
+    module = scan.SourceModule("k.py", "k", False, src, ast.parse(src))
+    guards = version_guards(module.tree, scan.Imports(module))
+    assert [(g.first, g.last, g.text()) for g in guards] == [
+        (4, 4, "triton < 3.2.0"),
+        (5, 6, "not (triton < 3.2.0)"),
+        (9, 9, "triton >= 3.4.0"),
+    ]

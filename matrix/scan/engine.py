@@ -17,6 +17,7 @@ from matrix.analyze.census import (
 from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
 from matrix.scan.findings import ApiUse, Finding, ScanReport
 from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
+from matrix.scan.guards import VersionGuard, version_guards
 from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
 from matrix.scan.matchers import (
     _finding,
@@ -161,9 +162,13 @@ def scan_module(
         return [], uses, works, 0
     # Tokenizing is the slow part of reading comments: only files with findings pay for it.
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
+    # Branches for some releases only (if Version(triton.__version__) >= ...): the judge
+    # decides per candidate whether the finding's line runs at all.
+    guards = version_guards(m.tree, imports) if "version" in m.source else []
     out, suppressed = [], 0
-    first: dict[tuple[str, str, str], Finding] = {}
+    first: dict[tuple[str, str, str, tuple[VersionGuard, ...]], Finding] = {}
     for f in kept:
+        f.guards = tuple(g for g in guards if g.first <= f.line <= g.last)
         codes = noqa.get(f.line, set()) | noqa.get(f.end_line, set())
         if f.rule.id in codes:
             suppressed += 1
@@ -171,7 +176,7 @@ def scan_module(
         if f.rule.census:
             # One census finding per name and problem in a file, with its other lines: a
             # thousand tl.load calls relying on one changed default are one thing to fix.
-            key = (f.rule.id, f.snippet, f.detail)
+            key = (f.rule.id, f.snippet, f.detail, f.guards)
             if key in first:
                 first[key].also.append(f.line)
                 first[key].also_sources.append(f.source_line)

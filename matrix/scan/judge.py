@@ -155,31 +155,62 @@ def judge(
         ref = next((r for r in releases if same_release(r, baseline_release)), None)
     elif cand is not None and releases.index(cand) > 0:
         ref = releases[releases.index(cand) - 1]
+    findings = list(findings)
     for f in findings:
-        if not f.rule.census:
-            if f.rule.census_decides:
-                f.effect, f.note = judge_name(censuses, f.qualname, candidate)
-                continue
-            if f.rule.id not in cache:
-                cache[f.rule.id] = judge_rule(f.rule, runs, candidate)
-            f.effect, notes[f.rule.id] = cache[f.rule.id]
-            continue
-        problem: CensusProblem = f.census
-        if candidate is None:
-            f.effect, f.note = UNKNOWN, ""
-        elif problem.nowhere:
-            f.effect, f.note = BREAKS, "on no recorded release"
-        elif cand is None:
-            f.effect, f.note = UNKNOWN, f"no API census recorded for {candidate}"
-        elif problem.kind == "census-default":
-            if ref is None:
-                f.effect, f.note = UNKNOWN, f"no release before {cand} to compare defaults with"
-            else:
-                changed = problem.defaults.get(cand) != problem.defaults.get(ref)
-                f.effect = CHANGES if changed else NOT_AFFECTED
-                f.note = f"{'differs' if changed else 'same'} on {ref} and {cand}"
-        else:
-            fails = cand in problem.releases
-            f.effect = BREAKS if fails else NOT_AFFECTED
-            f.note = f"{'fails' if fails else 'works'} on {cand}"
+        _judge_one(f, runs, candidate, censuses, cand, ref, notes, cache)
+    if candidate is not None:
+        _rule_out_branches(findings, candidate)
     return notes
+
+
+def _rule_out_branches(findings: list[Finding], candidate: str) -> None:
+    """A finding in a branch that runs only on other releases does not affect the candidate
+    (``else:`` of ``if Version(triton.__version__) >= Version("3.0.0")`` on 3.9.0)."""
+    try:
+        release = Release.parse(candidate)
+    except ReleaseError:
+        return
+    for f in findings:
+        skipped = [g for g in f.guards if not g.runs_on(release)]
+        if skipped and f.effect != NOT_AFFECTED:
+            f.effect = NOT_AFFECTED
+            f.note = f"in a branch for {skipped[0].text()} only: not run on {release}"
+
+
+def _judge_one(
+    f: Finding,
+    runs: Sequence[Run] | None,
+    candidate: str | None,
+    censuses: Censuses | None,
+    cand: str | None,
+    ref: str | None,
+    notes: dict[str, str],
+    cache: dict[str, tuple[str, str]],
+) -> None:
+    """Set one finding's effect and note from the data its rule is tied to."""
+    if not f.rule.census:
+        if f.rule.census_decides:
+            f.effect, f.note = judge_name(censuses, f.qualname, candidate)
+            return
+        if f.rule.id not in cache:
+            cache[f.rule.id] = judge_rule(f.rule, runs, candidate)
+        f.effect, notes[f.rule.id] = cache[f.rule.id]
+        return
+    problem: CensusProblem = f.census
+    if candidate is None:
+        f.effect, f.note = UNKNOWN, ""
+    elif problem.nowhere:
+        f.effect, f.note = BREAKS, "on no recorded release"
+    elif cand is None:
+        f.effect, f.note = UNKNOWN, f"no API census recorded for {candidate}"
+    elif problem.kind == "census-default":
+        if ref is None:
+            f.effect, f.note = UNKNOWN, f"no release before {cand} to compare defaults with"
+        else:
+            changed = problem.defaults.get(cand) != problem.defaults.get(ref)
+            f.effect = CHANGES if changed else NOT_AFFECTED
+            f.note = f"{'differs' if changed else 'same'} on {ref} and {cand}"
+    else:
+        fails = cand in problem.releases
+        f.effect = BREAKS if fails else NOT_AFFECTED
+        f.note = f"{'fails' if fails else 'works'} on {cand}"
