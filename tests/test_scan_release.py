@@ -314,7 +314,7 @@ def test_only_files_that_can_reach_triton_are_parsed(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ release-only branches
 
 
-def test_a_branch_for_older_releases_does_not_affect_the_candidate(recorded, tmp_path: Path) -> None:
+def test_a_branch_for_older_releases_does_not_affect_it(recorded, tmp_path: Path) -> None:
     src = tmp_path / "k.py"
     src.write_text(
         "import operator\nimport triton\nimport triton.language as tl\n"
