@@ -363,3 +363,18 @@ def test_version_guards_read_only_what_they_can_evaluate() -> None:
         (5, 6, "not (triton < 3.2.0)"),
         (9, 9, "triton >= 3.4.0"),
     ]
+
+
+def test_softmax_keep_dims_only_where_the_result_changes(recorded, tmp_path: Path) -> None:
+    # keep_dims False (3.8.0) -> None (3.9.0): the same result for the default dim; not for
+    # another dim (reduced without the axis, the broadcast back is wrong or refused on 3.8.0)
+    src = kernel(
+        tmp_path,
+        "    x = tl.load(p + tl.arange(0, BLOCK))\n"
+        "    a = tl.softmax(x)\n"  # line 7
+        "    c = tl.softmax(x, dim=1)\n"  # line 8
+        "    tl.store(p + tl.arange(0, BLOCK), a + c)\n",
+    )
+    found = effects(scan_for(recorded, [src], "3.9.0"))
+    assert {(line, rule) for line, rule, _ in found if rule == "TRI103"} == {(8, "TRI103")}
+    assert (8, "TRI103", "changes") in found
