@@ -378,3 +378,18 @@ def test_softmax_keep_dims_only_where_the_result_changes(recorded, tmp_path: Pat
     found = effects(scan_for(recorded, [src], "3.9.0"))
     assert {(line, rule) for line, rule, _ in found if rule == "TRI103"} == {(9, "TRI103")}
     assert (9, "TRI103", "changes") in found
+
+
+def test_a_name_the_census_cannot_see_on_later_releases_is_unknown_not_nowhere(
+    recorded, tmp_path: Path
+) -> None:
+    # triton.experimental.gluon exists from 3.4.0, but the census does not list its names:
+    # absent on 3.0.0-3.3.1 is measured, the rest is not
+    src = tmp_path / "g.py"
+    src.write_text("from triton.experimental import gluon\n\n\n@gluon.jit\ndef k():\n    pass\n")
+    report = scan_for(recorded, [src], "3.9.0")
+    (f,) = [f for f in report.findings if f.rule.id == "TRI100"]
+    assert "exists on no recorded release" not in f.message
+    assert "absent on 3.0.0-3.3.1; not visible to the census on 3.4.0-3.9.0" in f.message
+    assert f.effect == "unknown" and f.fails
+    assert effects(scan_for(recorded, [src], "3.3.1")) >= {(4, "TRI100", "breaks")}

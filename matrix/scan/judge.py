@@ -210,6 +210,8 @@ def _judge_one(
             changed = problem.defaults.get(cand) != problem.defaults.get(ref)
             f.effect = CHANGES if changed else NOT_AFFECTED
             f.note = f"{'differs' if changed else 'same'} on {ref} and {cand}"
+    elif cand in problem.unseen:
+        f.effect, f.note = UNKNOWN, f"the census cannot see it on {cand}"
     else:
         fails = cand in problem.releases
         f.effect = BREAKS if fails else NOT_AFFECTED
