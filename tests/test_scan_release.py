@@ -393,3 +393,30 @@ def test_a_name_the_census_cannot_see_on_later_releases_is_unknown_not_nowhere(
     assert "absent on 3.0.0-3.3.1; not visible to the census on 3.4.0-3.9.0" in f.message
     assert f.effect == "unknown" and f.fails
     assert effects(scan_for(recorded, [src], "3.3.1")) >= {(4, "TRI100", "breaks")}
+
+
+def test_positional_after_other_follows_the_census(recorded, tmp_path: Path) -> None:
+    # TRI007 is tied to the census's signatures: 3.8.0 accepts a 4th positional tl.load
+    # argument, 3.9.0 refuses it; with *args the count is not known
+    src = kernel(
+        tmp_path,
+        "    x = tl.load(p, None, 0.0, (0,))\n"  # line 7
+        "    y = tl.load(p, None, 0.0, *extra)\n"  # line 8: max_positional unknown
+        "    tl.store(p, x + y)\n",
+    )
+    assert (7, "TRI007", "does-not-affect") in effects(scan_for(recorded, [src], "3.8.0"))
+    report = scan_for(recorded, [src], "3.9.0")
+    assert (7, "TRI007", "breaks") in effects(report)
+    (f,) = [f for f in report.findings if f.line == 7]
+    assert "accepted on 3.0.0-3.8.0, refused on 3.9.0" in f.note
+
+
+def test_rules_without_recorded_data_say_unknown_and_fail(recorded, tmp_path: Path) -> None:
+    # TRI015 (num_ctas) and TRI017 (num_stages=0) have no probe: unknown, which fails closed
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + "cfg = triton.Config({}, num_ctas=2, num_stages=0)\n")
+    report = scan_for(recorded, [src], "3.9.0")
+    got = {(f.rule.id, f.effect, f.fails) for f in report.findings}
+    assert got == {("TRI015", "unknown", True), ("TRI017", "unknown", True)}
+    proc = run_cli(str(src), "--results", str(RAW), "--candidate", "3.9.0")
+    assert proc.returncode == 1 and "nothing in the matrix measures this" in proc.stdout

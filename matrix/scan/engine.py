@@ -28,7 +28,7 @@ from matrix.scan.matchers import (
     match_keyword,
     match_name,
 )
-from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, load_rules
+from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, _positional_count, load_rules
 from matrix.scan.sources import import_words, iter_python_files, may_reach_triton, read_source
 
 
@@ -144,10 +144,17 @@ def scan_module(
     for rule in rules:
         for node, snippet in MATCHERS[rule.kind](rule, module):
             qualname = module.qualnames.get(id(node), "")
-            if rule.census_decides and censuses and _same_everywhere(censuses, qualname):
+            call = None
+            if rule.census_decides and isinstance(node, ast.Call):
+                # a call rule the census decides: its signature per release, as called
+                qualname = imports.qualname(node.func) or ""
+                count = _positional_count(node)
+                given = tuple(k.arg for k in node.keywords if k.arg)
+                call = (given, -1 if count is None else count)  # -1: *args, count unknown
+            elif rule.census_decides and censuses and _same_everywhere(censuses, qualname):
                 continue
             f = _finding(m.path, node, rule, snippet, module)
-            f.qualname = qualname
+            f.qualname, f.call = qualname, call
             f.anchor = id(node.func) if isinstance(node, ast.Call) else id(node)
             found.setdefault((f.line, f.col, rule.id), f)
     works: set[str] | None = None

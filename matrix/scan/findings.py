@@ -32,6 +32,8 @@ class Finding:
     anchor: int = 0  # id of the matched expression (a call's function): one hazard per use
     # the version tests (matrix.scan.guards.VersionGuard) of the branches the line is in
     guards: tuple[Any, ...] = ()
+    # call rules the census decides: the call's keywords and positional count, as written
+    call: tuple[tuple[str, ...], int] | None = None
 
     @property
     def message(self) -> str:
