@@ -279,3 +279,144 @@ def test_default_excludes_are_said_and_can_be_turned_off(tmp_path: Path) -> None
     assert proc.returncode == 0 and "1 file(s) under folders excluded by default" in proc.stderr
     proc = run_cli("--no-default-excludes", str(tmp_path))
     assert proc.returncode == 1 and "TRI001" in proc.stdout
+
+
+# ----------------------------------------------------------------------------- what is parsed
+
+
+def test_only_files_that_can_reach_triton_are_parsed(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kern.py").write_text(
+        "import triton\nimport triton.language as tl\n"
+        "class Tuner(triton.runtime.Autotuner):\n    pass\n"
+        "def make():\n    return Tuner\n"
+        "def fast_add(x):\n    return x\n"
+    )
+    # a plain function of a kernel module is no Triton object; "tl" inside "title" is no use
+    (pkg / "plain.py").write_text("from pkg.kern import fast_add\ntitle = fast_add(1)\n")
+    # a re-exported tl, a subclass of a Triton class and a function using it are carriers
+    (pkg / "uses_tl.py").write_text("from pkg.kern import tl\nx = tl.float32\n")
+    (pkg / "uses_make.py").write_text("from pkg.kern import make\nmake()\n")
+    report = scan.scan_paths([pkg])
+    parsed = {Path(f.path).name for f in report.findings} | {Path(u.path).name for u in report.uses}
+    assert "plain.py" not in parsed
+    assert {"uses_tl.py", "uses_make.py"} <= parsed
+    assert scan.import_words(b"from . import utils\nfrom a.kern import (x)\nimport b.c\n") == {
+        b"utils",
+        b"kern",
+        b"c",
+        b"x",
+    }
+
+
+# ------------------------------------------------------------------------ release-only branches
+
+
+def test_a_branch_for_older_releases_does_not_affect_it(recorded, tmp_path: Path) -> None:
+    src = tmp_path / "k.py"
+    src.write_text(
+        "import operator\nimport triton\nimport triton.language as tl\n"
+        "from packaging.version import Version\n"
+        'if Version(triton.__version__) >= Version("3.0.0"):\n'
+        "    from triton.language.extra import libdevice\n"
+        "    fast_tanh = libdevice.tanh\n"
+        "else:\n"
+        "    fast_tanh = tl.math.tanh\n"  # line 9: gone since 3.0, only run before it
+        'if compare_version("triton", operator.lt, "3.0.0"):\n'
+        "    from triton.language.math import rsqrt_old\n"  # line 11
+        'if not triton.__version__ >= "3.0":\n'
+        "    z = tl.math.div_rz\n"  # line 13
+        "if DEVICE == 'xpu':\n"
+        "    w = tl.math.fast_dividef\n"  # line 15: a test the scanner cannot evaluate
+    )
+    report = scan_for(recorded, [src], "3.9.0")
+    got = {(f.line, f.rule.id, f.effect) for f in report.findings if f.line in (9, 11, 13, 15)}
+    assert got == {
+        (9, "TRI100", "does-not-affect"),
+        (11, "TRI009", "does-not-affect"),
+        (13, "TRI100", "does-not-affect"),
+        (15, "TRI100", "breaks"),
+    }
+    note = next(f.note for f in report.findings if f.line == 9)
+    assert note == "in a branch for not (triton >= 3.0.0) only: not run on 3.9.0"
+    # the alias bound in each branch keeps its own target; the assignment is no use
+    assert not [f for f in report.findings if f.line == 7]
+
+
+def test_version_guards_read_only_what_they_can_evaluate() -> None:
+    import ast
+
+    from matrix.scan.guards import version_guards
+
+    src = (
+        "import triton\nimport importlib.metadata as md\n"
+        'if md.version("triton") < "3.2":\n    a = 1\nelif True:\n    b = 2\n'
+        'IS_NEW = triton.__version__ >= "3.4"\nif IS_NEW:\n    c = 3\n'
+        'if triton.__version__.startswith("3."):\n    d = 4\n'
+    )
+    module = scan.SourceModule("k.py", "k", False, src, ast.parse(src))
+    guards = version_guards(module.tree, scan.Imports(module))
+    assert [(g.first, g.last, g.text()) for g in guards] == [
+        (4, 4, "triton < 3.2.0"),
+        (5, 6, "not (triton < 3.2.0)"),
+        (9, 9, "triton >= 3.4.0"),
+    ]
+
+
+def test_softmax_keep_dims_only_where_the_result_changes(recorded, tmp_path: Path) -> None:
+    # keep_dims False (3.8.0) -> None (3.9.0): the same result for the default dim; not for
+    # another dim (reduced without the axis, the broadcast back is wrong or refused on 3.8.0)
+    src = kernel(
+        tmp_path,
+        "    x = tl.load(p + tl.arange(0, BLOCK))\n"
+        "    a = tl.softmax(x)\n"  # line 8
+        "    c = tl.softmax(x, dim=1)\n"  # line 9
+        "    tl.store(p + tl.arange(0, BLOCK), a + c)\n",
+    )
+    found = effects(scan_for(recorded, [src], "3.9.0"))
+    assert {(line, rule) for line, rule, _ in found if rule == "TRI103"} == {(9, "TRI103")}
+    assert (9, "TRI103", "changes") in found
+
+
+def test_a_name_the_census_cannot_see_on_later_releases_is_unknown_not_nowhere(
+    recorded, tmp_path: Path
+) -> None:
+    # triton.experimental.gluon exists from 3.4.0, but the census does not list its names:
+    # absent on 3.0.0-3.3.1 is measured, the rest is not
+    src = tmp_path / "g.py"
+    src.write_text("from triton.experimental import gluon\n\n\n@gluon.jit\ndef k():\n    pass\n")
+    report = scan_for(recorded, [src], "3.9.0")
+    (f,) = [f for f in report.findings if f.rule.id == "TRI100"]
+    assert "exists on no recorded release" not in f.message
+    assert "absent on 3.0.0-3.3.1; not visible to the census on 3.4.0-3.9.0" in f.message
+    assert f.effect == "unknown" and f.fails
+    assert effects(scan_for(recorded, [src], "3.3.1")) >= {(4, "TRI100", "breaks")}
+
+
+def test_positional_after_other_follows_the_census(recorded, tmp_path: Path) -> None:
+    # TRI007 is tied to the census's signatures: 3.8.0 accepts a 4th positional tl.load
+    # argument, 3.9.0 refuses it; with *args the count is not known
+    src = kernel(
+        tmp_path,
+        "    x = tl.load(p, None, 0.0, (0,))\n"  # line 7
+        "    y = tl.load(p, None, 0.0, *extra)\n"  # line 8: max_positional unknown
+        "    tl.store(p, x + y)\n",
+    )
+    assert (7, "TRI007", "does-not-affect") in effects(scan_for(recorded, [src], "3.8.0"))
+    report = scan_for(recorded, [src], "3.9.0")
+    assert (7, "TRI007", "breaks") in effects(report)
+    (f,) = [f for f in report.findings if f.line == 7]
+    assert "accepted on 3.0.0-3.8.0, refused on 3.9.0" in f.note
+
+
+def test_rules_without_recorded_data_say_unknown_and_fail(recorded, tmp_path: Path) -> None:
+    # TRI015 (num_ctas) and TRI017 (num_stages=0) have no probe: unknown, which fails closed
+    src = tmp_path / "k.py"
+    src.write_text(HEAD + "cfg = triton.Config({}, num_ctas=2, num_stages=0)\n")
+    report = scan_for(recorded, [src], "3.9.0")
+    got = {(f.rule.id, f.effect, f.fails) for f in report.findings}
+    assert got == {("TRI015", "unknown", True), ("TRI017", "unknown", True)}
+    proc = run_cli(str(src), "--results", str(RAW), "--candidate", "3.9.0")
+    assert proc.returncode == 1 and "nothing in the matrix measures this" in proc.stdout

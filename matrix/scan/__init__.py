@@ -137,6 +137,7 @@ from matrix.scan.rules import (
 from matrix.scan.sources import (
     decode_python,
     excluded,
+    import_words,
     iter_python_files,
     may_reach_triton,
     notebook_source,
@@ -193,6 +194,7 @@ __all__ = [
     "derive_carriers",
     "drop_known",
     "excluded",
+    "import_words",
     "iter_python_files",
     "judge",
     "judge_rule",

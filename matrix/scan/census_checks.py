@@ -87,6 +87,8 @@ class CensusProblem:
     defaults: Mapping[str, str] = field(default_factory=dict)  # census-default: {release: repr}
     param: str = ""  # census-default: the parameter left to its default
     nowhere: bool = False  # the name or keyword exists on no recorded release: breaks on all
+    # census-missing: releases whose census cannot tell (a module whose names it does not list)
+    unseen: tuple[str, ...] = ()
 
 
 class NameIndex:
@@ -160,21 +162,32 @@ def census_problems(censuses: Censuses, use: ApiUse) -> tuple[list[CensusProblem
     keywords = use.keywords if use.called else ()
     w = works_on(censuses, use.qualname, keywords, positional)
     seen = [r for r, s in w.per_release.items() if s.status in ("ok", "rejects")]
+    absent = [r for r, s in w.per_release.items() if s.status == "absent"]
+    unseen = tuple(r for r in releases if r not in seen and r not in absent)
     if not seen:
-        absent = [r for r, s in w.per_release.items() if s.status == "absent"]
         first_private = next((p for p in use.qualname.split(".") if p.startswith("_")), None)
         if not absent or first_private is not None:
             # unknown everywhere, or a private name the census lists nowhere (it records
             # only the private names a module puts in __all__): nothing to say
             return [], []
+        if unseen:
+            # absent on some releases, not visible on the others (triton.experimental.gluon.jit:
+            # the module exists from 3.4.0, its names are not listed): not "on no release"
+            detail = f"absent on {_spans(releases, absent)}; not visible to the census on "
+            detail += _spans(releases, unseen)
+            return [CensusProblem("census-missing", detail, tuple(absent), unseen=unseen)], []
         near = name_index(censuses).nearest(use.qualname)
         detail = f"exists on no recorded release{_nearest_text(near)}"
         return [CensusProblem("census-missing", detail, tuple(absent), nowhere=True)], []
     problems: list[CensusProblem] = []
-    absent = [r for r, s in w.per_release.items() if s.status == "absent"]
     if absent:
         problems.append(
-            CensusProblem("census-missing", f"absent on {_spans(releases, absent)}", tuple(absent))
+            CensusProblem(
+                "census-missing",
+                f"absent on {_spans(releases, absent)}",
+                tuple(absent),
+                unseen=unseen,
+            )
         )
     by_reason: dict[tuple[str, str], list[str]] = {}
     for r, s in w.per_release.items():

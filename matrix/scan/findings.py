@@ -30,6 +30,10 @@ class Finding:
     also_sources: list[str] = field(default_factory=list)  # the source text of the `also` lines
     qualname: str = ""  # name rules: the dotted name matched (the census decides it per release)
     anchor: int = 0  # id of the matched expression (a call's function): one hazard per use
+    # the version tests (matrix.scan.guards.VersionGuard) of the branches the line is in
+    guards: tuple[Any, ...] = ()
+    # call rules the census decides: the call's keywords and positional count, as written
+    call: tuple[tuple[str, ...], int] | None = None
 
     @property
     def message(self) -> str:

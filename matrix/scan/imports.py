@@ -52,11 +52,21 @@ class SourceModule:
     branches: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     # module-level `x = a.b.c` (an alias of a dotted name), resolved by Imports
     aliases: dict[str, ast.expr] = field(default_factory=dict)
+    # the same, bound in a branch: (first line, last line, value) per branch, so that a use in
+    # the branch gets that branch's alias (``triton_tanh = tl.math.tanh`` under ``else:``)
+    alias_branches: dict[str, list[tuple[int, int, ast.expr]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.nodes = list(ast.walk(self.tree))
         unconditional: set[str] = set()
         for node, span in _binding_statements(self.tree.body, None):
+            if span is not None and isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target_node = node.targets[0]
+                if isinstance(target_node, ast.Name) and isinstance(
+                    node.value, (ast.Attribute, ast.Name)
+                ):
+                    spans = self.alias_branches.setdefault(target_node.id, [])
+                    spans.append((*span, node.value))
             for name, target in self._targets(node):
                 if span is None:
                     self.bindings[name] = target
@@ -238,6 +248,13 @@ class Imports:
             q = self._qualname(expr)
             if q is not None and (q == "triton" or q.startswith("triton.")):
                 self.names[name] = q  # _bench = triton.testing.do_bench
+        for name, alias_spans in module.alias_branches.items():
+            if name in module.bindings:
+                continue  # an import binds it too: the import's branches decide
+            resolved = [(a, b, self._qualname(expr)) for a, b, expr in alias_spans]
+            kept = [(a, b, q) for a, b, q in resolved if q is not None and q.startswith("triton")]
+            if len({q for _, _, q in kept}) > 1:
+                self.branches[name] = kept
         self.imports_triton = any(
             q == "triton" or q.startswith("triton.") for q in self.names.values()
         ) or bool(self.star_tl)

@@ -109,27 +109,40 @@ def judge_rule(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) ->
     return effect, f"{_source(rule)} on {recorded}: {'; '.join(parts)} ({history})"
 
 
-def judge_name(censuses: Censuses | None, qualname: str, candidate: str | None) -> tuple[str, str]:
-    """(effect, why) for a name rule the census decides: where the matched name exists."""
+def judge_name(
+    censuses: Censuses | None,
+    qualname: str,
+    candidate: str | None,
+    call: tuple[tuple[str, ...], int] | None = None,
+) -> tuple[str, str]:
+    """(effect, why) for a rule the census decides: where the matched name exists and, for a
+    call rule (``call``: its keywords and positional count), where its signature accepts
+    the call as written (tl.load with 4 positional arguments: refused by 3.9.0)."""
     if not censuses or not qualname:
         return UNKNOWN, "no API census recorded" if not censuses else ""
     releases = list(censuses)
-    w = works_on(censuses, qualname)
+    keywords, positional = call if call is not None else ((), 0)
+    if positional < 0:
+        return UNKNOWN, f"{qualname}: called with *args, the positional count is not known"
+    w = works_on(censuses, qualname, keywords, positional)
     status = {r: s.status for r, s in w.per_release.items()}
     present = [r for r in releases if status.get(r) == "ok"]
-    absent = [r for r in releases if status.get(r) == "absent"]
+    absent = [r for r in releases if status.get(r) in ("absent", "rejects")]
+    refused = call is not None and any(s.status == "rejects" for s in w.per_release.values())
     parts = []
     if present:
-        parts.append(f"present on {_spans(releases, present)}")
+        word = "accepted" if call is not None else "present"
+        parts.append(f"{word} on {_spans(releases, present)}")
     if absent:
-        parts.append(f"absent on {_spans(releases, absent)}")
+        word = "refused" if refused else "absent"
+        parts.append(f"{word} on {_spans(releases, absent)}")
     history = f"{qualname}: {', '.join(parts) or 'not seen by the census'}"
     if candidate is None:
         return UNKNOWN, history
     cand = next((r for r in releases if same_release(r, candidate)), None)
     if cand is None:
         return UNKNOWN, f"no API census recorded for {candidate}"
-    if status.get(cand) == "absent":
+    if status.get(cand) in ("absent", "rejects"):
         return BREAKS, history
     if status.get(cand) == "ok":
         return NOT_AFFECTED, history
@@ -155,31 +168,64 @@ def judge(
         ref = next((r for r in releases if same_release(r, baseline_release)), None)
     elif cand is not None and releases.index(cand) > 0:
         ref = releases[releases.index(cand) - 1]
+    findings = list(findings)
     for f in findings:
-        if not f.rule.census:
-            if f.rule.census_decides:
-                f.effect, f.note = judge_name(censuses, f.qualname, candidate)
-                continue
-            if f.rule.id not in cache:
-                cache[f.rule.id] = judge_rule(f.rule, runs, candidate)
-            f.effect, notes[f.rule.id] = cache[f.rule.id]
-            continue
-        problem: CensusProblem = f.census
-        if candidate is None:
-            f.effect, f.note = UNKNOWN, ""
-        elif problem.nowhere:
-            f.effect, f.note = BREAKS, "on no recorded release"
-        elif cand is None:
-            f.effect, f.note = UNKNOWN, f"no API census recorded for {candidate}"
-        elif problem.kind == "census-default":
-            if ref is None:
-                f.effect, f.note = UNKNOWN, f"no release before {cand} to compare defaults with"
-            else:
-                changed = problem.defaults.get(cand) != problem.defaults.get(ref)
-                f.effect = CHANGES if changed else NOT_AFFECTED
-                f.note = f"{'differs' if changed else 'same'} on {ref} and {cand}"
-        else:
-            fails = cand in problem.releases
-            f.effect = BREAKS if fails else NOT_AFFECTED
-            f.note = f"{'fails' if fails else 'works'} on {cand}"
+        _judge_one(f, runs, candidate, censuses, cand, ref, notes, cache)
+    if candidate is not None:
+        _rule_out_branches(findings, candidate)
     return notes
+
+
+def _rule_out_branches(findings: list[Finding], candidate: str) -> None:
+    """A finding in a branch that runs only on other releases does not affect the candidate
+    (``else:`` of ``if Version(triton.__version__) >= Version("3.0.0")`` on 3.9.0)."""
+    try:
+        release = Release.parse(candidate)
+    except ReleaseError:
+        return
+    for f in findings:
+        skipped = [g for g in f.guards if not g.runs_on(release)]
+        if skipped and f.effect != NOT_AFFECTED:
+            f.effect = NOT_AFFECTED
+            f.note = f"in a branch for {skipped[0].text()} only: not run on {release}"
+
+
+def _judge_one(
+    f: Finding,
+    runs: Sequence[Run] | None,
+    candidate: str | None,
+    censuses: Censuses | None,
+    cand: str | None,
+    ref: str | None,
+    notes: dict[str, str],
+    cache: dict[str, tuple[str, str]],
+) -> None:
+    """Set one finding's effect and note from the data its rule is tied to."""
+    if not f.rule.census:
+        if f.rule.census_decides:
+            f.effect, f.note = judge_name(censuses, f.qualname, candidate, f.call)
+            return
+        if f.rule.id not in cache:
+            cache[f.rule.id] = judge_rule(f.rule, runs, candidate)
+        f.effect, notes[f.rule.id] = cache[f.rule.id]
+        return
+    problem: CensusProblem = f.census
+    if candidate is None:
+        f.effect, f.note = UNKNOWN, ""
+    elif problem.nowhere:
+        f.effect, f.note = BREAKS, "on no recorded release"
+    elif cand is None:
+        f.effect, f.note = UNKNOWN, f"no API census recorded for {candidate}"
+    elif problem.kind == "census-default":
+        if ref is None:
+            f.effect, f.note = UNKNOWN, f"no release before {cand} to compare defaults with"
+        else:
+            changed = problem.defaults.get(cand) != problem.defaults.get(ref)
+            f.effect = CHANGES if changed else NOT_AFFECTED
+            f.note = f"{'differs' if changed else 'same'} on {ref} and {cand}"
+    elif cand in problem.unseen:
+        f.effect, f.note = UNKNOWN, f"the census cannot see it on {cand}"
+    else:
+        fails = cand in problem.releases
+        f.effect = BREAKS if fails else NOT_AFFECTED
+        f.note = f"{'fails' if fails else 'works'} on {cand}"

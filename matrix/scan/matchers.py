@@ -79,6 +79,8 @@ def _find_references(module: Module) -> Iterator[tuple[ast.expr, str]]:
     for node in module.nodes:
         if id(node) in inner:
             continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            continue  # `triton_tanh = ...` binds a name; it uses nothing
         if isinstance(node, (ast.Attribute, ast.Name)) or id(node) in literal_getattrs:
             # the longest prefix of the chain that resolves (``driver.active.utils`` stops at
             # whatever the imports know)

@@ -5,6 +5,7 @@ that cannot reach Triton."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import io
 import json
 import re
@@ -96,17 +97,57 @@ def read_source(path: Path) -> tuple[bytes, str]:
     return data, decode_python(data)
 
 
-def may_reach_triton(data: bytes, carriers: Mapping[bytes, Iterable[bytes]]) -> bool:
+_PUNCTUATION = b"(),;\\"
+
+
+def import_words(data: bytes) -> frozenset[bytes]:
+    """The last parts of the module names beside each ``import`` of a file (``from a.utils
+    import x``, ``import a.utils``: ``utils``; ``from . import utils``: ``utils``). Read with
+    ``bytes.find``, not a regular expression: one that starts with a word class tries every
+    position of a 47 MB tree."""
+    out: set[bytes] = set()
+    i = data.find(b"import")
+    while i >= 0:
+        before = data[max(0, i - 120) : i]
+        if before.endswith(b" "):
+            parts = before.split()
+            if parts:
+                out.add(parts[-1].strip(_PUNCTUATION).rsplit(b".", 1)[-1])
+        after = data[i + 6 : i + 126].split(None, 1)
+        if after:
+            out.add(after[0].split(b",")[0].strip(_PUNCTUATION).rsplit(b".", 1)[-1])
+        i = data.find(b"import", i + 6)
+    out.discard(b"")
+    return frozenset(out)
+
+
+def may_reach_triton(
+    data: bytes,
+    carriers: Mapping[bytes, Iterable[bytes]],
+    words: frozenset[bytes] | None = None,
+) -> bool:
     """Whether a file could use Triton: it spells ``triton``, or imports a module of the tree
     that binds a Triton name, and spells that name (``carriers``: {the last part of the
     module's name, as an import spells it: ``from .utils import tl``: {b"tl"}}; ``*`` for a
-    star re-export). A file that does neither cannot name a Triton object: it is not parsed."""
+    star re-export). A file that does neither cannot name a Triton object: it is not parsed.
+    ``words``: the file's ``import_words``, for a caller that asks about one file repeatedly."""
     if b"triton" in data:
         return True
     if b"import" not in data:
         return False
-    for tail, names in carriers.items():
-        imported = tail + b" import" in data or b"import " + tail in data
-        if imported and any(n == b"*" or n in data for n in names):
-            return True
-    return False
+    words = import_words(data) if words is None else words
+    return any(
+        n == b"*" or _spells(data, n) for tail in words & carriers.keys() for n in carriers[tail]
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _word(name: bytes) -> re.Pattern[bytes]:
+    return re.compile(rb"\b" + re.escape(name) + rb"\b")
+
+
+def _spells(data: bytes, name: bytes) -> bool:
+    """``name`` as a whole word: a carried ``tl`` is not the "tl" of "title" (a substring test
+    pulled 1,296 of unsloth's 1,817 files into the question; the word test runs only on the
+    files the cheap one lets through)."""
+    return name in data and _word(name).search(data) is not None
