@@ -284,10 +284,10 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             outcome.failed = True
             if _holds_complete(out):  # the runner never replaced it: it is from before
                 outcome.note += " [the complete raw file from before is kept as it was]"
-        run = read_raw(out) if out.exists() and not outcome.failed else None
-        if run is not None:
-            outcome.counts = _counts(run)
-            outcome.tests = _test_counts(run)
+        done = read_raw(out) if out.exists() and not outcome.failed else None
+        if done is not None:
+            outcome.counts = _counts(done)
+            outcome.tests = _test_counts(done)
     outcome.seconds = time.monotonic() - t0
     progress.end(outcome)
     return outcome
@@ -336,10 +336,15 @@ def suite_summary(runs: Sequence[Run]) -> list[str]:
     by_release: dict[Release, list[Run]] = {}
     for run in runs:
         if isinstance(run.extra.get("tests"), list):
-            by_release.setdefault(run.release, []).append(run)
+            release = run.release
+            if release is None:  # read_raw refuses a file without env.triton (raw.schema.json)
+                raise ValueError(f"run {run.id!r}: env.triton missing")
+            by_release.setdefault(release, []).append(run)
     lines = []
     for release in sorted(by_release):
-        cells, failing, targets = [], set(), {}
+        cells: list[str] = []
+        failing: set[str] = set()
+        targets: dict[str, list[int]] = {}
         for run in sorted(by_release[release], key=lambda r: release_key(r.env.get("numpy"))):
             tests = [t for t in run.extra["tests"] if isinstance(t, dict)]
             passed = [t for t in tests if passed_test(t)]

@@ -94,15 +94,16 @@ def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[b
                 outs[w].copy_(dev[f"o{w}"].cpu())
     except CannotObserve as e:  # outside Triton: this part's launch, not the whole fingerprint
         sink.cannot_observe = (e.status, e.reason)
+        stopped = f"{e.status}: {e.reason}"
         out = None
-    sink.ttir_text = _ttir_text(out)  # type: ignore[attr-defined]
-    sink.outputs = outs  # type: ignore[attr-defined]
-    sink.inputs = ins  # type: ignore[attr-defined]
+    sink.ttir_text = _ttir_text(out)
+    sink.outputs = outs
+    sink.inputs = ins
     if out is None:
-        ending = f"{sink.cannot_observe[0]}: {sink.cannot_observe[1]}"
-    elif out.raised and type(root_cause(out.exception)).__name__ == "TraceComplete":
+        ending = stopped
+    elif out.exception is not None and type(root_cause(out.exception)).__name__ == "TraceComplete":
         ending = "traced"
-    elif out.raised and isinstance(root_cause(out.exception), sem.TTIRReady):
+    elif out.exception is not None and isinstance(root_cause(out.exception), sem.TTIRReady):
         ending = "ttir"
     else:
         ending = "ok" if not out.raised else out.exception_text()
@@ -165,7 +166,7 @@ def trace_isolated(ctx: Context, part: int, cases, values, stop: bool):
             break  # died outside any one case: nothing to single out
         crashed[last] = f"the process died in this case ({why})"
     sink = bt.Sink(traced=True)
-    sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
+    sink.inputs, sink.outputs = _buffers(values)
     for c in cases:
         line = f"C\t{c.group}\t{c.key}"
         sink.put(c.group, c.key, "crashed", crashed.get(line, f"given up after crashes ({why})"))
@@ -196,8 +197,10 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
         os.close(fd)
         files.append(path)
     log, result = files
-    method = START_METHOD.get(ctx.backend, "fork")
-    child = multiprocessing.get_context(method).Process(
+    # Either concrete context by name: typeshed gives Process only to those, not BaseContext.
+    spawn = START_METHOD.get(ctx.backend, "fork") == "spawn"
+    mp = multiprocessing.get_context("spawn") if spawn else multiprocessing.get_context("fork")
+    child = mp.Process(
         target=_child_trace, args=(ctx, part, cases, values, stop, log, result), daemon=True
     )
     try:
@@ -215,10 +218,9 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
         if fields is None:  # our own code failed there: this part is not observed, the rest is
             failed = f"the fingerprint's child failed: {ending}"
             sink = bt.Sink(cannot_observe=("error", failed))
-            sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
+            sink.inputs, sink.outputs = _buffers(values)
             return (sink, f"error: {failed}"), None, None
         sink = bt.Sink(**{k: v for k, v in fields.items() if k in bt.Sink.__dataclass_fields__})
-        sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")  # type: ignore[attr-defined]
         return (sink, ending), None, None
     code = child.exitcode
     why = f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
@@ -362,7 +364,7 @@ def _compile_semantics(target: str, values: list) -> sem.Semantics:
     accepted = [v for v in values if v.index not in refused]
     stops = sem.stop_after_ttir(target)
     compiled, ending = _trace(ctx, 6, [], accepted, stop=False)
-    text = compiled.ttir_text  # type: ignore[attr-defined]
+    text = compiled.ttir_text
     if text is None:
         how = "stopped at TTIR" if stops else "compiled"
         dtypes = traced.value_dtypes

@@ -17,6 +17,7 @@ whose result LLVM leaves undefined are not asked (``reference`` returns None for
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -180,9 +181,12 @@ def _math(name: str, a: Any, result: str) -> Any:
     if result in INT_DTYPES:
         return wrap({"abs": abs(a), "neg": -a}[name], result)
     x = np.float64(a)
-    fn = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil,
-          "abs": np.abs, "neg": np.negative, "rsqrt": lambda v: 1.0 / np.sqrt(v),
-          "exp2": np.exp2, "log2": np.log2}[name]  # fmt: skip
+    fns: dict[str, Callable[[Any], Any]] = {
+        "sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil,
+        "abs": np.abs, "neg": np.negative, "rsqrt": lambda v: 1.0 / np.sqrt(v),
+        "exp2": np.exp2, "log2": np.log2,
+    }  # fmt: skip
+    fn = fns[name]
     return round_to(float(fn(x)), result)
 
 
@@ -250,8 +254,8 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
     and the reference chosen are in ``data.semantics[label]``."""
     rules = sem.load_rules()
     groups: dict[str, dict[str, dict]] = {}
-    outs = sink.outputs  # type: ignore[attr-defined]
-    ins = sink.inputs  # type: ignore[attr-defined]
+    outs = sink.outputs
+    ins = sink.inputs
     for vc in values:
         g = groups.setdefault(vc.group, {"cells": {}, "values": {}, "details": {},
                                          "semantics": {}})  # fmt: skip
@@ -275,7 +279,7 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
             if failed is not None:
                 g["cells"][key], g["details"][key] = failed
                 continue
-            if not encodable or got_all is None:
+            if not encodable or got_all is None or result is None:
                 g["cells"][key] = "skipped"
                 g["details"][key] = f"no host encoding for {dts} / result {result}"
                 continue
