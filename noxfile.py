@@ -5,8 +5,8 @@ nox -s matrix_cell                        # one cell; `nox -l --json` lists them
 nox -s report                             # rebuild the pages from reports/raw
 nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
 nox -s tests                              # the pytest suite on the newest release and an older one
-nox -s lint
-nox -s types                              # mypy on matrix/ and kernels/ (not yet in lint or CI)
+nox -s lint                               # ruff, then mypy (the types session)
+nox -s types                              # mypy on matrix/ and kernels/ alone
 """
 
 from __future__ import annotations
@@ -138,18 +138,25 @@ def tests(session: nox.Session, triton: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
+    """ruff (check and format), then mypy as ``types`` runs it: CI runs this session."""
     session.install("ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    run_mypy(session)
 
 
 @nox.session
 def types(session: nox.Session) -> None:
-    """mypy on matrix/ and kernels/ ([tool.mypy] in pyproject.toml).
+    """mypy on matrix/ and kernels/ alone ([tool.mypy] in pyproject.toml)."""
+    run_mypy(session)
 
-    Not yet part of ``lint`` and CI: 72 errors are left on 2026-12-01 (83 before the entry
-    points' signature was fixed), most of them ``str | None`` passed where ``str`` is typed.
-    It joins ``lint`` once it reports none.
-    """
-    session.install("mypy", "packaging", "jinja2")
+
+def run_mypy(session: nox.Session) -> None:
+    """mypy against the newest test target's torch, Triton and numpy: with them missing, every
+    use of them would be ``Any`` (ignore_missing_imports) and check nothing."""
+    newest = max(MATRIX.test_targets(), key=lambda t: t.release)
+    session.install(
+        *find_links(), f"torch=={MATRIX.torch}", f"triton=={newest.release}",
+        f"numpy=={newest.numpy}", "mypy", *TOOLING,
+    )  # fmt: skip
     session.run("mypy")
