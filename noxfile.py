@@ -26,6 +26,46 @@ from matrix.measure.cells import load_matrix, plan
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.needs_version = ">=2024.10.9"
 
+# nox options after which no session environment is created (listing, help, no venv).
+NO_ENVIRONMENT = {"-l", "--list", "--list-sessions", "-h", "--help", "--version", "--no-venv"}
+
+
+def envdir_of(argv: list[str]) -> Path:
+    """Where nox will create the sessions' environments: ``--envdir`` (before any ``--``, after
+    which the arguments are the session's), else ``.nox``; relative to this file's folder, where
+    nox runs from."""
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    envdir = ".nox"
+    for i, arg in enumerate(options):
+        if arg == "--envdir" and i + 1 < len(options):
+            envdir = options[i + 1]
+        elif arg.startswith("--envdir="):
+            envdir = arg.partition("=")[2]
+    return Path(__file__).parent / envdir
+
+
+def require_writable_envdir(argv: list[str]) -> None:
+    """End with one line and exit 2 (an environment error, never "unsafe") where nox could not
+    create its environments: nox itself would print a traceback and exit 1."""
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    if NO_ENVIRONMENT & set(options):
+        return
+    envdir = envdir_of(argv)
+    try:
+        envdir.mkdir(parents=True, exist_ok=True)  # what nox does first, with the same effect
+        with tempfile.TemporaryFile(dir=envdir):
+            pass
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        if e.filename and envdir not in (Path(e.filename), Path(e.filename).parent):
+            why += f" ({e.filename})"
+        print(f"nox: cannot create environments in {envdir}: {why}; run from a writable copy "
+              "of the checkout, or pass --envdir DIR on a writable disk",
+              file=sys.stderr)  # fmt: skip
+        raise SystemExit(2) from None
+
+
+require_writable_envdir(sys.argv[1:])
 MATRIX = load_matrix()
 CELLS = plan(MATRIX)
 # Packages the matrix machinery itself needs (not the cells: they get their own environments).
