@@ -98,6 +98,7 @@ from matrix.core import (
     TEST_XPASSED,
     TORCH_TO_TRITON,
 )
+from matrix.measure import standin
 
 EVENTS_ENV = "MATRIX_EVENTS"
 SKIP_ENV = "MATRIX_SKIP"
@@ -147,6 +148,8 @@ class _Writer:
     def write(self, event: dict[str, Any]) -> None:
         line = json.dumps(event, default=repr) + "\n"
         with self.lock, open(self.path, "a", encoding="utf-8") as f:
+            if event.get("event") == "done":
+                standin.confirm_parent()  # a test that killed the stand-in is never done
             f.write(line)
             f.flush()
 
@@ -642,6 +645,7 @@ def pytest_configure(config: Any) -> None:
     if not path or _writer is not None:
         return
     _writer = _Writer(path)
+    standin.take_fd()
     remember_exec_sources()
     hooks = install_hooks()
     _writer.write({"event": "hooks", "wrapped": hooks})
