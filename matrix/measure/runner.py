@@ -39,7 +39,7 @@ from typing import Any
 from matrix import cli
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
-from matrix.core import BACKENDS, REPO_ROOT, Release, run_id
+from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
 from matrix.measure import probe_hashes, procs, suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
@@ -303,16 +303,16 @@ def _watch(
                 # remaining task would die the same way.
                 why = f"child process {_death(proc.returncode)} before any probe started"
                 for task in tasks:
-                    on_result(_failure(task, "crashed", why, _tail(log_file), 0.0))
+                    on_result(_failure(task, CRASHED, why, _tail(log_file), 0.0))
                 return len(tasks)
             elapsed = time.monotonic() - (started_at or spawned)
             why = f"child process {_death(proc.returncode)} while running {running}"
-            on_result(_failure(running, "crashed", why, _tail(log_file), elapsed))
+            on_result(_failure(running, CRASHED, why, _tail(log_file), elapsed))
             return finished + 1
         if started_at is not None and clock.past_limit(timeout_s):
             procs.kill_group(proc)
             why = f"{running} ran past the {timeout_s:g} s limit and was killed ({clock})"
-            failure = _failure(running, "timeout", why, _tail(log_file), timeout_s)
+            failure = _failure(running, TIMEOUT, why, _tail(log_file), timeout_s)
             on_result(clock.annotate(failure))
             return finished + 1
         time.sleep(POLL_S)

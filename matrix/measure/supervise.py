@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from matrix.core import TEST_TIMEOUT
+from matrix.core import TEST_CRASHED, TEST_TIMEOUT
 from matrix.measure import procs
 from matrix.measure.standin import STAND_IN
 
@@ -160,7 +160,7 @@ def supervise(
                     running,
                     {
                         "id": running,
-                        "outcome": "timeout",
+                        "outcome": TEST_TIMEOUT,
                         "seconds": round(now - started_at, 3),
                         "detail": f"ran past the {item_timeout_s:g} s limit and was killed",
                     },
@@ -189,7 +189,7 @@ def supervise(
                 running,
                 {
                     "id": running,
-                    "outcome": "crashed",
+                    "outcome": TEST_CRASHED,
                     "seconds": round(time.monotonic() - started_at, 3),
                     "detail": f"the process {death(proc.returncode)} while this ran: "
                     f"{out.output_tail[-600:]}",
