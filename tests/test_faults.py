@@ -742,3 +742,15 @@ def test_nox_in_a_read_only_checkout_is_one_line_and_exit_2(tmp_path, has_envdir
         f"nox: cannot create environments in {copy / '.nox'}: Read-only file system; run from a "
         "writable copy of the checkout, or pass --envdir DIR on a writable disk"
     ]
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan"])
+def test_the_matrix_refuses_a_timeout_that_is_no_limit_before_it_touches_anything(tmp_path, value):
+    """``--timeout -1`` ran the whole matrix (and its report step) before each runner refused."""
+    raw = tmp_path / "raw"
+    cmd = [sys.executable, "-m", "matrix.orchestrate", "--timeout", value, "--raw-dir", str(raw),
+           "--report-dir", str(tmp_path / "pages")]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"--timeout: expected seconds > 0, got {float(value)}" in proc.stderr
+    assert not raw.exists() and not (tmp_path / "pages").exists()

@@ -193,7 +193,7 @@ def test_a_runner_killed_mid_probe_is_named_with_cell_phase_log_and_signal(tmp_p
     cell, what the runner was doing (its last --phases line), the signal and the log."""
     out = tmp_path / "raw" / "cell.json"
     out.parent.mkdir()
-    log = runner.runner_log_path(out)
+    log = tmp_path / "runner.log"
     with log.open("w") as f:
         env = {"MATRIX_PROBE_PACKAGE": KILLS_RUNNER, "TMPDIR": str(tmp_path)}
         proc = _run(out, "--phases", "--timeout", "60", env=env, stdout=f, stderr=f)
@@ -231,7 +231,7 @@ def test_the_matrix_keeps_the_log_of_a_runner_that_died_and_says_so(tmp_path, ma
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    log = runner.runner_log_path(raw / "triton-3.9.0-numpy-2.4.6.json")
+    log = runner.runner_log_path(matrix_envs_dir / "logs", "triton-3.9.0-numpy-2.4.6")
     assert (
         "[runner of cell triton-3.9.0-numpy-2.4.6 killed by signal SIGKILL during: probe "
         f"kills_runner[interpret] (the child's last event: its start); log: {log}]" in out

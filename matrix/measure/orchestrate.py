@@ -275,7 +275,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
         # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
         # Its temporary files go to a folder of ours, which a killed runner cannot leave behind;
-        # if it fails, its output (with its phase lines) is kept beside the raw file.
+        # if it fails, its output (with its phase lines) is kept in the environments folder.
         with tempfile.TemporaryDirectory(prefix="matrix-cell-", ignore_cleanup_errors=True) as tmp:
             proc = procs.run(
                 cmd,
@@ -286,7 +286,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             )
             output = (proc.stdout or "") + (proc.stderr or "")
             wrote = proc.returncode == 0 and out.exists()
-            log = None if wrote else runner.keep_log(out, output)
+            log = None if wrote else runner.keep_log(args.envs_dir / "logs", cell.id, output)
             crash = "" if wrote else runner.crash_note(cell.id, proc.returncode, output, log)
         if not wrote:
             outcome.note += " " + crash
@@ -443,6 +443,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         )
     if args.jobs < 1:
         p.error(f"--jobs: expected at least 1, got {args.jobs}")
+    if not args.timeout > 0:  # also nan; the runner would refuse it in every cell, late
+        p.error(f"--timeout: expected seconds > 0, got {args.timeout}")
     if args.tests is not None:
         if not args.tests.exists():
             p.error(f"--tests: {args.tests} does not exist")

@@ -75,16 +75,16 @@ def phase(text: str) -> None:
         print(PHASE + text, file=sys.stderr, flush=True)
 
 
-def runner_log_path(out: Path) -> Path:
-    """Where the matrix keeps the output of a runner that did not write ``out`` (beside its
-    partial file; ``keep_log``)."""
-    return out.with_name(out.name + ".runner.log")
+def runner_log_path(logs_dir: Path, cell_id: str) -> Path:
+    """Where the matrix keeps the output of a runner that did not write its cell (``keep_log``;
+    the matrix gives its environments folder: the raw folder holds raw files only)."""
+    return logs_dir / f"{cell_id}.runner.log"
 
 
-def keep_log(out: Path, output: str) -> Path | None:
-    """Write a failed runner's ``output`` to ``runner_log_path(out)``; None where it cannot be
+def keep_log(logs_dir: Path, cell_id: str, output: str) -> Path | None:
+    """Write a failed runner's ``output`` to ``runner_log_path``; None where it cannot be
     written (a full disk), so that the note says so instead of naming a file that is not there."""
-    log = runner_log_path(out)
+    log = runner_log_path(logs_dir, cell_id)
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text(output, encoding="utf-8", errors="backslashreplace")
