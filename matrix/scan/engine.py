@@ -327,10 +327,10 @@ def scan_paths(
     if censuses:
         tl_names |= name_index(censuses).children.get(TL, set())
     project = Project(parsed, tl_names)
-    carriers = derive_carriers(project, rules)
+    by_rule = derive_carriers(project, rules)  # not the module carriers noted above
     memo: dict[tuple[Any, ...], Any] = {}
     for m in parsed:
-        findings, uses, works, suppressed = scan_module(m, project, rules, carriers, censuses, memo)
+        findings, uses, works, suppressed = scan_module(m, project, rules, by_rule, censuses, memo)
         report.findings.extend(findings)
         report.uses.extend(uses)
         report.suppressed += suppressed
