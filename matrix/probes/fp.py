@@ -94,16 +94,15 @@ def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[b
                 outs[w].copy_(dev[f"o{w}"].cpu())
     except CannotObserve as e:  # outside Triton: this part's launch, not the whole fingerprint
         sink.cannot_observe = (e.status, e.reason)
-        stopped = f"{e.status}: {e.reason}"
         out = None
-    sink.ttir_text = _ttir_text(out)
-    sink.outputs = outs
-    sink.inputs = ins
+    sink.ttir_text = _ttir_text(out)  # type: ignore[attr-defined]
+    sink.outputs = outs  # type: ignore[attr-defined]
+    sink.inputs = ins  # type: ignore[attr-defined]
     if out is None:
-        ending = stopped
-    elif out.exception is not None and type(root_cause(out.exception)).__name__ == "TraceComplete":
+        ending = f"{sink.cannot_observe[0]}: {sink.cannot_observe[1]}"
+    elif out.raised and type(root_cause(out.exception)).__name__ == "TraceComplete":
         ending = "traced"
-    elif out.exception is not None and isinstance(root_cause(out.exception), sem.TTIRReady):
+    elif out.raised and isinstance(root_cause(out.exception), sem.TTIRReady):
         ending = "ttir"
     else:
         ending = "ok" if not out.raised else out.exception_text()
@@ -166,7 +165,7 @@ def trace_isolated(ctx: Context, part: int, cases, values, stop: bool):
             break  # died outside any one case: nothing to single out
         crashed[last] = f"the process died in this case ({why})"
     sink = bt.Sink(traced=True)
-    sink.inputs, sink.outputs = _buffers(values)
+    sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
     for c in cases:
         line = f"C\t{c.group}\t{c.key}"
         sink.put(c.group, c.key, "crashed", crashed.get(line, f"given up after crashes ({why})"))
@@ -197,10 +196,8 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
         os.close(fd)
         files.append(path)
     log, result = files
-    # Either concrete context by name: typeshed gives Process only to those, not BaseContext.
-    spawn = START_METHOD.get(ctx.backend, "fork") == "spawn"
-    mp = multiprocessing.get_context("spawn") if spawn else multiprocessing.get_context("fork")
-    child = mp.Process(
+    method = START_METHOD.get(ctx.backend, "fork")
+    child = multiprocessing.get_context(method).Process(
         target=_child_trace, args=(ctx, part, cases, values, stop, log, result), daemon=True
     )
     try:
@@ -218,9 +215,10 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
         if fields is None:  # our own code failed there: this part is not observed, the rest is
             failed = f"the fingerprint's child failed: {ending}"
             sink = bt.Sink(cannot_observe=("error", failed))
-            sink.inputs, sink.outputs = _buffers(values)
+            sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
             return (sink, f"error: {failed}"), None, None
         sink = bt.Sink(**{k: v for k, v in fields.items() if k in bt.Sink.__dataclass_fields__})
+        sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")  # type: ignore[attr-defined]
         return (sink, ending), None, None
     code = child.exitcode
     why = f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
@@ -364,7 +362,7 @@ def _compile_semantics(target: str, values: list) -> sem.Semantics:
     accepted = [v for v in values if v.index not in refused]
     stops = sem.stop_after_ttir(target)
     compiled, ending = _trace(ctx, 6, [], accepted, stop=False)
-    text = compiled.ttir_text
+    text = compiled.ttir_text  # type: ignore[attr-defined]
     if text is None:
         how = "stopped at TTIR" if stops else "compiled"
         dtypes = traced.value_dtypes
