@@ -5,8 +5,8 @@ nox -s matrix_cell                        # one cell; `nox -l --json` lists them
 nox -s report                             # rebuild the pages from reports/raw
 nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
 nox -s tests                              # the pytest suite on the newest release and an older one
-nox -s lint
-nox -s types                              # mypy on matrix/ and kernels/ (not yet in lint or CI)
+nox -s lint                               # ruff, then mypy (the types session)
+nox -s types                              # mypy on matrix/ and kernels/ alone
 """
 
 from __future__ import annotations
@@ -26,6 +26,46 @@ from matrix.measure.cells import load_matrix, plan
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.needs_version = ">=2024.10.9"
 
+# nox options after which no session environment is created (listing, help, no venv).
+NO_ENVIRONMENT = {"-l", "--list", "--list-sessions", "-h", "--help", "--version", "--no-venv"}
+
+
+def envdir_of(argv: list[str]) -> Path:
+    """Where nox will create the sessions' environments: ``--envdir`` (before any ``--``, after
+    which the arguments are the session's), else ``.nox``; relative to this file's folder, where
+    nox runs from."""
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    envdir = ".nox"
+    for i, arg in enumerate(options):
+        if arg == "--envdir" and i + 1 < len(options):
+            envdir = options[i + 1]
+        elif arg.startswith("--envdir="):
+            envdir = arg.partition("=")[2]
+    return Path(__file__).parent / envdir
+
+
+def require_writable_envdir(argv: list[str]) -> None:
+    """End with one line and exit 2 (an environment error, never "unsafe") where nox could not
+    create its environments: nox itself would print a traceback and exit 1."""
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    if NO_ENVIRONMENT & set(options):
+        return
+    envdir = envdir_of(argv)
+    try:
+        envdir.mkdir(parents=True, exist_ok=True)  # what nox does first, with the same effect
+        with tempfile.TemporaryFile(dir=envdir):
+            pass
+    except OSError as e:
+        why = e.strerror or type(e).__name__
+        if e.filename and envdir not in (Path(e.filename), Path(e.filename).parent):
+            why += f" ({e.filename})"
+        print(f"nox: cannot create environments in {envdir}: {why}; run from a writable copy "
+              "of the checkout, or pass --envdir DIR on a writable disk",
+              file=sys.stderr)  # fmt: skip
+        raise SystemExit(2) from None
+
+
+require_writable_envdir(sys.argv[1:])
 MATRIX = load_matrix()
 CELLS = plan(MATRIX)
 # Packages the matrix machinery itself needs (not the cells: they get their own environments).
@@ -138,18 +178,25 @@ def tests(session: nox.Session, triton: str) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
+    """ruff (check and format), then mypy as ``types`` runs it: CI runs this session."""
     session.install("ruff")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    run_mypy(session)
 
 
 @nox.session
 def types(session: nox.Session) -> None:
-    """mypy on matrix/ and kernels/ ([tool.mypy] in pyproject.toml).
+    """mypy on matrix/ and kernels/ alone ([tool.mypy] in pyproject.toml)."""
+    run_mypy(session)
 
-    Not yet part of ``lint`` and CI: 72 errors are left on 2026-12-01 (83 before the entry
-    points' signature was fixed), most of them ``str | None`` passed where ``str`` is typed.
-    It joins ``lint`` once it reports none.
-    """
-    session.install("mypy", "packaging", "jinja2")
+
+def run_mypy(session: nox.Session) -> None:
+    """mypy against the newest test target's torch, Triton and numpy: with them missing, every
+    use of them would be ``Any`` (ignore_missing_imports) and check nothing."""
+    newest = max(MATRIX.test_targets(), key=lambda t: t.release)
+    session.install(
+        *find_links(), f"torch=={MATRIX.torch}", f"triton=={newest.release}",
+        f"numpy=={newest.numpy}", "mypy", *TOOLING,
+    )  # fmt: skip
     session.run("mypy")

@@ -81,6 +81,7 @@ class BoundKernel:
         self.varying = tuple(varying)
         self.layer = "jit"  # until the first launch shows what the release returns
         self._compiled: Any = None
+        self._hooks: Any = None  # triton.knobs.runtime, read once the first launch is seen
 
     def rebind(self, **args: Any) -> None:
         """Replace constant arguments (e.g. another stream's workspace); same types only, so

@@ -17,6 +17,7 @@ Design (seed note "Triton: Split-K Matmul"):
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import triton
@@ -250,6 +251,7 @@ def splitk_matmul(
     dtypes, shapes, strides, pointer alignment, devices and options: everything the checks
     and the plan depend on) goes straight to that call's bound launch.
     """
+    key: tuple[Any, ...] | None
     try:
         key = (a.dtype, b.dtype, a.device, b.device, a.shape, b.shape, a.stride(), b.stride(),
                a.data_ptr() % 16, b.data_ptr() % 16, out_dtype, precision, deterministic,
@@ -353,7 +355,7 @@ class FusedCall:
             launch_options(p.device, cfg, plan.loader), self.VARYING,
         )  # fmt: skip
 
-    def _rebind_stream(self, stream: int) -> None:
+    def _rebind_stream(self, stream: int | None) -> None:
         """Another stream: its own counters and workspace (two streams must not share them)."""
         s = workspace.scratch(self.device, *self.sizes, stream=stream)
         self.kernel.rebind(ws_ptr=s.slices if self.ordered else s.ws, lock_ptr=s.locks)

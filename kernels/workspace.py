@@ -56,9 +56,9 @@ def scratch(
         key = (device.type, 0, 0)
     have = _SCRATCH.get(key)
     new = Scratch(
-        _grown(have and have.ws, ws_elems, torch.float32, True, dev),
-        _grown(have and have.locks, lock_elems, torch.int32, True, dev),
-        _grown(have and have.slices, slice_elems, torch.float32, False, dev),
+        _grown(have.ws if have else None, ws_elems, torch.float32, True, dev),
+        _grown(have.locks if have else None, lock_elems, torch.int32, True, dev),
+        _grown(have.slices if have else None, slice_elems, torch.float32, False, dev),
     )
     if have is None or any(x is not y for x, y in ((new.ws, have.ws), (new.locks, have.locks),
                                                    (new.slices, have.slices))):  # fmt: skip

@@ -148,8 +148,12 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
     def names(key: str, allowed: tuple[str, ...] | None, default: list[str] | None) -> Any:
         """The list at ``key`` as a tuple: distinct strings, each one of ``allowed``."""
         value = row.get(key, default)
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        if not ok or len(set(value)) != len(value) or (allowed and set(value) - set(allowed)):
+        if (
+            not isinstance(value, list)
+            or not all(isinstance(v, str) for v in value)
+            or len(set(value)) != len(value)
+            or (allowed and set(value) - set(allowed))
+        ):
             what = "a list of distinct names" + (f" from {list(allowed)}" if allowed else "")
             raise DataFileError(path, f"{where}.{key}", what, value)
         if default is None and not value:

@@ -30,7 +30,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -97,6 +97,7 @@ def safe_output() -> None:
     """stdout and stderr escape what their encoding cannot write (``→`` under latin-1)."""
     for stream in (sys.stdout, sys.stderr):
         with suppress(AttributeError, ValueError, OSError):
+            # TextIO has no reconfigure; a TextIOWrapper has, anything else raises AttributeError
             stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
 
 
@@ -121,7 +122,7 @@ def _tmp() -> str:
         return os.environ.get("TMPDIR") or "/tmp"
 
 
-def _run(main: Callable[[Sequence[str] | None], int], prog: str, argv: Sequence[str] | None) -> int:
+def _run(main: Callable[[list[str] | None], int], prog: str, argv: list[str] | None) -> int:
     try:
         return main(argv)
     except BrokenPipeError:

@@ -23,7 +23,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from functools import total_ordering
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from packaging.version import InvalidVersion, Version
 
@@ -205,7 +205,11 @@ class Column:
         return cls(backend, target or None)
 
 
-def pair_numpy(base: Iterable[str], cand: Iterable[str]) -> list[tuple[str, str]]:
+# A numpy as a column holds it: text, or None where the column has no interpreter numpy.
+_Numpy = TypeVar("_Numpy", bound=str | None)
+
+
+def pair_numpy(base: Iterable[_Numpy], cand: Iterable[_Numpy]) -> list[tuple[_Numpy, _Numpy]]:
     """Which numpy of one release's interpreter cells is compared with which of another's.
 
     The interpreter's numerics come from numpy, so the same numpy on both sides where there is
@@ -216,12 +220,12 @@ def pair_numpy(base: Iterable[str], cand: Iterable[str]) -> list[tuple[str, str]
     >>> pair_numpy(["1.26.4"], ["2.5.2"])
     [('1.26.4', '2.5.2')]
     """
-    base, cand = set(base), set(cand)
-    shared = sorted(base & cand, key=release_key)
+    b, c = set(base), set(cand)
+    shared = sorted(b & c, key=release_key)
     if shared:
         return [(n, n) for n in shared]
-    if base and cand:
-        return [(max(base, key=release_key), max(cand, key=release_key))]
+    if b and c:
+        return [(max(b, key=release_key), max(c, key=release_key))]
     return []
 
 

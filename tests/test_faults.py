@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -686,3 +687,70 @@ def test_gate_md_goes_beside_a_symlinked_results_folder_as_given(tmp_path):
     link.parent.mkdir()
     link.symlink_to(target)
     assert verdict.default_out(str(link)) == tmp_path / "reports" / "gate"
+
+
+def _nox_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "nox", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+
+
+def test_nox_that_cannot_create_its_environments_says_where_in_one_line_and_exits_2(tmp_path):
+    """nox's own mkdir of its envdir raised a traceback and exit 1 ("unsafe" for a gate)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    envdir = blocker / ".nox"  # under a regular file: no one can create it, root included
+    proc = _nox_in(ROOT, "-s", "report", "--envdir", str(envdir), "--", "--raw", str(tmp_path))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"nox: cannot create environments in {envdir}: Not a directory; run from a writable "
+        "copy of the checkout, or pass --envdir DIR on a writable disk"
+    ]
+    assert _nox_in(ROOT, "-l", "--envdir", str(envdir)).returncode == 0  # listing needs none
+
+
+def _read_only_copy_works() -> str | None:
+    """Why a read-only mount cannot be made here (None: it can): ``unshare -m`` needs root or
+    user namespaces; chmod alone does not stop root."""
+    try:
+        probe = subprocess.run(["unshare", "-m", "sh", "-c", "mount --bind / /mnt 2>&1"],
+                               capture_output=True, text=True, timeout=30)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unshare -m: {e}"
+    return None if probe.returncode == 0 else f"unshare -m / mount --bind: {probe.stdout!r}"
+
+
+@pytest.mark.parametrize("has_envdir", [False, True], ids=["no-.nox", "stale-.nox"])
+def test_nox_in_a_read_only_checkout_is_one_line_and_exit_2(tmp_path, has_envdir):
+    """A read-only checkout (a CI cache, a mounted volume): one line naming the folder, exit 2,
+    whether or not a .nox from an earlier run is there."""
+    why = _read_only_copy_works()
+    if why is not None:
+        pytest.skip(f"no read-only mount can be made here: {why}")
+    copy = tmp_path / "checkout"
+    shutil.copytree(ROOT / "matrix", copy / "matrix", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "noxfile.py", copy / "noxfile.py")
+    if has_envdir:
+        (copy / ".nox").mkdir()
+    script = (f'mount --bind "{copy}" "{copy}" && mount -o remount,bind,ro "{copy}" && '
+              f'cd "{copy}" && exec "{sys.executable}" -m nox -s report')  # fmt: skip
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        f"nox: cannot create environments in {copy / '.nox'}: Read-only file system; run from a "
+        "writable copy of the checkout, or pass --envdir DIR on a writable disk"
+    ]
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan"])
+def test_the_matrix_refuses_a_timeout_that_is_no_limit_before_it_touches_anything(tmp_path, value):
+    """``--timeout -1`` ran the whole matrix (and its report step) before each runner refused."""
+    raw = tmp_path / "raw"
+    cmd = [sys.executable, "-m", "matrix.orchestrate", "--timeout", value, "--raw-dir", str(raw),
+           "--report-dir", str(tmp_path / "pages")]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"--timeout: expected seconds > 0, got {float(value)}" in proc.stderr
+    assert not raw.exists() and not (tmp_path / "pages").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from matrix.catalog import PROBES
@@ -65,6 +66,51 @@ def test_the_check_finds_what_it_looks_for(tmp_path: Path) -> None:
         "from packaging.version import Version\ndef _version_key(v):\n    return Version(v)\n"
     )
     assert len(_violations(bad)) == 3
+
+
+# A release (or numpy) spelled as text: "3.9.0", "3.4", "2.".
+_RELEASE_TEXT = re.compile(r"^\d+\.\d*")
+_AFFIXES = ("startswith", "endswith")
+
+
+def release_text_comparisons(path: Path, root: Path = MATRIX.parent) -> list[str]:
+    """Releases compared as text outside matrix.core: a comparison with (or membership in) a
+    release-like string, or ``.startswith``/``.endswith`` of one. Text orders "3.10" before
+    "3.9" and "3.9" apart from "3.9.0"; ``Release`` does neither."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        operands: list[ast.AST] = []
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") in _AFFIXES:
+            operands = list(node.args)
+        texts = set().union(*(_literals(o) for o in operands))
+        hits = sorted(t for t in texts if isinstance(t, str) and _RELEASE_TEXT.match(t))
+        if hits:
+            found.append(f"{path.relative_to(root)}:{node.lineno}: release text {hits}")
+    return found
+
+
+def test_no_release_is_compared_as_text_outside_core() -> None:
+    found = []
+    for path in sorted(MATRIX.rglob("*.py")):
+        if path != MATRIX / "core.py":
+            found += release_text_comparisons(path)
+    assert found == []
+
+
+def test_the_release_text_check_finds_what_it_looks_for(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        'a = env["triton"] == "3.9.0"\nb = v.startswith("3.")\nc = t in ("3.4", "3.5")\n'
+        'd = r >= Release.parse("3.4.0", "x")\ne = s.startswith(("*", "tensordesc"))\n'
+    )
+    assert release_text_comparisons(bad, tmp_path) == [
+        "bad.py:1: release text ['3.9.0']",
+        "bad.py:2: release text ['3.']",
+        "bad.py:3: release text ['3.4', '3.5']",
+    ]
 
 
 # ------------------------------------------------------------------------------- layering

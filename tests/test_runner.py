@@ -183,3 +183,58 @@ def test_a_redo_that_dies_never_replaces_a_complete_cell(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(timeout=60)
     assert out.read_bytes() == before and read_raw(out).complete
+
+
+KILLS_RUNNER = "tests.fixtures.probes.kills_runner"
+
+
+def test_a_runner_killed_mid_probe_is_named_with_cell_phase_log_and_signal(tmp_path):
+    """The matrix's note for a runner that died was ``[runner exited -9: ]``: it now says which
+    cell, what the runner was doing (its last --phases line), the signal and the log."""
+    out = tmp_path / "raw" / "cell.json"
+    out.parent.mkdir()
+    log = tmp_path / "runner.log"
+    with log.open("w") as f:
+        env = {"MATRIX_PROBE_PACKAGE": KILLS_RUNNER, "TMPDIR": str(tmp_path)}
+        proc = _run(out, "--phases", "--timeout", "60", env=env, stdout=f, stderr=f)
+        code = proc.wait(timeout=120)
+    assert code == -signal.SIGKILL
+    note = runner.crash_note("triton-3.9.0-numpy-2.4.6", code, log.read_text(), log)
+    assert note.startswith(
+        "[runner of cell triton-3.9.0-numpy-2.4.6 killed by signal SIGKILL during: probe "
+        "kills_runner[interpret] (the child's last event: its start); log: "
+        f"{log}"
+    ), note
+    # What it had read is kept (ok_first's result, if it was read before the kill).
+    assert [r.probe for r in read_raw(partial_path(out)).results] in ([], ["ok_first"])
+
+
+def test_crash_note_without_phases_or_log_still_names_cell_and_exit():
+    assert runner.crash_note("c", 3, "", None) == (
+        "[runner of cell c exited with code 3 during: starting up (before its first phase); its "
+        "log could not be written]"
+    )
+    note = runner.crash_note("c", 0, "[phase] x\nboom", Path("l"))
+    assert (
+        note
+        == "[runner of cell c exited with code 0 but wrote no raw file during: x; log: l: boom]"
+    )
+
+
+@pytest.mark.slow
+def test_the_matrix_keeps_the_log_of_a_runner_that_died_and_says_so(tmp_path, matrix_envs_dir):
+    raw = tmp_path / "raw"
+    cmd = [sys.executable, "-m", "matrix.measure.orchestrate", "--raw-dir", str(raw),
+           "--envs-dir", str(matrix_envs_dir), "--no-report", "--jobs", "1", "--releases",
+           "3.9.0", "--numpy", "2.4.6"]  # fmt: skip
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": KILLS_RUNNER, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    log = runner.runner_log_path(matrix_envs_dir / "logs", "triton-3.9.0-numpy-2.4.6")
+    assert (
+        "[runner of cell triton-3.9.0-numpy-2.4.6 killed by signal SIGKILL during: probe "
+        f"kills_runner[interpret] (the child's last event: its start); log: {log}]" in out
+    ), out
+    assert log.exists()
+    assert "Traceback" not in out

@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for i, case in enumerate(cases):
         records += bench_case(case, env, ceil["copy_gbps"], seed=100 + i, impls=impls)
-        doc = {"env": env, "ceilings": ceil, "host": host, "records": records}
+        doc: dict[str, Any] = {"env": env, "ceilings": ceil, "host": host, "records": records}
         args.out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
     failed = [f"{r['impl']} {Case(r['m'], r['n'], r['k'], r['dtype'], r['layout'])}"
               for r in records if not r.get("ok")]  # fmt: skip

@@ -511,7 +511,7 @@ def diff(old: Census, new: Census) -> list[Change]:
                 "module-removed",
                 [modname],
                 f"{modname} no longer exists",
-                [Evidence(base, a.get("file"), None)],
+                [Evidence(base, (a or {}).get("file"), None)],
                 breaking=True,
             )
         elif a_missing and b_ok:
@@ -520,14 +520,14 @@ def diff(old: Census, new: Census) -> list[Change]:
                 "module-added",
                 [modname],
                 f"{modname} is new",
-                [Evidence(cand, b.get("file"), None)],
+                [Evidence(cand, (b or {}).get("file"), None)],
             )
         elif a_ok != b_ok and not (a_missing or b_missing):
             bad, side = (b, cand) if a_ok else (a, base)
             add(
                 "import",
                 [modname],
-                f"{modname} fails to import on {side}: {bad.get('error', '')[:160]}",
+                f"{modname} fails to import on {side}: {(bad or {}).get('error', '')[:160]}",
                 [Evidence(side, None, None)],
                 breaking=a_ok,
             )

@@ -203,6 +203,7 @@ def build_source_kwargs(
     def key(name: str) -> str | int:
         return name if spelling.keys == "name" else index[name]
 
+    sig: dict[str | int, str]
     if spelling.constexpr_in_signature:
         sig = {n: signature.get(n, "constexpr") for n in arg_names}
     else:
@@ -212,6 +213,11 @@ def build_source_kwargs(
 
     if spelling.attrs == "path-dict":
         attrs: Any = {(i,): [["tt.divisibility", 16]] for i in pointers}
+    elif attrs_descriptor_cls is None:
+        raise ValueError(
+            f"spelling.attrs={spelling.attrs!r} needs the release's AttrsDescriptor class, "
+            "and none was found"
+        )
     elif spelling.attrs == "hints":
         attrs = attrs_descriptor_cls.from_hints({i: 16 for i in pointers})
     else:

@@ -106,12 +106,13 @@ class _Tool(str):
         return str(self)
 
 
-class _Knobs:
-    class nvidia:
-        def __getattr__(self, name: str) -> _Tool:
-            return _Tool(name.replace("_", "-"))
+class _NvidiaKnobs:
+    def __getattr__(self, name: str) -> _Tool:
+        return _Tool(name.replace("_", "-"))
 
-    nvidia = nvidia()
+
+class _Knobs:
+    nvidia = _NvidiaKnobs()
 
 
 def ptxas_for(compiler_source: str, arch: int) -> str | None:

@@ -600,7 +600,7 @@ def _compare_tests(out: Comparison, sides: Sides) -> None:
             c_outcome = cand[c_np].get(test)
             if c_outcome == PASSED_TEST:
                 continue
-            record = records.get(test)
+            record: Mapping[str, Any] | None = records.get(test)
             if c_outcome is None and ut.module_of(test) in broken:
                 # Its module no longer imports: the test did not vanish, it broke.
                 record = broken[ut.module_of(test)]

@@ -244,7 +244,9 @@ def compare_timings(
     return out
 
 
-def _times(records: dict[tuple[str, str], dict], key: tuple[str, str], release: str) -> str:
+def _times(
+    records: dict[tuple[str, str], dict], key: tuple[str, str], release: Release | str
+) -> str:
     impl = records.get(key, {}).get("us_graph")
     cublas = records.get(("cublas", key[1]), {}).get("us_graph")
     if impl is None or cublas is None:

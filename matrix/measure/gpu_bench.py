@@ -184,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, help="time only the first N cases (a quick try)")
     ap.add_argument("--convert", type=Path, help="write a kernels.bench suite file in this format")
     args = ap.parse_args(argv)
+    doc: dict[str, Any]
     if args.convert:
         doc = convert_suite(
             json.loads(args.convert.read_text()), args.release, args.machine, str(args.convert)
@@ -210,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     ceil = timing.ceilings()
     cases = subset()[: args.limit]
     major, minor = env["capability"].split(".")
-    doc: dict[str, Any] = {
+    doc = {
         "schema": SCHEMA,
         "kind": KIND,
         "release": args.release,

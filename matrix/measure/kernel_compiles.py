@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import REPO_ROOT
+from matrix.measure import standin
 from matrix.measure.supervise import supervise
 
 EVENTS_ENV = "MATRIX_COMPILE_EVENTS"
@@ -167,7 +168,11 @@ def main(argv: Sequence[str]) -> int:
     skip_path = os.environ.get(SKIP_ENV)
     skip = set(Path(skip_path).read_text(encoding="utf-8").splitlines()) if skip_path else set()
 
+    standin.take_fd()
+
     def emit(event: dict[str, Any]) -> None:
+        if event["event"] == "done":
+            standin.confirm_parent()  # a compile that killed the stand-in is never done
         with open(events, "a", encoding="utf-8") as f:
             f.write(json.dumps(event, default=repr) + "\n")
 

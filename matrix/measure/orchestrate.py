@@ -36,6 +36,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -55,7 +56,7 @@ from matrix.core import (
     passed_test,
     release_key,
 )
-from matrix.measure import incremental, lock, procs
+from matrix.measure import incremental, lock, procs, runner
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
@@ -260,6 +261,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             "--install",
             json.dumps(install.record()),
             "--quiet",
+            "--phases",
             "--timeout",
             str(args.timeout),
         ]
@@ -272,22 +274,29 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             cmd += ["--tests", str(args.tests), "--tests-args", args.tests_args]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
         # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
-        proc = procs.run(
-            cmd,
-            cwd=REPO_ROOT,
-            stdout=None if args.tests else subprocess.PIPE,
-            death_signal=signal.SIGTERM,
-        )
-        if proc.returncode != 0 or not out.exists():
-            note = (proc.stderr or proc.stdout or "").strip()[-400:]
-            outcome.note += f" [runner exited {proc.returncode}: {note}]"
+        # Its temporary files go to a folder of ours, which a killed runner cannot leave behind;
+        # if it fails, its output (with its phase lines) is kept in the environments folder.
+        with tempfile.TemporaryDirectory(prefix="matrix-cell-", ignore_cleanup_errors=True) as tmp:
+            proc = procs.run(
+                cmd,
+                cwd=REPO_ROOT,
+                stdout=None if args.tests else subprocess.PIPE,
+                env={**os.environ, "TMPDIR": tmp},
+                death_signal=signal.SIGTERM,
+            )
+            output = (proc.stdout or "") + (proc.stderr or "")
+            wrote = proc.returncode == 0 and out.exists()
+            log = None if wrote else runner.keep_log(args.envs_dir / "logs", cell.id, output)
+            crash = "" if wrote else runner.crash_note(cell.id, proc.returncode, output, log)
+        if not wrote:
+            outcome.note += " " + crash
             outcome.failed = True
             if _holds_complete(out):  # the runner never replaced it: it is from before
                 outcome.note += " [the complete raw file from before is kept as it was]"
-        run = read_raw(out) if out.exists() and not outcome.failed else None
-        if run is not None:
-            outcome.counts = _counts(run)
-            outcome.tests = _test_counts(run)
+        done = read_raw(out) if out.exists() and not outcome.failed else None
+        if done is not None:
+            outcome.counts = _counts(done)
+            outcome.tests = _test_counts(done)
     outcome.seconds = time.monotonic() - t0
     progress.end(outcome)
     return outcome
@@ -336,10 +345,15 @@ def suite_summary(runs: Sequence[Run]) -> list[str]:
     by_release: dict[Release, list[Run]] = {}
     for run in runs:
         if isinstance(run.extra.get("tests"), list):
-            by_release.setdefault(run.release, []).append(run)
+            release = run.release
+            if release is None:  # read_raw refuses a file without env.triton (raw.schema.json)
+                raise ValueError(f"run {run.id!r}: env.triton missing")
+            by_release.setdefault(release, []).append(run)
     lines = []
     for release in sorted(by_release):
-        cells, failing, targets = [], set(), {}
+        cells: list[str] = []
+        failing: set[str] = set()
+        targets: dict[str, list[int]] = {}
         for run in sorted(by_release[release], key=lambda r: release_key(r.env.get("numpy"))):
             tests = [t for t in run.extra["tests"] if isinstance(t, dict)]
             passed = [t for t in tests if passed_test(t)]
@@ -429,6 +443,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         )
     if args.jobs < 1:
         p.error(f"--jobs: expected at least 1, got {args.jobs}")
+    if not args.timeout > 0:  # also nan; the runner would refuse it in every cell, late
+        p.error(f"--timeout: expected seconds > 0, got {args.timeout}")
     if args.tests is not None:
         if not args.tests.exists():
             p.error(f"--tests: {args.tests} does not exist")

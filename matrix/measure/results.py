@@ -59,7 +59,7 @@ NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 # Schema 1 -> 2: statuses that meant "the release refuses the code", by probe. A schema 1
 # ``error`` whose detail says the probe itself failed (it could not read the IR, or an
 # unexpected exception escaped with its traceback) stays ``error``.
-_RENAMED_IN_2 = {("dot_acc_out_dtype", "error"): "rejected"}
+_RENAMED_IN_2: dict[tuple[object, object], str] = {("dot_acc_out_dtype", "error"): "rejected"}
 _STILL_BROKEN = ("could not read", "Traceback")
 
 
@@ -237,22 +237,8 @@ def _validator() -> Callable[[Any], str | None]:
     the fallback where it is not installed, takes 20 times as long. With neither, nothing can
     be vouched for: every read fails, naming what to install."""
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    try:
-        import fastjsonschema
-    except ImportError:
-        fastjsonschema = None
-    if fastjsonschema is not None:
-        check = fastjsonschema.compile(schema)
-
-        def fast(doc: Any) -> str | None:
-            try:
-                check(doc)
-            except fastjsonschema.JsonSchemaValueException as e:
-                field = _field_path(e.path[1:])  # path[0] is fastjsonschema's "data"
-                what = e.message.removeprefix(e.name).strip()
-                return f"{field}: {what}, got {_short(e.value)}"
-            return None
-
+    fast = _fast_validator(schema)
+    if fast is not None:
         return fast
     try:
         from jsonschema import Draft202012Validator
@@ -275,6 +261,27 @@ def _validator() -> Callable[[Any], str | None]:
         return f"{_field_path(error.absolute_path)}: {error.message[:300]}"
 
     return slow
+
+
+def _fast_validator(schema: dict[str, Any]) -> Callable[[Any], str | None] | None:
+    """fastjsonschema's check of ``schema`` as ``_validator`` gives it; None where it is not
+    installed."""
+    try:
+        import fastjsonschema
+    except ImportError:
+        return None
+    check = fastjsonschema.compile(schema)
+
+    def fast(doc: Any) -> str | None:
+        try:
+            check(doc)
+        except fastjsonschema.JsonSchemaValueException as e:
+            field = _field_path(e.path[1:])  # path[0] is fastjsonschema's "data"
+            what = e.message.removeprefix(e.name or "").strip()
+            return f"{field}: {what}, got {_short(e.value)}"
+        return None
+
+    return fast
 
 
 def _field_path(parts: Iterable[Any]) -> str:

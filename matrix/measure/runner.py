@@ -20,6 +20,7 @@ runner's work folder costs nothing that was already observed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -38,7 +39,7 @@ from typing import Any
 from matrix import cli
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
-from matrix.core import BACKENDS, REPO_ROOT, Release, run_id
+from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
 from matrix.measure import probe_hashes, procs, suite
 from matrix.measure.child import probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
@@ -59,6 +60,76 @@ DEFAULT_TIMEOUT_S = 300.0
 # What --tests adds to a run (matrix.measure.suite, matrix.backends.kernels say the shapes).
 SUITE_KEYS = ("suite", "tests", "launches", "kernel_sources", "kernel_compiles", "kernel_coverage")
 POLL_S = 0.05
+# With --phases, each step the runner takes is a line on stderr with this prefix: the matrix
+# sends stderr to a log file, and if the runner dies, its last phase line says where.
+PHASE = "[phase] "
+# A phase line that started a child ends with its events file: what the child said last there
+# (``crash_note``) is newer than what this process had read when it died.
+EVENTS = "events: "
+_say_phases = False
+
+
+def phase(text: str) -> None:
+    """Say on stderr what the runner does next, with --phases (``crash_note`` reads the last)."""
+    if _say_phases:
+        print(PHASE + text, file=sys.stderr, flush=True)
+
+
+def runner_log_path(logs_dir: Path, cell_id: str) -> Path:
+    """Where the matrix keeps the output of a runner that did not write its cell (``keep_log``;
+    the matrix gives its environments folder: the raw folder holds raw files only)."""
+    return logs_dir / f"{cell_id}.runner.log"
+
+
+def keep_log(logs_dir: Path, cell_id: str, output: str) -> Path | None:
+    """Write a failed runner's ``output`` to ``runner_log_path``; None where it cannot be
+    written (a full disk), so that the note says so instead of naming a file that is not there."""
+    log = runner_log_path(logs_dir, cell_id)
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(output, encoding="utf-8", errors="backslashreplace")
+    except OSError:
+        return None
+    return log
+
+
+def _last_started(events: Path) -> str | None:
+    """The task a child started last and did not finish, from its events and tasks files
+    (left behind in the runner's work folder when it was killed); None if unknown."""
+    try:
+        tasks = json.loads(events.with_suffix(".json").read_text(encoding="utf-8"))
+        lines = events.read_text(encoding="utf-8", errors="replace").splitlines()
+    except (OSError, ValueError):
+        return None
+    last: int | None = None
+    for line in lines:
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            event = json.loads(line)
+            if event["event"] == "start":
+                last = int(event["index"])
+            elif event["event"] == "result" and int(event["index"]) == last:
+                last = None
+    if last is None or not 0 <= last < len(tasks):
+        return None
+    t = tasks[last]
+    return str(Task(str(t.get("probe")), str(t.get("backend")), t.get("target")))
+
+
+def crash_note(cell_id: str, returncode: int, output: str, log: Path | None) -> str:
+    """The one note for a runner that did not write its cell: which cell, in which phase, how it
+    ended (exit code or signal), and where its ``output`` was kept, with its last lines."""
+    lines = output.splitlines()
+    phases = [ln[len(PHASE) :] for ln in lines if ln.startswith(PHASE)]
+    where = phases[-1] if phases else "starting up (before its first phase)"
+    events = [p.rpartition(EVENTS)[2] for p in phases if EVENTS in p]
+    started = _last_started(Path(events[-1])) if events else None
+    if started is not None:
+        where = f"probe {started} (the child's last event: its start)"
+    how = _death(returncode) if returncode else "exited with code 0 but wrote no raw file"
+    other = " | ".join(ln for ln in lines if not ln.startswith(PHASE))[-400:]
+    note = f"runner of cell {cell_id} {how} during: {where}"
+    note += f"; log: {log}" if log is not None else "; its log could not be written"
+    return f"[{note}{': ' + other if other else ''}]"
 
 
 def _stop(signum: int, frame: Any) -> None:
@@ -161,6 +232,8 @@ def run_group(
             base.with_suffix(s) for s in (".json", ".jsonl", ".log")
         )
         tasks_file.write_text(json.dumps([t.to_json() for t in remaining]), encoding="utf-8")
+        phase(f"probe {remaining[0]} (a new child for {len(remaining)} {backend} probe(s)) "
+              f"{EVENTS}{events_file}")  # fmt: skip
         events_file.write_text("", encoding="utf-8")
         cache_dir = tempfile.mkdtemp(prefix="triton-cache-", dir=workdir)
         with (
@@ -217,6 +290,9 @@ def _watch(
                 on_result(clock.annotate(Result.from_dict(event["result"])))
                 finished = event["index"] + 1
                 started_at = None
+                if finished < len(tasks):  # what runs next, as far as this process can tell
+                    phase(f"probe {tasks[finished]} ({finished} of {len(tasks)} done by child "
+                          f"pid {proc.pid})")  # fmt: skip
         if finished == len(tasks):
             proc.wait()
             return finished
@@ -227,16 +303,16 @@ def _watch(
                 # remaining task would die the same way.
                 why = f"child process {_death(proc.returncode)} before any probe started"
                 for task in tasks:
-                    on_result(_failure(task, "crashed", why, _tail(log_file), 0.0))
+                    on_result(_failure(task, CRASHED, why, _tail(log_file), 0.0))
                 return len(tasks)
             elapsed = time.monotonic() - (started_at or spawned)
             why = f"child process {_death(proc.returncode)} while running {running}"
-            on_result(_failure(running, "crashed", why, _tail(log_file), elapsed))
+            on_result(_failure(running, CRASHED, why, _tail(log_file), elapsed))
             return finished + 1
         if started_at is not None and clock.past_limit(timeout_s):
             procs.kill_group(proc)
             why = f"{running} ran past the {timeout_s:g} s limit and was killed ({clock})"
-            failure = _failure(running, "timeout", why, _tail(log_file), timeout_s)
+            failure = _failure(running, TIMEOUT, why, _tail(log_file), timeout_s)
             on_result(clock.annotate(failure))
             return finished + 1
         time.sleep(POLL_S)
@@ -371,6 +447,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
     p.add_argument("--env", help="JSON object of extra env fields (e.g. the torch pairing)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--phases", action="store_true",
+        help=f"say each step on stderr ({PHASE.strip()} lines: the matrix's crash note reads them)",
+    )  # fmt: skip
     args = p.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     for b in args.backends:
@@ -411,12 +491,14 @@ def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path)
         print(f"[{run.id}]", *parts, flush=True)
 
     pytest_args = shlex.split(args.tests_args)
+    phase(f"the team's suite {args.tests}")
     run.extra["suite"] = suite.suite_identity(args.tests, pytest_args, args.timeout)
     got = suite.run_suite_recorded(args.tests, workdir, say, args.timeout, pytest_args)
     run.extra["tests"], run.extra["launches"] = got.tests, got.launches
     run.extra["kernel_sources"] = got.kernel_sources
     write_raw(run, out)
     if "aot" in args.backends:
+        phase(f"compiling the suite's {len(got.launches)} launch(es) for the aot targets")
         run.extra["kernel_compiles"] = compile_captured(
             got.launches,
             KERNEL_TARGETS,
@@ -464,7 +546,9 @@ def unsupported(triton: str) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _say_phases
     args = parse_args(argv)
+    _say_phases = args.phases
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     with procs.owning_descendants():  # a probe's orphaned grandchildren are ours to end
@@ -487,6 +571,7 @@ def _run_main(args: argparse.Namespace) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
+    phase("reading the environment" + (" and looking for a GPU" if "gpu" in args.backends else ""))
     gpu = detect_gpu() if "gpu" in args.backends else None
     env = {**collect_env(gpu), **(json.loads(args.env) if args.env else {})}
     if env["triton"] is None:
@@ -552,6 +637,7 @@ def _main(args: argparse.Namespace) -> int:
     run.results.sort(key=lambda r: order.get(task_key(r), len(order)))
     run.extra["complete"] = True
     run.extra["seconds"] = round(time.monotonic() - t0, 1)
+    phase(f"writing the complete cell to {args.out}")
     write_raw(run, partial)
     os.replace(partial, args.out)  # the complete cell replaces the old file in one step
     counts: dict[str, int] = {}

@@ -11,9 +11,10 @@ process group is killed when it ends, dies or hangs.
   the child dies is recorded ``crashed`` with the child's exit (signal or code). The child is
   then restarted with every item that has a record in the skip file, so the items after it
   still run and every record already made is kept.
-- The child runs in a session of its own under a stand-in parent (``STAND_IN``): an item that
-  kills its parent kills the stand-in and is recorded ``crashed`` (with the signal); this
-  process lives on and restarts the child past it.
+- The child runs in a session of its own under a stand-in parent (``matrix.measure.standin``):
+  an item that kills its parent kills the stand-in and is recorded ``crashed`` (with the
+  signal), even one that returns at once (the child asks the stand-in before it reports an
+  item done); this process lives on and restarts the child past it.
 - A child that dies again without finishing any item stops the loop (its output tail is given
   back), so a child that cannot start at all costs one attempt, not one per item.
 """
@@ -32,24 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from matrix.core import TEST_TIMEOUT
+from matrix.core import TEST_CRASHED, TEST_TIMEOUT
 from matrix.measure import procs
+from matrix.measure.standin import STAND_IN
 
 POLL_S = 0.05
-# The child runs under a stand-in parent: an item that kills its parent (``os.kill(os.getppid(),
-# SIGKILL)``, a test of a daemon gone wrong) kills the stand-in, not this process. The stand-in
-# dies of what its child died of, so the item is recorded with the child's own signal.
-STAND_IN = (
-    "import ctypes, ctypes.util, os, signal, subprocess, sys\n"
-    "prctl = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6').prctl\n"
-    # The child dies with the stand-in (PR_SET_PDEATHSIG, SIGKILL): the item that killed it
-    # is still the one running when it is seen, and nothing runs on unsupervised.
-    "rc = subprocess.call(sys.argv[1:], preexec_fn=lambda: prctl(1, 9, 0, 0, 0))\n"
-    "if rc < 0:\n"
-    "    signal.signal(-rc, signal.SIG_DFL)\n"
-    "    os.kill(os.getpid(), -rc)\n"
-    "sys.exit(rc)\n"
-)
 
 
 @dataclass
@@ -172,7 +160,7 @@ def supervise(
                     running,
                     {
                         "id": running,
-                        "outcome": "timeout",
+                        "outcome": TEST_TIMEOUT,
                         "seconds": round(now - started_at, 3),
                         "detail": f"ran past the {item_timeout_s:g} s limit and was killed",
                     },
@@ -201,7 +189,7 @@ def supervise(
                 running,
                 {
                     "id": running,
-                    "outcome": "crashed",
+                    "outcome": TEST_CRASHED,
                     "seconds": round(time.monotonic() - started_at, 3),
                     "detail": f"the process {death(proc.returncode)} while this ran: "
                     f"{out.output_tail[-600:]}",

@@ -274,7 +274,8 @@ def _tests(runs: Sequence[Run], view: TeamView) -> None:
             continue
         col = (str(run.triton), run.env.get("numpy"))
         entries[col] = {t["id"]: t for t in run.extra["tests"]}
-        suite = run.extra.get("suite") if isinstance(run.extra.get("suite"), dict) else {}
+        recorded = run.extra.get("suite")
+        suite: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         passed = sum(o == gc.PASSED_TEST for o in outcomes.values())
         recs = run.extra.get("kernel_compiles")
         compiled = compiles = None
@@ -323,6 +324,8 @@ def _kernels(runs: Sequence[Run], view: TeamView) -> None:
         except gc.DataError as e:
             view.errors.append(str(e))
             continue
+        if table is None:  # the records held no compile after all
+            continue
         for (kernel, key, target), rec in table.items():
             records[(key, str(run.triton), target)] = rec
             if key not in kernels.setdefault(kernel, []):
@@ -337,19 +340,19 @@ def _kernels(runs: Sequence[Run], view: TeamView) -> None:
             for target in view.targets:
                 prev: tuple[str, dict[str, Any]] | None = None
                 for release in view.releases:
-                    rec = records.get((key, release, target))
-                    if rec is None:
+                    cell_rec = records.get((key, release, target))
+                    if cell_rec is None:
                         continue
                     changed, before = None, None
                     if prev is not None:
                         before = prev[0]
-                        a, b = prev[1].get("ttgir_hash"), rec.get("ttgir_hash")
+                        a, b = prev[1].get("ttgir_hash"), cell_rec.get("ttgir_hash")
                         changed = (a != b) if a and b else None
                     spec.cells[(release, target)] = CompileCell(
-                        release, target, rec, before, changed
+                        release, target, cell_rec, before, changed
                     )
-                    if rec.get("status") == gk.COMPILED:
-                        prev = (release, rec)
+                    if cell_rec.get("status") == gk.COMPILED:
+                        prev = (release, cell_rec)
             specs.append(spec)
         name = "k-" + slug(kernel)
         while name in used:

@@ -28,9 +28,13 @@ def _is_float_expr(expr: ast.expr, imports: Imports) -> bool:
     """An operand that makes ``/`` deliberate float maths: a float literal or a float cast."""
     if isinstance(expr, ast.Constant) and isinstance(expr.value, float):
         return True
-    is_cast = isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute)
-    if is_cast and expr.func.attr == "to" and expr.args:  # type: ignore[union-attr]
-        q = imports.qualname(expr.args[0]) or ""  # type: ignore[union-attr]
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "to"
+        and expr.args
+    ):
+        q = imports.qualname(expr.args[0]) or ""
         return q.rsplit(".", 1)[-1] in {"float16", "bfloat16", "float32", "float64"}
     return False
 
@@ -50,9 +54,12 @@ class DivisionFlow:
         self.pointers: set[str] = set()
         params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
         for node in ast.walk(fn):
-            is_call = isinstance(node, ast.Call) and node.args
-            if is_call and imports.tl_name(node.func) in POINTER_CALLS:  # type: ignore[union-attr]
-                self.pointers.update(_root_names(node.args[0]))  # type: ignore[union-attr]
+            if (
+                isinstance(node, ast.Call)
+                and node.args
+                and (imports.tl_name(node.func) or "") in POINTER_CALLS
+            ):
+                self.pointers.update(_root_names(node.args[0]))
         self.pointers.update(p for p in params if "ptr" in p.lower())
         self.pointers &= set(params) | self.pointers
         self.hits: dict[int, ast.AST] = {}
@@ -138,8 +145,8 @@ class DivisionFlow:
             for child in [*node.body, *node.orelse]:
                 self.walk(child)
             return
-        for child in ast.iter_child_nodes(node):
-            self.walk(child)
+        for sub in ast.iter_child_nodes(node):
+            self.walk(sub)
         self.check(node)
         if isinstance(node, ast.Assign):
             for t in node.targets:
@@ -216,7 +223,7 @@ class Float32Names:
         if isinstance(expr, ast.Call):
             func = expr.func
             method = isinstance(func, ast.Attribute) and self.imports.qualname(func) is None
-            if method and func.attr == "to" and expr.args:  # type: ignore[union-attr]
+            if method and isinstance(func, ast.Attribute) and func.attr == "to" and expr.args:
                 return self._is_f32_dtype(expr.args[0])
             name = self.imports.tl_name(func)
             dtype = next((k.value for k in expr.keywords if k.arg == "dtype"), None)

@@ -75,9 +75,9 @@ class SourceModule:
                 self.branches.setdefault(name, []).append((*span, target))
                 if name not in unconditional:
                     self.bindings.setdefault(name, target)
-        for node in self.nodes:  # imports inside functions: as before, file-wide
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
-                for name, target in self._targets(node):
+        for inner in self.nodes:  # imports inside functions: as before, file-wide
+            if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                for name, target in self._targets(inner):
                     self.bindings.setdefault(name, target)
 
     def _targets(self, node: ast.stmt) -> list[tuple[str, str]]:

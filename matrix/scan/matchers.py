@@ -81,7 +81,10 @@ def _find_references(module: Module) -> Iterator[tuple[ast.expr, str]]:
             continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             continue  # `triton_tanh = ...` binds a name; it uses nothing
-        if isinstance(node, (ast.Attribute, ast.Name)) or id(node) in literal_getattrs:
+        # (a literal getattr is a call: an expression too)
+        if isinstance(node, ast.expr) and (
+            isinstance(node, (ast.Attribute, ast.Name)) or id(node) in literal_getattrs
+        ):
             # the longest prefix of the chain that resolves (``driver.active.utils`` stops at
             # whatever the imports know)
             q = module.imports.qualname(node)
@@ -121,21 +124,21 @@ def match_name(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
             elif full in carriers:
                 imported_here.add(local)
                 yield node, f"{full} (it uses {carriers[full]})"
-    for node, q in refs:
-        root = node
+    for ref, q in refs:
+        root = ref
         while isinstance(root, ast.Attribute):
             root = root.value
         if isinstance(root, ast.Name) and root.id in imported_here:
             continue
-        if rule.scope == "jit" and not module.in_kernel(node):
+        if rule.scope == "jit" and not module.in_kernel(ref):
             continue
         if _matches_prefix(q, rule.names):
-            module.qualnames[id(node)] = q
-            yield node, ast.unparse(node)
+            module.qualnames[id(ref)] = q
+            yield ref, ast.unparse(ref)
         else:
             for carrier, via in carriers.items():
                 if q == carrier or q.startswith(carrier + "."):
-                    yield node, f"{ast.unparse(node)} (it uses {via})"
+                    yield ref, f"{ast.unparse(ref)} (it uses {via})"
                     break
 
 

@@ -1,5 +1,7 @@
 """Shared by the low-precision atomic probes: ``tl.atomic_add`` on a float16/bfloat16 pointer."""
 
+from typing import Any
+
 import triton
 import triton.language as tl
 
@@ -28,7 +30,7 @@ def observe_atomic(ctx: Context, dtype_name: str) -> Observation:
     refused = refusal(out, "rejected")
     if refused:
         return refused
-    data = {"warnings": out.warning_texts()}
+    data: dict[str, Any] = {"warnings": out.warning_texts()}
     if ctx.backend == "aot":
         return Observation("accepted", f"atomic_add on *{dtype_name} compiled", data)
     data["correct"] = bool(torch.equal(dst, src * 2))

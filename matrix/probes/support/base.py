@@ -137,6 +137,13 @@ class Context:
         tensors only describe the launch arguments (``exercise`` reads their dtypes)."""
         return "cpu" if self.backend == "aot" else self.device
 
+    @property
+    def compile_target(self) -> str:
+        """The target aot compiles for; a context without one is a bug in the runner."""
+        if self.target is None:
+            raise ValueError(f"Context(backend={self.backend!r}): no target to compile for")
+        return self.target
+
 
 @dataclass
 class Observation:
@@ -194,9 +201,11 @@ def attempt(fn: Callable[[], Any]) -> Outcome:
 
 def root_cause(e: BaseException) -> BaseException:
     """The innermost exception: Triton wraps frontend errors in CompilationError chains."""
-    while e.__cause__ is not None or (e.__context__ is not None and not e.__suppress_context__):
-        e = e.__cause__ or e.__context__  # type: ignore[assignment]
-    return e
+    while True:
+        inner = e.__cause__ or (None if e.__suppress_context__ else e.__context__)
+        if inner is None:
+            return e
+        e = inner
 
 
 def cause_text(e: BaseException, limit: int = 500) -> str:
@@ -277,7 +286,8 @@ def exercise(
         from matrix.backends.aot import compile_for_target
 
         signature = {name: type_string(v) for name, v in args.items()}
-        return attempt(lambda: compile_for_target(kernel, signature, constexprs, ctx.target))
+        target = ctx.compile_target
+        return attempt(lambda: compile_for_target(kernel, signature, constexprs, target))
 
     def launch() -> Any:
         compiled = kernel[grid](**args, **constexprs)

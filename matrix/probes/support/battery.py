@@ -229,6 +229,11 @@ class Sink:
     # The conversion instructions of the kernel that ran, where its PTX could be read (a GPU
     # launch): semantics rules with `lowered` are judged on them (support.semantics.choose).
     lowered: list[str] | None = None
+    # Set once the launch ran (probes/fp.py): its buffers by width (torch tensors), and the
+    # TTIR the compile stopped at, where it did.
+    inputs: dict[int, Any] = field(default_factory=dict)
+    outputs: dict[int, Any] = field(default_factory=dict)
+    ttir_text: str | None = None
 
     def reason(self, group: str, text: str) -> int:
         texts = self.reasons.setdefault(group, [])
@@ -294,7 +299,7 @@ def classify_exception(e: BaseException) -> tuple[str, str]:
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
     where = tb.tb_frame.f_code.co_filename if tb is not None else ""
-    if where.startswith(_HERE):
+    if tb is not None and where.startswith(_HERE):
         return "error", f"{first} (raised in {os.path.basename(where)}:{tb.tb_lineno})"
     return "rejected", first
 
@@ -614,6 +619,7 @@ class TraceComplete(Exception):
 
 # Mark it a builtin for the code generator (what ``tl.core.builtin`` does, without its check
 # that ``_builder`` was passed: under the interpreter it is a plain call).
+# (a function attribute typeshed does not know: Triton's code generator reads it)
 trace_battery.__triton_builtin__ = True  # type: ignore[attr-defined]
 # Triton 3.0-3.1's dependency finder lets a kernel call only functions whose module name starts
 # with "triton"; the prefix says whose it is without claiming to be part of Triton.

@@ -49,7 +49,7 @@ def misaligned_case(ctx: Context, base_offset: int, row_stride: int, what: str) 
     outcome = attempt(launch)
     data = {"layout": what, "base_mod_16": src.data_ptr() % 16,
             "row_stride_bytes": src.stride(0) * 4, "warnings": outcome.warning_texts()}  # fmt: skip
-    if outcome.raised:
+    if outcome.exception is not None:
         return classify_rejection(outcome.exception, phase["step"], ctx.backend, data)
     expected = torch.zeros(block, block, device=ctx.device)
     expected[: rows - block, : 12 - block] = src[block:rows, block:12]

@@ -46,7 +46,7 @@ def observe_default_precision(ctx: Context) -> Observation:
         t = torch.empty(BLOCK, BLOCK)
         # A missing compile tool never gets here: attempt() raises it as CannotObserve (skipped).
         out = exercise(ctx, f32_dot_default, {"a": t, "b": t, "c": t}, {"BLOCK": BLOCK})
-        if out.raised:
+        if out.exception is not None:
             raise out.exception  # a float32 dot that does not compile is a broken probe
         ir = out.value.ir
         return classify_precision(ir.get("ttir", ""), ir.get("ptx") or ir.get("amdgcn") or "",
@@ -76,15 +76,19 @@ def _measure_on_gpu(ctx: Context, env: dict) -> Observation:
     a = torch.randn(BLOCK, BLOCK, generator=gen).to(ctx.device)
     b = torch.randn(BLOCK, BLOCK, generator=gen).to(ctx.device)
     ref = (a.double() @ b.double()).cpu()
-    results = {}
+    results: dict[str, torch.Tensor | str] = {}  # the output, or why it is unavailable
     c = torch.full_like(a, float("nan"))
     f32_dot_default[(1,)](a, b, c, BLOCK=BLOCK)
     results["default"] = c.clone()
     for p in ("ieee", "tf32", "tf32x3"):
         c = torch.full_like(a, float("nan"))
+
         # A precision this release lacks is recorded as such; attempt() raises what fails
         # outside Triton (gcc building the launcher) instead of calling it "unavailable".
-        done = attempt(lambda c=c, p=p: f32_dot_explicit[(1,)](a, b, c, BLOCK=BLOCK, PRECISION=p))
+        def launch(c: torch.Tensor = c, p: str = p) -> None:  # a def: mypy types no lambda=
+            f32_dot_explicit[(1,)](a, b, c, BLOCK=BLOCK, PRECISION=p)
+
+        done = attempt(launch)
         results[p] = first_line(done.exception_text()) if done.raised else c.clone()
     torch.cuda.synchronize()
     errors = {
@@ -95,7 +99,9 @@ def _measure_on_gpu(ctx: Context, env: dict) -> Observation:
     same = [
         p
         for p in ("ieee", "tf32", "tf32x3")
-        if not isinstance(results[p], str) and torch.equal(results[p], default)
+        if isinstance(r := results[p], torch.Tensor)
+        and isinstance(default, torch.Tensor)
+        and torch.equal(r, default)
     ]
     status = same[0] if same else "unknown"
     return Observation(

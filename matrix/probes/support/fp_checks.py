@@ -17,6 +17,7 @@ whose result LLVM leaves undefined are not asked (``reference`` returns None for
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -226,9 +227,12 @@ def _math(name: str, a: Any, result: str) -> Any:
     if result in INT_DTYPES:
         return wrap({"abs": abs(a), "neg": -a}[name], result)
     x = np.float64(a)
-    fn = {"sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil,
-          "abs": np.abs, "neg": np.negative, "rsqrt": lambda v: 1.0 / np.sqrt(v),
-          "exp2": np.exp2, "log2": np.log2}[name]  # fmt: skip
+    fns: dict[str, Callable[[Any], Any]] = {
+        "sqrt": np.sqrt, "log": np.log, "exp": np.exp, "floor": np.floor, "ceil": np.ceil,
+        "abs": np.abs, "neg": np.negative, "rsqrt": lambda v: 1.0 / np.sqrt(v),
+        "exp2": np.exp2, "log2": np.log2,
+    }  # fmt: skip
+    fn = fns[name]
     return round_to(float(fn(x)), result)
 
 
@@ -301,8 +305,8 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
     and the reference chosen are in ``data.semantics[label]``."""
     rules = sem.load_rules()
     groups: dict[str, dict[str, dict]] = {}
-    outs = sink.outputs  # type: ignore[attr-defined]
-    ins = sink.inputs  # type: ignore[attr-defined]
+    outs = sink.outputs
+    ins = sink.inputs
     stored = [vc for vc in values if vc.index not in sink.value_errors
               and sink.value_dtypes.get(vc.index) in FLOAT_TORCH | INT_DTYPES]  # fmt: skip
     # A launch that returned normally yet left every output row as poisoned stored nothing:
@@ -322,8 +326,6 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
         g["semantics"][vc.label] = evidence
         dts = vc.operand_dtypes[:1] if vc.op == "cast" else vc.operand_dtypes
         encodable = all(dt in INT_DTYPES or dt in FLOAT_TORCH for dt in dts)
-        if lost_all:
-            g["stored_nothing"] = STORED_NOTHING
         if vc.op == "reduce":
             if lost_all and failed is None:
                 g["cells"][vc.label] = "wrong"
@@ -349,13 +351,13 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
             if lost and encodable:
                 xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
                            for j, dt in enumerate(dts))  # fmt: skip
-                ref = reference(vc, xs, result, ref_name) if ref_name else None
+                ref = reference(vc, xs, result, ref_name) if ref_name and result else None
                 g["cells"][key] = "wrong"
                 g["values"][key] = {"inputs": [fmt(x) for x in xs],
                                     "reference": fmt(ref) if ref is not None else "not judged",
                                     "got": UNWRITTEN, "dtype": result}  # fmt: skip
                 continue
-            if not encodable or got_all is None:
+            if not encodable or got_all is None or result is None:
                 g["cells"][key] = "skipped"
                 g["details"][key] = f"no host encoding for {dts} / result {result}"
                 continue
@@ -383,7 +385,8 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
     for name, g in groups.items():
         data = {k: v for k, v in g.items() if v}
         data.setdefault("cells", {})
-        rows.append(Observation("observed", g.get("stored_nothing", ""), data, name=f"fp.{name}"))
+        detail = STORED_NOTHING if lost_all else ""  # the whole launch's: on every group
+        rows.append(Observation("observed", detail, data, name=f"fp.{name}"))
     return rows
 
 

@@ -184,8 +184,8 @@ def source_readers(root: Path) -> dict[str, list[tuple[str, Any]]]:
             for child in ast.iter_child_nodes(node):
                 parent[id(child)] = node
             var = _is_read(node)
-            if var is not None:
-                reads.append((node, var))  # type: ignore[arg-type]
+            if var is not None and isinstance(node, ast.Call):  # only a call reads one
+                reads.append((node, var))
         for read, var in reads:
             cmp = parent.get(id(read))
             while cmp is not None and not isinstance(cmp, (ast.Compare, ast.stmt)):

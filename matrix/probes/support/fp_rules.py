@@ -40,6 +40,7 @@ def stop_after_frontend(_builder=None, _semantic=None, _generator=None):
         raise TraceComplete("the rule kernel was traced")
 
 
+# A function attribute typeshed does not know: Triton's code generator reads it.
 stop_after_frontend.__triton_builtin__ = True  # type: ignore[attr-defined]
 # Triton 3.0-3.1's dependency finder lets a kernel call only functions whose module name starts
 # with "triton"; the prefix says whose it is without claiming to be part of Triton.
@@ -208,9 +209,12 @@ def rule_rows(ctx: Context, names: list[str]) -> list[Observation]:
             continue
         if outcome.warnings:
             warned[name] = "; ".join(sorted(set(outcome.warning_texts(160))))
-        if outcome.raised and type(root_cause(outcome.exception)).__name__ == "TraceComplete":
+        if (
+            outcome.exception is not None
+            and type(root_cause(outcome.exception)).__name__ == "TraceComplete"
+        ):
             cells[name] = "accepted"
-        elif outcome.raised:
+        elif outcome.exception is not None:
             # The rule kernel is user code: whatever it raised, the release refused it.
             cells[name], details[name] = "rejected", _reason(outcome.exception)
         elif ctx.backend == "aot":

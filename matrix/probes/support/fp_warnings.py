@@ -86,11 +86,12 @@ def _compile(ctx: Context, name: str, var: str, value: str) -> tuple[str, list[s
         os.environ[var] = value
     kernel, names = KERNELS[name]
     signature = {n: "*fp32" for n in names}  # every argument a float32 pointer
+    target = ctx.compile_target
     with tempfile.TemporaryDirectory(prefix="fp-warn-") as cache_dir:
         outcome = attempt(lambda: compile_for_target(
-            kernel, signature, {"BLOCK": BLOCK}, ctx.target, cache_dir=cache_dir))  # fmt: skip
+            kernel, signature, {"BLOCK": BLOCK}, target, cache_dir=cache_dir))  # fmt: skip
     texts = sorted({f"{w.category.__name__}: {w.message}"[:300] for w in outcome.warnings})
-    if outcome.raised:
+    if outcome.exception is not None:
         cause = root_cause(outcome.exception)
         lines = [ln.strip() for ln in str(cause).splitlines() if ln.strip()]
         return "rejected", texts, f"{type(cause).__name__}: {lines[-1] if lines else ''}"[:300]
@@ -177,7 +178,7 @@ def warning_rows(
     return [Observation("observed", "", data, name="fp.warnings")]
 
 
-def _fresh_main(ctx: Context, args: tuple, out: str) -> None:
+def _fresh_main(ctx: Context, args: tuple[list[str], list[list[str]], list[str]], out: str) -> None:
     try:
         payload: Any = ("ok", warning_rows(ctx, *args, fresh=False)[0].data)
     except BaseException as e:  # the parent reports it as this group's error

@@ -37,7 +37,14 @@ def numerics(
                 if split:
                     case += f" split_k={split_k} deterministic={deterministic}"
                 a, b = random_operands(m, n, k, dtype, seed=1000 + seed, device=ctx.device)
-                out = attempt(lambda a=a, b=b, d=deterministic, s=split_k: run(a, b, s, d))
+
+                def call(
+                    a: torch.Tensor = a, b: torch.Tensor = b, d: bool = deterministic,
+                    s: int = split_k,
+                ) -> Any:  # fmt: skip
+                    return run(a, b, s, d)  # a def: mypy types no lambda with defaults
+
+                out = attempt(call)
                 if out.raised:
                     return Observation("fail", f"{case}: raised {out.exception_text()}",
                                        {"case": case, "checked": checked})  # fmt: skip
