@@ -292,7 +292,7 @@ def build_pages(
     except DataFileError:
         pinned = None
     g = inputs or gate_inputs(results, accepted_path)
-    team_gate = TeamGate(runs, REPO_ROOT) if team is not None and team.present else None
+    team_gate = TeamGate(runs, REPO_ROOT, team) if team is not None and team.present else None
     pages = []
     for baseline, candidate, is_pinned in pairs(matrix, pinned):
         report = decide_pair(runs, baseline, candidate, g)
