@@ -92,6 +92,7 @@ from typing import Any
 
 from matrix.core import (
     COMPILE_OPTIONS,
+    REPO_ROOT,
     TEST_ERROR,
     TEST_FAILED,
     TEST_PASSED,
@@ -673,6 +674,34 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
         _writer.write({"event": "start", "id": nodeid})
 
 
+def _places() -> list[tuple[str, str]]:
+    """(absolute folder, the name a record gives it), longest first: the suite's root (its
+    files are named relative to it, as the test ids are), the environment, the Python it was
+    made from, the matrix's checkout and the home folder."""
+    named = [
+        (os.environ.get(SUITE_ROOT_ENV), ""),
+        (sys.prefix, "<env>/"),
+        (sys.base_prefix, "<python>/"),
+        (str(REPO_ROOT), "<matrix>/"),
+        (os.path.expanduser("~"), "~/"),
+    ]
+    out: dict[str, str] = {}
+    for folder, name in named:
+        if folder and folder != os.sep:
+            for form in (os.path.abspath(folder), os.path.realpath(folder)):
+                out.setdefault(form.rstrip(os.sep) + os.sep, name)
+    return sorted(out.items(), key=lambda kv: -len(kv[0]))
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` (a failure's report) with the absolute folders of this machine replaced by
+    the names ``_places`` gives them: a recorded test says the same wherever the checkout and
+    the suite live, and no page built from it carries the build machine's paths."""
+    for folder, name in _places():
+        text = text.replace(folder, name)
+    return text
+
+
 def _detail(report: Any) -> str:
     text = getattr(report, "longreprtext", "") or ""
     crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
@@ -680,7 +709,7 @@ def _detail(report: Any) -> str:
         text = crash.message
     elif isinstance(getattr(report, "longrepr", None), tuple):  # a skip: (file, line, reason)
         text = str(report.longrepr[2])
-    return text.strip()[:500]
+    return scrub_paths(text.strip())[:500]
 
 
 FAILURE_LINES, FAILURE_CHARS = 15, 2000
@@ -689,7 +718,7 @@ FAILURE_LINES, FAILURE_CHARS = 15, 2000
 def _failure_tail(report: Any) -> str:
     """The last lines of a failure's report: where it failed and with what (the gate shows
     them beside a regression)."""
-    text = getattr(report, "longreprtext", "") or ""
+    text = scrub_paths(getattr(report, "longreprtext", "") or "")
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     return "\n".join(lines[-FAILURE_LINES:])[-FAILURE_CHARS:]
 
@@ -731,7 +760,8 @@ def pytest_collectreport(report: Any) -> None:
             "id": report.nodeid or "<collection>",
             "outcome": "error",
             "seconds": 0.0,
-            "detail": f"collection failed: {_detail(report) or report.longreprtext[-500:]}",
+            "detail": "collection failed: "
+            + (_detail(report) or scrub_paths(report.longreprtext)[-500:]),
             "failure": _failure_tail(report),
         }
         _writer.write({"event": "done", "id": rec["id"], "record": rec})

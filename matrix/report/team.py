@@ -126,6 +126,11 @@ class SuiteColumn:
         return "good" if self.passed == self.total else "breaking"
 
     @property
+    def shown_path(self) -> str:
+        """The suite's name on a page (``shown_suite``: never an absolute path)."""
+        return shown_suite(str(self.suite.get("path") or "?"))
+
+    @property
     def failing(self) -> int:
         return self.total - self.passed
 
