@@ -259,7 +259,7 @@ def _page_entries(html: str) -> set[tuple[str, str, str]]:
 
 
 def test_gate_md_and_the_upgrade_page_tie_the_same_findings_to_the_same_lines(defined) -> None:
-    raw, out, md = defined
+    _, out, md = defined
     html = text(out / "upgrades" / "3.8.0-to-3.9.0.html")
     from_md, from_page = _gate_md_entries(md), _page_entries(html)
     # Blocking uses of the block pointers (make_block_ptr, advance, boundary_check): named
@@ -273,7 +273,7 @@ def test_gate_md_and_the_upgrade_page_tie_the_same_findings_to_the_same_lines(de
 
 
 def test_coverage_is_said_in_the_same_words_everywhere(defined) -> None:
-    raw, out, md = defined
+    _, out, md = defined
     (line,) = [ln for ln in md.splitlines() if "captured specializations compiled" in ln]
     assert line == (
         "- baseline 3.8.0: 7 of 7 captured specializations compiled (21 of 21 compiles "
@@ -297,7 +297,7 @@ def test_each_finding_links_to_its_source_line_and_its_fix(defined) -> None:
     assert 'id="L51"' in page and "tl.make_block_ptr(a_ptr" in page
     findings = re.findall(r'<li id="(f-[^"]+)" data-probe="([^"]+)"(.*?)</li>', page, re.S)
     assert {p.split("[")[0] for _, p, _ in findings} >= {"block_ptr", "boundary_check"}
-    for anchor, probe, body in findings:
+    for _, probe, body in findings:
         lines = re.findall(r'href="#L(\d+)" data-line="([^"]+)"', body)
         assert lines, probe
         for n, shown in lines:
