@@ -41,7 +41,8 @@ Events (the runner in ``matrix.measure.suite`` reads them):
        "source_hash": "<16 hex digits>",
        "globals": {NAME: VALUE, ...},             # the module globals its body reads
        "closure": {NAME: VALUE, ...},             # the free variables it reads
-       "jit": {"noinline": true},                 # @triton.jit options that change codegen
+       "jit": {"noinline": true,                  # @triton.jit options that change codegen
+               "do_not_specialize": ["n"]},       # (an int 1 stays an argument)
        "cut": ["..."]}                            # what was left out to bound the record
 
   A VALUE is ``{"kind": "module", "name": "triton.language"}``, ``{"kind": "jit", "id": ID}``
@@ -327,6 +328,45 @@ def _source_of(fn: Any, jit: Any) -> tuple[str, int]:
     return text, code.co_firstlineno + offset
 
 
+def _decorator_literal(fn: Any, keyword: str) -> Any:
+    """The literal value of ``keyword=`` in ``fn``'s decorators as written (``@triton.jit(
+    do_not_specialize=["n"])``), None where none gives it: under the interpreter the launch
+    path holds no JITFunction to ask, and the stripped source has lost the decorator."""
+    code = fn.__code__
+    made = _made_from.get(code)
+    try:
+        if made is not None:
+            lines = made.splitlines(keepends=True)
+            block = "".join(inspect.getblock(lines[code.co_firstlineno - 1 :]))
+        else:
+            block = inspect.getsource(fn)
+        tree = ast.parse(textwrap.dedent(block))
+    except (OSError, TypeError, ValueError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for dec in node.decorator_list:
+                for kw in dec.keywords if isinstance(dec, ast.Call) else ():
+                    if kw.arg == keyword:
+                        try:
+                            return ast.literal_eval(kw.value)
+                        except ValueError:
+                            return None
+    return None
+
+
+def _do_not_specialize(fn: Any, jit: Any) -> list[str | int] | None:
+    """The arguments a launch does not specialize on their value (an integer 1 stays an
+    argument): the JITFunction's own list where the launch path holds one, else the
+    decorator's literal."""
+    given = getattr(jit, "do_not_specialize", None)
+    if given is None:
+        given = _decorator_literal(fn, "do_not_specialize")
+    if isinstance(given, list | tuple) and all(isinstance(g, str | int) for g in given):
+        return list(given)
+    return None
+
+
 def _names_read(code: types.CodeType) -> list[str]:
     names: list[str] = []
     stack = [code]
@@ -470,6 +510,9 @@ class _Definitions:
             given = given if given is not None else (getattr(jit, "kwargs", None) or {}).get(key)
             if given is not None:
                 options[key] = bool(given)
+        unspecialized = _do_not_specialize(fn, jit)
+        if unspecialized:
+            options["do_not_specialize"] = unspecialized
         return {
             "name": fn.__name__,
             "qualname": qualname,
@@ -486,6 +529,9 @@ class _Definitions:
 
 
 _definitions = _Definitions()
+
+
+_INT_TYPES = ("i32", "i64", "u64")
 
 
 def describe_launch(
@@ -537,7 +583,13 @@ def describe_launch(
     # What the kernel is belongs to its identity (two kernels of one name are two kernels),
     # in a form that one kernel keeps on every release (stable_digest).
     what = _definitions.stable_digest(definition)
-    identity = json.dumps([module, name, what, signature, constexprs, shaping], sort_keys=True)
+    # An integer argument equal to 1 is a constant in the compiled kernel (the JIT specializes
+    # on it: matrix.backends.kernels.specialized): a launch with it is another specialization.
+    ones = sorted(n for n, v in scalars.items() if v == 1 and signature.get(n) in _INT_TYPES)
+    identity = json.dumps(
+        [module, name, what, signature, constexprs, shaping] + ([ones] if ones else []),
+        sort_keys=True,
+    )
     return {
         "key": hashlib.sha256(identity.encode()).hexdigest()[:16],
         "kernel": f"{module}:{name}",
