@@ -282,6 +282,7 @@ def test_coverage_is_said_in_the_same_words_everywhere(defined) -> None:
     )
     upgrade_html = text(out / "upgrades" / "3.8.0-to-3.9.0.html")
     assert f'id="team-coverage">{line[2:]}</p>' in upgrade_html
+    assert f'id="kernel-coverage">{line[2:]}</p>' in upgrade_html
     index = text(out / "team" / "index.html")
     for side in line[2:].split("; "):
         release, words = side.split(": ", 1)[0].split()[-1], side.split(": ", 1)[1]

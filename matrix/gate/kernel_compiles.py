@@ -97,11 +97,13 @@ def coverage_line(sides: Sides) -> str:
     """``"baseline 3.4.0: 40 of 42 captured specializations compiled (...); candidate ..."``:
     the words of the matrix's console line (``coverage_text``), per side, for gate.md and the
     pages; "" where neither side compiled a captured kernel."""
+    return pair_coverage(sides.base, sides.cand, str(sides.baseline), str(sides.candidate))
+
+
+def pair_coverage(base: Sequence[Run], cand: Sequence[Run], baseline: str, candidate: str) -> str:
+    """``coverage_line`` of two sides given as their runs."""
     parts = []
-    for label, release, runs in (
-        ("baseline", sides.baseline, sides.base),
-        ("candidate", sides.candidate, sides.cand),
-    ):
+    for label, release, runs in (("baseline", baseline, base), ("candidate", candidate, cand)):
         cov = side_coverage(runs)
         if cov is not None:
             parts.append(f"{label} {release}: {coverage_text(cov)}")

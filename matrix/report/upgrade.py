@@ -33,6 +33,7 @@ from matrix.gate.config import (
     load_accepted,
     pinned_release,
 )
+from matrix.gate.kernel_compiles import pair_coverage
 from matrix.gate.verdict import (
     PROJECT_KERNELS,
     GateReport,
@@ -105,6 +106,8 @@ class UpgradePage:
     pinned: bool = False
     # The team's kernels that break or change (the gate's decisions: kernel_compiles).
     kernels: list[KernelChange] = field(default_factory=list)
+    # "N of M captured specializations compiled", per side (gate.md's words); "" no compiles.
+    kernel_coverage: str = ""
     # What crashed or hung on the candidate where the baseline answered (breaking).
     crashed: list[str] = field(default_factory=list)
     # The gate's verdict on the team's own code (its suites), beside the project's.
@@ -297,10 +300,23 @@ def build_pages(
     for baseline, candidate, is_pinned in pairs(matrix, pinned):
         report = decide_pair(runs, baseline, candidate, g)
         page = upgrade_page(matrix, report, g, is_pinned, team)
+        page.kernel_coverage = team_coverage(runs, baseline, candidate)
         if team_gate is not None:
             page.team_gate = team_gate.verdict(baseline, candidate, results)
         pages.append(page)
     return pages
+
+
+def team_coverage(runs: Sequence[Run], baseline: str, candidate: str) -> str:
+    """How many of the team's captured specializations compiled on each side of a pair, in
+    the gate's words (``matrix.gate.kernel_compiles.pair_coverage``)."""
+    cpu = [r for r in runs if not is_gpu_run(r)]
+    return pair_coverage(
+        [r for r in cpu if str(r.triton) == baseline],
+        [r for r in cpu if str(r.triton) == candidate],
+        baseline,
+        candidate,
+    )
 
 
 # The gate lists a cell that crashed or hung on the candidate among what it cannot decide
