@@ -504,7 +504,7 @@ class _Definitions:
                 closure[name] = self.value(cell.cell_contents, depth)
             except ValueError:  # an empty cell: the name is not bound yet
                 closure[name] = {"kind": "unrecorded", "type": "cell", "repr": "<empty>"}
-        options = {}
+        options: dict[str, Any] = {}
         for key in ("noinline",):
             given = getattr(jit, key, None)
             given = given if given is not None else (getattr(jit, "kwargs", None) or {}).get(key)

@@ -210,7 +210,8 @@ class KernelPage:
     def source_lines(self) -> list[tuple[int, str]]:
         """(file line, text) of the recorded source: the page's ``#L<line>`` anchors."""
         d = self.definition or {}
-        start = d.get("line") if isinstance(d.get("line"), int) else 1
+        line = d.get("line")
+        start = line if isinstance(line, int) else 1
         return [(start + i, ln) for i, ln in enumerate(str(d.get("source") or "").splitlines())]
 
     @property

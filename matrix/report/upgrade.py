@@ -106,12 +106,12 @@ class UpgradePage:
     pinned: bool = False
     # The team's kernels that break or change (the gate's decisions: kernel_compiles).
     kernels: list[KernelChange] = field(default_factory=list)
-    # "N of M captured specializations compiled", per side (gate.md's words); "" no compiles.
-    kernel_coverage: str = ""
     # What crashed or hung on the candidate where the baseline answered (breaking).
     crashed: list[str] = field(default_factory=list)
     # The gate's verdict on the team's own code (its suites), beside the project's.
     team_gate: TeamVerdict | None = None
+    # "N of M captured specializations compiled", per side (gate.md's words); "" no compiles.
+    kernel_coverage: str = ""
 
     @property
     def slug(self) -> str:
