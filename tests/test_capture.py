@@ -347,3 +347,29 @@ def test_failure_text_names_no_folder_of_this_machine(monkeypatch, tmp_path):
         "<env>/lib/python3.11/site-packages/triton/runtime/jit.py:3: in run\n"
         "<matrix>/matrix/measure/capture.py:9: in call\n"
     )
+
+
+def test_a_launch_with_tuple_arguments_is_recorded_and_skipped_with_why(monkeypatch):
+    # test_namedtuple in Triton's test_tuple.py (e6b9efdf) launches a kernel with namedtuples
+    # Tensor(ptr, shape, stride) and Function(fn, captured): `stride` is a field, not a method,
+    # and the capture lost the launch reading it as a tensor's.
+    from collections import namedtuple
+
+    import torch
+
+    from matrix.backends.kernels import compile_launch
+
+    monkeypatch.setattr(capture, "_definitions", capture._Definitions())
+    tensor = namedtuple("Tensor", ["ptr", "shape", "stride"])
+
+    def k(closure, x, BLOCK):
+        pass
+
+    x = torch.zeros(4, 4)
+    launch = capture.describe_launch(
+        k, ["closure", "x", "BLOCK"], {"BLOCK"}, ((1, 2), tensor(x, x.shape, x.stride()), 4), {},
+        (1,),
+    )  # fmt: skip
+    assert launch["signature"] == {"closure": "unknown:tuple tuple", "x": "unknown:tuple Tensor"}
+    rec = compile_launch(launch, "cuda:90", None, {})
+    assert rec["status"] == "skipped" and "tuple arguments" in rec["detail"], rec

@@ -402,6 +402,11 @@ def compile_launch(
     if "error" in launch:
         return done("error", f"the launch was not captured: {launch['error']}")
     odd = {k: v for k, v in launch["signature"].items() if v.startswith("unknown:")}
+    if any(v.startswith("unknown:tuple") for v in odd.values()):
+        return done(
+            "skipped",
+            f"tuple arguments are not stated for an ahead-of-time compile by this harness: {odd}",
+        )
     if odd:
         return done("skipped", f"argument types the capture could not name: {odd}")
     missing: dict[str, str] = {}

@@ -176,6 +176,8 @@ def triton_type(value: Any) -> str | None:
         return "i64" if -(2**63) <= value < 2**63 else "u64"
     if isinstance(value, float):
         return "fp32"
+    if isinstance(value, tuple):  # a (named) tuple of arguments: Triton 3.3+ takes them
+        return f"unknown:tuple {type(value).__name__}"
     return f"unknown:{type(value).__name__}"
 
 
@@ -563,7 +565,9 @@ def describe_launch(
             constexprs[name] = _json_value(value)
             continue
         signature[name] = kind
-        if hasattr(value, "shape") and hasattr(value, "stride"):
+        # A tensor's shape and strides (a namedtuple with ``shape`` and ``stride`` fields, as
+        # Triton's test_tuple.py passes, is an argument of another kind: no example for it).
+        if hasattr(value, "data_ptr") and hasattr(value, "shape") and callable(value.stride):
             shapes[name] = [int(s) for s in value.shape]
             strides[name] = [int(s) for s in value.stride()]
         elif not kind.startswith(("*", "tensordesc")):
