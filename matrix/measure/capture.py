@@ -83,6 +83,7 @@ import math
 import operator
 import os
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -733,13 +734,14 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
 def _places() -> list[tuple[str, str]]:
     """(absolute folder, the name a record gives it), longest first: the suite's root (its
     files are named relative to it, as the test ids are), the environment, the Python it was
-    made from, the matrix's checkout and the home folder."""
+    made from, the matrix's checkout, the home folder and the temporary folder."""
     named = [
         (os.environ.get(SUITE_ROOT_ENV), ""),
         (sys.prefix, "<env>/"),
         (sys.base_prefix, "<python>/"),
         (str(REPO_ROOT), "<matrix>/"),
         (os.path.expanduser("~"), "~/"),
+        (tempfile.gettempdir(), "<tmp>/"),
     ]
     out: dict[str, str] = {}
     for folder, name in named:
