@@ -226,3 +226,154 @@ def test_names_only_the_annotations_read_are_recorded(monkeypatch):
     defs = capture._Definitions()
     record = defs.records[defs.define(ns["kernel"])]
     assert record["globals"] == {"tl": {"kind": "module", "name": "fake_tl"}}, record
+
+
+# ------------------------------------------- what the JIT specializes (Triton's descriptor tests)
+
+# The shape of test_tensor_descriptor_load3d in Triton's python/test/unit/language/
+# test_tensor_descriptor.py (triton-lang/triton e6b9efdf, 2025-05-16): the last stride is a
+# runtime argument the test passes as 1, which the JIT turns into the constant a descriptor
+# needs; compiled with it as an i32, 3.4.0 refuses make_tensor_descriptor.
+DESCRIPTOR_3D = """
+def kernel(out_ptr, a_ptr, M, N, K, stride_m, stride_n, stride_k, M_BLOCK: tl.constexpr,
+           N_BLOCK: tl.constexpr, K_BLOCK: tl.constexpr):
+    desc = tl.make_tensor_descriptor(
+        a_ptr,
+        shape=[M, N, K],
+        strides=[stride_m, stride_n, stride_k],
+        block_shape=[M_BLOCK, N_BLOCK, K_BLOCK],
+    )
+    block = desc.load([0, 0, 0])
+    idx = (tl.arange(0, M_BLOCK)[:, None, None] * N_BLOCK * K_BLOCK
+           + tl.arange(0, N_BLOCK)[None, :, None] * K_BLOCK + tl.arange(0, K_BLOCK)[None, None, :])
+    tl.store(out_ptr + idx, block)
+"""
+
+SPECIALIZED = """
+import json, sys
+from matrix.backends.kernels import compile_launch
+source = sys.stdin.read()
+sig = {"out_ptr": "*fp16", "a_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32",
+       "stride_m": "i32", "stride_n": "i32", "stride_k": "i32"}
+scalars = {"M": 10, "N": 50, "K": 119, "stride_m": 8192, "stride_n": 128, "stride_k": 1}
+launch = {"key": "k1", "kernel": "t:kernel", "definition": "d1", "signature": sig,
+          "constexprs": {"M_BLOCK": 8, "N_BLOCK": 8, "K_BLOCK": 16}, "options": {},
+          "example": {"scalars": scalars}}
+d = {"name": "kernel", "qualname": "test_load3d.<locals>.kernel", "module": "t",
+     "file": "t.py", "line": 1, "source": source, "source_hash": "h",
+     "globals": {"tl": {"kind": "module", "name": "triton.language"}}, "closure": {},
+     "jit": {}, "cut": []}
+kept = dict(d, jit={"do_not_specialize": ["stride_k"]})
+out = [compile_launch(launch, "cuda:90", None, {"d1": d}),
+       compile_launch(dict(launch, key="k2", definition="d2"), "cuda:90", None, {"d2": kept})]
+print(json.dumps([{"status": r["status"], "detail": r["detail"][-300:]} for r in out]))
+"""
+
+
+def test_an_integer_one_is_the_constant_the_jit_makes_it():
+    from matrix.backends.kernels import specialized
+
+    launch = {"signature": {"x": "*fp32", "n": "i32", "s": "i32", "flag": "i1"},
+              "constexprs": {"B": 4},
+              "example": {"scalars": {"n": 7, "s": 1, "flag": True}}}  # fmt: skip
+    assert specialized(launch, None) == (
+        {"x": "*fp32", "n": "i32", "flag": "i1"},
+        {"B": 4, "s": 1},
+    )
+    by_name = {"jit": {"do_not_specialize": ["s"]}}
+    by_position = {"jit": {"do_not_specialize": [2]}}
+    names = ["x", "n", "s", "flag", "B"]
+    assert specialized(launch, by_name, names)[0] == launch["signature"]
+    assert specialized(launch, by_position, names)[0] == launch["signature"]
+
+
+@pytest.mark.slow
+def test_a_descriptor_with_a_last_stride_of_one_compiles_as_it_ran():
+    import triton.language as tl
+
+    if not hasattr(tl, "make_tensor_descriptor"):
+        pytest.skip("this release has no tl.make_tensor_descriptor")
+    specialized_, kept = compile_in_child(SPECIALIZED, stdin=DESCRIPTOR_3D, timeout=600)
+    assert specialized_["status"] == "compiled", specialized_
+    # do_not_specialize keeps it an argument: the release's own answer then (on 3.4.0-3.9.0
+    # a refusal; whatever it is, it is the compiler's, not ours).
+    assert kept["status"] in ("compiled", "rejected"), kept
+
+
+def test_do_not_specialize_is_read_from_the_decorator_under_the_interpreter(monkeypatch):
+    monkeypatch.setattr(capture, "_made_from", {})
+    ns: dict = {"triton": types_namespace()}
+    capture._exec("@triton.jit(do_not_specialize=['n', 2])\ndef k(x, n, m):\n    pass  # jit\n", ns)
+    assert capture._do_not_specialize(ns["k"], None) == ["n", 2]
+    defs = capture._Definitions()
+    assert defs.records[defs.define(ns["k"])]["jit"] == {"do_not_specialize": ["n", 2]}
+
+
+def types_namespace():
+    import types
+
+    def jit(fn=None, **kwargs):
+        return fn if fn is not None else (lambda f: f)
+
+    return types.SimpleNamespace(jit=jit)
+
+
+def test_a_launch_with_an_integer_one_is_its_own_specialization(monkeypatch):
+    monkeypatch.setattr(capture, "_definitions", capture._Definitions())
+
+    def k(x_ptr, n):
+        pass
+
+    import torch
+
+    x = torch.zeros(4)
+    one = capture.describe_launch(k, ["x_ptr", "n"], set(), (x, 1), {}, (1,))
+    two = capture.describe_launch(k, ["x_ptr", "n"], set(), (x, 2), {}, (1,))
+    three = capture.describe_launch(k, ["x_ptr", "n"], set(), (x, 3), {}, (1,))
+    assert one["signature"] == two["signature"] == {"x_ptr": "*fp32", "n": "i32"}
+    assert one["key"] != two["key"] == three["key"]
+
+
+def test_failure_text_names_no_folder_of_this_machine(monkeypatch, tmp_path):
+    import tempfile
+
+    monkeypatch.setenv(capture.SUITE_ROOT_ENV, str(tmp_path / "suite"))
+    text = (
+        f"{tmp_path}/suite/language/test_x.py:12: in test_a\n"
+        f"{sys.prefix}/lib/python3.11/site-packages/triton/runtime/jit.py:3: in run\n"
+        f"{ROOT}/matrix/measure/capture.py:9: in call\n"
+        f"ptxas -v {tempfile.gettempdir()}/tmpab12.ptx\n"
+    )
+    got = capture.scrub_paths(text)
+    assert got == (
+        "language/test_x.py:12: in test_a\n"
+        "<env>/lib/python3.11/site-packages/triton/runtime/jit.py:3: in run\n"
+        "<matrix>/matrix/measure/capture.py:9: in call\n"
+        "ptxas -v <tmp>/tmpab12.ptx\n"
+    )
+
+
+def test_a_launch_with_tuple_arguments_is_recorded_and_skipped_with_why(monkeypatch):
+    # test_namedtuple in Triton's test_tuple.py (e6b9efdf) launches a kernel with namedtuples
+    # Tensor(ptr, shape, stride) and Function(fn, captured): `stride` is a field, not a method,
+    # and the capture lost the launch reading it as a tensor's.
+    from collections import namedtuple
+
+    import torch
+
+    from matrix.backends.kernels import compile_launch
+
+    monkeypatch.setattr(capture, "_definitions", capture._Definitions())
+    tensor = namedtuple("Tensor", ["ptr", "shape", "stride"])
+
+    def k(closure, x, BLOCK):
+        pass
+
+    x = torch.zeros(4, 4)
+    launch = capture.describe_launch(
+        k, ["closure", "x", "BLOCK"], {"BLOCK"}, ((1, 2), tensor(x, x.shape, x.stride()), 4), {},
+        (1,),
+    )  # fmt: skip
+    assert launch["signature"] == {"closure": "unknown:tuple tuple", "x": "unknown:tuple Tensor"}
+    rec = compile_launch(launch, "cuda:90", None, {})
+    assert rec["status"] == "skipped" and "tuple arguments" in rec["detail"], rec

@@ -177,3 +177,156 @@ def test_the_markdown_report_has_the_suite_per_cell(site: Path) -> None:
     assert "## Your suite" in md
     assert "| 3.8.0 | 2.4.6 | ✔ 8/8 | 21/21 |  |" in md
     assert "| 3.9.0 | 2.4.6 | ✖ 7/8 | 18/21 | `" in md and "test_matmul_block_ptr` failed |" in md
+
+
+# ------------------------------------------------- gate.md and the pages say the same (issue 20)
+
+REPO = Path(__file__).resolve().parent.parent
+SUITE = "tests/fixtures/teamlib/tests"
+KERNELS_PY = FIXTURES / "teamlib" / "teamlib" / "kernels.py"
+
+
+def _with_definitions(raw: Path, suite: str = SUITE) -> None:
+    """Give the fixture's launches the KERNEL DEFINITIONs a capture records today (its raw
+    files are from before source capture): each kernel's source from its file, decorators
+    stripped, its ``def`` line, its file relative to the suite's root."""
+    import ast
+
+    from matrix.measure.capture import strip_decorators
+
+    text_ = KERNELS_PY.read_text()
+    lines = text_.splitlines(keepends=True)
+    defs = {}
+    for node in ast.parse(text_).body:
+        if isinstance(node, ast.FunctionDef) and node.decorator_list:
+            block = "".join(lines[node.decorator_list[0].lineno - 1 : node.end_lineno])
+            source, _ = strip_decorators(block)
+            defs[node.name] = {"name": node.name, "qualname": node.name,
+                               "module": "teamlib.kernels", "file": "../teamlib/kernels.py",
+                               "line": node.lineno, "source": source, "source_hash": node.name,
+                               "globals": {}, "closure": {}, "jit": {}, "cut": []}  # fmt: skip
+    for path in raw.glob("*.json"):
+        run = read_raw(path)
+        run.extra["suite"] = {**run.extra["suite"], "path": suite}
+        run.extra["kernel_sources"] = {f"d-{n}": d for n, d in defs.items()}
+        for launch in run.extra["launches"]:
+            launch["definition"] = f"d-{launch['kernel'].split(':')[-1]}"
+        write_raw(run, path)
+
+
+@pytest.fixture(scope="module")
+def defined(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """(raw folder with definitions, its site, gate.md of ``--tests SUITE`` for 3.8.0 -> 3.9.0)."""
+    base = tmp_path_factory.mktemp("defined")
+    raw, out = base / "raw", base / "site"
+    shutil.copytree(RAW, raw)
+    _with_definitions(raw)
+    build(raw, out)
+    gate.main(["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(raw),
+               "--out", str(base / "gate"), "--tests", str(REPO / SUITE)])  # fmt: skip
+    return raw, out, (base / "gate" / "gate.md").read_text()
+
+
+def _gate_md_entries(md: str) -> set[tuple[str, str, str]]:
+    """(group, file:line, kernel) of every use gate.md ties a blocking entry to."""
+    out, group = set(), None
+    for line in md.splitlines():
+        head = re.match(r"- \*\*(.+?)\*\*:", line)
+        if head:
+            group = head.group(1)
+        use = re.match(r"  - (?:used at|may affect) `(\S+?):(\d+) in (\w+)", line)
+        if use and group:
+            path = Path(use.group(1))
+            shown = (path if path.is_absolute() else REPO / path).resolve().relative_to(REPO)
+            out.add((group, f"{shown.as_posix()}:{use.group(2)}", use.group(3)))
+    return out
+
+
+def _page_entries(html: str) -> set[tuple[str, str, str]]:
+    """The same triples from an upgrade page's "Your code" table."""
+    out = set()
+    for row in re.findall(r'<tr data-kernel="([^"]+)" data-probe="([^"]+)".*?</tr>', html, re.S):
+        kernel, probe = row
+        body = re.search(
+            rf'<tr data-kernel="{re.escape(kernel)}" data-probe="{re.escape(probe)}".*?</tr>',
+            html,
+            re.S,
+        )
+        assert body is not None
+        for line in re.findall(r'data-line="([^"]+)"', body.group(0)):
+            out.add((probe.split("[", 1)[0], line, kernel))
+    return out
+
+
+def test_gate_md_and_the_upgrade_page_tie_the_same_findings_to_the_same_lines(defined) -> None:
+    _, out, md = defined
+    html = text(out / "upgrades" / "3.8.0-to-3.9.0.html")
+    from_md, from_page = _gate_md_entries(md), _page_entries(html)
+    # Blocking uses of the block pointers (make_block_ptr, advance, boundary_check): named
+    # with their kernel and line on both, and the same ones.
+    assert from_md and from_md == from_page, from_md ^ from_page
+    assert (
+        "block_ptr",
+        "tests/fixtures/teamlib/teamlib/kernels.py:51",
+        "matmul_block_ptr_kernel",
+    ) in from_md
+
+
+def test_coverage_is_said_in_the_same_words_everywhere(defined) -> None:
+    _, out, md = defined
+    (line,) = [ln for ln in md.splitlines() if "captured specializations compiled" in ln]
+    assert line == (
+        "- baseline 3.8.0: 7 of 7 captured specializations compiled (21 of 21 compiles "
+        "answered: 21 compiled, 0 rejected); candidate 3.9.0: 7 of 7 captured specializations "
+        "compiled (21 of 21 compiles answered: 18 compiled, 3 rejected)"
+    )
+    upgrade_html = text(out / "upgrades" / "3.8.0-to-3.9.0.html")
+    assert f'id="team-coverage">{line[2:]}</p>' in upgrade_html
+    assert f'id="kernel-coverage">{line[2:]}</p>' in upgrade_html
+    index = text(out / "team" / "index.html")
+    for side in line[2:].split("; "):
+        release, words = side.split(": ", 1)[0].split()[-1], side.split(": ", 1)[1]
+        assert f'data-coverage="triton-{release}-numpy-2.4.6">{words}</td>' in index, side
+
+
+def test_each_finding_links_to_its_source_line_and_its_fix(defined) -> None:
+    raw, out, _ = defined
+    view = team.build_view(read_runs(raw))
+    (bp,) = [k for k in view.kernels if k.kernel == BLOCK_PTR]
+    page = text(out / "team" / f"{bp.slug}.html")
+    # The recorded source, a line anchor per file line.
+    assert 'id="L51"' in page and "tl.make_block_ptr(a_ptr" in page
+    findings = re.findall(r'<li id="(f-[^"]+)" data-probe="([^"]+)"(.*?)</li>', page, re.S)
+    assert {p.split("[")[0] for _, p, _ in findings} >= {"block_ptr", "boundary_check"}
+    for _, probe, body in findings:
+        lines = re.findall(r'href="#L(\d+)" data-line="([^"]+)"', body)
+        assert lines, probe
+        for n, shown in lines:
+            assert shown.endswith(f":{n}") and not shown.startswith("/")
+            assert f'id="L{n}"' in page
+        assert "<b>Fix:</b>" in body
+    # The upgrade page links each line and each fix to that page.
+    html = text(out / "upgrades" / "3.8.0-to-3.9.0.html")
+    assert f'href="../team/{bp.slug}.html#L51"' in html
+    for anchor, _, _ in findings:
+        assert f'href="../team/{bp.slug}.html#{anchor}"' in html
+
+
+def test_no_page_carries_an_absolute_path(tmp_path: Path) -> None:
+    """A suite outside the checkout (the raw file names it absolutely) and test failures whose
+    text names this machine's folders: no built page says where anything lived."""
+    suite = tmp_path / "elsewhere" / "teamlib"
+    shutil.copytree(FIXTURES / "teamlib", suite)
+    raw, out = tmp_path / "raw", tmp_path / "site"
+    shutil.copytree(RAW, raw)
+    _with_definitions(raw, str(suite / "tests"))
+    build(raw, out)
+    roots = [str(tmp_path), str(REPO), str(Path.home())]
+    pages = [p for p in out.rglob("*") if p.suffix in (".html", ".md")]  # matrix.json is raw
+    assert any(p.parent.name == "team" and p.name.startswith("k-") for p in pages)
+    for p in pages:
+        body = p.read_text()
+        for root in roots:
+            assert root not in body, f"{p.relative_to(out)} names {root}"
+    html = text(out / "upgrades" / "3.8.0-to-3.9.0.html")
+    assert "--tests tests" in html and 'href="../team/' in html  # the suite named by its folder

@@ -318,3 +318,15 @@ def test_the_console_says_how_many_tests_passed_per_release():
     assert "tests passed 8/8 (numpy 2.4.6); kernel compiles 21/21" in lines[0]
     assert "tests passed 7/8 (numpy 2.4.6); kernel compiles 18/21" in lines[1]
     assert "cuda:90 6/7" in lines[1] and "test_matmul_block_ptr failed" in lines[1]
+
+
+def test_pytest_options_name_paths_in_the_suites_own_folder(tmp_path):
+    # As Triton's CI runs its language tests: `--ignore=language/test_core.py` from the tests'
+    # folder. The matrix runs pytest there too, wherever the matrix itself was started.
+    suite = write_suite(tmp_path / "suite", "def test_kept():\n    pass\n")
+    (suite / "language").mkdir()
+    (suite / "language" / "test_big.py").write_text("def test_left_out():\n    pass\n")
+    got = run_suite_recorded(suite, tmp_path / "w", quiet, 120, ["--ignore=language/test_big.py"])
+    assert outcomes(got.tests) == {"test_kept": "passed"}, got.tests
+    everything = run_suite_recorded(suite, tmp_path / "w2", quiet, 120)
+    assert outcomes(everything.tests) == {"test_kept": "passed", "test_left_out": "passed"}

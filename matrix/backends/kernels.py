@@ -54,7 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -356,6 +356,31 @@ def describe(art: Artifacts) -> dict[str, Any]:
     }
 
 
+def specialized(
+    launch: Mapping[str, Any],
+    definition: Mapping[str, Any] | None,
+    arg_names: Sequence[str] = (),
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """(signature, constexprs) of a launch as the JIT compiles it: an integer argument whose
+    recorded value is 1 is the constant 1 (Triton 3.x specializes on it: ``equal_to_1``, later
+    ``("constexpr", 1)``), unless the kernel's ``do_not_specialize`` names it. Compiled without
+    that, a kernel that needs the constant (``tl.make_tensor_descriptor`` with a last stride
+    of 1, as Triton's test_tensor_descriptor.py passes it) is refused where the launch was not.
+    ``arg_names`` (the kernel's, in order) resolves a ``do_not_specialize`` given by position."""
+    signature, constexprs = dict(launch["signature"]), dict(launch["constexprs"])
+    scalars = (launch.get("example") or {}).get("scalars") or {}
+    keep = set((definition or {}).get("jit", {}).get("do_not_specialize") or ())
+    order = {n: i for i, n in enumerate(arg_names)}
+    for name, kind in list(signature.items()):
+        value = scalars.get(name)
+        if kind in ("i32", "i64", "u64") and value == 1 and not isinstance(value, bool):
+            if name in keep or order.get(name) in keep:
+                continue
+            del signature[name]
+            constexprs[name] = 1
+    return signature, constexprs
+
+
 def compile_launch(
     launch: dict[str, Any],
     target: str,
@@ -383,6 +408,11 @@ def compile_launch(
     if "error" in launch:
         return done("error", f"the launch was not captured: {launch['error']}")
     odd = {k: v for k, v in launch["signature"].items() if v.startswith("unknown:")}
+    if any(v.startswith("unknown:tuple") for v in odd.values()):
+        return done(
+            "skipped",
+            f"tuple arguments are not stated for an ahead-of-time compile by this harness: {odd}",
+        )
     if odd:
         return done("skipped", f"argument types the capture could not name: {odd}")
     missing: dict[str, str] = {}
@@ -401,10 +431,10 @@ def compile_launch(
         except KernelNotLoadable as e:
             return done("error", f"no recorded source (a raw file from before capture): {e}")
     options = {k: v for k, v in launch.get("options", {}).items() if k in COMPILE_OPTIONS}
+    definition = (definitions or {}).get(str(launch.get("definition")))
+    signature, constexprs = specialized(launch, definition, getattr(fn, "arg_names", ()))
     try:
-        art = compile_for_target(
-            fn, dict(launch["signature"]), dict(launch["constexprs"]), target, options=options
-        )
+        art = compile_for_target(fn, signature, constexprs, target, options=options)
     except AotUnavailable as e:
         return done("skipped", f"a tool outside Triton is missing: {e}")
     except (SpellingNotRecognised, ValueError) as e:

@@ -24,6 +24,7 @@ from typing import Any
 
 from matrix.core import COMPILED, REJECTED
 from matrix.gate.sides import DataError, Sides
+from matrix.measure.kernel_compiles import coverage, coverage_text
 from matrix.measure.results import Run
 
 
@@ -66,6 +67,47 @@ def records_of(runs: Sequence[Run]) -> dict[Key, dict[str, Any]] | None:
                 )
             table[(r["kernel"], r["key"], r["target"])] = r
     return table if seen else None
+
+
+def side_coverage(runs: Sequence[Run]) -> dict[str, Any] | None:
+    """``matrix.measure.kernel_compiles.coverage`` over the kernel compiles of ``runs`` (one
+    side of an upgrade: its aot cell compiles; interpreter-only cells have none), the captured
+    specializations counted from their launches; None where no run compiled any."""
+    records: list[dict[str, Any]] = []
+    keys: set[str] = set()
+    seen = False
+    for run in runs:
+        recs = run.extra.get("kernel_compiles")
+        if not isinstance(recs, list):
+            continue
+        seen = True
+        records += [r for r in recs if isinstance(r, dict)]
+        keys |= {
+            str(launch.get("key"))
+            for launch in run.extra.get("launches") or ()
+            if isinstance(launch, dict)
+        }
+    if not seen:
+        return None
+    keys |= {str(r.get("key")) for r in records}
+    return coverage(records, len(keys))
+
+
+def coverage_line(sides: Sides) -> str:
+    """``"baseline 3.4.0: 40 of 42 captured specializations compiled (...); candidate ..."``:
+    the words of the matrix's console line (``coverage_text``), per side, for gate.md and the
+    pages; "" where neither side compiled a captured kernel."""
+    return pair_coverage(sides.base, sides.cand, str(sides.baseline), str(sides.candidate))
+
+
+def pair_coverage(base: Sequence[Run], cand: Sequence[Run], baseline: str, candidate: str) -> str:
+    """``coverage_line`` of two sides given as their runs."""
+    parts = []
+    for label, release, runs in (("baseline", baseline, base), ("candidate", candidate, cand)):
+        cov = side_coverage(runs)
+        if cov is not None:
+            parts.append(f"{label} {release}: {coverage_text(cov)}")
+    return "; ".join(parts)
 
 
 def _first_line(text: str, limit: int = 300) -> str:

@@ -32,9 +32,9 @@ from matrix.analyze.profile import (
 )
 from matrix.analyze.profile.host import env_uses, host_name_uses
 from matrix.analyze.profile.reader import Helper, module_globals
-from matrix.core import COMPILED, REJECTED
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
+from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.measure.results import Run
 from matrix.scan import Imports, Project, iter_python_files, parse_module
@@ -163,39 +163,10 @@ def _from_recorded_source(launch: dict[str, Any]) -> Profile:
     )
 
 
-ANSWERED = (COMPILED, REJECTED)  # the compiler's own answers; the rest are ours
-COVERAGE_KEYS = frozenset({"compiled", "captured"})  # capture's compile_coverage record
-
-
 def coverage_text(sides: Sides) -> str:
-    """How many captured launch x target compiles got a compiler answer, per side: the
-    capture's own count where a run records one (``compile_coverage``: {"compiled": N,
-    "captured": M}), else counted from its kernel-compile records."""
-    parts = []
-    for label, release, runs in (
-        ("baseline", sides.baseline, sides.base),
-        ("candidate", sides.candidate, sides.cand),
-    ):
-        answered = total = compiled = 0
-        for run in runs:
-            own = run.extra.get("compile_coverage")
-            if isinstance(own, dict) and set(own) >= COVERAGE_KEYS:
-                compiled += int(own["compiled"])
-                answered += int(own.get("answered") or own["compiled"])
-                total += int(own["captured"])
-                continue
-            for rec in run.extra.get("kernel_compiles") or []:
-                if isinstance(rec, dict):
-                    total += 1
-                    answered += rec.get("status") in ANSWERED
-                    compiled += rec.get("status") == COMPILED
-        if total:
-            parts.append(
-                f"{label} {release}: {compiled} of {total} captured specialization x target "
-                f"compiles compiled ({answered - compiled} rejected by Triton, "
-                f"{total - answered} not asked)"
-            )
-    return "; ".join(parts)
+    """How many captured specializations got a compiler answer, per side, in the words of the
+    matrix's console line (``matrix.gate.kernel_compiles.coverage_line`` owns them)."""
+    return coverage_line(sides)
 
 
 def _show(path: str) -> str:

@@ -41,7 +41,8 @@ Events (the runner in ``matrix.measure.suite`` reads them):
        "source_hash": "<16 hex digits>",
        "globals": {NAME: VALUE, ...},             # the module globals its body reads
        "closure": {NAME: VALUE, ...},             # the free variables it reads
-       "jit": {"noinline": true},                 # @triton.jit options that change codegen
+       "jit": {"noinline": true,                  # @triton.jit options that change codegen
+               "do_not_specialize": ["n"]},       # (an int 1 stays an argument)
        "cut": ["..."]}                            # what was left out to bound the record
 
   A VALUE is ``{"kind": "module", "name": "triton.language"}``, ``{"kind": "jit", "id": ID}``
@@ -82,6 +83,7 @@ import math
 import operator
 import os
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -92,6 +94,7 @@ from typing import Any
 
 from matrix.core import (
     COMPILE_OPTIONS,
+    REPO_ROOT,
     TEST_ERROR,
     TEST_FAILED,
     TEST_PASSED,
@@ -177,6 +180,8 @@ def triton_type(value: Any) -> str | None:
         return "i64" if -(2**63) <= value < 2**63 else "u64"
     if isinstance(value, float):
         return "fp32"
+    if isinstance(value, tuple):  # a (named) tuple of arguments: Triton 3.3+ takes them
+        return f"unknown:tuple {type(value).__name__}"
     return f"unknown:{type(value).__name__}"
 
 
@@ -329,6 +334,45 @@ def _source_of(fn: Any, jit: Any) -> tuple[str, int]:
     return text, code.co_firstlineno + offset
 
 
+def _decorator_literal(fn: Any, keyword: str) -> Any:
+    """The literal value of ``keyword=`` in ``fn``'s decorators as written (``@triton.jit(
+    do_not_specialize=["n"])``), None where none gives it: under the interpreter the launch
+    path holds no JITFunction to ask, and the stripped source has lost the decorator."""
+    code = fn.__code__
+    made = _made_from.get(code)
+    try:
+        if made is not None:
+            lines = made.splitlines(keepends=True)
+            block = "".join(inspect.getblock(lines[code.co_firstlineno - 1 :]))
+        else:
+            block = inspect.getsource(fn)
+        tree = ast.parse(textwrap.dedent(block))
+    except (OSError, TypeError, ValueError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for dec in node.decorator_list:
+                for kw in dec.keywords if isinstance(dec, ast.Call) else ():
+                    if kw.arg == keyword:
+                        try:
+                            return ast.literal_eval(kw.value)
+                        except ValueError:
+                            return None
+    return None
+
+
+def _do_not_specialize(fn: Any, jit: Any) -> list[str | int] | None:
+    """The arguments a launch does not specialize on their value (an integer 1 stays an
+    argument): the JITFunction's own list where the launch path holds one, else the
+    decorator's literal."""
+    given = getattr(jit, "do_not_specialize", None)
+    if given is None:
+        given = _decorator_literal(fn, "do_not_specialize")
+    if isinstance(given, list | tuple) and all(isinstance(g, str | int) for g in given):
+        return list(given)
+    return None
+
+
 def _names_read(code: types.CodeType) -> list[str]:
     names: list[str] = []
     stack = [code]
@@ -466,12 +510,15 @@ class _Definitions:
                 closure[name] = self.value(cell.cell_contents, depth)
             except ValueError:  # an empty cell: the name is not bound yet
                 closure[name] = {"kind": "unrecorded", "type": "cell", "repr": "<empty>"}
-        options = {}
+        options: dict[str, Any] = {}
         for key in ("noinline",):
             given = getattr(jit, key, None)
             given = given if given is not None else (getattr(jit, "kwargs", None) or {}).get(key)
             if given is not None:
                 options[key] = bool(given)
+        unspecialized = _do_not_specialize(fn, jit)
+        if unspecialized:
+            options["do_not_specialize"] = unspecialized
         return {
             "name": fn.__name__,
             "qualname": qualname,
@@ -488,6 +535,9 @@ class _Definitions:
 
 
 _definitions = _Definitions()
+
+
+_INT_TYPES = ("i32", "i64", "u64")
 
 
 def describe_launch(
@@ -519,7 +569,9 @@ def describe_launch(
             constexprs[arg] = _json_value(value)
             continue
         signature[arg] = kind
-        if hasattr(value, "shape") and hasattr(value, "stride"):
+        # A tensor's shape and strides (a namedtuple with ``shape`` and ``stride`` fields, as
+        # Triton's test_tuple.py passes, is an argument of another kind: no example for it).
+        if hasattr(value, "data_ptr") and hasattr(value, "shape") and callable(value.stride):
             shapes[arg] = [int(s) for s in value.shape]
             strides[arg] = [int(s) for s in value.stride()]
         elif not kind.startswith(("*", "tensordesc")):
@@ -539,7 +591,13 @@ def describe_launch(
     # What the kernel is belongs to its identity (two kernels of one name are two kernels),
     # in a form that one kernel keeps on every release (stable_digest).
     what = _definitions.stable_digest(definition)
-    identity = json.dumps([module, name, what, signature, constexprs, shaping], sort_keys=True)
+    # An integer argument equal to 1 is a constant in the compiled kernel (the JIT specializes
+    # on it: matrix.backends.kernels.specialized): a launch with it is another specialization.
+    ones = sorted(n for n, v in scalars.items() if v == 1 and signature.get(n) in _INT_TYPES)
+    identity = json.dumps(
+        [module, name, what, signature, constexprs, shaping] + ([ones] if ones else []),
+        sort_keys=True,
+    )
     return {
         "key": hashlib.sha256(identity.encode()).hexdigest()[:16],
         "kernel": f"{module}:{name}",
@@ -679,6 +737,35 @@ def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
         _writer.write({"event": "start", "id": nodeid})
 
 
+def _places() -> list[tuple[str, str]]:
+    """(absolute folder, the name a record gives it), longest first: the suite's root (its
+    files are named relative to it, as the test ids are), the environment, the Python it was
+    made from, the matrix's checkout, the home folder and the temporary folder."""
+    named = [
+        (os.environ.get(SUITE_ROOT_ENV), ""),
+        (sys.prefix, "<env>/"),
+        (sys.base_prefix, "<python>/"),
+        (str(REPO_ROOT), "<matrix>/"),
+        (os.path.expanduser("~"), "~/"),
+        (tempfile.gettempdir(), "<tmp>/"),
+    ]
+    out: dict[str, str] = {}
+    for folder, name in named:
+        if folder and folder != os.sep:
+            for form in (os.path.abspath(folder), os.path.realpath(folder)):
+                out.setdefault(form.rstrip(os.sep) + os.sep, name)
+    return sorted(out.items(), key=lambda kv: -len(kv[0]))
+
+
+def scrub_paths(text: str) -> str:
+    """``text`` (a failure's report) with the absolute folders of this machine replaced by
+    the names ``_places`` gives them: a recorded test says the same wherever the checkout and
+    the suite live, and no page built from it carries the build machine's paths."""
+    for folder, name in _places():
+        text = text.replace(folder, name)
+    return text
+
+
 def _detail(report: Any) -> str:
     text = getattr(report, "longreprtext", "") or ""
     crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
@@ -686,7 +773,7 @@ def _detail(report: Any) -> str:
         text = crash.message
     elif isinstance(getattr(report, "longrepr", None), tuple):  # a skip: (file, line, reason)
         text = str(report.longrepr[2])
-    return text.strip()[:500]
+    return scrub_paths(text.strip())[:500]
 
 
 FAILURE_LINES, FAILURE_CHARS = 15, 2000
@@ -695,7 +782,7 @@ FAILURE_LINES, FAILURE_CHARS = 15, 2000
 def _failure_tail(report: Any) -> str:
     """The last lines of a failure's report: where it failed and with what (the gate shows
     them beside a regression)."""
-    text = getattr(report, "longreprtext", "") or ""
+    text = scrub_paths(getattr(report, "longreprtext", "") or "")
     lines = [ln.rstrip() for ln in text.splitlines() if ln.strip()]
     return "\n".join(lines[-FAILURE_LINES:])[-FAILURE_CHARS:]
 
@@ -737,7 +824,8 @@ def pytest_collectreport(report: Any) -> None:
             "id": report.nodeid or "<collection>",
             "outcome": "error",
             "seconds": 0.0,
-            "detail": f"collection failed: {_detail(report) or report.longreprtext[-500:]}",
+            "detail": "collection failed: "
+            + (_detail(report) or scrub_paths(report.longreprtext)[-500:]),
             "failure": _failure_tail(report),
         }
         _writer.write({"event": "done", "id": rec["id"], "record": rec})

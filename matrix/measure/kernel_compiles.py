@@ -27,6 +27,7 @@ from typing import Any
 
 from matrix.core import REPO_ROOT
 from matrix.measure import standin
+from matrix.measure.capture import scrub_paths
 from matrix.measure.supervise import supervise
 
 EVENTS_ENV = "MATRIX_COMPILE_EVENTS"
@@ -146,6 +147,8 @@ def compile_captured(
                     "detail": rec["detail"],
                     "seconds": rec.get("seconds", 0.0),
                 }
+            if isinstance(rec.get("detail"), str):  # a compiler's text names its files
+                rec = {**rec, "detail": scrub_paths(rec["detail"])}
             records.append(
                 {
                     "id": item,

@@ -121,7 +121,8 @@ def run_suite_recorded(
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
     pytest_args: Sequence[str] = (),
 ) -> SuiteRun:
-    """Run ``suite`` with ``pytest_args`` added to pytest's command line; return all it
+    """Run ``suite`` with ``pytest_args`` added to pytest's command line (in the suite's
+    folder, ``suite_root``: a relative path in them is relative to it); return all it
     recorded (module docstring)."""
     env = dict(os.environ)
     env["TRITON_INTERPRET"] = "1"
@@ -181,6 +182,9 @@ def run_suite_recorded(
         item_timeout_s=test_timeout_s,
         on_record=on_record,
         on_event=on_event,
+        # pytest runs in the suite's folder: paths in ``--tests-args`` (``--ignore=sub/x.py``)
+        # mean what they mean where the team runs its suite, not the matrix checkout's.
+        cwd=root,
     )
     tests = [
         {k: rec.get(k, "") for k in ("id", "outcome", "seconds", "detail", "failure")}

@@ -320,7 +320,8 @@ def render_site(
     page("team/index.html", "team.html")
     page("team/tests.html", "team_tests.html")
     for k in team_view.kernels:
-        page(f"team/{k.slug}.html", "team_kernel.html", k=k)
+        findings = team.kernel_findings(k, upgrades)
+        page(f"team/{k.slug}.html", "team_kernel.html", k=k, findings=findings)
     page("README.md", "README.md.j2")
 
     for sub in ("releases", "probes", "upgrades", "fingerprint", "team", "api"):

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from matrix.catalog import AOT_TARGETS
-from matrix.core import release_key
+from matrix.core import REPO_ROOT, release_key
 from matrix.gate import compare as gc
 from matrix.gate import kernel_compiles as gk
+from matrix.measure.kernel_compiles import coverage_text, run_coverage
 from matrix.measure.results import Run
 from matrix.measure.runner import SUITE_KEYS as SUITE_KEYS  # the release pages leave them out
 from matrix.report.model import is_gpu_run, slug
@@ -115,10 +117,18 @@ class SuiteColumn:
     total: int
     compiled: int | None = None  # kernel compiles of this cell (its aot step), None: none
     compiles: int | None = None
+    # "N of M captured specializations compiled (...)": the console line's and gate.md's words
+    # (matrix.measure.kernel_compiles.coverage_text); "" where the cell compiled none.
+    coverage: str = ""
 
     @property
     def tone(self) -> str:
         return "good" if self.passed == self.total else "breaking"
+
+    @property
+    def shown_path(self) -> str:
+        """The suite's name on a page (``shown_suite``: never an absolute path)."""
+        return shown_suite(str(self.suite.get("path") or "?"))
 
     @property
     def failing(self) -> int:
@@ -191,6 +201,35 @@ class KernelPage:
     kernel: str
     slug: str
     specializations: list[Specialization]
+    # The KERNEL DEFINITION its launches ran (matrix.measure.capture): file (relative to the
+    # suite's root), line of the ``def``, source text; None for raw files from before capture.
+    definition: dict[str, Any] | None = None
+    suite: str = ""  # the suite (``suite.path``) whose run captured it
+
+    @property
+    def source_lines(self) -> list[tuple[int, str]]:
+        """(file line, text) of the recorded source: the page's ``#L<line>`` anchors."""
+        d = self.definition or {}
+        line = d.get("line")
+        start = line if isinstance(line, int) else 1
+        return [(start + i, ln) for i, ln in enumerate(str(d.get("source") or "").splitlines())]
+
+    @property
+    def where(self) -> str:
+        """``file:line`` of its definition, relative to the suite's root ("" unknown)."""
+        d = self.definition or {}
+        return f"{d.get('file')}:{d.get('line')}" if d.get("file") else ""
+
+    def holds(self, path: str, line: int) -> bool:
+        """Whether ``path:line`` (a profile use's, as the gate names it) is a line of this
+        kernel's recorded definition."""
+        d = self.definition or {}
+        if not d.get("file") or not self.suite:
+            return False
+        lines = self.source_lines
+        if not lines or not lines[0][0] <= line <= lines[-1][0]:
+            return False
+        return _absolute(path) == _absolute(str(d["file"]), suite_folder(self.suite))
 
     def counts(self, release: str, targets: Sequence[str]) -> tuple[int, int, int]:
         """(compiled, rejected, recorded) over this kernel's specializations x ``targets``."""
@@ -282,8 +321,18 @@ def _tests(runs: Sequence[Run], view: TeamView) -> None:
         if isinstance(recs, list):
             compiles = len(recs)
             compiled = sum(isinstance(r, dict) and r.get("status") == gk.COMPILED for r in recs)
+        cov = run_coverage(run)
         view.columns.append(
-            SuiteColumn(*col, run.id, suite, passed, len(outcomes), compiled, compiles)
+            SuiteColumn(
+                *col,
+                run.id,
+                suite,
+                passed,
+                len(outcomes),
+                compiled,
+                compiles,
+                coverage_text(cov) if cov else "",
+            )
         )
     view.columns.sort(key=lambda c: (release_key(c.release), release_key(c.numpy)))
     ids = sorted({i for e in entries.values() for i in e})
@@ -311,11 +360,17 @@ def _kernels(runs: Sequence[Run], view: TeamView) -> None:
     launches: dict[str, dict[str, Any]] = {}
     records: dict[tuple[str, str, str], dict[str, Any]] = {}  # (key, release, target)
     kernels: dict[str, list[str]] = {}
+    definitions: dict[str, tuple[dict[str, Any], str]] = {}  # kernel: (definition, suite path)
     # Newest numpy last, so that its record wins where two cells of a release compiled.
     for run in sorted(runs, key=lambda r: (release_key(r.env.get("numpy")), r.id)):
+        sources = run.extra.get("kernel_sources")
+        suite = (run.extra.get("suite") or {}).get("path") or ""
         for launch in run.extra.get("launches") or ():
             if isinstance(launch, dict) and isinstance(launch.get("key"), str):
                 launches.setdefault(launch["key"], launch)
+                d = sources.get(launch.get("definition")) if isinstance(sources, dict) else None
+                if isinstance(d, dict) and isinstance(launch.get("kernel"), str):
+                    definitions.setdefault(launch["kernel"], (d, str(suite)))
         recs = run.extra.get("kernel_compiles")
         if recs is None:
             continue
@@ -358,7 +413,8 @@ def _kernels(runs: Sequence[Run], view: TeamView) -> None:
         while name in used:
             name += "_"
         used.add(name)
-        view.kernels.append(KernelPage(kernel, name, specs))
+        d, suite = definitions.get(kernel, (None, ""))
+        view.kernels.append(KernelPage(kernel, name, specs, d, suite))
 
 
 def build_view(runs: Sequence[Run]) -> TeamView:
@@ -419,13 +475,77 @@ def upgrade_kernels(comparison: gc.Comparison, view: TeamView) -> list[KernelCha
 # ------------------------------------------------------------------------- the team's verdict
 
 
+def suite_folder(suite: str) -> Path:
+    """Where a recorded suite (``suite.path``: relative to the checkout inside it, absolute
+    outside) is now."""
+    path = Path(suite)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def _absolute(path: str, base: Path | None = None) -> Path:
+    """``path`` made absolute: against ``base``, else the working folder (the profile names a
+    use's file relative to it, ``matrix.gate.usage``)."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = (base or Path.cwd()) / p
+    return p.resolve()
+
+
+def shown_path(path: str, suites: Sequence[str]) -> str:
+    """``path`` as a page may show it: relative to the suite that holds it, else to the
+    checkout; a file in neither is named by its own name (no page carries an absolute path:
+    it would change with where the checkout lives)."""
+    p = _absolute(path)
+    for base in [*(suite_folder(s).resolve() for s in suites), REPO_ROOT.resolve()]:
+        if p.is_relative_to(base):
+            return p.relative_to(base).as_posix()
+    return p.name
+
+
+def shown_suite(suite: str) -> str:
+    """A suite's name on a page: its recorded path inside the checkout, else its folder's
+    name (the raw file keeps the absolute path; a page never does)."""
+    return suite if not Path(suite).is_absolute() else f"{Path(suite).name} (outside the checkout)"
+
+
+@dataclass(frozen=True)
+class SourceLink:
+    """A line of the team's code a finding is tied to: ``text`` is ``path:line`` (relative),
+    ``href`` the line on its kernel's page ("" where no page shows that line)."""
+
+    text: str
+    href: str
+
+
+@dataclass(frozen=True)
+class TiedFinding:
+    """A gate finding on one kernel: the uses it maps onto (as gate.md lists them) and each
+    use's line, linked; ``anchor`` is its id on the kernel's page, where its fix text is."""
+
+    finding: gc.GateFinding
+    lines: list[str]  # Use.where, the words gate.md uses
+    links: list[SourceLink]
+    anchor: str
+
+    @property
+    def fix(self) -> str:
+        return self.finding.fix
+
+    @property
+    def fix_href(self) -> str:
+        """Where its fix text is (on its kernel's page, relative to team/); "" where no kernel
+        page shows its lines."""
+        page = next((x.href.split("#", 1)[0] for x in self.links if x.href), "")
+        return f"{page}#{self.anchor}" if page else ""
+
+
 @dataclass(frozen=True)
 class KernelFindings:
     """One of the team's kernels and the gate's findings tied to its lines."""
 
     kernel: str
     where: str  # path:line of its definition
-    findings: list[tuple[gc.GateFinding, list[str]]]  # finding, the lines of this kernel
+    findings: list[TiedFinding]
 
 
 @dataclass(frozen=True)
@@ -438,10 +558,22 @@ class TeamVerdict:
     kernels: list[KernelFindings]
     not_used: list[tuple[str, int]]
     suites: list[str]
+    baseline: str = ""
+    candidate: str = ""
 
     @property
     def verdict(self) -> str:
         return str(self.gate.verdict)
+
+    @property
+    def shown_suites(self) -> list[str]:
+        return [shown_suite(s) for s in self.suites]
+
+    @property
+    def command_suites(self) -> list[str]:
+        """The suites as the gate's command names them on a page (one outside the checkout by
+        its folder's name: the page does not say where the build machine kept it)."""
+        return [s if not Path(s).is_absolute() else Path(s).name for s in self.suites]
 
 
 def suites_of(runs: Sequence[Run]) -> list[str]:
@@ -454,19 +586,35 @@ def suites_of(runs: Sequence[Run]) -> list[str]:
     return list(out)
 
 
+def finding_anchor(baseline: str, candidate: str, f: gc.GateFinding) -> str:
+    """The id of a finding on a kernel page (one per upgrade and finding)."""
+    return "f-" + slug(f"{baseline}-{candidate}-{f.kind}-{f.probe}")
+
+
 class TeamGate:
     """The gate on the team's suites (``--tests SUITE`` for every suite the runs ran), its
-    profile and scan read once for every pair the pages show."""
+    profile and scan read once for every pair the pages show; ``view`` (the team pages) says
+    which kernel page shows which line."""
 
-    def __init__(self, runs: Sequence[Run], root: Any) -> None:
+    def __init__(self, runs: Sequence[Run], root: Any, view: TeamView | None = None) -> None:
         from matrix.gate.usage import build_profile
         from matrix.scan import load_rules, scan_paths
 
         self.runs = runs
+        self.view = view or TeamView()
         self.suites = [s for s in suites_of(runs) if (root / s).is_dir()]
         paths = [str(root / s) for s in self.suites]
         self.profile = build_profile([], paths, runs) if paths else None
         self.scan = scan_paths(paths, load_rules()) if paths else None
+
+    def link(self, path: str, line: int, kernel: str) -> SourceLink:
+        """``path:line`` shown relative, linked to the line on the page of the kernel (of that
+        bare name) whose recorded definition holds it."""
+        text = f"{shown_path(path, self.suites)}:{line}"
+        for k in self.view.kernels:
+            if k.kernel.rsplit(".", 1)[-1].rsplit(":", 1)[-1] == kernel and k.holds(path, line):
+                return SourceLink(text, f"{k.slug}.html#L{line}")
+        return SourceLink(text, "")
 
     def verdict(self, baseline: str, candidate: str, results: str) -> TeamVerdict | None:
         """Exactly ``python -m matrix.gate --tests SUITE`` for the pair (no acknowledgements:
@@ -483,15 +631,59 @@ class TeamGate:
         b, c = Release.parse(baseline), Release.parse(candidate)
         decide_runs(report, self.runs, b, c, [], self.scan, profile=self.profile)
         report.decide()
-        by_kernel: dict[str, list[tuple[gc.GateFinding, list[str]]]] = {}
+        by_kernel: dict[str, list[TiedFinding]] = {}
         for f, uses in report.tied:
             for kernel in dict.fromkeys(u.kernel for u in uses):
-                lines = [u.where for u in uses if u.kernel == kernel]
-                by_kernel.setdefault(kernel, []).append((f, list(dict.fromkeys(lines))))
+                mine = [u for u in uses if u.kernel == kernel]
+                at = dict.fromkeys((u.path, u.line) for u in mine)
+                by_kernel.setdefault(kernel, []).append(
+                    TiedFinding(
+                        f,
+                        list(dict.fromkeys(u.where for u in mine)),
+                        [self.link(p, ln, kernel) for p, ln in at],
+                        finding_anchor(baseline, candidate, f),
+                    )
+                )
         kernels = [
-            KernelFindings(k, self.profile.kernels.get(k, ""), by_kernel.get(k, []))
+            KernelFindings(
+                k, _shown_where(self.profile.kernels.get(k, ""), self.suites), by_kernel.get(k, [])
+            )
             for k in sorted(set(self.profile.kernels) | set(by_kernel))
         ]
         counts = Counter(f.probe.split("[", 1)[0] for f in report.unused)
         ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        return TeamVerdict(report, kernels, ordered, list(self.suites))
+        return TeamVerdict(report, kernels, ordered, list(self.suites), baseline, candidate)
+
+
+def _shown_where(where: str, suites: Sequence[str]) -> str:
+    path, sep, line = where.rpartition(":")
+    return f"{shown_path(path, suites)}:{line}" if sep and line.isdigit() else where
+
+
+@dataclass(frozen=True)
+class PageFinding:
+    """A finding of one upgrade on a kernel's own page: the lines of this definition it is
+    tied to (each a ``#L<line>`` of the page) and its fix text."""
+
+    baseline: str
+    candidate: str
+    upgrade: str  # the upgrade page's file name
+    tied: TiedFinding
+    links: list[SourceLink]
+
+
+def kernel_findings(k: KernelPage, upgrades: Sequence[Any]) -> list[PageFinding]:
+    """The findings of every upgrade page's team verdict (``upgrade.team_gate``) tied to a
+    line of ``k``'s recorded definition (a test-local kernel that shadows a module-level one
+    gets only its own)."""
+    out = []
+    for u in upgrades:
+        t = getattr(u, "team_gate", None)
+        if t is None:
+            continue
+        for kf in t.kernels:
+            for tied in kf.findings:
+                links = [x for x in tied.links if x.href.startswith(f"{k.slug}.html#")]
+                if links:
+                    out.append(PageFinding(t.baseline, t.candidate, f"{u.slug}.html", tied, links))
+    return out

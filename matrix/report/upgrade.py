@@ -33,6 +33,7 @@ from matrix.gate.config import (
     load_accepted,
     pinned_release,
 )
+from matrix.gate.kernel_compiles import pair_coverage
 from matrix.gate.verdict import (
     PROJECT_KERNELS,
     GateReport,
@@ -109,6 +110,8 @@ class UpgradePage:
     crashed: list[str] = field(default_factory=list)
     # The gate's verdict on the team's own code (its suites), beside the project's.
     team_gate: TeamVerdict | None = None
+    # "N of M captured specializations compiled", per side (gate.md's words); "" no compiles.
+    kernel_coverage: str = ""
 
     @property
     def slug(self) -> str:
@@ -292,15 +295,28 @@ def build_pages(
     except DataFileError:
         pinned = None
     g = inputs or gate_inputs(results, accepted_path)
-    team_gate = TeamGate(runs, REPO_ROOT) if team is not None and team.present else None
+    team_gate = TeamGate(runs, REPO_ROOT, team) if team is not None and team.present else None
     pages = []
     for baseline, candidate, is_pinned in pairs(matrix, pinned):
         report = decide_pair(runs, baseline, candidate, g)
         page = upgrade_page(matrix, report, g, is_pinned, team)
+        page.kernel_coverage = team_coverage(runs, baseline, candidate)
         if team_gate is not None:
             page.team_gate = team_gate.verdict(baseline, candidate, results)
         pages.append(page)
     return pages
+
+
+def team_coverage(runs: Sequence[Run], baseline: str, candidate: str) -> str:
+    """How many of the team's captured specializations compiled on each side of a pair, in
+    the gate's words (``matrix.gate.kernel_compiles.pair_coverage``)."""
+    cpu = [r for r in runs if not is_gpu_run(r)]
+    return pair_coverage(
+        [r for r in cpu if str(r.triton) == baseline],
+        [r for r in cpu if str(r.triton) == candidate],
+        baseline,
+        candidate,
+    )
 
 
 # The gate lists a cell that crashed or hung on the candidate among what it cannot decide
