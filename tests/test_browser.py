@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.measure.results import read_runs
+from matrix.measure.results import raw_files, read_runs
 from matrix.report import build
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -394,7 +394,7 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("committed")
     raw = root / "raw"
     raw.mkdir()
-    for path in sorted((REPORTS / "raw").glob("*.json")):
+    for path in raw_files(REPORTS / "raw"):
         if path.name.split("-")[1] in SUBSET:
             shutil.copy(path, raw / path.name)
     shutil.copytree(REPORTS / "bench", root / "bench")
