@@ -184,7 +184,10 @@ FIXTURES = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(R
 def test_two_runs_at_once_one_waits_and_both_end_correct(tmp_path, envs_dir):
     tag = f"twice-{os.getpid()}-{time.monotonic_ns()}"
     env = {**FIXTURES, "SLOW_PROBE_SECONDS": "2", "FAULT_TAG": tag}
-    args = ("--releases", "3.9.0", "--numpy", "2.4.6", "--force", "--timeout", "60")
+    # The hang probe sleeps through the per-probe limit twice in each run (a sleeping probe's
+    # timeout is doubted once: runner.ProbeClock), one run after the other: 4 x 10 s, not
+    # 4 x 60 (the limit counts from the probe's start, not the child's imports).
+    args = ("--releases", "3.9.0", "--numpy", "2.4.6", "--force", "--timeout", "10")
     first = _orchestrate(tmp_path, envs_dir, *args, env=env)
     second = _orchestrate(tmp_path, envs_dir, *args, env=env)
     out1, _ = first.communicate(timeout=900)
@@ -220,8 +223,10 @@ def test_unreadable_raw_file_is_moved_aside_and_redone_then_reused(tmp_path, env
     cell = raw / "triton-3.9.0-numpy-2.4.6.json.gz"
     cell.write_bytes(b'{"schema": 2, "runs": [\xff]}')
     env = {**FIXTURES, "SLOW_PROBE_SECONDS": "0.1"}
+    # 10 s: the hang probe waits out the per-probe limit (twice: runner.ProbeClock), and how
+    # long that is is not the point here.
     proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
-                        "--timeout", "60", env=env)  # fmt: skip
+                        "--timeout", "10", env=env)  # fmt: skip
     out, _ = proc.communicate(timeout=900)
     assert proc.returncode == 0, out
     aside = list(raw.glob("*.unreadable-*"))
