@@ -5,6 +5,7 @@ nox -s matrix_cell                        # one cell; `nox -l --json` lists them
 nox -s report                             # rebuild the pages from reports/raw
 nox -s gate -- [--baseline X] [--candidate Y] [--results DIR] [--scan PATH ...]
 nox -s tests                              # the pytest suite on the newest release and an older one
+nox -s tests_slow                         # its end-to-end tests (marker slow); CI runs both
 nox -s lint                               # ruff, then mypy (the types session)
 nox -s types                              # mypy on matrix/ and kernels/ alone
 """
@@ -76,9 +77,14 @@ TOOLING = ["uv", "packaging", "jinja2", "fastjsonschema"]
 # numpy, and an older release without tl.make_tensor_descriptor (the data file says why).
 TEST_TARGETS = {str(t.release): t for t in MATRIX.test_targets()}
 TEST_EXTRAS = [
-    "pytest", "packaging", "jinja2", "playwright", "check-jsonschema", "nox", "uv", "build",
-    "fastjsonschema", "jsonschema",
+    "pytest", "pytest-xdist", "packaging", "jinja2", "playwright", "check-jsonschema", "nox",
+    "uv", "build", "fastjsonschema", "jsonschema",
 ]  # fmt: skip
+# The suite runs in as many pytest-xdist workers as the machine has cores, each test file in
+# one worker (``loadfile``: a module's shared setup, a built site or a compiled set, is made
+# once). Every test writes only under its own tmp_path, and the fault tests tag the processes
+# they look for, so workers cannot see each other's files or processes.
+XDIST = ["-n", "auto", "--dist", "loadfile"]
 
 
 def _sigterm_is_an_interrupt(signum: int, frame: object) -> None:
@@ -163,17 +169,33 @@ def gate(session: nox.Session) -> None:
         raise SystemExit(code)  # past nox's own handling, which knows only success and 1
 
 
-@nox.session
-@nox.parametrize("triton", list(TEST_TARGETS))
-def tests(session: nox.Session, triton: str) -> None:
-    """The pytest suite under the interpreter, on the newest release and on an older one."""
+def _pytest_env(session: nox.Session, triton: str) -> None:
     target = TEST_TARGETS[triton]
     session.install(
         *find_links(), f"torch=={MATRIX.torch}", f"triton=={triton}", f"numpy=={target.numpy}",
         *TEST_EXTRAS,
     )  # fmt: skip
-    session.run("python", "-m", "pytest", *target.paths, *session.posargs,
-                env={"TRITON_INTERPRET": "1"})  # fmt: skip
+
+
+@nox.session
+@nox.parametrize("triton", list(TEST_TARGETS))
+def tests(session: nox.Session, triton: str) -> None:
+    """The pytest suite under the interpreter, on the newest release and on an older one,
+    less the end-to-end runs marked ``slow`` (``tests_slow`` runs those; CI runs both)."""
+    _pytest_env(session, triton)
+    session.run("python", "-m", "pytest", *XDIST, "-m", "not slow", *TEST_TARGETS[triton].paths,
+                *session.posargs, env={"TRITON_INTERPRET": "1"})  # fmt: skip
+
+
+@nox.session
+def tests_slow(session: nox.Session) -> None:
+    """The end-to-end tests (marker ``slow``) on the newest release: the orchestrator in real
+    cell environments, the team suite run and compiled, the wheel built and installed, every
+    fused split-K variant compiled. .ci/run runs them after ``tests``."""
+    newest = str(MATRIX.newest)
+    _pytest_env(session, newest)
+    session.run("python", "-m", "pytest", *XDIST, "-m", "slow", *TEST_TARGETS[newest].paths,
+                *session.posargs, env={"TRITON_INTERPRET": "1"})  # fmt: skip
 
 
 @nox.session

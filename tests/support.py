@@ -21,3 +21,14 @@ def compile_in_child(script: str, *args: str, timeout: int, stdin: str | None = 
                           capture_output=True, text=True, timeout=timeout, check=False)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def committed_raw(run_id: str, raw_dir: Path = REPO / "reports" / "raw") -> Path:
+    """The committed raw file of ``run_id``: ``<id>.json.gz`` once the folder is converted
+    (``python -m matrix.measure.migrate --gzip``), the plain ``<id>.json`` before."""
+    from matrix.measure.results import LEGACY_SUFFIX, RAW_SUFFIX
+
+    for suffix in (RAW_SUFFIX, LEGACY_SUFFIX):
+        if (raw_dir / f"{run_id}{suffix}").exists():
+            return raw_dir / f"{run_id}{suffix}"
+    raise AssertionError(f"{raw_dir}: no raw file for {run_id} (*{RAW_SUFFIX} or *{LEGACY_SUFFIX})")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.measure.results import read_runs
+from matrix.measure.results import raw_files, read_runs
 from matrix.report import build
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -299,25 +299,18 @@ def test_committed_report_never_marks_bad_evidence_good(browser) -> None:
 @pytest.mark.parametrize(
     "baseline,candidate", [("3.8.0", "3.9.0"), ("3.6.0", "3.7.1"), ("3.4.0", "3.5.1")]
 )
-def test_upgrade_page_verdict_is_the_gates_exit(browser, tmp_path, baseline, candidate) -> None:
-    import subprocess
-    import sys
-
+def test_upgrade_page_verdict_is_the_gates_exit(browser, committed_gate, baseline, candidate):
     from matrix.gate.verdict import EXIT_SAFE, VERDICTS
 
-    gate = subprocess.run(
-        [sys.executable, "-m", "matrix.gate", "--baseline", baseline, "--candidate", candidate,
-         "--results", str(REPORTS / "raw"), "--out", str(tmp_path)],
-        cwd=REPORTS.parent, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert gate.returncode in VERDICTS, gate.stderr
+    code, _ = committed_gate(baseline, candidate)
+    assert code in VERDICTS
     context = browser.new_context()
     pg = context.new_page()
     pg.goto((REPORTS / "upgrades" / f"{baseline}-to-{candidate}.html").as_uri())
     verdict = pg.locator("#verdict")
-    assert verdict.get_attribute("data-exit") == str(gate.returncode)
-    assert VERDICTS[gate.returncode] in verdict.inner_text()
-    if gate.returncode != EXIT_SAFE:
+    assert verdict.get_attribute("data-exit") == str(code)
+    assert VERDICTS[code] in verdict.inner_text()
+    if code != EXIT_SAFE:
         assert "✔" not in verdict.inner_text()
     context.close()
 
@@ -394,7 +387,7 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("committed")
     raw = root / "raw"
     raw.mkdir()
-    for path in sorted((REPORTS / "raw").glob("*.json")):
+    for path in raw_files(REPORTS / "raw"):
         if path.name.split("-")[1] in SUBSET:
             shutil.copy(path, raw / path.name)
     shutil.copytree(REPORTS / "bench", root / "bench")
@@ -403,24 +396,39 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _gate(tmp_path: Path, baseline: str, candidate: str, results: Path) -> tuple[int, str]:
+@pytest.fixture(scope="module")
+def committed_gate(tmp_path_factory: pytest.TempPathFactory):
+    """``python -m matrix.gate`` on the committed raw files, once per pair for the module:
+    (exit code, its markdown). Four tests read the same three pairs; each gate run reads all
+    the committed cells. Its stderr goes with a code outside the verdicts."""
+    import functools
     import subprocess
     import sys
 
-    done = subprocess.run(
-        [sys.executable, "-m", "matrix.gate", "--baseline", baseline, "--candidate", candidate,
-         "--results", str(results), "--out", str(tmp_path / f"{baseline}-{candidate}")],
-        cwd=REPORTS.parent, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return done.returncode, done.stdout
+    from matrix.gate.verdict import VERDICTS
+
+    out = tmp_path_factory.mktemp("committed-gate")
+
+    @functools.cache
+    def gate(baseline: str, candidate: str) -> tuple[int, str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "matrix.gate", "--baseline", baseline, "--candidate",
+             candidate, "--results", str(REPORTS / "raw"), "--out",
+             str(out / f"{baseline}-{candidate}")],
+            cwd=REPORTS.parent, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode in VERDICTS, done.stderr[-3000:]
+        return done.returncode, done.stdout
+
+    return gate
 
 
 def test_any_pair_shows_the_gates_verdict_for_a_non_adjacent_pair(
-    browser, committed_site: Path, tmp_path: Path
+    browser, committed_site: Path, committed_gate
 ) -> None:
     from matrix.gate.verdict import EXIT_UNSAFE, VERDICTS
 
-    code, markdown = _gate(tmp_path, "3.6.0", "3.9.0", REPORTS / "raw")
+    code, markdown = committed_gate("3.6.0", "3.9.0")
     assert code == EXIT_UNSAFE, markdown[:2000]  # the committed results: block pointers removed
     assert not (committed_site / "upgrades" / "3.6.0-to-3.9.0.html").exists()
     context = browser.new_context(viewport={"width": 1300, "height": 900})
@@ -438,7 +446,7 @@ def test_any_pair_shows_the_gates_verdict_for_a_non_adjacent_pair(
     pg.screenshot(path=str(_shot("any-pair-3.6.0-3.9.0.png")), full_page=True)
     # Choosing another pair re-renders from the gate's records.
     pg.select_option("#pair-from", "3.8.0")
-    code2, _ = _gate(tmp_path, "3.8.0", "3.9.0", REPORTS / "raw")
+    code2, _ = committed_gate("3.8.0", "3.9.0")
     assert pg.locator("#pair-verdict").get_attribute("data-exit") == str(code2)
     context.close()
 
@@ -455,11 +463,11 @@ def _gate_entries(markdown: str) -> int:
 
 
 def test_upgrade_page_names_entries_as_the_gate_does_and_prints_short(
-    browser, committed_site: Path, tmp_path: Path
+    browser, committed_site: Path, committed_gate
 ) -> None:
     import re
 
-    code, markdown = _gate(tmp_path, "3.8.0", "3.9.0", REPORTS / "raw")
+    code, markdown = committed_gate("3.8.0", "3.9.0")
     gate_entries = _gate_entries(markdown)
     assert gate_entries > 10
     context = browser.new_context(viewport={"width": 1300, "height": 900})

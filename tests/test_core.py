@@ -23,7 +23,7 @@ from matrix.core import (
 from matrix.gate import verdict as gate
 from matrix.gate.config import AcceptedChange, load_accepted, pinned_release
 from matrix.measure import migrate
-from matrix.measure.results import SchemaError, read_raw, read_runs
+from matrix.measure.results import SchemaError, raw_files, read_json, read_raw, read_runs
 from matrix.probes.support.base import Outcome, refusal
 from matrix.scan import main as scan_main
 
@@ -169,8 +169,8 @@ def test_migrate_rewrites_an_old_file_once(tmp_path: Path, capsys) -> None:
 
 
 def test_committed_results_are_current() -> None:
-    for path in [*RAW.glob("*.json"), *(FIXTURES / "raw").glob("*.json")]:
-        assert json.loads(path.read_text())["schema"] == 2, path
+    for path in [*raw_files(RAW), *raw_files(FIXTURES / "raw")]:
+        assert read_json(path)["schema"] == 2, path
 
 
 # ----------------------------------------------------------------------------------------- aot

@@ -20,6 +20,7 @@ from matrix.measure.envs import EnvSpec, classify_failure, is_transient
 from matrix.measure.results import Result, Run, read_raw, write_raw
 from matrix.probes.support.base import CannotObserve, Outcome, attempt, refusal
 from tests.fixtures.processes import left_behind
+from tests.support import committed_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 FAULTS = "tests.fixtures.probes.faults"
@@ -217,7 +218,7 @@ def test_report_names_a_bad_raw_file_goes_on_and_refuses_an_empty_folder(tmp_pat
 
     raw = tmp_path / "raw"
     raw.mkdir()
-    good = ROOT / "reports" / "raw" / "triton-3.9.0-numpy-2.4.6.json"
+    good = committed_raw("triton-3.9.0-numpy-2.4.6")
     (raw / good.name).write_bytes(good.read_bytes())
     (raw / "bad.json").write_bytes(b"\xff")
     assert report(["--raw", str(raw), "--out", str(tmp_path / "pages")]) == 0

@@ -20,7 +20,7 @@ import pytest
 
 from matrix.gate import compare as gc
 from matrix.gate import verdict as gate
-from matrix.measure.results import Result, Run, read_raw, write_raw
+from matrix.measure.results import Result, Run, raw_files, read_raw, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GATE = FIXTURES / "gate"
@@ -37,7 +37,7 @@ def results(tmp_path: Path) -> Path:
 
 def mutate(raw: Path, release: str, change: Callable[[Run], Run | None]) -> None:
     """Apply ``change`` to every run of ``release`` (returning None deletes the file)."""
-    for path in sorted(raw.glob("*.json")):
+    for path in raw_files(raw):
         run = read_raw(path)
         if run.triton != release:
             continue

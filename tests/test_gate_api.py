@@ -10,7 +10,7 @@ import pytest
 from matrix.gate.api import ApiUse, check_uses
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison
 from matrix.gate.config import AcceptedChange
-from matrix.measure.results import Result, Run, read_runs
+from matrix.measure.results import Result, Run, raw_files, read_runs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "census"
 
@@ -110,7 +110,7 @@ def test_gate_fails_on_a_scanned_use_the_candidate_removed(
 
     raw = tmp_path / "raw"
     shutil.copytree(FIXTURES.parent / "gate" / "safe", raw)
-    for path in sorted(raw.glob("*.json")):
+    for path in raw_files(raw):
         run = read_raw(path)
         if run.triton in ("3.8.0", "3.9.0"):
             (row,) = runs(run.triton)[0].results

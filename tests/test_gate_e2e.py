@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from matrix.gate.compare import runs_for
-from matrix.measure.results import SchemaError, read_runs
+from matrix.measure.results import SchemaError, raw_files, read_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "reports" / "raw"
@@ -25,7 +25,7 @@ BASELINE, CANDIDATE = "3.8.0", "3.9.0"
 
 
 def _missing_reason() -> str | None:
-    if not RAW.is_dir() or not any(RAW.glob("*.json")):
+    if not RAW.is_dir() or not raw_files(RAW):
         return f"{RAW.relative_to(ROOT)} has no raw results yet (the lead commits them)"
     try:
         runs = read_runs(RAW)

@@ -14,9 +14,11 @@ import pytest
 
 from matrix.gate import timing
 from matrix.gate.verdict import main
+from matrix.measure.results import read_json
+from tests.support import committed_raw
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
-RAW = REPORTS / "raw" / "triton-3.4.0-numpy-2.5.2-gpu-h200.json"
+RAW = committed_raw("triton-3.4.0-numpy-2.5.2-gpu-h200")
 BENCH = REPORTS / "bench" / "triton-3.4.0-gpu-h200.json"
 
 
@@ -24,9 +26,9 @@ def _setup(tmp: Path, slower: float = 1.0, fail_probe: str | None = None) -> Pat
     raw, bench = tmp / "raw", tmp / "bench"
     raw.mkdir()
     bench.mkdir()
-    (raw / RAW.name).write_text(RAW.read_text())
+    (raw / RAW.name).write_bytes(RAW.read_bytes())
     (bench / BENCH.name).write_text(BENCH.read_text())
-    run = json.loads(RAW.read_text())
+    run = read_json(RAW)
     run["runs"][0]["env"]["triton"] = "3.4.1"
     run["runs"][0]["id"] = "triton-3.4.1-numpy-2.5.2-gpu-h200"
     for r in run["runs"][0]["results"]:

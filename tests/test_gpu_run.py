@@ -13,7 +13,7 @@ from pathlib import Path
 import triton
 
 from matrix.measure import gpu_bench, gpu_run
-from matrix.measure.results import read_raw
+from matrix.measure.results import raw_files, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_wrong_release_stops_before_any_probe(tmp_path: Path) -> None:
     """The installed Triton is not the release asked for: install error, no results."""
     assert gpu_run.main(["--release", "0.0.1", "--out-dir", str(tmp_path), "--no-bench"]) == 1
-    (raw,) = (tmp_path / "raw").glob("triton-0.0.1-*-gpu-h200.json")
+    (raw,) = (tmp_path / "raw").glob("triton-0.0.1-*-gpu-h200.json.gz")
     run = read_raw(raw)
     assert run.install["status"] == "error"
     assert run.results == []
@@ -34,7 +34,7 @@ def test_no_device_stops_at_the_device_stage(tmp_path: Path) -> None:
     """Here (no GPU) the right release still cannot launch: that is recorded, not probed."""
     code = gpu_run.main(["--release", triton.__version__, "--out-dir", str(tmp_path), "--no-bench"])
     assert code == 1
-    (raw,) = (tmp_path / "raw").glob("*.json")
+    (raw,) = raw_files(tmp_path / "raw")
     run = read_raw(raw)
     assert run.install["status"] == "error" and run.results == []
     assert "preflight failed at device" in run.install["detail"]
@@ -43,7 +43,7 @@ def test_no_device_stops_at_the_device_stage(tmp_path: Path) -> None:
 def test_not_run_records_why(tmp_path: Path) -> None:
     why = "no device time left"
     assert gpu_run.main(["--release", "3.2.0", "--out-dir", str(tmp_path), "--not-run", why]) == 0
-    run = read_raw(tmp_path / "raw" / "triton-3.2.0-numpy-2.5.2-gpu-h200.json")
+    run = read_raw(tmp_path / "raw" / "triton-3.2.0-numpy-2.5.2-gpu-h200.json.gz")
     assert run.install == {"status": "skipped", "seconds": 0.0, "detail": f"not run on h200: {why}"}
     assert run.env["triton"] == "3.2.0" and run.results == []
 

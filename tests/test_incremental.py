@@ -55,7 +55,7 @@ def _marks(tmp: Path) -> dict[str, dict[str, str]]:
     """Per cell, per probe: the mark of the run that measured it."""
     out = {}
     for cell in CELLS:
-        run = read_raw(tmp / "raw" / f"{cell}.json")
+        run = read_raw(tmp / "raw" / f"{cell}.json.gz")
         assert run.complete, cell
         out[cell] = {r.probe: r.detail.removeprefix("mark ") for r in run.results}
     return out
@@ -71,7 +71,7 @@ def test_a_new_or_changed_probe_is_measured_alone_in_every_cell(tmp_path, envs_d
     out = _matrix(tmp_path, envs_dir, "first,added", "2")
     assert _notes(out) == dict.fromkeys(CELLS, "completed in place: lacks added"), out
     assert _marks(tmp_path) == {c: {"first": "1", "added": "2"} for c in CELLS}
-    hashes = [read_raw(tmp_path / "raw" / f"{c}.json").extra["probe_hashes"] for c in CELLS]
+    hashes = [read_raw(tmp_path / "raw" / f"{c}.json.gz").extra["probe_hashes"] for c in CELLS]
     assert all(set(h) == {"first", "added"} for h in hashes), hashes
 
     # Up to date: nothing runs.

@@ -19,8 +19,17 @@ import pytest
 
 from matrix.measure import cells as cells_mod
 from matrix.measure.envs import EnvSpec, classify_failure
-from matrix.measure.results import Result, Run, partial_path, read_raw, write_raw
+from matrix.measure.results import (
+    Result,
+    Run,
+    partial_path,
+    raw_files,
+    read_raw,
+    run_id_of,
+    write_raw,
+)
 from tests.fixtures.processes import left_behind
+from tests.support import committed_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -49,7 +58,7 @@ def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir
     proc = _orchestrate(tmp_path, envs_dir, "--releases", "1.1.1,3.9.0")
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "1.1.1 older than 3.0.0" in out, out  # refused up front
-    assert not (tmp_path / "raw").exists() or not list((tmp_path / "raw").glob("*.json"))
+    assert not (tmp_path / "raw").exists() or not raw_files(tmp_path / "raw")
 
     env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT)}
     # Only the fast fixture probes that pass, so the one good cell takes seconds.
@@ -58,15 +67,15 @@ def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir
     out, _ = proc.communicate(timeout=900)
     assert proc.returncode == 1, out  # a release that does not exist is a failed run
     raw = tmp_path / "raw"
-    status = {p.stem: read_raw(p).install["status"] for p in raw.glob("*.json")}
+    status = {run_id_of(p): read_raw(p).install["status"] for p in raw_files(raw)}
     # 3.99.0 is not in the data file: no raw file, so no page grows a 3.99.0 column.
     assert status == {
         "triton-3.9.0-numpy-1.99.0": "failed",
         "triton-3.9.0-numpy-2.4.6": "ok",
     }, out
     assert "no such release, so no raw file: 3.99.0" in out
-    assert "numpy==1.99.0" in read_raw(raw / "triton-3.9.0-numpy-1.99.0.json").install["detail"]
-    good = read_raw(raw / "triton-3.9.0-numpy-2.4.6.json")
+    assert "numpy==1.99.0" in read_raw(raw / "triton-3.9.0-numpy-1.99.0.json.gz").install["detail"]
+    good = read_raw(raw / "triton-3.9.0-numpy-2.4.6.json.gz")
     assert good.complete and good.results, "the installable cell still ran its probes"
     assert "install no-such-release" in out and "does not exist" in out  # the progress line
 
@@ -98,7 +107,10 @@ def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
            "SLOW_PROBE_ONLY_NUMPY": "2.4.6", "FAULT_TAG": tag}  # fmt: skip
     args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "900")
     raw = tmp_path / "raw"
-    first, second = raw / "triton-3.9.0-numpy-2.3.5.json", raw / "triton-3.9.0-numpy-2.4.6.json"
+    first, second = (
+        raw / "triton-3.9.0-numpy-2.3.5.json.gz",
+        raw / "triton-3.9.0-numpy-2.4.6.json.gz",
+    )
     side = partial_path(second)  # an unfinished cell lives beside its raw file
 
     def running_second() -> bool:
@@ -172,14 +184,17 @@ FIXTURES = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(R
 def test_two_runs_at_once_one_waits_and_both_end_correct(tmp_path, envs_dir):
     tag = f"twice-{os.getpid()}-{time.monotonic_ns()}"
     env = {**FIXTURES, "SLOW_PROBE_SECONDS": "2", "FAULT_TAG": tag}
-    args = ("--releases", "3.9.0", "--numpy", "2.4.6", "--force", "--timeout", "60")
+    # The hang probe sleeps through the per-probe limit twice in each run (a sleeping probe's
+    # timeout is doubted once: runner.ProbeClock), one run after the other: 4 x 10 s, not
+    # 4 x 60 (the limit counts from the probe's start, not the child's imports).
+    args = ("--releases", "3.9.0", "--numpy", "2.4.6", "--force", "--timeout", "10")
     first = _orchestrate(tmp_path, envs_dir, *args, env=env)
     second = _orchestrate(tmp_path, envs_dir, *args, env=env)
     out1, _ = first.communicate(timeout=900)
     out2, _ = second.communicate(timeout=900)
     assert first.returncode == 0 and second.returncode == 0, out1 + out2
     assert "waiting for it to finish" in out1 + out2  # the second said why it waited
-    run = read_raw(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    run = read_raw(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json.gz")
     assert run.complete
     assert {r.probe: r.status for r in run.results}["ok_last"] == "pass"
     assert len(run.results) == 7 and "No module named" not in str(run.results)
@@ -191,7 +206,7 @@ def test_ctrl_c_stops_everything_with_one_line(tmp_path, envs_dir):
     env = {**FIXTURES, "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}
     proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
                         "--force", env=env, start_new_session=True)  # fmt: skip
-    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json.gz")
     deadline = time.monotonic() + 600
     while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
         time.sleep(0.3)
@@ -205,11 +220,13 @@ def test_ctrl_c_stops_everything_with_one_line(tmp_path, envs_dir):
 def test_unreadable_raw_file_is_moved_aside_and_redone_then_reused(tmp_path, envs_dir):
     raw = tmp_path / "raw"
     raw.mkdir()
-    cell = raw / "triton-3.9.0-numpy-2.4.6.json"
+    cell = raw / "triton-3.9.0-numpy-2.4.6.json.gz"
     cell.write_bytes(b'{"schema": 2, "runs": [\xff]}')
     env = {**FIXTURES, "SLOW_PROBE_SECONDS": "0.1"}
+    # 10 s: the hang probe waits out the per-probe limit (twice: runner.ProbeClock), and how
+    # long that is is not the point here.
     proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
-                        "--timeout", "60", env=env)  # fmt: skip
+                        "--timeout", "10", env=env)  # fmt: skip
     out, _ = proc.communicate(timeout=900)
     assert proc.returncode == 0, out
     aside = list(raw.glob("*.unreadable-*"))
@@ -313,13 +330,13 @@ def test_a_full_disk_keeps_the_complete_cell_and_says_where(tmp_path, envs_dir):
     why = _small_disk_usable(tmp_path / "probe")
     if why:
         pytest.skip(why)
-    cell = tmp_path / "triton-3.9.0-numpy-2.4.6.json"
+    cell = tmp_path / "triton-3.9.0-numpy-2.4.6.json.gz"
     done = Result("ok_first", "interpret", None, "pass", "kept from before", 0.5, {})
-    write_raw(Run(id=cell.stem, env={"triton": "3.9.0", "numpy": "2.4.6"}, results=[done],
-                  extra={"complete": True}), cell)  # fmt: skip
+    write_raw(Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0", "numpy": "2.4.6"},
+                  results=[done], extra={"complete": True}), cell)  # fmt: skip
     report_raw = tmp_path / "report-raw"
     report_raw.mkdir()
-    shutil.copy(ROOT / "reports" / "raw" / cell.name, report_raw)
+    shutil.copy(committed_raw("triton-3.9.0-numpy-2.4.6"), report_raw)
     # The redo needs an environment on a disk with room: build it first (or reuse it).
     proc = _orchestrate(tmp_path / "warm", envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
                         env={**FIXTURES, "FIXTURE_PROBES": "ok_first"})  # fmt: skip
@@ -360,7 +377,7 @@ def test_a_killed_matrix_leaves_no_grandchild_that_left_its_group(tmp_path, envs
            "SLOW_PROBE_SECONDS": "60", "FAULT_TAG": tag}  # fmt: skip
     proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.9.0", "--numpy", "2.4.6",
                         "--force", "--timeout", "120", env=env)  # fmt: skip
-    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json")
+    side = partial_path(tmp_path / "raw" / "triton-3.9.0-numpy-2.4.6.json.gz")
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline and not (side.exists() and read_raw(side).results):
         time.sleep(0.3)
@@ -383,7 +400,7 @@ def test_sigterm_to_nox_stops_the_matrix_it_runs(tmp_path, envs_dir):
     env = {**FIXTURES, "FIXTURE_PROBES": "ok_first,slow", "SLOW_PROBE_SECONDS": "600",
            "FAULT_TAG": tag}  # fmt: skip
     raw = tmp_path / "raw"
-    side = partial_path(raw / "triton-3.9.0-numpy-2.4.6.json")
+    side = partial_path(raw / "triton-3.9.0-numpy-2.4.6.json.gz")
     proc = _nox("-s", "matrix", "--", "--releases", "3.9.0", "--numpy", "2.4.6", "--raw-dir",
                 str(raw), "--envs-dir", str(envs_dir), "--no-report", "--jobs", "1",
                 "--timeout", "900", env=env, start_new_session=True)  # fmt: skip

@@ -49,7 +49,6 @@ compiler's own plumbing: they are kept in the raw data but never diffed or match
 from __future__ import annotations
 
 import itertools
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import Release, ReleaseError, release_key
-from matrix.measure.results import Run, parse
+from matrix.measure.results import Run, parse, raw_files, read_json
 from matrix.probes.api_surface import normal_repr
 
 PROBE = "api_surface"
@@ -334,10 +333,10 @@ def load_censuses(path: str | Path) -> dict[str, Census]:
     """From a results file (``reports/matrix.json`` or one raw file) or a folder of raw files;
     a bare census document (a fixture) is accepted too."""
     path = Path(path)
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    files = raw_files(path) if path.is_dir() else [path]
     out: dict[str, Census] = {}
     for f in files:
-        doc = json.loads(f.read_text(encoding="utf-8"))
+        doc = read_json(f)
         if isinstance(doc, dict) and "runs" in doc:
             out.update(censuses_from_runs(parse(doc, str(f))))
         else:

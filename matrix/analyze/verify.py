@@ -23,7 +23,7 @@ from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import CRASHED, ERROR, TIMEOUT, install_ok
 from matrix.measure import incremental
-from matrix.measure.results import Run, SchemaError, read_folder, read_runs
+from matrix.measure.results import Run, SchemaError, partial_files, read_folder, read_runs
 
 BROKEN = (CRASHED, TIMEOUT, ERROR)
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.raw.is_dir():
         found += [
             f"{p.name}: an interrupted cell (the matrix finishes it on a rerun)"
-            for p in sorted(args.raw.glob("*.json.partial"))
+            for p in partial_files(args.raw)
         ]
     stale, unknown = stale_cells(runs, incremental.current_catalog())
     found += stale

@@ -89,7 +89,10 @@ class Cell:
         return self.id
 
     def raw_path(self, raw_dir: Path) -> Path:
-        return raw_dir / f"{self.id}.json"
+        """Where this cell's raw file is (gzip-compressed JSON: ``results.RAW_SUFFIX``)."""
+        from matrix.measure.results import raw_name
+
+        return raw_dir / raw_name(self.id)
 
 
 def _release(value: Any, path: Path, key: str) -> Release:

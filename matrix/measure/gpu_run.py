@@ -11,7 +11,7 @@ Steps, each in its own process:
    (``triton.__version__`` and ``importlib.metadata``) and its launcher builds (an exact vector
    add). If not, the raw file gets ``install.status = "error"`` with the reason and no probe runs;
 3. ``python -m matrix.run --backends gpu``: every probe with a gpu backend, into
-   ``<out-dir>/raw/triton-<release>-numpy-<numpy>-gpu-<machine>.json``; the env names the torch
+   ``<out-dir>/raw/triton-<release>-numpy-<numpy>-gpu-<machine>.json.gz``; the env names the torch
    pairing and where Triton came from;
 4. ``python -m matrix.measure.gpu_bench``: split-K, tiled and cuBLAS timings and float64 checks,
    into ``<out-dir>/bench/triton-<release>-gpu-<machine>.json``.
@@ -34,7 +34,7 @@ from typing import Any
 
 from matrix import cli
 from matrix.core import REPO_ROOT
-from matrix.measure.results import Run, write_raw
+from matrix.measure.results import Run, raw_name, write_raw
 
 
 def unpack(pack: Path, dest: Path) -> tuple[Path, float]:
@@ -93,7 +93,7 @@ def record_not_run(release: str, numpy: str, machine: str, out_dir: Path, why: s
         install={"status": "skipped", "seconds": 0.0, "detail": f"not run on {machine}: {why}"},
         extra={"complete": True},
     )
-    path = out_dir / "raw" / f"{run_id}.json"
+    path = out_dir / "raw" / raw_name(run_id)
     write_raw(run, path)
     print(f"wrote {path}")
     return 0
@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         numpy = pre.get("numpy", "unknown")
         run_id = f"triton-{args.release}-numpy-{numpy}-gpu-{args.machine}"
-        raw = raw_dir / f"{run_id}.json"
+        raw = raw_dir / raw_name(run_id)
         if not pre.get("ok"):
             detail = (
                 f"preflight failed at {pre.get('stage')}: {pre.get('error')}; no probe run "

@@ -56,7 +56,7 @@ from matrix.core import (
     passed_test,
     release_key,
 )
-from matrix.measure import incremental, lock, procs, runner
+from matrix.measure import incremental, lock, migrate, procs, runner
 from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
@@ -215,8 +215,9 @@ def run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOu
 
 def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOutcome:
     out = cell.raw_path(args.raw_dir)
+    adopted = migrate.adopt_legacy(out)  # a plain X.json from before becomes X.json.gz
     state = "missing" if args.force else existing_state(out, cell, args.suite)
-    outcome = CellOutcome(cell)
+    outcome = CellOutcome(cell, note=adopted)
     # A complete cell that lacks a probe of the catalog, holds a changed one or is named by
     # --probes is completed in place: only those probes run (matrix.measure.incremental).
     redo, why, suite_kept = _redo(out, state, cell, args)
@@ -225,7 +226,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     if state == "complete":
         run = read_raw(out)
         outcome.install = run.install.get("status", "?")
-        outcome.note = " [kept: already complete]"
+        outcome.note += " [kept: already complete]"
         outcome.kept = True
         outcome.counts = _counts(run)
         outcome.tests = _test_counts(run)
@@ -243,10 +244,11 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
     outcome.install = install.status
     if install.status == NO_SUCH_RELEASE and cell.release not in args.config.releases:
         # A typo or a release not yet out: no raw file, or every page would grow its column.
-        outcome.note = f" [no raw file written: {install.detail[:200]}]"
+        outcome.note += f" [no raw file written: {install.detail[:200]}]"
         outcome.unrecorded = True
     elif not install_ok(install) or install.python is None:
-        outcome.note, outcome.failed = record_failure(cell, install, out)
+        note, outcome.failed = record_failure(cell, install, out)
+        outcome.note += note
     else:
         cmd = [
             str(install.python),
@@ -267,7 +269,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         ]
         if state == "partial":
             cmd.append("--resume")
-            outcome.note = f" [completed in place: {why}]" if suite_kept else " [resumed]"
+            outcome.note += f" [completed in place: {why}]" if suite_kept else " [resumed]"
         if redo:
             cmd += ["--redo", ",".join(redo)]
         if args.tests and not suite_kept:

@@ -14,6 +14,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from matrix.measure.results import LEGACY_SUFFIX, RAW_SUFFIX, raw_files
+
 UNKNOWN = "not in git"
 
 
@@ -49,7 +51,7 @@ def _git(args: list[str], cwd: Path) -> str | None:
 def of_raw_folder(raw_dir: Path, commit: str | None = None, date: str | None = None) -> Freshness:
     """The freshness of ``raw_dir`` from git; ``commit``/``date`` override what git says."""
     raw_dir = Path(raw_dir).resolve()
-    names = {p.name for p in raw_dir.glob("*.json")}
+    names = {p.name for p in raw_files(raw_dir)}
     head = _git(["log", "-1", "--format=%h %cs", "--", "."], raw_dir)
     git_commit, git_date = head.split() if head and head.strip() else (UNKNOWN, UNKNOWN)
     measured: dict[str, str] = {}
@@ -64,5 +66,6 @@ def of_raw_folder(raw_dir: Path, commit: str | None = None, date: str | None = N
             if base in names and base not in measured:
                 measured[base] = day
     status = _git(["status", "--porcelain", "--", "."], raw_dir)
-    uncommitted = len([ln for ln in (status or "").splitlines() if ln.endswith(".json")])
+    lines = (status or "").splitlines()
+    uncommitted = len([ln for ln in lines if ln.endswith((RAW_SUFFIX, LEGACY_SUFFIX))])
     return Freshness(commit or git_commit, date or git_date, measured, uncommitted)
