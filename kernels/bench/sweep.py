@@ -184,10 +184,10 @@ def plan_sweep(
     loaders: tuple[str, ...],
 ) -> list[tuple[Case, list[Candidate]]]:  # fmt: skip
     """Atomic-mode candidates per case: the full sweep where ``full(case)`` or no entry exists,
-    else the entry's neighbours. Cases without an entry go first (they are what the table lacks),
-then the other full sweeps, then the neighbourhoods (a deadline cuts the last). A dtype
-    with a loader rule (``kernels/data/loader_rules.toml``) is swept with that loader only:
-    the plan would override any other."""
+    else the entry's neighbours. Cases without an entry go first (they are what the table
+    lacks), then the other full sweeps, then the neighbourhoods (a deadline cuts the last). A
+    dtype with a loader rule (``kernels/data/loader_rules.toml``) is swept with that loader
+    only: the plan would override any other."""
     from kernels.gpu_plan import load_loader_rules
 
     rules = load_loader_rules()
