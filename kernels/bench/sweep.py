@@ -46,8 +46,10 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
     """Candidate (BM, BN, BK, warps, stages): wgmma-friendly (BM >= 64, 4 or 8 warps) where M
     allows, narrow-M tiles for M = 16; BK halved for 4-byte elements (shared memory)."""
     if case.m <= 16:
+        # Skinny shapes stream B once: deep pipelines of wide K tiles keep more bytes in flight.
         tiles = [(16, 64, 256, 4, 4), (16, 128, 128, 4, 4), (16, 64, 128, 4, 5),
-                 (16, 128, 256, 8, 3), (16, 32, 256, 4, 4), (16, 256, 128, 8, 3)]  # fmt: skip
+                 (16, 128, 256, 8, 3), (16, 32, 256, 4, 4), (16, 256, 128, 8, 3),
+                 (16, 32, 256, 4, 6), (16, 64, 256, 4, 5), (16, 32, 512, 4, 3)]  # fmt: skip
     elif case.m <= 64:
         tiles = [(64, 64, 128, 4, 4), (64, 64, 64, 4, 5), (64, 32, 128, 4, 4),
                  (32, 32, 128, 4, 4), (64, 64, 256, 8, 3)]  # fmt: skip
@@ -55,7 +57,8 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
         tiles = [(64, 64, 128, 4, 4), (128, 128, 64, 8, 4), (64, 128, 64, 4, 4),
                  (128, 64, 128, 8, 3), (128, 128, 128, 8, 3)]  # fmt: skip
         if case.m >= 256:
-            tiles += [(128, 256, 64, 8, 3), (64, 256, 64, 8, 4)]
+            tiles += [(128, 256, 64, 8, 3), (64, 256, 64, 8, 4), (128, 128, 64, 8, 5),
+                      (128, 64, 64, 4, 5)]  # fmt: skip
     if case.element_size == 4:
         tiles = [(bm, bn, max(32, bk // 2), w, s) for bm, bn, bk, w, s in tiles]
     if case.dtype == "fp32-tf32" and case.m > 16:
