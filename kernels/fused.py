@@ -54,23 +54,45 @@ def _fence_gpu(x):
 
 @triton.jit
 def _ordered_sum(first, stride, count, mask, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """``sum(first[s * stride] for s in 0..count-1)``, added in that order; four slices are
-    loaded before the first add (a load-then-add loop keeps one in flight: the last program's
-    sum cost ``count`` L2 round trips in a row), the adds stay in order, so the result is
-    bitwise the same as one slice at a time. Loads are volatile: never hoisted above the
-    counter atomic that published the slices."""
+    """``sum(first[s * stride] for s in 0..count-1)``, added in that order. Several slices are
+    loaded before the first add (a load-then-add loop keeps one in flight, so the sum cost
+    ``count`` L2 round trips in a row): eight for tiles of up to 2048 elements (at most 16 per
+    thread each at 4 warps), four for larger ones (registers). The adds stay in order, so the
+    result is bitwise the same as one slice at a time. Loads are volatile: never hoisted above
+    the counter atomic that published the slices."""
     total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    full = count - count % 4
-    for s in range(0, full, 4):
-        p = first + s * stride
-        x0 = tl.load(p, mask=mask, other=0.0, volatile=True)
-        x1 = tl.load(p + stride, mask=mask, other=0.0, volatile=True)
-        x2 = tl.load(p + 2 * stride, mask=mask, other=0.0, volatile=True)
-        x3 = tl.load(p + 3 * stride, mask=mask, other=0.0, volatile=True)
-        total += x0
-        total += x1
-        total += x2
-        total += x3
+    if BLOCK_M * BLOCK_N <= 2048:
+        full = count - count % 8
+        for s in range(0, full, 8):
+            p = first + s * stride
+            x0 = tl.load(p, mask=mask, other=0.0, volatile=True)
+            x1 = tl.load(p + stride, mask=mask, other=0.0, volatile=True)
+            x2 = tl.load(p + 2 * stride, mask=mask, other=0.0, volatile=True)
+            x3 = tl.load(p + 3 * stride, mask=mask, other=0.0, volatile=True)
+            x4 = tl.load(p + 4 * stride, mask=mask, other=0.0, volatile=True)
+            x5 = tl.load(p + 5 * stride, mask=mask, other=0.0, volatile=True)
+            x6 = tl.load(p + 6 * stride, mask=mask, other=0.0, volatile=True)
+            x7 = tl.load(p + 7 * stride, mask=mask, other=0.0, volatile=True)
+            total += x0
+            total += x1
+            total += x2
+            total += x3
+            total += x4
+            total += x5
+            total += x6
+            total += x7
+    else:
+        full = count - count % 4
+        for s in range(0, full, 4):
+            p = first + s * stride
+            x0 = tl.load(p, mask=mask, other=0.0, volatile=True)
+            x1 = tl.load(p + stride, mask=mask, other=0.0, volatile=True)
+            x2 = tl.load(p + 2 * stride, mask=mask, other=0.0, volatile=True)
+            x3 = tl.load(p + 3 * stride, mask=mask, other=0.0, volatile=True)
+            total += x0
+            total += x1
+            total += x2
+            total += x3
     for s in range(full, count):
         total += tl.load(first + s * stride, mask=mask, other=0.0, volatile=True)
     return total

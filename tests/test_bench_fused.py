@@ -81,6 +81,17 @@ def test_ordered_two_level_sum_is_right_stable_and_leaves_counters_clean(split):
         assert torch.equal(_fused(a, b, split, det=True)[0], first)
 
 
+def test_ordered_sum_of_large_tiles_loads_four_at_a_time_and_is_right():
+    """TILE (32x32) takes the eight-wide slice sum; a 64x64 tile the four-wide one."""
+    a, b = random_operands(70, 66, 300, torch.float32, seed=13)
+    p = check_matmul(a, b, None, "ieee", interpreted=True)
+    for split in (6, 13):  # one level (4 + 2 slices); two levels (groups of 8 and 5)
+        plan = splitk.plan_with(a, b, TileConfig(64, 64, 32), split, "pointer")
+        c = splitk.run_plan(a, b, plan, p, precision="ieee", deterministic=True)
+        assert not torch.isnan(c).any()
+        assert rel_err(c, reference(a, b)) <= tolerance(a, b, torch.float32)
+
+
 def test_misaligned_descriptors_are_refused_on_the_host(monkeypatch):
     """On an H200 a descriptor over a misaligned base raised 'misaligned address' and poisoned
     the CUDA context (probe descriptor_misaligned): the host must fall back to pointers first."""
