@@ -219,3 +219,15 @@ def test_layout_and_dtype_keys():
     assert gpu_plan.layout_key(w.t()) == "nk_t" and gpu_plan.layout_key(w) == "kn"
     assert gpu_plan.dtype_key(torch.float32, "tf32") == "fp32-tf32"
     assert gpu_plan.dtype_key(torch.bfloat16, "ieee") == "bf16"
+
+
+def test_repeat_check_needs_a_gpu(tmp_path, capsys):
+    """kernels.bench.repeat checks the GPU path only: without CUDA it says so and exits 2."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the check would run")
+    from kernels.bench import repeat
+
+    assert repeat.main(["--out", str(tmp_path / "r.json")]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()

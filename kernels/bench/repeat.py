@@ -23,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import torch
 
+    if not torch.cuda.is_available():
+        print("kernels.bench.repeat: no CUDA device; this checks the GPU path", file=sys.stderr)
+        return 2
+
     from kernels import splitk
     from kernels.bench.checks import check, make_operands, poisoned_empty, tolerance
     from kernels.bench.impls import ATOMIC, DETERMINISTIC, impl_fn
