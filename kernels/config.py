@@ -42,6 +42,21 @@ MIN_K_TILES_PER_SPLIT = 2
 MAX_SPLIT_K = 64
 
 
+# Ordered (deterministic) mode past this many splits sums in two levels: groups of this many
+# splits, then the group sums (kernels.fused reads the same constant). One program reading every
+# slice was bounded by one SM's L2 bandwidth (det/atomic up to 1.9 on an H200 at S33-S64).
+ORDERED_GROUP = 8
+
+
+def ordered_group(split_k: int) -> int:
+    """Splits per group of ordered mode's two-level sum; ``split_k`` itself means one level.
+
+    >>> ordered_group(4), ordered_group(8), ordered_group(33)
+    (4, 8, 8)
+    """
+    return split_k if split_k <= ORDERED_GROUP else ORDERED_GROUP
+
+
 def tile_config(device_type: str, element_size: int) -> TileConfig:
     try:
         return TILE_CONFIGS[(device_type, element_size)]

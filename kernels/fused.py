@@ -37,7 +37,11 @@ import triton
 import triton.language as tl
 
 from compat.descriptors import make_descriptor_2d
+from kernels.config import ORDERED_GROUP as _GROUP
 from kernels.dot import dot_acc
+
+# Global constants a kernel reads must be tl.constexpr.
+ORDERED_GROUP = tl.constexpr(_GROUP)
 
 
 @triton.jit
@@ -46,6 +50,52 @@ def _fence_gpu(x):
     tl.inline_asm_elementwise(
         "fence.acq_rel.gpu; mov.u32 $0, $1;", "=r,r", [x], dtype=tl.int32, is_pure=False, pack=1
     )
+
+
+@triton.jit
+def _ordered_sum(first, stride, count, mask, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """``sum(first[s * stride] for s in 0..count-1)``, added in that order. Several slices are
+    loaded before the first add (a load-then-add loop keeps one in flight, so the sum cost
+    ``count`` L2 round trips in a row): eight for tiles of up to 2048 elements (at most 16 per
+    thread each at 4 warps), four for larger ones (registers). The adds stay in order, so the
+    result is bitwise the same as one slice at a time. Loads are volatile: never hoisted above
+    the counter atomic that published the slices."""
+    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if BLOCK_M * BLOCK_N <= 2048:
+        full = count - count % 8
+        for s in range(0, full, 8):
+            p = first + s * stride
+            x0 = tl.load(p, mask=mask, other=0.0, volatile=True)
+            x1 = tl.load(p + stride, mask=mask, other=0.0, volatile=True)
+            x2 = tl.load(p + 2 * stride, mask=mask, other=0.0, volatile=True)
+            x3 = tl.load(p + 3 * stride, mask=mask, other=0.0, volatile=True)
+            x4 = tl.load(p + 4 * stride, mask=mask, other=0.0, volatile=True)
+            x5 = tl.load(p + 5 * stride, mask=mask, other=0.0, volatile=True)
+            x6 = tl.load(p + 6 * stride, mask=mask, other=0.0, volatile=True)
+            x7 = tl.load(p + 7 * stride, mask=mask, other=0.0, volatile=True)
+            total += x0
+            total += x1
+            total += x2
+            total += x3
+            total += x4
+            total += x5
+            total += x6
+            total += x7
+    else:
+        full = count - count % 4
+        for s in range(0, full, 4):
+            p = first + s * stride
+            x0 = tl.load(p, mask=mask, other=0.0, volatile=True)
+            x1 = tl.load(p + stride, mask=mask, other=0.0, volatile=True)
+            x2 = tl.load(p + 2 * stride, mask=mask, other=0.0, volatile=True)
+            x3 = tl.load(p + 3 * stride, mask=mask, other=0.0, volatile=True)
+            total += x0
+            total += x1
+            total += x2
+            total += x3
+    for s in range(full, count):
+        total += tl.load(first + s * stride, mask=mask, other=0.0, volatile=True)
+    return total
 
 
 @triton.jit
@@ -132,15 +182,48 @@ def splitk_fused_kernel(
         if FENCE:
             _fence_gpu(pid)
         tl.debug_barrier()
-        arrived = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel")
-        if arrived == split_k - 1:
-            if FENCE:
-                _fence_gpu(pid)
-            if ORDERED:
-                total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-                for s in range(0, split_k):
-                    total += tl.load(ws_ptrs + s * M * N, mask=c_mask, other=0.0, volatile=True)
-            else:
+        if ORDERED:
+            # Ordered mode sums in up to two levels: the last of each group of ORDERED_GROUP
+            # splits adds the group's slices in split order; with one group that is c, else it
+            # goes to the group's own slot (after the split_k slices) and the last group adds
+            # the group sums in group order. The tree is fixed by split_k alone, so the result
+            # is bitwise the same whatever order programs arrive in, and the reads spread over
+            # the groups' programs instead of one program reading all split_k slices (one SM's
+            # L2 bandwidth bounded that: det/atomic up to 1.9 on an H200). Group counters sit
+            # after the tile counters; the host sizes both by kernels.config.ordered_group.
+            group = tl.minimum(split_k, ORDERED_GROUP)
+            ngroups = tl.cdiv(split_k, group)
+            g = pid_k // group
+            g_lo = g * group
+            g_n = tl.minimum(g_lo + group, split_k) - g_lo
+            g_lock = lock_ptr + num_tiles + tile * ngroups + g
+            arrived_g = tl.atomic_add(g_lock, 1, sem="acq_rel")
+            if arrived_g == g_n - 1:
+                if FENCE:
+                    _fence_gpu(pid)
+                part = _ordered_sum(ws_ptrs + g_lo * M * N, M * N, g_n, c_mask,
+                                    BLOCK_M, BLOCK_N)  # fmt: skip
+                tl.store(g_lock, 0)
+                if ngroups == 1:
+                    tl.store(c_ptrs, part.to(c_ptr.dtype.element_ty), mask=c_mask)
+                else:
+                    tl.store(ws_ptrs + (split_k + g) * M * N, part, mask=c_mask)
+                    if FENCE:
+                        _fence_gpu(pid)
+                    tl.debug_barrier()
+                    arrived = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel")
+                    if arrived == ngroups - 1:
+                        if FENCE:
+                            _fence_gpu(pid)
+                        total = _ordered_sum(ws_ptrs + split_k * M * N, M * N, ngroups, c_mask,
+                                             BLOCK_M, BLOCK_N)  # fmt: skip
+                        tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=c_mask)
+                        tl.store(lock_ptr + tile, 0)
+        else:
+            arrived = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel")
+            if arrived == split_k - 1:
+                if FENCE:
+                    _fence_gpu(pid)
                 # volatile: a plain load may be hoisted above the counter atomic (seen on an
                 # H200: wrong fp16/bf16 sums in ~25% of atomic-mode runs with .cg loads).
                 total = tl.load(ws_ptrs, mask=c_mask, other=0.0, volatile=True)
@@ -152,5 +235,5 @@ def splitk_fused_kernel(
                 # whatever layouts are picked; tests/test_fused_barrier.py checks the PTX.
                 tl.debug_barrier()
                 tl.store(ws_ptrs, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32), mask=c_mask)
-            tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=c_mask)
-            tl.store(lock_ptr + tile, 0)
+                tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=c_mask)
+                tl.store(lock_ptr + tile, 0)

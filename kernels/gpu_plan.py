@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from kernels.config import TileConfig, choose_split_k, tile_config
+from kernels.config import TileConfig, choose_split_k, ordered_group, tile_config
 
 TABLE_PATH = Path(__file__).resolve().parent / "data" / "splitk_tuned.toml"
 LOADER_RULES_PATH = TABLE_PATH.with_name("loader_rules.toml")
@@ -136,5 +136,7 @@ def choose(
 
 
 def fits_workspace(split: int, m: int, n: int) -> bool:
-    """Whether ordered mode's ``split`` slices of (M, N) stay within 32-bit offsets."""
-    return split * m * n <= MAX_WS_ELEMS
+    """Whether ordered mode's ``split`` slices of (M, N), and the group sums of its two-level
+    sum (``kernels.config.ordered_group``), stay within 32-bit offsets."""
+    groups = -(-split // ordered_group(split))
+    return (split + (groups if groups > 1 else 0)) * m * n <= MAX_WS_ELEMS

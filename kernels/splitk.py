@@ -28,7 +28,14 @@ from compat.descriptors import make_descriptor_2d
 from kernels import gpu_plan, workspace
 from kernels.binding import BoundKernel
 from kernels.checks import MatmulProblem, check_matmul, trivial_result
-from kernels.config import MAX_SPLIT_K, TileConfig, cdiv, choose_split_k, tile_config
+from kernels.config import (
+    MAX_SPLIT_K,
+    TileConfig,
+    cdiv,
+    choose_split_k,
+    ordered_group,
+    tile_config,
+)
 from kernels.dot import dot_acc
 from kernels.fused import splitk_fused_kernel
 from kernels.launch import (
@@ -331,9 +338,14 @@ class FusedCall:
         # fp16/bf16 sums were intermittently wrong; the cause was a missing barrier between
         # the workspace load and the zero store (kernels.fused, issue 13).
         self.ordered = ordered = deterministic and not single
-        self.sizes = (0 if (single or ordered) else m * n,
-                      cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n),
-                      plan.split_k * m * n if ordered else 0)  # fmt: skip
+        # Ordered mode sums in groups of ordered_group(split_k) splits (kernels.fused): a
+        # counter per (tile, group) after the tile counters, and past one group a slot per
+        # group after the slices.
+        groups = cdiv(plan.split_k, ordered_group(plan.split_k)) if ordered else 0
+        slots = groups if groups > 1 else 0
+        tiles = cdiv(m, cfg.block_m) * cdiv(n, cfg.block_n)
+        self.sizes = (0 if (single or ordered) else m * n, tiles * (1 + groups),
+                      (plan.split_k + slots) * m * n if ordered else 0)  # fmt: skip
         self._stream = _stream_reader(p.device)
         self.stream = self._stream(self.index) if self._stream else None
         s = workspace.scratch(p.device, *self.sizes, stream=self.stream)

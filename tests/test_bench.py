@@ -89,6 +89,9 @@ def test_full_sweep_filter():
     assert not full(bench.Case(16, 64, 64, "fp32-ieee", "kn"))
     with pytest.raises(ValueError, match="dtype:layout"):
         cli.full_sweep_filter("fp16")
+    shaped = cli.full_sweep_filter("fp16:*:256x256x*")
+    assert shaped(bench.Case(256, 256, 8192, "fp16", "nk_t"))
+    assert not shaped(bench.Case(128, 128, 8192, "fp16", "nk_t"))
 
 
 ENTRY = {"device": "GPU X", "dtype": "fp16", "layout": "kn", "mode": "ordered", "m": 64,
@@ -132,7 +135,28 @@ def test_candidates_use_wgmma_friendly_tiles_where_m_allows():
     fp16 = sweep.tiles_for(bench.Case(64, 64, 8192, "fp16", "kn"))
     assert max(t[2] for t in fp32) == max(t[2] for t in fp16) // 2
     cands = sweep.candidates(bench.Case(64, 64, 8192, "fp16", "kn"), ("pointer",))
-    assert all(1 <= c.split_k <= 128 for c in cands) and any(c.split_k == 1 for c in cands)
+    assert all(2 <= c.split_k <= 128 for c in cands)  # 1 to 4 tiles: no split never wins
+    # 16x32 tiles: 128 of them, so no split is a candidate, and one wave of 132 programs too.
+    many = sweep.candidates(bench.Case(16, 4096, 4096, "fp16", "kn"), ("pointer",))
+    assert any(c.split_k == 1 for c in many)
+    assert any(c.block_n == 32 and c.split_k == 1 for c in many)
+    wide = [c for c in many if c.block_n == 64]  # 64 tiles: splits 2 (128) and 3 (192)
+    assert {2, 3} <= {c.split_k for c in wide} and 1 not in {c.split_k for c in wide}
+
+
+def test_sweep_uses_the_ruled_loader_only():
+    case = bench.Case(64, 64, 8192, "fp32-ieee", "nk_t")
+    plans = sweep.plan_sweep([case], lambda c: True, (), "GPU X", ("pointer", "descriptor"))
+    assert {c.loader for c in plans[0][1]} == {"pointer"}  # loader_rules.toml: fp32-ieee
+    tf32 = bench.Case(64, 64, 8192, "fp32-tf32", "nk_t")
+    plans = sweep.plan_sweep([tf32], lambda c: True, (), "GPU X", ("pointer", "descriptor"))
+    assert {c.loader for c in plans[0][1]} == {"pointer", "descriptor"}
+
+
+def test_ordered_candidates_add_smaller_splits():
+    top = [sweep.Candidate(64, 64, 64, 4, 4, s, "pointer") for s in (32, 16, 8)]
+    got = {c.split_k for c in sweep.ordered_candidates(top)}
+    assert got == {32, 16, 8, 4}  # halves of each, a quarter of the fastest
 
 
 TABLE = (
@@ -195,3 +219,15 @@ def test_layout_and_dtype_keys():
     assert gpu_plan.layout_key(w.t()) == "nk_t" and gpu_plan.layout_key(w) == "kn"
     assert gpu_plan.dtype_key(torch.float32, "tf32") == "fp32-tf32"
     assert gpu_plan.dtype_key(torch.bfloat16, "ieee") == "bf16"
+
+
+def test_repeat_check_needs_a_gpu(tmp_path, capsys):
+    """kernels.bench.repeat checks the GPU path only: without CUDA it says so and exits 2."""
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the check would run")
+    from kernels.bench import repeat
+
+    assert repeat.main(["--out", str(tmp_path / "r.json")]) == 2
+    assert "no CUDA device" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()

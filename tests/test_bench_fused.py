@@ -63,6 +63,35 @@ def test_ordered_mode_is_bitwise_stable():
         assert torch.equal(_fused(a, b, 5, det=True)[0], first)
 
 
+@pytest.mark.parametrize("split", [9, 13, 30])
+def test_ordered_two_level_sum_is_right_stable_and_leaves_counters_clean(split):
+    """Past ORDERED_GROUP (8) splits, ordered mode sums groups, then group sums: 9 splits make
+    groups of 8 and 1, 13 of 8 and 5; 30 of K = 300 leave chunks empty (BK 32: 10 K tiles)."""
+    from kernels.config import ordered_group
+
+    assert ordered_group(split) < split
+    workspace.clear()
+    a, b = random_operands(45, 70, 300, torch.float32, seed=12)
+    first, _ = _fused(a, b, split, det=True)
+    assert not torch.isnan(first).any()
+    assert rel_err(first, reference(a, b)) <= tolerance(a, b, torch.float32)
+    s = workspace.scratch(torch.device("cpu"), 0, 0)
+    assert torch.count_nonzero(s.locks) == 0  # tile and group counters back at zero
+    for _ in range(2):
+        assert torch.equal(_fused(a, b, split, det=True)[0], first)
+
+
+def test_ordered_sum_of_large_tiles_loads_four_at_a_time_and_is_right():
+    """TILE (32x32) takes the eight-wide slice sum; a 64x64 tile the four-wide one."""
+    a, b = random_operands(70, 66, 300, torch.float32, seed=13)
+    p = check_matmul(a, b, None, "ieee", interpreted=True)
+    for split in (6, 13):  # one level (4 + 2 slices); two levels (groups of 8 and 5)
+        plan = splitk.plan_with(a, b, TileConfig(64, 64, 32), split, "pointer")
+        c = splitk.run_plan(a, b, plan, p, precision="ieee", deterministic=True)
+        assert not torch.isnan(c).any()
+        assert rel_err(c, reference(a, b)) <= tolerance(a, b, torch.float32)
+
+
 def test_misaligned_descriptors_are_refused_on_the_host(monkeypatch):
     """On an H200 a descriptor over a misaligned base raised 'misaligned address' and poisoned
     the CUDA context (probe descriptor_misaligned): the host must fall back to pointers first."""

@@ -14,7 +14,9 @@ implementations), and the rest says *how*, identically for every line:
   exceeds the flush), host time per call (back-to-back calls, no sync), and the two ceilings;
 * ``sweep``: ``--tune``'s candidates, parallel precompile, and the tuned TOML table;
 * ``output``: the records, the summary against the goals under both timers, the table printed;
-* ``cli``: the command line (``python -m kernels.bench``).
+* ``cli``: the command line (``python -m kernels.bench``);
+* ``repeat``: deterministic mode's bitwise stability on a GPU (``python -m kernels.bench.repeat``);
+* ``loader_ab``: one plan timed with both loaders.
 
 Importing this package needs no torch; the GPU parts import it when they run.
 """

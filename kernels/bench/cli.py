@@ -75,13 +75,17 @@ def host_comparison(impls: tuple[str, ...]) -> dict[str, Any]:
 
 
 def full_sweep_filter(patterns: str) -> Any:
-    """``"fp32-ieee:nk_t,fp32-tf32:*"`` -> predicate on cases (dtype:layout globs)."""
+    """``"fp32-ieee:nk_t,fp32-tf32:*,fp16:*:256x256x*"`` -> predicate on cases (dtype:layout
+    globs, optionally :MxNxK)."""
     pats = [p.strip().split(":") for p in patterns.split(",") if p.strip()]
-    bad = [":".join(p) for p in pats if len(p) != 2]
+    bad = [":".join(p) for p in pats if len(p) not in (2, 3)]
     if bad:
-        raise ValueError(f"--tune-full: expected dtype:layout patterns, got {bad}")
-    return lambda c: any(fnmatch.fnmatch(c.dtype, d) and fnmatch.fnmatch(c.layout, lay)
-                         for d, lay in pats)  # fmt: skip
+        raise ValueError(f"--tune-full: expected dtype:layout[:MxNxK] patterns, got {bad}")
+    return lambda c: any(
+        fnmatch.fnmatch(c.dtype, p[0]) and fnmatch.fnmatch(c.layout, p[1])
+        and (len(p) == 2 or fnmatch.fnmatch(f"{c.m}x{c.n}x{c.k}", p[2]))
+        for p in pats
+    )  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="dtype:layout globs swept in full; other tuned cases are swept around "
                          "their table entry (default: all in full)")  # fmt: skip
     ap.add_argument("--sweep-out", type=Path, help="every tuning timing, as JSON")
+    ap.add_argument("--tune-only", action="store_true",
+                    help="stop after --tune has written the table and --sweep-out")  # fmt: skip
     ap.add_argument("--quick", action="store_true", help="3 shapes instead of 11")
     ap.add_argument("--loaders", default="pointer,descriptor", help="loaders to try in --tune")
     ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
@@ -136,6 +142,8 @@ def main(argv: list[str] | None = None) -> int:
         gpu_plan.load_table.cache_clear()
         splitk.clear_plan_cache()
         log(f"tuned {len(entries)} entries in {time.monotonic() - t0:.0f} s")
+        if args.tune_only:
+            return 0
     ceil = timing.ceilings()
     log("ceilings: " + ", ".join(f"{k}={v:.4g}" for k, v in ceil.items()))
     host = host_comparison(impls)

@@ -46,8 +46,10 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
     """Candidate (BM, BN, BK, warps, stages): wgmma-friendly (BM >= 64, 4 or 8 warps) where M
     allows, narrow-M tiles for M = 16; BK halved for 4-byte elements (shared memory)."""
     if case.m <= 16:
+        # Skinny shapes stream B once: deep pipelines of wide K tiles keep more bytes in flight.
         tiles = [(16, 64, 256, 4, 4), (16, 128, 128, 4, 4), (16, 64, 128, 4, 5),
-                 (16, 128, 256, 8, 3), (16, 32, 256, 4, 4), (16, 256, 128, 8, 3)]  # fmt: skip
+                 (16, 128, 256, 8, 3), (16, 32, 256, 4, 4), (16, 256, 128, 8, 3),
+                 (16, 32, 256, 4, 6), (16, 64, 256, 4, 5), (16, 32, 512, 4, 3)]  # fmt: skip
     elif case.m <= 64:
         tiles = [(64, 64, 128, 4, 4), (64, 64, 64, 4, 5), (64, 32, 128, 4, 4),
                  (32, 32, 128, 4, 4), (64, 64, 256, 8, 3)]  # fmt: skip
@@ -55,9 +57,14 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
         tiles = [(64, 64, 128, 4, 4), (128, 128, 64, 8, 4), (64, 128, 64, 4, 4),
                  (128, 64, 128, 8, 3), (128, 128, 128, 8, 3)]  # fmt: skip
         if case.m >= 256:
-            tiles.append((128, 256, 64, 8, 3))
+            tiles += [(128, 256, 64, 8, 3), (64, 256, 64, 8, 4), (128, 128, 64, 8, 5),
+                      (128, 64, 64, 4, 5)]  # fmt: skip
     if case.element_size == 4:
         tiles = [(bm, bn, max(32, bk // 2), w, s) for bm, bn, bk, w, s in tiles]
+    if case.dtype == "fp32-tf32" and case.m > 16:
+        # tf32 wgmma reads K in steps of 8: a 32-wide (128-byte) K tile with more stages
+        # keeps the swizzled descriptor tile whole and hides DRAM latency.
+        tiles += [(64, 64, 32, 4, 5), (128, 64, 32, 4, 5)]
     return list(dict.fromkeys(tiles))
 
 
@@ -66,7 +73,12 @@ def candidates(case: Case, loaders: tuple[str, ...]) -> list[Candidate]:
     for bm, bn, bk, w, s in tiles_for(case):
         tiles = -(-case.m // bm) * -(-case.n // bn)
         k_tiles = -(-case.k // bk)
-        splits = sorted({1} | {max(1, min(k_tiles, 128, -(-p // tiles))) for p in (132, 264, 528)})
+        # One and two programs per SM (132 SMs on an H200), rounded both ways: a launch one
+        # program past a full wave runs a second, nearly empty wave.
+        wanted = {-(-p // tiles) for p in (132, 264, 528)} | {p // tiles for p in (132, 264)}
+        splits = {max(1, min(k_tiles, 128, w)) for w in wanted}
+        # No split at all only where the tiles alone half-fill the GPU (else it never won).
+        splits = sorted(splits | ({1} if tiles >= 66 else set()))
         for split in splits:
             for loader in loaders:
                 out.append(Candidate(bm, bn, bk, w, s, split, loader))
@@ -109,7 +121,7 @@ def precompile(jobs: list[tuple[Case, list[Candidate], bool]], workers: int) -> 
         for c in cands:
             key = (case.dtype, case.layout, case.m % c.block_m == 0, case.n % c.block_n == 0,
                    c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages, c.loader,
-                   det, c.split_k == 1)  # fmt: skip
+                   det, c.split_k == 1, c.split_k % 16 == 0)  # fmt: skip
             if key in seen:
                 continue
             seen.add(key)
@@ -175,22 +187,33 @@ def plan_sweep(
     loaders: tuple[str, ...],
 ) -> list[tuple[Case, list[Candidate]]]:  # fmt: skip
     """Atomic-mode candidates per case: the full sweep where ``full(case)`` or no entry exists,
-    else the entry's neighbours. Full sweeps go first (they are what the table lacks)."""
+    else the entry's neighbours. Cases without an entry go first (they are what the table
+    lacks), then the other full sweeps, then the neighbourhoods (a deadline cuts the last). A
+    dtype with a loader rule (``kernels/data/loader_rules.toml``) is swept with that loader
+    only: the plan would override any other."""
+    from kernels.gpu_plan import load_loader_rules
+
+    rules = load_loader_rules()
     plans = []
     for case in cases:
         entry = _entry_of(table, device, case)
-        if full(case) or entry is None:
-            plans.append((0, case, candidates(case, loaders)))
+        lds = (rules[case.dtype],) if case.dtype in rules else loaders
+        if entry is None:
+            plans.append((0, case, candidates(case, lds)))
+        elif full(case):
+            plans.append((1, case, candidates(case, lds)))
         else:
-            plans.append((1, case, neighbours(entry, loaders)))
+            plans.append((2, case, neighbours(entry, lds)))
     return [(case, cands) for _, case, cands in sorted(plans, key=lambda p: p[0])]
 
 
 def ordered_candidates(ranked: list[Candidate]) -> list[Candidate]:
-    """Ordered mode: the three fastest atomic configurations, and each at half split."""
+    """Ordered mode: the three fastest atomic configurations, each at half split, and the
+    fastest at a quarter (ordered mode's last program reads every slice: fewer can win)."""
     top = ranked[:3]
     halves = [Candidate(**{**asdict(c), "split_k": max(1, c.split_k // 2)}) for c in top]
-    return list(dict.fromkeys(top + halves))
+    quarter = [Candidate(**{**asdict(c), "split_k": max(1, c.split_k // 4)}) for c in top[:1]]
+    return list(dict.fromkeys(top + halves + quarter))
 
 
 def table_entry(device: str, case: Case, det: bool, best: dict) -> dict:
@@ -211,7 +234,9 @@ def tune(
     jobs = []
     for case, cands in plans:
         jobs.append((case, cands, False))
-        jobs.append((case, [c for c in cands if c.split_k > 1][:8], True))
+        # Every tile in ordered mode too: its candidates are the fastest atomic ones, known
+        # only later, and compiling them there is serial (one compile per split % 16 class).
+        jobs.append((case, [c for c in cands if c.split_k > 1], True))
     log(f"precompiling {sum(len(c) for _, c, _ in jobs)} variants in {workers} workers")
     log(f"precompile took {precompile(jobs, workers):.0f} s")
     entries, sweep = [], []
