@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_checks, fp_env, fp_rules, fp_runtime, fp_warnings
+from matrix.probes.support import fp_checks, fp_env, fp_layout, fp_rules, fp_runtime, fp_warnings
 from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Context, Observation, root_cause
 from matrix.probes.support.battery import trace_battery
@@ -267,6 +267,8 @@ def observe(ctx: Context) -> Observation:
     if battery.values:
         rows.extend(_value_rows(ctx, battery.values, value_sink, value_ending, endings))
     rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
+    if ctx.backend in ("interpret", "aot"):  # the same cases on both: their disagreements
+        rows.extend(fp_layout.layout_rows(ctx, list(battery.raw["layout"]["case"])))
     if ctx.backend == "interpret":
         rows.extend(fp_rules.runtime_rows())
     if ctx.backend == "aot":  # host-side only: once per release (aot runs in one cell)
