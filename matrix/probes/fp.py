@@ -267,8 +267,9 @@ def observe(ctx: Context) -> Observation:
     if battery.values:
         rows.extend(_value_rows(ctx, battery.values, value_sink, value_ending, endings))
     rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
-    if ctx.backend in ("interpret", "aot"):  # the same cases on both: their disagreements
-        rows.extend(fp_layout.layout_rows(ctx, list(battery.raw["layout"]["case"])))
+    layout = list(battery.raw.get("layout", {}).get("case", []))
+    if layout and ctx.backend in ("interpret", "aot"):  # the same cases on both: they part
+        rows.extend(fp_layout.layout_rows(ctx, layout))
     if ctx.backend == "interpret":
         rows.extend(fp_rules.runtime_rows())
     if ctx.backend == "aot":  # host-side only: once per release (aot runs in one cell)
