@@ -87,6 +87,7 @@ def block_ptr_case(
 # The in-kernel descriptor constructor, reached as ``tl.<name>`` in the kernel body (the
 # interpreter patches ``tl``), and defined only under the name the release has: 3.0-3.2 resolve
 # every ``tl.<name>`` a kernel mentions when computing its cache key, even in a dead branch.
+DESCRIPTOR: str | None  # the constructor's name on this release, None where it has none
 if callable(getattr(tl, "make_tensor_descriptor", None)):
     DESCRIPTOR = "tl.make_tensor_descriptor"
 
@@ -197,7 +198,8 @@ def parse_cases(entries: list[dict[str, Any]]) -> list[LayoutCase]:
         if unknown or "name" not in e or e.get("kind") not in KINDS:
             raise ValueError(f"{where}: needs name and kind in {KINDS}; fields {sorted(FIELDS)},"
                              f" got unknown {sorted(unknown)}")  # fmt: skip
-        case = LayoutCase(**{k: tuple(v) if isinstance(v, list) else v for k, v in e.items()})
+        fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in e.items()}
+        case = LayoutCase(**fields)
         if case.strides not in STRIDE_MODES:
             raise ValueError(f"{where}: strides = {case.strides!r}; one of {sorted(STRIDE_MODES)}")
         if case.boundary not in BOUNDARY_CODES or case.order not in ORDER_CODES:
@@ -306,15 +308,16 @@ def run_case(ctx: Context, case: LayoutCase) -> tuple[str, str, dict[str, Any] |
         outcome = exercise(ctx, kernel, args, constexprs)
     except CannotObserve as e:  # outside Triton: this case is not observed
         return e.status, e.reason[:300], None
+    raised = outcome.exception
     if ctx.backend == "aot":
-        if outcome.raised and isinstance(root_cause(outcome.exception), PTXReady):
+        if raised is not None and isinstance(root_cause(raised), PTXReady):
             return "accepted", "", None
-        if outcome.raised:
-            return "rejected", _reason(outcome.exception), None
+        if raised is not None:
+            return "rejected", _reason(raised), None
         how = "" if not stops else "; the stop before PTX did not take"
         return "accepted", f"compiled to the binary{how}", None
-    if outcome.raised:
-        return "rejected", _reason(outcome.exception), None
+    if raised is not None:
+        return "rejected", _reason(raised), None
     want, judged = expected(case, src)
     got = dst.to(torch.float64)
     for i, j in judged.nonzero().tolist():
