@@ -20,7 +20,7 @@ import triton
 import triton.language as tl
 
 from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_checks, fp_env, fp_rules, fp_runtime, fp_warnings
+from matrix.probes.support import fp_checks, fp_env, fp_layout, fp_rules, fp_runtime, fp_warnings
 from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Context, Observation, root_cause
 from matrix.probes.support.battery import trace_battery
@@ -280,6 +280,10 @@ def observe(ctx: Context) -> Observation:
         took("values")
     rows.extend(fp_rules.rule_rows(ctx, list(battery.raw.get("rules", {}).get("cases", []))))
     took("rules")
+    layout = list(battery.raw.get("layout", {}).get("case", []))
+    if layout and ctx.backend in ("interpret", "aot"):  # the same cases on both: they part
+        rows.extend(fp_layout.layout_rows(ctx, layout))
+        took("layout")
     if ctx.backend == "interpret":
         rows.extend(fp_rules.runtime_rows())
         took("runtime")

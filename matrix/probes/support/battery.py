@@ -572,9 +572,13 @@ def _apply_value(ops: Operands, vc: ValueCase, xs: list[Any]) -> Any:
         return getattr(xs[0], VALUE_OPS[vc.op])(xs[1], **kw)
     if vc.op in ("minimum", "maximum"):
         return _function(tl, vc.op, ops.generator)(xs[0], xs[1], **kw)
-    if vc.op == "minimum_nan_all":
-        fn = _function(tl, "minimum", ops.generator)
+    if vc.op in ("minimum_nan_all", "maximum_nan_all"):
+        fn = _function(tl, vc.op.split("_")[0], ops.generator)
         return fn(xs[0], xs[1], propagate_nan=tl.PropagateNan.ALL, **kw)
+    if vc.op == "clamp":  # tl.clamp(x, -y, y): the usual symmetric clamp, bounds from one row
+        return _function(tl, "clamp", ops.generator)(xs[0], xs[1].__neg__(**kw), xs[1], **kw)
+    if vc.op == "where":  # tl.where(x < y, x, y): a select whose condition sees NaN as false
+        return tl.where(xs[0].__lt__(xs[1], **kw), xs[0], xs[1], **kw)
     if vc.op == "binary":
         return getattr(xs[0], BINARY_METHODS[vc.opname])(xs[1], **kw)
     if vc.op == "unary":

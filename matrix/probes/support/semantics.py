@@ -24,8 +24,10 @@ stopped once TTIR exists) and reads, per case, the ops that compute the stored v
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
@@ -198,6 +200,13 @@ def stop_after_ttir(target: str) -> bool:
     lowering it (the later stages take most of the time and tell nothing about the ops).
     Only in a child process that is about to end: the backend class is patched in place.
     False when the target's backend has no ``make_ttgir`` to replace (then it compiles on)."""
+    return stop_before(target, "make_ttgir", lambda src: TTIRReady(str(src)))
+
+
+def stop_before(target: str, stage: str, stop: Callable[[Any], BaseException]) -> bool:
+    """Replace the CUDA backend's stage method ``stage`` (``make_ttgir``, ``make_ptx``) by one
+    that raises ``stop(its input)``: the compile ends there. Only in a child process that is
+    about to end (the class is patched in place). False when there is nothing to replace."""
     if not target.startswith("cuda"):
         return False
     # The class the compile uses is the registry's: 3.0.0-3.2.0 load the backend's compiler.py
@@ -206,11 +215,11 @@ def stop_after_ttir(target: str) -> bool:
 
     entry = getattr(triton.backends, "backends", {}).get("nvidia")
     cuda_backend = getattr(entry, "compiler", None)
-    if cuda_backend is None or not hasattr(cuda_backend, "make_ttgir"):
+    if cuda_backend is None or not hasattr(cuda_backend, stage):
         return False
 
     def ready(src, *args, **kwargs):  # Triton's stage signature
-        raise TTIRReady(str(src))
+        raise stop(src)
 
-    cuda_backend.make_ttgir = staticmethod(ready)
+    setattr(cuda_backend, stage, staticmethod(ready))
     return True
