@@ -76,10 +76,9 @@ def candidates(case: Case, loaders: tuple[str, ...]) -> list[Candidate]:
         # One and two programs per SM (132 SMs on an H200), rounded both ways: a launch one
         # program past a full wave runs a second, nearly empty wave.
         wanted = {-(-p // tiles) for p in (132, 264, 528)} | {p // tiles for p in (132, 264)}
-        splits = {max(1, min(k_tiles, 128, w)) for w in wanted}
+        split_set = {max(1, min(k_tiles, 128, n)) for n in wanted}
         # No split at all only where the tiles alone half-fill the GPU (else it never won).
-        splits = sorted(splits | ({1} if tiles >= 66 else set()))
-        for split in splits:
+        for split in sorted(split_set | ({1} if tiles >= 66 else set())):
             for loader in loaders:
                 out.append(Candidate(bm, bn, bk, w, s, split, loader))
     return out

@@ -376,7 +376,7 @@ def run_batch(ctx: Context, cases: list[LayoutCase]) -> dict[str, tuple[str, str
             if "start" in line:
                 started = line["start"]
             else:
-                results[line["name"]], started = tuple(line["result"]), None  # type: ignore[assignment]
+                results[line["name"]], started = tuple(line["result"]), None
         if started is None:
             break  # the child ended between cases: nothing to single out
         why = "hung" if hung else f"exit code {child.exitcode}"
