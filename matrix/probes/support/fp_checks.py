@@ -403,6 +403,9 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
             if failed is not None:
                 g["cells"][key], g["details"][key] = failed
                 continue
+            if lost and encodable and "observe" in (vc.reference, ref_name):
+                g["cells"][key] = UNWRITTEN  # an observed value: what the release stored
+                continue
             if lost and encodable:
                 xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
                            for j, dt in enumerate(dts))  # fmt: skip
