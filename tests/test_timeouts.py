@@ -108,24 +108,27 @@ def test_cpu_seconds_counts_this_process_and_grows_with_work():
 
 
 def test_fingerprint_part_costs_are_read_from_the_fp_rows() -> None:
-    """`python -m matrix.timings RAW --parts`: each part's seconds per release and column, the
-    interpreter's averaged over its numpy cells, from what the fp rows recorded."""
+    """`python -m matrix.timings RAW --parts`: each part's seconds per column over the releases
+    (a release's interpreter cells averaged first), from what the fp rows recorded."""
     from matrix.measure.results import Result, Run
     from matrix.report.timings import parts_table
 
-    def run(numpy: str, backend: str, target: str | None, spent: dict[str, float]) -> Run:
+    def run(release: str, numpy: str, backend: str, target: str | None,
+            spent: dict[str, float]) -> Run:  # fmt: skip
         row = Result("fp", backend, target, "observed", data={"part_seconds": spent})
-        return Run(
-            f"triton-3.9.0-numpy-{numpy}", {"triton": "3.9.0", "numpy": numpy}, results=[row]
-        )
+        env = {"triton": release, "numpy": numpy}
+        return Run(f"triton-{release}-numpy-{numpy}", env, results=[row])
 
     runs = [
-        run("1.26.4", "interpret", None, {"types": 2.0, "values": 4.0}),
-        run("2.4.6", "interpret", None, {"types": 4.0, "values": 6.0}),
-        run("2.4.6", "aot", "cuda:90", {"types": 9.0, "env_values": 1.5}),
+        run("3.9.0", "1.26.4", "interpret", None, {"types": 2.0, "values": 4.0}),
+        run("3.9.0", "2.4.6", "interpret", None, {"types": 4.0, "values": 6.0}),
+        run("3.0.0", "2.4.6", "interpret", None, {"types": 1.0, "values": 1.0}),
+        run("3.10.0", "2.4.6", "interpret", None, {"types": 8.0, "values": 1.0}),
+        run("3.9.0", "2.4.6", "aot", "cuda:90", {"types": 9.0, "env_values": 1.5}),
     ]
-    text = parts_table(runs)
-    assert text.splitlines()[0] == "| release | column | types | values | env_values |"
-    assert "| 3.9.0 | interpret | 3.0 | 5.0 | - |" in text
-    assert "| 3.9.0 | aot:cuda:90 | 9.0 | - | 1.5 |" in text
-    assert "no fp row" in parts_table([run("2.4.6", "interpret", None, {})][:0])
+    lines = parts_table(runs).splitlines()
+    assert lines[0] == "| fingerprint part | column | releases | min s | median s | max s |"
+    assert "| types | interpret | 3.0.0-3.10.0 | 1.0 | 3.0 | 8.0 |" in lines
+    assert "| values | interpret | 3.0.0-3.10.0 | 1.0 | 1.0 | 5.0 |" in lines
+    assert "| env_values | aot:cuda:90 | 3.9.0-3.9.0 | 1.5 | 1.5 | 1.5 |" in lines
+    assert parts_table([]).startswith("no fp row")

@@ -38,28 +38,27 @@ def table(runs: list[Run]) -> str:
 
 
 def parts_table(runs: list[Run]) -> str:
-    """Per release and column, the seconds each fingerprint part took (``fp`` rows'
-    ``data.part_seconds``; interpreter columns averaged over their numpy cells)."""
-    seen: dict[tuple[str, str], list[dict[str, float]]] = defaultdict(list)
-    names: dict[str, None] = {}
+    """Per fingerprint part and column, the seconds it took over the recorded releases (the
+    ``fp`` rows' ``data.part_seconds``; each release's interpreter cells averaged first)."""
+    seen: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         for res in run.results:
             spent = (res.data or {}).get("part_seconds") if res.probe == "fp" else None
             if isinstance(spent, dict):
                 where = str(Column(res.backend, res.target))
-                seen[(str(run.env.get("triton")), where)].append(spent)
-                names.update(dict.fromkeys(spent))
+                for part, secs in spent.items():
+                    seen[(part, where)][str(run.env.get("triton"))].append(float(secs))
     if not seen:
         return "no fp row records part_seconds (measured before parts were timed)"
-    lines = ["| release | column | " + " | ".join(names) + " |",
-             "|---|---|" + "---|" * len(names)]  # fmt: skip
-    for release, where in sorted(seen, key=lambda k: (release_key(k[0]), k[1])):
-        rows = seen[(release, where)]
-        cells = []
-        for name in names:
-            got = [r[name] for r in rows if name in r]
-            cells.append(f"{sum(got) / len(got):.1f}" if got else "-")
-        lines.append(f"| {release} | {where} | " + " | ".join(cells) + " |")
+    lines = ["| fingerprint part | column | releases | min s | median s | max s |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for part, where in seen:
+        per_release = seen[(part, where)]
+        means = sorted(sum(v) / len(v) for v in per_release.values())
+        median = means[len(means) // 2]
+        span = sorted(per_release, key=release_key)
+        lines.append(f"| {part} | {where} | {span[0]}-{span[-1]} | {means[0]:.1f} | "
+                     f"{median:.1f} | {means[-1]:.1f} |")  # fmt: skip
     return "\n".join(lines)
 
 
