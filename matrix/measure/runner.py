@@ -208,6 +208,10 @@ def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir:
     env["TRITON_CACHE_DIR"] = cache_dir
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     env["PYTHONUNBUFFERED"] = "1"
+    # One OpenMP thread: probes fork (fp traces each part in a forked child), and a child forked
+    # after torch's OpenMP pool started waits forever at the pool's barrier (seen on 3.3.1: the fp
+    # child stuck in gomp_team_barrier_wait_end inside a tensor index). The tensors are small.
+    env["OMP_NUM_THREADS"] = "1"
     env.update(dict(extra))
     return env
 
