@@ -233,6 +233,38 @@ def test_the_aot_row_names_the_ops_so_the_change_is_a_behaviour_change():
     assert "C fmod" in rows["3.3.1"].data["semantics"]["float32"]["means"]
 
 
+def test_a_gpu_values_kernel_that_fails_to_lower_costs_only_the_group_that_fails(monkeypatch):
+    """Recorded on the H200 (3.6.0, notes/gpu-logs/session5): the kernel of every accepted values
+    case failed with "PassManager::run failed", which left all 33 groups error. Now each group
+    gets a kernel of its own: the one that fails alone is error with both reasons, the others
+    run (observed; this fake records no result dtypes, so their cells are skipped)."""
+    from matrix.probes import fp
+    from matrix.probes.support import base
+    from matrix.probes.support import semantics as sem
+
+    values = bt.load().values
+    bad = values[-1].group
+    monkeypatch.setattr(fp, "values_semantics",
+                        lambda ctx, v: sem.Semantics("cuda:90", "ttir", {}, {}, {}))  # fmt: skip
+    calls = []
+
+    def launch(ctx, part, cases, vals, stop):
+        calls.append({v.group for v in vals})
+        sink = bt.Sink(traced=True)  # no result dtypes: cells skipped, the group observed
+        sink.inputs, sink.outputs = fp._buffers(vals)
+        fails = len(calls) == 1 or bad in calls[-1]
+        return sink, "RuntimeError: PassManager::run failed" if fails else "ok"
+
+    monkeypatch.setattr(fp, "trace_isolated", launch)
+    rows = fp._value_rows(base.Context("gpu", "cuda:90"), values, None, "", {})
+    groups = {v.group for v in values}
+    assert len(calls) == 1 + len(groups) and all(len(c) == 1 for c in calls[1:])
+    by_name = {r.name: r for r in rows}
+    assert by_name[f"fp.{bad}"].status == "error"
+    assert "this group alone: RuntimeError: PassManager::run failed" in by_name[f"fp.{bad}"].detail
+    assert all(r.status == "observed" for name, r in by_name.items() if name != f"fp.{bad}")
+
+
 def test_a_values_part_that_did_not_run_is_error_in_every_cell_never_wrong(monkeypatch):
     """Recorded on the H200 (reports/raw/triton-3.5.1-numpy-2.5.2-gpu-h200.json): the values
     compile ended "RuntimeError: error encountered during parsing"; the zeros in the output

@@ -399,6 +399,30 @@ def _compile_semantics(target: str, values: list) -> sem.Semantics:
                          traced.value_dtypes)  # fmt: skip
 
 
+def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, whole: str,
+                      endings: dict) -> list[Observation]:  # fmt: skip
+    """The GPU values rows, one kernel per group, after the kernel of all of them failed
+    (``whole``): a group whose own kernel fails too is ``error`` with both reasons."""
+    rows: list[Observation] = []
+    by_group: dict[str, list] = {}
+    for v in values:
+        by_group.setdefault(v.group, []).append(v)
+    ran = {v.index for v in accepted}
+    for group, cases in by_group.items():
+        todo = [v for v in cases if v.index in ran]
+        sink, ending = trace_isolated(ctx, 5, [], todo, False) if todo else (None, "no case")
+        endings[f"5:{group}"] = ending
+        if sink is None or not sink.traced or ending != "ok":
+            status = sink.cannot_observe[0] if sink and sink.cannot_observe else "error"
+            why = f"the values part did not run: {whole}; this group alone: {ending}"
+            rows += fp_checks.failed_part_rows(cases, status, why)
+            continue
+        for index, reason in semantics.refused.items():
+            sink.value_errors.setdefault(index, reason)
+        rows += fp_checks.value_rows(sink, cases, semantics)
+    return rows
+
+
 def _value_rows(ctx: Context, values: list, sink, ending: str, endings: dict) -> list[Observation]:
     """The values groups' rows: each case judged against the semantics the release compiles
     it to (``values_semantics``). On a GPU the values run in a kernel of their own, holding
@@ -414,6 +438,11 @@ def _value_rows(ctx: Context, values: list, sink, ending: str, endings: dict) ->
         endings[5] = ending
         for index, why in semantics.refused.items():
             sink.value_errors.setdefault(index, why)
+        if sink.cannot_observe is None and (not sink.traced or ending != "ok"):
+            # One case the frontend accepts but the lowering refuses fails the whole kernel
+            # ("PassManager::run failed": measured on 3.6.0 with the every-dtype battery), so
+            # each group gets a kernel of its own: a failure then costs that group alone.
+            return _gpu_rows_by_group(ctx, values, accepted, semantics, ending, endings)
     elif sink is None:
         return []  # the part holding the values did not run: its rows already say why
     if not sink.traced or ending != "ok":

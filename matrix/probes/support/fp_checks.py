@@ -493,6 +493,10 @@ def _reduce_cell(g: dict, vc: ValueCase, result, failed, ins, outs) -> None:
     if failed is not None:
         g["cells"][key], g["details"][key] = failed
         return
+    if result not in FLOAT_TORCH and result not in INT_DTYPES:
+        g["cells"][key] = "skipped"  # the trace recorded no result dtype to decode it with
+        g["details"][key] = f"no host encoding for result {result}"
+        return
     dt = vc.operand_dtypes[0]
     xs = decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index], dt)
     n = len(vc.inputs)
