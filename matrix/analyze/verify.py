@@ -37,8 +37,11 @@ def stale_cells(runs: list[Run], catalog: incremental.Catalog) -> tuple[list[str
             continue  # said by problems(): incomplete, or nothing measured
         state = incremental.staleness(run, catalog.specs, catalog.hashes)
         if state.stale:
+            # GPU rows are measured on a GPU machine only; the CPU matrix never redoes them
+            how = ("re-run it on a GPU: python -m matrix.measure.gpu_run, docs/gpu.md"
+                   if run.env.get("gpu") else "nox -s matrix completes it")  # fmt: skip
             found.append(f"{run.id}: not up to date with the probe catalog: {state.describe()} "
-                         "(nox -s matrix completes it)")  # fmt: skip
+                         f"({how})")  # fmt: skip
         unknown += bool(state.unknown)
     return found, unknown
 

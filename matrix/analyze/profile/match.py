@@ -187,6 +187,11 @@ class Matcher:
             if found.status == NOT_USED:
                 return found
             return Match(found.status, [*found.uses, *named.uses], found.why)
+        if family == "layout":  # block_ptr.<case> / descriptor.<case>: who builds such tiles
+            names = self.map.runtime.get(f"layout_{case.split('.', 1)[0]}")
+            if names is None:
+                return Match(MAY_AFFECT, [], f"no mapping for layout case {case!r}")
+            return self._name_list(names)
         if family == "env_values":  # VAR=spelling: used where the code names VAR
             return self._env(case.split("=", 1)[0])
         if family == "runtime_semantics":  # allocator.other_thread, knobs.scope_restores, ...

@@ -409,10 +409,18 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
             if lost and encodable:
                 xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
                            for j, dt in enumerate(dts))  # fmt: skip
-                ref = reference(vc, xs, result, ref_name) if ref_name and result else None
+                if ref_name is None or result is None:  # as below: no rule says what is right
+                    g["cells"][key] = "skipped"
+                    g["details"][key] = f"not judged: {evidence['means']}"
+                    continue
+                ref = reference(vc, xs, result, ref_name)
+                if ref is None:
+                    continue  # undefined for these inputs: not asked, as below
+                if ref is OBSERVE:  # a value recorded, not judged: what came out is nothing
+                    g["cells"][key] = UNWRITTEN
+                    continue
                 g["cells"][key] = "wrong"
-                g["values"][key] = {"inputs": [fmt(x) for x in xs],
-                                    "reference": fmt(ref) if ref is not None else "not judged",
+                g["values"][key] = {"inputs": [fmt(x) for x in xs], "reference": fmt(ref),
                                     "got": UNWRITTEN, "dtype": result}  # fmt: skip
                 continue
             if not encodable or got_all is None or result is None:
