@@ -67,6 +67,7 @@ def poison(width: int) -> int:
     return int.from_bytes(bytes([POISON_BYTE]) * (width // 8), "little", signed=True)
 
 
+UNDEFINED = "undefined"  # a cell the release accepted whose result is undefined: not judged
 UNWRITTEN = "unwritten"  # a value's `got` where the kernel stored nothing in its row
 STORED_NOTHING = (
     "the launch returned but stored nothing: every output row kept its poison (tl.store wrote "
@@ -415,7 +416,8 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
                     continue
                 ref = reference(vc, xs, result, ref_name)
                 if ref is None:
-                    continue  # undefined for these inputs: not asked, as below
+                    g["cells"][key] = UNDEFINED  # as below
+                    continue
                 if ref is OBSERVE:  # a value recorded, not judged: what came out is nothing
                     g["cells"][key] = UNWRITTEN
                     continue
@@ -439,6 +441,10 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
                 continue
             ref = reference(vc, xs, result, ref_name)
             if ref is None:
+                # Accepted, but the result is undefined for these inputs (a division by zero,
+                # an overflowing float-to-int cast): no verdict, yet a cell, so that a release
+                # that refuses the case has a counterpart here (else the gate cannot decide).
+                g["cells"][key] = UNDEFINED
                 continue
             if ref is OBSERVE:
                 g["cells"][key] = fmt(got)
