@@ -815,3 +815,11 @@ def test_lowered_ops_reads_the_conversions_of_a_compiled_kernels_ptx():
 
     assert sem.lowered_ops(Compiled()) == ["cvt.rn.satfinite.e4m3x2.f32", "cvt.u64.u32"]
     assert sem.lowered_ops(None) is None
+
+
+def test_the_analysis_spells_unwritten_as_the_probe_records_it():
+    from matrix.analyze import fingerprint
+
+    assert fingerprint.UNWRITTEN == fp_checks.UNWRITTEN
+    assert fingerprint.classify(fingerprint.UNWRITTEN, "nan") == fingerprint.FIXED
+    assert fingerprint.classify("2.0", fingerprint.UNWRITTEN) == fingerprint.REGRESSION

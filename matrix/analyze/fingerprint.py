@@ -34,6 +34,10 @@ from matrix.measure.results import Result
 PREFIX = "fp."
 OBSERVED = "observed"
 WRONG = "wrong"
+# What an observe cell records where the launch stored nothing (probes.support.fp_checks):
+# as bad as a wrong value, so that leaving it is a fix and reaching it a regression.
+UNWRITTEN = "unwritten"
+BAD_VALUES = frozenset({WRONG, UNWRITTEN})
 RIGHT_STATUSES = frozenset({"right", "accepted"})
 
 # A fingerprint run (one backend of one cell) with fewer cells lost part of its battery.
@@ -258,9 +262,9 @@ def classify(before: str | None, after: str | None) -> str:
         return UNOBSERVED
     if before in NO_OBSERVATION_STATUSES or after in NO_OBSERVATION_STATUSES:
         return UNOBSERVED
-    if after == WRONG and before != WRONG:
+    if after in BAD_VALUES and before not in BAD_VALUES:
         return REGRESSION
-    if before == WRONG and after != WRONG:
+    if before in BAD_VALUES and after not in BAD_VALUES:
         return FIXED
     return BEHAVIOUR
 

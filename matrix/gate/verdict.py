@@ -661,12 +661,14 @@ def apply_profile(
 
 
 def _fixed(f: gc.GateFinding) -> bool:
-    """A fingerprint value that was wrong on the baseline and is right on the candidate."""
+    """A fingerprint value that was wrong (or never stored) on the baseline and is right on the
+    candidate (or, for an observed cell, a value where nothing was stored before)."""
     return (
         f.probe.startswith(fingerprint.PREFIX)
-        and f.baseline == fingerprint.WRONG
-        and f.candidate in fingerprint.RIGHT_STATUSES
-    )
+        and f.baseline in fingerprint.BAD_VALUES
+        and (f.candidate in fingerprint.RIGHT_STATUSES
+             or (f.baseline == fingerprint.UNWRITTEN and f.candidate not in fingerprint.BAD_VALUES))
+    )  # fmt: skip
 
 
 def write_outputs(report: GateReport, out: str | Path) -> str:
