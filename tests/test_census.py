@@ -593,3 +593,14 @@ def test_private_members_are_compared_only_where_both_record_them() -> None:
     texts = [(c.kind, c.text) for c in C.diff(deep, deeper)]
     assert ("removed", "triton.K: member _bench removed") in texts
     assert ("signature", "triton.K.run() -> (x)") in texts
+
+
+def test_values_naming_the_environment_compare_from_the_package_root():
+    """Recorded on 3.7.1 and 3.8.0 (triton.backends.amd.__path__ in each cell's environment):
+    the same package folder, not a change, and no page shows this machine's folders."""
+    from matrix.analyze.census import normal_repr
+
+    env = "/work/main/.nox/matrix-envs/triton-{}-numpy-2.4.6/lib/python3.11/site-packages"
+    old, new = (f"['{env.format(r)}/triton/backends/amd']" for r in ("3.7.1", "3.8.0"))
+    assert normal_repr(old) == normal_repr(new) == "['<site-packages>/triton/backends/amd']"
+    assert normal_repr("<function f at 0x7f00>") == "<function f>"

@@ -49,6 +49,7 @@ compiler's own plumbing: they are kept in the raw data but never diffed or match
 from __future__ import annotations
 
 import itertools
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +58,19 @@ from typing import Any
 
 from matrix.core import Release, ReleaseError, release_key
 from matrix.measure.results import Run, parse, raw_files, read_json
-from matrix.probes.api_surface import normal_repr
+from matrix.probes.api_surface import normal_repr as _probe_repr
+
+# A recorded value that names a file of the installed package (a backend's __path__, a lib
+# folder) holds the cell's own environment folder, which differs per cell: read from the
+# package root on, so that it compares across releases and no page carries this machine's paths.
+_SITE = re.compile(r"[^'\"\s\[(]*?/(?:site|dist)-packages/")
+
+
+def normal_repr(text: str) -> str:
+    """The probe's ``normal_repr`` (one definition of a comparable repr), with environment
+    folders cut back to the package root (``<site-packages>/triton/backends/amd``)."""
+    return _SITE.sub("<site-packages>/", _probe_repr(text))
+
 
 PROBE = "api_surface"
 FORMAT = 1
