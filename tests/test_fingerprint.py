@@ -111,15 +111,15 @@ def test_recorded_wrong_interpreter_cast_comes_out_wrong_with_the_reference():
     assert "right" not in {row.data["cells"][k] for k in row.data["cells"] if "(127)" in k}
 
 
-def test_a_launch_that_stored_nothing_is_wrong_with_got_unwritten():
+def test_a_launch_that_stored_nothing_is_unwritten_in_every_cell():
     """Triton 3.0.0/3.1.0's interpreter with numpy >= 2 stores nothing (measured 2026-12-01: a
     plain fp32 -> fp16 tl.store leaves its output as it was). The poisoned rows say so: every
-    cell is `wrong` with got "unwritten" (what the release did), never a value read from the
-    buffer (nor `right` where 0 was the answer), and the group says why."""
+    cell is `unwritten` (what the release did; as bad as wrong to the gate), never a value read
+    from the buffer (nor `right` where 0 was the answer), and the group says why."""
     vc = _value_case("values.int_div", label="int32")
     (row,) = fp_checks.value_rows(_sink_with(vc, "int32", None), [vc])
     assert row.status == "observed"
-    assert set(row.data["cells"].values()) == {"wrong"}
+    assert set(row.data["cells"].values()) == {fp_checks.UNWRITTEN}
     assert row.data["values"]["int32(0,3)"]["got"] == fp_checks.UNWRITTEN
     assert row.data["values"]["int32(7,2)"]["reference"] == "3"
     assert "stored nothing" in row.detail

@@ -120,7 +120,12 @@ def problems(results: Iterable[Result]) -> list[str]:
 # What a cell's status means (the names of matrix.catalog.MEANINGS). The statuses every probe
 # may end with keep their common meaning (crashed: breaking; error, skipped: not measured);
 # any other cell status (a dtype, ``rejected``, a default's repr, TTIR ops) is a neutral fact.
-CELL_MEANINGS = {WRONG: "wrong", **{s: "good" for s in RIGHT_STATUSES}, **COMMON_MEANINGS}
+CELL_MEANINGS = {
+    WRONG: "wrong",
+    UNWRITTEN: "wrong",
+    **{s: "good" for s in RIGHT_STATUSES},
+    **COMMON_MEANINGS,
+}
 # Worst first: a group's colour is the meaning of its worst cell.
 SEVERITY = ("breaking", "wrong", "unmeasured", "changed", "neutral", "good")
 
@@ -286,8 +291,8 @@ def compare(before: Iterable[Result], after: Iterable[Result]) -> list[CellChang
     for key in sorted(set(b) | set(a), key=lambda k: (k[0], k[1], k[2] or "")):
         bs, br = b.get(key, (None, None))
         as_, ar = a.get(key, (None, None))
-        if bs == as_:
-            continue
+        if bs == as_ or (bs in BAD_VALUES and as_ in BAD_VALUES):
+            continue  # (nothing stored -> a wrong value: bad on both sides, like wrong -> wrong)
         group, case = key[0].split("\x00", 1)
         ev = {}
         if br is not None:

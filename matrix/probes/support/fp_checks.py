@@ -71,7 +71,7 @@ UNDEFINED = "undefined"  # a cell the release accepted whose result is undefined
 UNWRITTEN = "unwritten"  # a value's `got` where the kernel stored nothing in its row
 STORED_NOTHING = (
     "the launch returned but stored nothing: every output row kept its poison (tl.store wrote "
-    "nothing), so each cell is wrong with got 'unwritten'"
+    "nothing), so each cell is 'unwritten'"
 )
 
 
@@ -384,7 +384,7 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
         encodable = all(dt in INT_DTYPES or dt in FLOAT_TORCH for dt in dts)
         if vc.op == "reduce":
             if lost_all and failed is None:
-                g["cells"][vc.label] = "wrong"
+                g["cells"][vc.label] = UNWRITTEN  # stored nothing: as bad as wrong, said apart
                 g["values"][vc.label] = {"got": UNWRITTEN, "dtype": result}
             else:
                 _reduce_cell(g, vc, result, failed, ins, outs)
@@ -421,7 +421,10 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
                 if ref is OBSERVE:  # a value recorded, not judged: what came out is nothing
                     g["cells"][key] = UNWRITTEN
                     continue
-                g["cells"][key] = "wrong"
+                # The release stored nothing here: as bad as a wrong value (the analysis and the
+                # gate treat it so: fingerprint.BAD_VALUES), but not a wrong *value*: no release
+                # semantics is contradicted, the store itself was lost.
+                g["cells"][key] = UNWRITTEN
                 g["values"][key] = {"inputs": [fmt(x) for x in xs], "reference": fmt(ref),
                                     "got": UNWRITTEN, "dtype": result}  # fmt: skip
                 continue
