@@ -404,44 +404,23 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
             if failed is not None:
                 g["cells"][key], g["details"][key] = failed
                 continue
-            if lost and encodable and "observe" in (vc.reference, ref_name):
-                g["cells"][key] = UNWRITTEN  # an observed value: what the release stored
-                continue
-            if lost and encodable:
-                xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
-                           for j, dt in enumerate(dts))  # fmt: skip
-                if ref_name is None or result is None:  # as below: no rule says what is right
-                    g["cells"][key] = "skipped"
-                    g["details"][key] = f"not judged: {evidence['means']}"
-                    continue
-                ref = reference(vc, xs, result, ref_name)
-                if ref is None:
-                    g["cells"][key] = UNDEFINED  # as below
-                    continue
-                if ref is OBSERVE:  # a value recorded, not judged: what came out is nothing
-                    g["cells"][key] = UNWRITTEN
-                    continue
-                # The release stored nothing here: as bad as a wrong value (the analysis and the
-                # gate treat it so: fingerprint.BAD_VALUES), but not a wrong *value*: no release
-                # semantics is contradicted, the store itself was lost.
-                g["cells"][key] = UNWRITTEN
-                g["values"][key] = {"inputs": [fmt(x) for x in xs], "reference": fmt(ref),
-                                    "got": UNWRITTEN, "dtype": result}  # fmt: skip
-                continue
-            if not encodable or got_all is None or result is None:
+            if not encodable or result is None or (got_all is None and not lost):
                 g["cells"][key] = "skipped"
                 g["details"][key] = f"no host encoding for {dts} / result {result}"
                 continue
-            xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
-                       for j, dt in enumerate(dts))  # fmt: skip
-            got = got_all[i]
+            # Where the release stored nothing (``lost``) every judgement below still runs; what
+            # came out is UNWRITTEN: as bad as a wrong value to the analysis and the gate
+            # (fingerprint.BAD_VALUES), but no value contradicting the release's semantics.
+            got = UNWRITTEN if lost or got_all is None else got_all[i]  # (None only if lost)
             if vc.reference == "observe":
-                g["cells"][key] = fmt(got)
+                g["cells"][key] = UNWRITTEN if lost else fmt(got)
                 continue
             if ref_name is None:
                 g["cells"][key] = "skipped"
                 g["details"][key] = f"not judged: {evidence['means']}"
                 continue
+            xs = tuple(decode(ins[width_of(dt)][TYPE_ROWS + 2 * vc.index + j], dt)[i]
+                       for j, dt in enumerate(dts))  # fmt: skip
             ref = reference(vc, xs, result, ref_name)
             if ref is None:
                 # Accepted, but the result is undefined for these inputs (a division by zero,
@@ -450,9 +429,13 @@ def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> li
                 g["cells"][key] = UNDEFINED
                 continue
             if ref is OBSERVE:
-                g["cells"][key] = fmt(got)
+                g["cells"][key] = UNWRITTEN if lost else fmt(got)
                 continue
-            if same(got, ref, result, vc.opname in ONE_ULP):
+            if lost:
+                g["cells"][key] = UNWRITTEN
+                g["values"][key] = {"inputs": [fmt(x) for x in xs], "reference": fmt(ref),
+                                    "got": UNWRITTEN, "dtype": result}  # fmt: skip
+            elif same(got, ref, result, vc.opname in ONE_ULP):
                 g["cells"][key] = "right"
             else:
                 g["cells"][key] = "wrong"
