@@ -261,6 +261,12 @@ class CellChange:
         return f"{self.group}[{self.case}] {where}: {self.before} -> {self.after} ({self.kind})"
 
 
+def same_badness(before: str | None, after: str | None) -> bool:
+    """Whether two statuses of one cell are no change to judge: equal, or both bad values
+    (nothing stored -> a wrong value, or back: bad on both sides, as wrong -> wrong)."""
+    return before == after or (before in BAD_VALUES and after in BAD_VALUES)
+
+
 def classify(before: str | None, after: str | None) -> str:
     """The kind of change from ``before`` to ``after`` (statuses of one cell; None: absent)."""
     if before is None or after is None:
@@ -291,8 +297,8 @@ def compare(before: Iterable[Result], after: Iterable[Result]) -> list[CellChang
     for key in sorted(set(b) | set(a), key=lambda k: (k[0], k[1], k[2] or "")):
         bs, br = b.get(key, (None, None))
         as_, ar = a.get(key, (None, None))
-        if bs == as_ or (bs in BAD_VALUES and as_ in BAD_VALUES):
-            continue  # (nothing stored -> a wrong value: bad on both sides, like wrong -> wrong)
+        if same_badness(bs, as_):
+            continue
         group, case = key[0].split("\x00", 1)
         ev = {}
         if br is not None:

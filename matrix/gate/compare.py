@@ -481,8 +481,8 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
             "observation: the probe did not get to look)"
         )
         return
-    if fingerprint.is_group(b) and {b.status, c.status} <= fingerprint.BAD_VALUES:
-        return  # nothing stored -> a wrong value (or back): bad on both sides, as wrong -> wrong
+    if fingerprint.is_group(b) and fingerprint.same_badness(b.status, c.status):
+        return
     evidence = [_detail("baseline", baseline, b), _detail("candidate", candidate, c)]
     if fingerprint.is_group(b) and fingerprint.classify(b.status, c.status) in (
         fingerprint.REGRESSION,
