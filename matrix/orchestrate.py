@@ -22,11 +22,14 @@ from matrix.measure import orchestrate, procs
 def report_step(args: argparse.Namespace, measured: Collection[str] = ()) -> int:
     """Build the pages; say which committed files differ from the commit now: raw files this
     run measured (``measured``: their names), raw files an earlier run left, and pages."""
+    from matrix.report import stamp
     from matrix.report.__main__ import main as report_main
 
     report_dir = args.report_dir or args.raw_dir.parent
     try:
+        before = stamp.read(report_dir)
         code = report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
+        kept = before is not None and stamp.read(report_dir) == before
     except OSError as e:
         print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
         return 1
@@ -46,7 +49,13 @@ def report_step(args: argparse.Namespace, measured: Collection[str] = ()) -> int
             "run's measurements, kept by this one): " + ", ".join(earlier),
             flush=True,
         )
-    if pages:
+    if pages and kept:
+        print(
+            f"matrix: {len(pages)} committed page(s) differ from the commit (an earlier build's,"
+            " kept by this one): " + ", ".join(pages),
+            flush=True,
+        )
+    elif pages:
         print(
             f"matrix: the report step rewrote {len(pages)} committed page(s) from the raw files "
             "(new measurements, or code that renders them differently): " + ", ".join(pages),

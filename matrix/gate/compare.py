@@ -209,6 +209,25 @@ def _gpu_machines(runs: Sequence[Run]) -> dict[str | None, set[str]]:
     return machines
 
 
+_EXPANDED: dict[int, tuple[Run, list[Result], int, list[Result]]] = {}
+_EXPANDED_MAX = 256
+
+
+def _expanded(run: Run) -> list[Result]:
+    """``fingerprint.expand(run.results)``, kept per run: the pages judge 45 pairs, so each
+    release's runs are compared up to 9 times, and expanding their ~100,000 fingerprint
+    cells was two thirds of a report build. Kept while the run and its result list are the
+    same objects of the same length (the entry holds them, so their ids are not reused)."""
+    hit = _EXPANDED.get(id(run))
+    if hit is not None and hit[0] is run and hit[1] is run.results and hit[2] == len(run.results):
+        return hit[3]
+    cells = list(fingerprint.expand(run.results))
+    if len(_EXPANDED) >= _EXPANDED_MAX:
+        _EXPANDED.clear()
+    _EXPANDED[id(run)] = (run, run.results, len(run.results), cells)
+    return cells
+
+
 def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], dict[str, Result]]:
     """``{(backend, target, numpy-or-None): {probe: Result}}``; conflicting duplicates raise."""
     table: dict[tuple[str, str | None, str | None], dict[str, Result]] = {}
@@ -216,7 +235,7 @@ def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], di
     for run in runs:
         numpy = run.env.get("numpy")
         # Fingerprint groups compare cell by cell: each cell is a probe of its own here.
-        for r in fingerprint.expand(run.results):
+        for r in _expanded(run):
             np_key = str(numpy) if r.backend == "interpret" else None
             col = (r.backend, r.target, np_key)
             cell = table.setdefault(col, {})

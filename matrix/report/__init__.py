@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from matrix.analyze.fingerprint import is_group
+from matrix.gate.config import ACCEPTED_PATH
 from matrix.measure.results import Run, merge
 from matrix.report import (
     charts,
@@ -21,6 +22,7 @@ from matrix.report import (
     model,
     perf,
     render,
+    stamp,
     team,
     upgrade,
     verdicts,
@@ -35,6 +37,7 @@ class Built:
     pages: list[Path]
     runs: int
     claims: verdicts.ClaimsOutcome
+    skipped: bool = False  # nothing it reads changed since the last build (``stamp``)
 
 
 def without_fingerprint_groups(run: Run) -> Run:
@@ -49,33 +52,59 @@ def build(
     probes_dir: Path = PROBES_DIR,
     commit: str | None = None,
     date: str | None = None,
+    rebuild: bool = False,
 ) -> Built:
     """Merge ``raw_dir`` into ``out_dir/matrix.json`` and write every page under ``out_dir``.
 
     ``bench_dir`` defaults to ``out_dir/bench``; benchmark charts appear only if it has files.
     ``commit``/``date`` name what the footers say the pages were built from (default: the last
-    git commit of ``raw_dir``, ``matrix.report.freshness``).
+    git commit of ``raw_dir``, ``matrix.report.freshness``). Unless ``rebuild``, a build whose
+    inputs and outputs are as the last one left them (``matrix.report.stamp``) writes nothing.
     """
     raw_dir, out_dir = Path(raw_dir), Path(out_dir)
     if not raw_dir.is_dir():
         raise FileNotFoundError(f"raw_dir: {raw_dir} is not a folder of raw result files")
+    bench_dir = bench_dir if bench_dir is not None else out_dir / "bench"
+    fresh = freshness.of_raw_folder(raw_dir, commit, date)
+
+    def digest(suites: list[str]) -> str:
+        return stamp.inputs_digest(
+            raw_dir=raw_dir,
+            bench_dir=bench_dir,
+            probes_dir=probes_dir,
+            accepted_path=ACCEPTED_PATH,
+            freshness=repr(fresh),
+            suites=suites,
+        )
+
+    last = None if rebuild else stamp.read(out_dir)
+    if (
+        last is not None
+        and digest(last.suites) == last.inputs
+        and stamp.outputs_intact(out_dir, last)
+    ):
+        pages = [out_dir / rel for rel in last.outputs]
+        return Built(
+            pages, last.runs, verdicts.ClaimsOutcome(error=last.claims_error), skipped=True
+        )
     runs = merge(raw_dir, out_dir / "matrix.json")
+    suites = team.suites_of(runs)
+    inputs = digest(suites)  # read now: what this build is built from
     # Fingerprint groups (fp.<group>, thousands of cells a run) have pages of their own
     # (fp_pages, on matrix.analyze.fingerprint); the grid and the probe table show only the fp row.
     matrix = model.build([without_fingerprint_groups(r) for r in runs])
     claims = verdicts.evaluate_claims(matrix.runs)
-    bench_dir = bench_dir if bench_dir is not None else out_dir / "bench"
     bench = charts.load_bench(bench_dir)
     performance = perf.build_view(
         perf.read_release_benches(bench_dir), perf.read_repeats(bench_dir)
     )
     # The gate sees every result (fingerprint cells, the API census), as on the command line.
     team_view = team.build_view(runs)
-    inputs = upgrade.gate_inputs(str(raw_dir))
+    gate_inputs = upgrade.gate_inputs(str(raw_dir))
     upgrades = upgrade.build_pages(
-        matrix, runs, results=str(raw_dir), team=team_view, inputs=inputs
+        matrix, runs, results=str(raw_dir), team=team_view, inputs=gate_inputs
     )
-    every_pair = upgrade.all_pairs(matrix, runs, upgrades, inputs, team_view)
+    every_pair = upgrade.all_pairs(matrix, runs, upgrades, gate_inputs, team_view)
     pages = render.render_site(
         matrix,
         out_dir,
@@ -87,7 +116,9 @@ def build(
         fp_groups=fp_pages.build_groups(runs),
         team_view=team_view,
         every_pair=every_pair,
-        fresh=freshness.of_raw_folder(raw_dir, commit, date),
+        fresh=fresh,
         known=known.known_issues(runs),
     )
-    return Built([out_dir / "matrix.json", *pages], len(runs), claims)
+    written = [out_dir / "matrix.json", *pages]
+    stamp.write(out_dir, inputs, written, suites, len(runs), claims.error)
+    return Built(written, len(runs), claims)

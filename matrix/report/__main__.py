@@ -36,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--date", help="the build date the footers name (default: that commit's date)"
     )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="build even if nothing it reads changed since the last build (OUT/.build-stamp.json)",
+    )
     args = parser.parse_args(argv)
     try:
         built = build(
@@ -45,11 +50,18 @@ def main(argv: list[str] | None = None) -> int:
             probes_dir=args.probes,
             commit=args.commit,
             date=args.date,
+            rebuild=args.rebuild,
         )
     except (FileNotFoundError, SchemaError) as e:
         print(f"matrix.report: {e}", file=sys.stderr)
         return 2
-    print(f"matrix.report: {built.runs} runs -> {len(built.pages)} files in {args.out}")
+    if built.skipped:
+        print(
+            f"matrix.report: {len(built.pages)} files in {args.out} kept: the raw and bench files,"
+            " code and suites they were built from are unchanged (--rebuild to build anyway)"
+        )
+    else:
+        print(f"matrix.report: {built.runs} runs -> {len(built.pages)} files in {args.out}")
     if built.claims.error:
         print(f"matrix.report: claims evaluation failed: {built.claims.error}", file=sys.stderr)
         return 1
