@@ -40,28 +40,38 @@ def report_step(args: argparse.Namespace, measured: Collection[str] = ()) -> int
     earlier = [r for r in raw if r not in anew]
     if anew:
         print(
-            f"matrix: this run measured anew {len(anew)} committed raw file(s): " + ", ".join(anew),
+            f"matrix: this run measured anew {len(anew)} committed raw file(s): " + _named(anew),
             flush=True,
         )
     if earlier:
         print(
             f"matrix: {len(earlier)} committed raw file(s) differ from the commit (an earlier "
-            "run's measurements, kept by this one): " + ", ".join(earlier),
+            "run's measurements, kept by this one): " + _named(earlier),
             flush=True,
         )
     if pages and kept:
         print(
             f"matrix: {len(pages)} committed page(s) differ from the commit (an earlier build's,"
-            " kept by this one): " + ", ".join(pages),
+            " kept by this one): " + _named(pages),
             flush=True,
         )
     elif pages:
         print(
             f"matrix: the report step rewrote {len(pages)} committed page(s) from the raw files "
-            "(new measurements, or code that renders them differently): " + ", ".join(pages),
+            "(new measurements, or code that renders them differently): " + _named(pages),
             flush=True,
         )
     return code
+
+
+NAMED_AT_MOST = 6  # a full run rewrites ~150 pages: a screenful of names says nothing more
+
+
+def _named(paths: list[str]) -> str:
+    """The first few of ``paths``, then how many more (``git status`` lists them all)."""
+    shown = ", ".join(paths[:NAMED_AT_MOST])
+    rest = len(paths) - NAMED_AT_MOST
+    return shown + (f" and {rest} more (git status lists them)" if rest > 0 else "")
 
 
 def changed_committed(folder: Path) -> list[str]:

@@ -100,16 +100,18 @@ def test_interrupted_run_is_finished_by_a_rerun(tmp_path, envs_dir):
     Three probes (the first, a slow one, the last) are enough for a kill mid-cell and a resume;
     the hang and crash probes would add a timeout per cell and test nothing more here. The
     slow probe is slow only in the second cell (SLOW_PROBE_ONLY_NUMPY), so each kill lands
-    while that cell runs, however fast the machine: the first cell finishes in a second."""
+    while that cell runs, however fast the machine: the first cell finishes in a second. The
+    cell with aot (numpy 2.4.6, the default aot numpy) starts first (longest first), so the
+    interpret-only numpy 2.3.5 cell is the second."""
     tag = f"interrupted-{os.getpid()}-{time.monotonic_ns()}"
     env = {"MATRIX_PROBE_PACKAGE": "tests.fixtures.probes", "PYTHONPATH": str(ROOT),
            "FIXTURE_PROBES": "ok_first,slow,ok_last", "SLOW_PROBE_SECONDS": "600",
-           "SLOW_PROBE_ONLY_NUMPY": "2.4.6", "FAULT_TAG": tag}  # fmt: skip
+           "SLOW_PROBE_ONLY_NUMPY": "2.3.5", "FAULT_TAG": tag}  # fmt: skip
     args = ("--releases", "3.9.0", "--numpy", "2.3.5,2.4.6", "--timeout", "900")
     raw = tmp_path / "raw"
     first, second = (
-        raw / "triton-3.9.0-numpy-2.3.5.json.gz",
         raw / "triton-3.9.0-numpy-2.4.6.json.gz",
+        raw / "triton-3.9.0-numpy-2.3.5.json.gz",
     )
     side = partial_path(second)  # an unfinished cell lives beside its raw file
 
@@ -289,6 +291,16 @@ def test_the_report_step_tells_measured_raw_files_from_kept_ones(monkeypatch, ca
     assert "1 committed raw file(s) differ from the commit (an earlier run's" in out
     assert "reports/raw/b.json" in out.split("earlier run's")[1]
     assert "rewrote 1 committed page(s)" in out and "reports/index.html" in out
+
+
+def test_a_long_list_of_changed_files_is_named_in_part():
+    import matrix.orchestrate as orchestrate
+
+    pages = [f"reports/p{i}.html" for i in range(150)]
+    line = orchestrate._named(pages)
+    assert line.startswith("reports/p0.html, reports/p1.html") and "reports/p149.html" not in line
+    assert line.endswith(f"and {150 - orchestrate.NAMED_AT_MOST} more (git status lists them)")
+    assert orchestrate._named(pages[:2]) == "reports/p0.html, reports/p1.html"
 
 
 SMALL_DISK = """

@@ -111,6 +111,26 @@ def test_child_environment_fixes_the_backend(tmp_path):
     assert "TRITON_INTERPRET" not in runner.child_environment("aot", (), str(tmp_path))
 
 
+def test_children_keep_bytecode_in_the_cell_environment(tmp_path, monkeypatch):
+    """PYTHONDONTWRITEBYTECODE made every child compile torch afresh; the bytecode goes to the
+    cell's environment folder, never beside the sources (probes read site-packages' files),
+    and a prefix the user chose is kept."""
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    env = runner.child_environment("aot", (), str(tmp_path))
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PYTHONPYCACHEPREFIX"] == str(Path(sys.prefix) / "pycache")
+    source = tmp_path / "src" / "m.py"
+    source.parent.mkdir()
+    source.write_text("X = 1\n")
+    prefix = tmp_path / "prefix"
+    child = {**env, "PYTHONPYCACHEPREFIX": str(prefix), "PYTHONPATH": str(source.parent)}
+    subprocess.run([sys.executable, "-c", "import m"], env=child, check=True)
+    assert list(prefix.rglob("m.*.pyc")) and not (source.parent / "__pycache__").exists()
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(prefix))
+    assert runner.child_environment("aot", (), str(tmp_path))["PYTHONPYCACHEPREFIX"] == str(prefix)
+
+
 def test_raw_file_is_json_after_every_result(tmp_path, fixture_probes):
     """Each intermediate write (to the partial file beside --out) is a whole document (atomic
     replace), never a torn file."""

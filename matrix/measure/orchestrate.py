@@ -29,17 +29,19 @@ What happens on a fault of the matrix itself:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +72,7 @@ from matrix.measure.results import (
     write_raw,
 )
 from matrix.measure.suite import suite_identity
+from matrix.probes.support import run_cache
 
 DEFAULT_RAW = REPO_ROOT / "reports" / "raw"
 DEFAULT_ENVS = REPO_ROOT / ".nox" / "matrix-envs"
@@ -574,6 +577,24 @@ def _main(args: argparse.Namespace) -> int:
     return args.report_step(args, measured) or status
 
 
+@contextlib.contextmanager
+def run_cache_folder(envs_dir: Path) -> Iterator[Path]:
+    """The folder this run's cells share (``matrix.probes.support.run_cache``), named to them
+    by ``MATRIX_RUN_CACHE`` and removed when the run ends, however it ends."""
+    envs_dir.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=".run-cache-", dir=envs_dir))
+    saved = os.environ.get(run_cache.ENV)
+    os.environ[run_cache.ENV] = str(folder)
+    try:
+        yield folder
+    finally:
+        if saved is None:
+            os.environ.pop(run_cache.ENV, None)
+        else:
+            os.environ[run_cache.ENV] = saved
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutcome]:
     progress = Progress(len(cells))
     print(
@@ -581,14 +602,18 @@ def _run_cells(cells: Sequence[Cell], args: argparse.Namespace) -> list[CellOutc
         flush=True,
     )
     pool = ThreadPoolExecutor(max_workers=args.jobs)
-    try:
-        futures = [pool.submit(run_cell, c, args, progress) for c in cells]
-        outcomes = [f.result() for f in futures]
-    except BaseException:
-        procs.stop_all()  # the workers' children die, so the workers return at once
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown()
+    # The cells with aot (each release's longest, ~3x the others) start first: the jobs end
+    # together, and a release's numpy cells then find what its aot cell left in the run cache.
+    order = sorted(range(len(cells)), key=lambda i: ("aot" not in cells[i].backends, i))
+    with run_cache_folder(args.envs_dir):
+        try:
+            futures = {i: pool.submit(run_cell, cells[i], args, progress) for i in order}
+            outcomes = [futures[i].result() for i in range(len(cells))]
+        except BaseException:
+            procs.stop_all()  # the workers' children die, so the workers return at once
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown()
     print("\n" + summary_table(outcomes), flush=True)
     if args.tests is not None:
         runs = [read_raw(p) for o in outcomes if (p := o.cell.raw_path(args.raw_dir)).exists()]

@@ -303,7 +303,13 @@ def observe(ctx: Context) -> Observation:
     return Observation(
         "observed" if traced else "error",
         f"{len(rows)} groups, {cells} cells in {time.perf_counter() - t0:.1f} s",
-        {"groups": len(rows), "cells": cells, "endings": endings, "part_seconds": seconds},
+        {
+            "groups": len(rows),
+            "cells": cells,
+            "endings": endings,
+            "part_seconds": seconds,
+            **({"values_semantics": SEMANTICS_SOURCE} if SEMANTICS_SOURCE else {}),
+        },
         rows=rows,
     )
 
@@ -323,6 +329,8 @@ def _group_rows(sink: bt.Sink, cases, compile_ending: str) -> list[Observation]:
 # Where the values' TTIR is compiled when the backend itself has no target (the interpreter):
 # the catalog's aot target for fp (matrix/data/probes.toml).
 SEMANTICS_TARGET = "cuda:90"
+# Where this process's values semantics came from (``run_cache``): the fp row's evidence.
+SEMANTICS_SOURCE = ""
 
 
 def values_semantics(ctx: Context, values: list) -> sem.Semantics:
@@ -335,7 +343,15 @@ def values_semantics(ctx: Context, values: list) -> sem.Semantics:
     import pickle
     import tempfile
 
+    from matrix.probes.support import run_cache
+
+    global SEMANTICS_SOURCE
     target = ctx.target if ctx.backend in ("aot", "gpu") and ctx.target else SEMANTICS_TARGET
+    digest = run_cache.key(run_cache.triton_identity(), target, values, run_cache.sources_digest())
+    cached = run_cache.load("fp-values-semantics", digest)
+    if isinstance(cached, sem.Semantics):
+        SEMANTICS_SOURCE = "shared: compiled by an earlier cell of this release in this run"
+        return cached
     fd, result = tempfile.mkstemp(prefix="fp-ttir-", suffix=".pickle")
     os.close(fd)
     saved = os.environ.pop("TRITON_INTERPRET", None)
@@ -354,7 +370,14 @@ def values_semantics(ctx: Context, values: list) -> sem.Semantics:
     finally:
         os.unlink(result)
     if payload and child.exitcode == 0:
-        return pickle.loads(payload)
+        semantics = pickle.loads(payload)
+        # Only what was read is shared: a failure is each cell's own observation.
+        if semantics.ending == "ttir" and run_cache.store("fp-values-semantics", digest, semantics):
+            SEMANTICS_SOURCE = "compiled here, shared with this release's later cells in this run"
+        else:
+            SEMANTICS_SOURCE = "compiled here"
+        return semantics
+    SEMANTICS_SOURCE = "compiled here"
     why = pickle.loads(payload) if payload else f"the TTIR child ended with {child.exitcode}"
     return sem.Semantics(target, f"not read: {why}", {}, {}, {})
 

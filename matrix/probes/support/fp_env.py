@@ -218,19 +218,23 @@ UNCLASSIFIED = SKIPPED  # read in a shape this part does not evaluate: no observ
 def files_naming(root: Path, names: list[str]) -> dict[str, str]:
     """For each of ``names``, the first file under ``root`` (relative path) holding it as bytes;
     names found nowhere are left out. One read per file, however many names."""
+    import mmap
+
     wanted = {n: n.encode() for n in names}
     found: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         if not wanted or not path.is_file():
             continue
+        # Mapped, not read: libtriton.so is hundreds of MB, and copying it cost most of the
+        # part's 1.9 s on 3.6.0.
         try:
-            blob = path.read_bytes()
-        except OSError:
+            with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as blob:
+                for name, raw in list(wanted.items()):
+                    if blob.find(raw) != -1:
+                        found[name] = path.relative_to(root).as_posix()
+                        del wanted[name]
+        except (OSError, ValueError):  # unreadable, or empty (an empty file cannot be mapped)
             continue
-        for name, raw in list(wanted.items()):
-            if raw in blob:
-                found[name] = path.relative_to(root).as_posix()
-                del wanted[name]
     return found
 
 
