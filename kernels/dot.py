@@ -33,3 +33,31 @@ def dot_acc(
     else:
         acc = tl.dot(a, b, acc, allow_tf32=PRECISION == "tf32")
     return acc
+
+
+@triton.jit
+def product_acc(
+    a, b, acc, PRODUCT: tl.constexpr, PRECISION: tl.constexpr,
+    HAS_INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+):  # fmt: skip
+    """``acc + a @ b`` in one of the product forms a tuned entry names (``kernels.gpu_plan``):
+
+    * ``"dot"``: ``dot_acc``, the plain ``tl.dot``;
+    * ``"swap"``: the transposed product ``acc^T + b^T @ a^T``; ``acc`` is then the (BN, BM)
+      transposed accumulator, and the kernel transposes it once after the K loop. Hopper's
+      tf32 wgmma reads its shared-memory B operand only K-major: with ``b`` N-contiguous
+      (``kn``) the swap puts ``a`` (K-contiguous) in the B slot and ``b`` in the A slot, which
+      may come from registers;
+    * ``"fma3d"``: ``acc + sum(a[:, :, None] * b[None, :, :], axis=1)``, a broadcast multiply
+      summed over the tile's K (kept small by the tuned BLOCK_K). Float32 multiply-adds in
+      the order the compiler picks within a tile, like the FMA ``tl.dot`` an ieee fp32 dot
+      runs on; it takes the operands in the layout they were loaded in, where the ieee dot
+      first converts them into its operand layout.
+    """
+    if PRODUCT == "swap":
+        acc = dot_acc(tl.trans(b), tl.trans(a), acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+    elif PRODUCT == "fma3d":
+        acc += tl.sum(a.to(tl.float32)[:, :, None] * b.to(tl.float32)[None, :, :], axis=1)
+    else:
+        acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+    return acc
