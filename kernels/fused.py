@@ -21,7 +21,8 @@ a program reads memory and then overwrites it (atomic mode's last program loads 
 tile, then zeroes it), a CTA barrier separates the two, whatever register layouts the compiler
 gives the load and the store (tests/test_fused_barrier.py checks the compiled PTX). The
 fences are inline PTX, so ``FENCE`` is off in the interpreter
-(which runs programs one after another and needs none).
+(which runs programs one after another and needs none); ``FENCE`` also tells the product
+forms (``PRODUCT``, ``kernels.dot.product_acc``) that inline PTX is allowed.
 
 ``SPLIT_K`` is a runtime argument (one compiled kernel serves every split), programs are ordered
 tile-fastest so that programs reading the same K chunk run together and share it in L2, and
@@ -125,6 +126,10 @@ def splitk_fused_kernel(
     offs_k = tl.arange(0, BLOCK_K)
     if PRODUCT == "swap":
         acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # transposed (kernels.dot)
+    elif PRODUCT == "fma3d":
+        # (BM, BN, BK) partial products, summed over K once after the loop (kernels.dot): a
+        # sum per K step made Triton 3.6 convert the 2-D accumulator's layout every step.
+        acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K), dtype=tl.float32)
     else:
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if USE_DESC:
@@ -141,7 +146,7 @@ def splitk_fused_kernel(
                 b = tl.trans(b_desc.load([pid_n * BLOCK_N, k]))
             else:
                 b = b_desc.load([k, pid_n * BLOCK_N])
-            acc = product_acc(a, b, acc, PRODUCT, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+            acc = product_acc(a, b, acc, PRODUCT, PRECISION, HAS_INPUT_PRECISION, UPCAST, FENCE)
     else:
         # Full tiles need no wrap-around; the hints then tell the truth (contiguous, aligned).
         if EVEN_M:
@@ -162,11 +167,13 @@ def splitk_fused_kernel(
                 k_left = k_end - k_start - i * BLOCK_K
                 a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
                 b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
-            acc = product_acc(a, b, acc, PRODUCT, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+            acc = product_acc(a, b, acc, PRODUCT, PRECISION, HAS_INPUT_PRECISION, UPCAST, FENCE)
             a_ptrs += BLOCK_K * stride_ak
             b_ptrs += BLOCK_K * stride_bk
     if PRODUCT == "swap":
         acc = tl.trans(acc)
+    elif PRODUCT == "fma3d":
+        acc = tl.sum(acc, axis=2)
 
     c_mask = (rows[:, None] < M) & (cols[None, :] < N)
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn

@@ -81,16 +81,16 @@ PRODUCT_FORMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("fp32-tf32", "kn"): ("swap",),
     ("fp32-ieee", "nk_t"): ("fma3d",),
 }
-# Tiles of a form that does not reuse tiles_for's, by the largest M they serve: fma3d holds a
-# BM x BK x BN product per K step in registers, so its K steps are short.
+# Tiles of a form that does not reuse tiles_for's, by the largest M they serve.
 FORM_TILES: dict[str, tuple[tuple[int, tuple[tuple[int, int, int, int, int], ...]], ...]] = {
+    # fma3d carries a BM x BN x BK accumulator: 64 registers a thread at these tiles.
     "fma3d": (
-        (16, ((16, 64, 8, 4, 4), (16, 128, 8, 4, 4), (16, 64, 16, 4, 4), (16, 32, 16, 4, 4),
-              (16, 128, 4, 4, 4), (16, 256, 4, 8, 3))),
-        (64, ((32, 32, 16, 4, 4), (32, 64, 8, 4, 4), (64, 64, 8, 4, 4), (64, 32, 8, 4, 4),
-              (64, 64, 4, 4, 4))),
-        (1 << 30, ((64, 64, 8, 4, 4), (64, 128, 8, 8, 4), (128, 64, 8, 8, 4),
-                   (128, 128, 4, 8, 3), (64, 64, 16, 4, 3))),
+        (16, ((16, 64, 8, 4, 4), (16, 128, 4, 4, 4), (16, 32, 16, 4, 4), (16, 128, 8, 8, 3),
+              (16, 256, 4, 8, 3), (16, 64, 16, 8, 3))),
+        (64, ((32, 32, 8, 4, 4), (32, 64, 4, 4, 4), (64, 64, 2, 4, 4), (64, 64, 4, 8, 4),
+              (64, 32, 4, 4, 4))),
+        (1 << 30, ((64, 64, 4, 8, 3), (64, 128, 2, 8, 3), (128, 64, 2, 8, 3),
+                   (32, 64, 8, 4, 4), (64, 64, 2, 4, 4))),
     ),
 }  # fmt: skip
 
