@@ -213,6 +213,7 @@ def test_product_forms_are_swept_where_the_data_names_them():
     forms = {c.product for c in sweep.candidates(tf32, ("pointer",))}
     assert forms == {"dot", "swap"}
     ieee = bench.Case(16, 4096, 14336, "fp32-ieee", "nk_t")
+    assert {c.product for c in sweep.candidates(ieee, ("pointer",))} == {"dot", "fma3d", "swap"}
     fma = [c for c in sweep.candidates(ieee, ("pointer",)) if c.product == "fma3d"]
     assert fma and max(c.block_k for c in fma) <= 16
     assert {c.product for c in sweep.candidates(bench.Case(64, 64, 8192, "fp16", "kn"),

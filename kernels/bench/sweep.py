@@ -76,10 +76,12 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
 
 # Product forms tried besides tl.dot, by (dtype, layout): tf32 with an N-major B (the swap
 # feeds the K-contiguous A to wgmma's K-major B slot), ieee fp32 with a K-contiguous B (the
-# broadcast multiply-sum keeps the loaded layout; the FMA dot converted it).
+# broadcast multiply-add keeps the loaded layout; the FMA dot reads B from an unswizzled
+# K-major shared tile with 16 threads of a warp on one bank, TTGIR on 3.6; the swap puts B
+# in the FMA dot's A slot, whose threads mostly read the same rows).
 PRODUCT_FORMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("fp32-tf32", "kn"): ("swap",),
-    ("fp32-ieee", "nk_t"): ("fma3d",),
+    ("fp32-ieee", "nk_t"): ("fma3d", "swap"),
 }
 # Tiles of a form that does not reuse tiles_for's, by the largest M they serve.
 FORM_TILES: dict[str, tuple[tuple[int, tuple[tuple[int, int, int, int, int], ...]], ...]] = {
