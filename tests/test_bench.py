@@ -131,6 +131,18 @@ def test_merge_keeps_untuned_entries_and_replaces_tuned_ones():
     assert ENTRY not in merged
 
 
+def test_sweep_plan_searches_around_both_modes_entries():
+    """A case with an ordered and an atomic entry of other tiles is swept around both."""
+    ordered = {**ENTRY, "block_m": 16, "block_n": 128, "block_k": 4, "split_k": 8}
+    atomic = {**ENTRY, "mode": "atomic", "block_m": 16, "block_n": 64, "block_k": 8,
+              "split_k": 9}  # fmt: skip
+    case = bench.Case(64, 64, 8192, "fp16", "kn")
+    ((_, cands),) = sweep.plan_sweep([case], lambda c: False, (ordered, atomic), "GPU X",
+                                     ("pointer",))  # fmt: skip
+    got = {(c.block_n, c.block_k, c.split_k) for c in cands}
+    assert {(128, 4, 8), (64, 8, 9), (64, 8, 4), (64, 8, 18)} <= got
+
+
 def test_candidates_use_wgmma_friendly_tiles_where_m_allows():
     for case in (
         bench.Case(256, 256, 32768, "fp16", "kn"),
@@ -213,7 +225,7 @@ def test_product_forms_are_swept_where_the_data_names_them():
     forms = {c.product for c in sweep.candidates(tf32, ("pointer",))}
     assert forms == {"dot", "swap"}
     ieee = bench.Case(16, 4096, 14336, "fp32-ieee", "nk_t")
-    assert {c.product for c in sweep.candidates(ieee, ("pointer",))} == {"dot", "fma3d", "swap"}
+    assert {c.product for c in sweep.candidates(ieee, ("pointer",))} == {"dot", "fma3d"}
     fma = [c for c in sweep.candidates(ieee, ("pointer",)) if c.product == "fma3d"]
     assert fma and max(c.block_k for c in fma) <= 16
     assert {c.product for c in sweep.candidates(bench.Case(64, 64, 8192, "fp16", "kn"),
