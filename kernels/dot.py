@@ -33,3 +33,48 @@ def dot_acc(
     else:
         acc = tl.dot(a, b, acc, allow_tf32=PRECISION == "tf32")
     return acc
+
+
+@triton.jit
+def _opaque(x):
+    """``x`` through an identity the compiler cannot see through (inline PTX ``mov``): a
+    ``tl.dot`` operand made here is in registers, not a load Triton may stage in shared memory."""
+    return tl.inline_asm_elementwise(
+        "mov.b32 $0, $1;", "=r,r", [x], dtype=tl.float32, is_pure=True, pack=1
+    )
+
+
+@triton.jit
+def product_acc(
+    a, b, acc, PRODUCT: tl.constexpr, PRECISION: tl.constexpr,
+    HAS_INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr, ASM: tl.constexpr,
+):  # fmt: skip
+    """``acc + a @ b`` in one of the product forms a tuned entry names (``kernels.gpu_plan``):
+
+    * ``"dot"``: ``dot_acc``, the plain ``tl.dot``;
+    * ``"swap"``: the transposed product ``acc^T + b^T @ a^T``; ``acc`` is then the (BN, BM)
+      transposed accumulator, and the kernel transposes it once after the K loop. Hopper's
+      tf32 wgmma reads shared-memory operands only K-major; with ``b`` N-contiguous (``kn``)
+      the swap puts ``a^T`` (K-contiguous) in the B slot and ``b^T`` in the A slot, which
+      wgmma can also take from registers. ``b^T`` goes through ``_opaque`` so that it does
+      (``ASM``, off in the interpreter): without it Triton 3.6 staged ``b^T`` in shared
+      memory with the same transposing layout as the plain dot, and it timed the same;
+    * ``"fma3d"``: ``acc + a[:, None, :] * b^T[None, :, :]``, a broadcast multiply-add into
+      a (BM, BN, BK) accumulator that the kernel sums over K once after the loop: float32
+      multiply-adds like the FMA ``tl.dot`` an ieee fp32 dot runs on (the tuned BLOCK_K is
+      short: the accumulator is BM x BN x BK registers). K is the last axis on purpose:
+      ``sum(a[:, :, None] * b[None, :, :], 1)`` is rewritten by Triton's combine pass into a
+      ``tl.dot`` of default (tf32) precision (rel. error 7.6e-4 on an H200, Triton 3.6,
+      against 1e-7 for ieee).
+    """
+    if PRODUCT == "swap":
+        bt = tl.trans(b)
+        if ASM:
+            bt = _opaque(bt.to(tl.float32))
+        acc = dot_acc(bt, tl.trans(a), acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+    elif PRODUCT == "fma3d":
+        bt = tl.trans(b.to(tl.float32))
+        acc += a.to(tl.float32)[:, None, :] * bt[None, :, :]
+    else:
+        acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+    return acc

@@ -21,7 +21,8 @@ a program reads memory and then overwrites it (atomic mode's last program loads 
 tile, then zeroes it), a CTA barrier separates the two, whatever register layouts the compiler
 gives the load and the store (tests/test_fused_barrier.py checks the compiled PTX). The
 fences are inline PTX, so ``FENCE`` is off in the interpreter
-(which runs programs one after another and needs none).
+(which runs programs one after another and needs none); ``FENCE`` also tells the product
+forms (``PRODUCT``, ``kernels.dot.product_acc``) that inline PTX is allowed.
 
 ``SPLIT_K`` is a runtime argument (one compiled kernel serves every split), programs are ordered
 tile-fastest so that programs reading the same K chunk run together and share it in L2, and
@@ -38,7 +39,7 @@ import triton.language as tl
 
 from compat.descriptors import make_descriptor_2d
 from kernels.config import ORDERED_GROUP as _GROUP
-from kernels.dot import dot_acc
+from kernels.dot import product_acc
 
 # Global constants a kernel reads must be tl.constexpr.
 ORDERED_GROUP = tl.constexpr(_GROUP)
@@ -104,7 +105,7 @@ def splitk_fused_kernel(
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
     PRECISION: tl.constexpr, HAS_INPUT_PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-    USE_DESC: tl.constexpr, B_KMAJOR: tl.constexpr,
+    PRODUCT: tl.constexpr, USE_DESC: tl.constexpr, B_KMAJOR: tl.constexpr,
     EVEN_M: tl.constexpr, EVEN_N: tl.constexpr, EVEN_K: tl.constexpr,
     SINGLE: tl.constexpr, ORDERED: tl.constexpr, RELAXED: tl.constexpr, FENCE: tl.constexpr,
 ):  # fmt: skip
@@ -123,7 +124,14 @@ def splitk_fused_kernel(
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    if PRODUCT == "swap":
+        acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # transposed (kernels.dot)
+    elif PRODUCT == "fma3d":
+        # (BM, BN, BK) partial products, summed over K once after the loop (kernels.dot): a
+        # sum per K step made Triton 3.6 convert the 2-D accumulator's layout every step.
+        acc = tl.zeros((BLOCK_M, BLOCK_N, BLOCK_K), dtype=tl.float32)
+    else:
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if USE_DESC:
         a_desc = make_descriptor_2d(a_ptr, M, K, stride_am, BLOCK_M, BLOCK_K)
         if B_KMAJOR:
@@ -138,7 +146,7 @@ def splitk_fused_kernel(
                 b = tl.trans(b_desc.load([pid_n * BLOCK_N, k]))
             else:
                 b = b_desc.load([k, pid_n * BLOCK_N])
-            acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+            acc = product_acc(a, b, acc, PRODUCT, PRECISION, HAS_INPUT_PRECISION, UPCAST, FENCE)
     else:
         # Full tiles need no wrap-around; the hints then tell the truth (contiguous, aligned).
         if EVEN_M:
@@ -159,9 +167,13 @@ def splitk_fused_kernel(
                 k_left = k_end - k_start - i * BLOCK_K
                 a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
                 b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
-            acc = dot_acc(a, b, acc, PRECISION, HAS_INPUT_PRECISION, UPCAST)
+            acc = product_acc(a, b, acc, PRODUCT, PRECISION, HAS_INPUT_PRECISION, UPCAST, FENCE)
             a_ptrs += BLOCK_K * stride_ak
             b_ptrs += BLOCK_K * stride_bk
+    if PRODUCT == "swap":
+        acc = tl.trans(acc)
+    elif PRODUCT == "fma3d":
+        acc = tl.sum(acc, axis=2)
 
     c_mask = (rows[:, None] < M) & (cols[None, :] < N)
     c_ptrs = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn

@@ -28,6 +28,9 @@ LOADER_RULES_PATH = TABLE_PATH.with_name("loader_rules.toml")
 TABLE_ENV = "KERNELS_SPLITK_TABLE"
 LOADER_PREFS = ("pointer", "descriptor")
 MODES = ("atomic", "ordered")
+# The fused kernel's product forms (kernels.dot.product_acc); an entry without ``product``
+# takes the first, the plain tl.dot.
+PRODUCTS = ("dot", "swap", "fma3d")
 # The workspace of ordered mode is addressed with 32-bit offsets in the kernel.
 MAX_WS_ELEMS = 2**31 - 1
 
@@ -40,9 +43,11 @@ class GpuChoice:
     split_k: int
     loader: str  # preferred loader: "pointer", or "descriptor" where the inputs allow it
     source: str
+    product: str = PRODUCTS[0]
 
     def __str__(self) -> str:
-        return f"{self.tile}-S{self.split_k}-{self.loader} ({self.source})"
+        form = "" if self.product == PRODUCTS[0] else f"-{self.product}"
+        return f"{self.tile}-S{self.split_k}-{self.loader}{form} ({self.source})"
 
 
 def dtype_key(dtype: torch.dtype, precision: str) -> str:
@@ -81,11 +86,19 @@ def load_table(path: Path | None = None) -> tuple[dict, ...]:
                 f"{path}: entry {i}: loader {e['loader']!r} / mode {e['mode']!r}; expected "
                 f"one of {LOADER_PREFS} / {MODES}"
             )
+        if e.get("product", PRODUCTS[0]) not in PRODUCTS:
+            raise ValueError(
+                f"{path}: entry {i}: product {e['product']!r}; expected one of {PRODUCTS}"
+            )
     return tuple(entries)
 
 
 def _tile_of(e: dict) -> TileConfig:
     return TileConfig(e["block_m"], e["block_n"], e["block_k"], e["num_warps"], e["num_stages"])
+
+
+def _product_of(e: dict) -> str:
+    return str(e.get("product", PRODUCTS[0]))
 
 
 def _distance(e: dict, m: int, n: int, k: int) -> float:
@@ -122,17 +135,19 @@ def choose(
     ruled = load_loader_rules().get(dkey)
     for e in entries:
         if (e["m"], e["n"], e["k"]) == (m, n, k):
-            return GpuChoice(_tile_of(e), e["split_k"], ruled or e["loader"], "table")
+            return GpuChoice(_tile_of(e), e["split_k"], ruled or e["loader"], "table",
+                             _product_of(e))  # fmt: skip
+    product = PRODUCTS[0]
     if entries:
         near = min(entries, key=lambda e: _distance(e, m, n, k))
-        tile = _tile_of(near)
+        tile, product = _tile_of(near), _product_of(near)  # the tile was tuned with its form
         source = f"nearest tuned {near['m']}x{near['n']}x{near['k']}"
         loader = ruled or near["loader"]
     else:
         tile = tile_config("cuda", element_size)
         source, loader = "default", "pointer"
     split = choose_split_k(m, n, k, tile, programs)
-    return GpuChoice(tile, split, loader, source)
+    return GpuChoice(tile, split, loader, source, product)
 
 
 def fits_workspace(split: int, m: int, n: int) -> bool:

@@ -132,7 +132,8 @@ class SplitKPlan:
     """How one call runs: tiles, split, chunk, loader. ``plan_splitk`` makes it without running.
 
     ``fused`` is the single-launch GPU kernel (``kernels.fused``); ``source`` says where the
-    tiles and split came from (``interpreter``, or the GPU table/nearest/default lookup).
+    tiles and split came from (``interpreter``, or the GPU table/nearest/default lookup);
+    ``product`` is the fused kernel's product form (``kernels.dot.product_acc``).
     """
 
     config: TileConfig
@@ -141,6 +142,7 @@ class SplitKPlan:
     loader: LoaderPlan
     fused: bool = False
     source: str = "interpreter"
+    product: str = "dot"
 
     def grid(self, m: int, n: int) -> tuple[int]:
         return (cdiv(m, self.config.block_m) * cdiv(n, self.config.block_n) * self.split_k,)
@@ -212,7 +214,8 @@ def plan_splitk(
             and split == choice.split_k
             and gpu_plan.fits_workspace(split, m, n)
         ):
-            return plan_with(a, b, choice.tile, split, choice.loader, source=choice.source)
+            return plan_with(a, b, choice.tile, split, choice.loader, source=choice.source,
+                             product=choice.product)  # fmt: skip
     cfg = tile_config(a.device.type, a.element_size())
     split = _check_split_k(split_k, k) or choose_split_k(m, n, k, cfg, target_programs(a.device))
     chunk_k = cdiv(cdiv(max(k, 1), split), cfg.block_k) * cfg.block_k
@@ -222,17 +225,20 @@ def plan_splitk(
 
 def plan_with(
     a: torch.Tensor, b: torch.Tensor, tile: TileConfig, split_k: int, loader: str,
-    *, source: str = "given",
+    *, source: str = "given", product: str = "dot",
 ) -> SplitKPlan:  # fmt: skip
-    """A fused-kernel plan with these tiles and split; ``loader="descriptor"`` still falls back
-    to pointers when the inputs break a descriptor rule (``kernels.launch.loader_plan``)."""
+    """A fused-kernel plan with these tiles, split and product form; ``loader="descriptor"``
+    still falls back to pointers when the inputs break a descriptor rule
+    (``kernels.launch.loader_plan``). ``product`` is one of ``gpu_plan.PRODUCTS``."""
+    if product not in gpu_plan.PRODUCTS:
+        raise ValueError(f"product: expected one of {gpu_plan.PRODUCTS}, got {product!r}")
     k = a.shape[1]
     chunk_k = cdiv(cdiv(max(k, 1), split_k), tile.block_k) * tile.block_k
     if loader == "descriptor":
         lp = loader_plan(a, b, tile)
     else:
         lp = LoaderPlan("pointer", False, f"the plan asks for {loader!r}")
-    return SplitKPlan(tile, split_k, chunk_k, lp, fused=True, source=source)
+    return SplitKPlan(tile, split_k, chunk_k, lp, fused=True, source=source, product=product)
 
 
 @functools.cache
@@ -356,8 +362,8 @@ class FusedCall:
             stride_am=a.stride(0), stride_ak=a.stride(1), stride_bk=b.stride(0),
             stride_bn=b.stride(1), stride_cm=n, stride_cn=1,
             BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
-            PRECISION=precision, USE_DESC=plan.loader.loader == "descriptor",
-            B_KMAJOR=plan.loader.b_kmajor,
+            PRECISION=precision, PRODUCT=plan.product,
+            USE_DESC=plan.loader.loader == "descriptor", B_KMAJOR=plan.loader.b_kmajor,
             EVEN_M=m % cfg.block_m == 0, EVEN_N=n % cfg.block_n == 0, EVEN_K=even_k,
             SINGLE=single, ORDERED=ordered, RELAXED=relaxed_atomics(), FENCE=not interpreted(),
             **compile_flags(a.dtype),

@@ -99,6 +99,15 @@ ENTRY = {"device": "GPU X", "dtype": "fp16", "layout": "kn", "mode": "ordered", 
          "num_stages": 4, "split_k": 16, "loader": "pointer", "us": 6.5}  # fmt: skip
 
 
+def test_tune_matching_only_is_parsed_like_tune_full():
+    """``--tune-matching-only`` takes the same dtype:layout[:MxNxK] globs as --tune-full."""
+    only = cli.full_sweep_filter("fp32-tf32:kn,fp32-ieee:nk_t")
+    cases = bench.suite()
+    picked = [c for c in cases if only(c)]
+    assert len(picked) == 22 and {(c.dtype, c.layout) for c in picked} == {
+        ("fp32-tf32", "kn"), ("fp32-ieee", "nk_t")}  # fmt: skip
+
+
 def test_sweep_plan_full_where_asked_or_missing_else_around_the_entry():
     tuned = bench.Case(64, 64, 8192, "fp16", "kn")
     missing = bench.Case(64, 64, 32768, "fp16", "kn")
@@ -120,6 +129,18 @@ def test_merge_keeps_untuned_entries_and_replaces_tuned_ones():
     merged = sweep.merge_entries((ENTRY, other), [new, atomic])
     assert len(merged) == 3 and new in merged and other in merged and atomic in merged
     assert ENTRY not in merged
+
+
+def test_sweep_plan_searches_around_both_modes_entries():
+    """A case with an ordered and an atomic entry of other tiles is swept around both."""
+    ordered = {**ENTRY, "block_m": 16, "block_n": 128, "block_k": 4, "split_k": 8}
+    atomic = {**ENTRY, "mode": "atomic", "block_m": 16, "block_n": 64, "block_k": 8,
+              "split_k": 9}  # fmt: skip
+    case = bench.Case(64, 64, 8192, "fp16", "kn")
+    ((_, cands),) = sweep.plan_sweep([case], lambda c: False, (ordered, atomic), "GPU X",
+                                     ("pointer",))  # fmt: skip
+    got = {(c.block_n, c.block_k, c.split_k) for c in cands}
+    assert {(128, 4, 8), (64, 8, 9), (64, 8, 4), (64, 8, 18)} <= got
 
 
 def test_candidates_use_wgmma_friendly_tiles_where_m_allows():
@@ -178,6 +199,45 @@ def test_table_exact_nearest_and_default():
     assert other.source == "default" and other.loader == "pointer"
     assert gpu_plan.choose("GPU X", "fp16", "kn", "ordered", 64, 64, 8192, 264,
                            element_size=2, table=TABLE).source == "default"  # fmt: skip
+
+
+def test_table_product_column_selects_the_form_default_dot(tmp_path):
+    """An entry's ``product`` (kernels.dot.product_acc) reaches the plan; none means tl.dot;
+    an unknown form is refused when the table loads."""
+    assert gpu_plan.choose("GPU X", "fp16", "kn", "atomic", 64, 64, 8192, 264,
+                           element_size=2, table=TABLE).product == "dot"  # fmt: skip
+    swap = tuple({**e, "product": "swap"} for e in TABLE)
+    got = gpu_plan.choose("GPU X", "fp16", "kn", "atomic", 64, 64, 8192, 264,
+                          element_size=2, table=swap)  # fmt: skip
+    assert got.product == "swap" and "-swap" in str(got)
+    bad = tmp_path / "t.toml"
+    lines = [f"{k} = {v!r}".replace("'", '"') for k, v in {**TABLE[0], "product": "x"}.items()]
+    bad.write_text("[[entry]]\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="product"):
+        gpu_plan.load_table(bad)
+
+
+def test_product_forms_are_swept_where_the_data_names_them():
+    """tf32 kn adds the swap on tiles_for's tiles; fp32-ieee nk_t adds fma3d on its own short-K
+    tiles; other cases sweep the plain dot only. An entry's neighbourhood keeps its form and
+    adds the forms it was not tuned with."""
+    tf32 = bench.Case(256, 256, 32768, "fp32-tf32", "kn")
+    forms = {c.product for c in sweep.candidates(tf32, ("pointer",))}
+    assert forms == {"dot", "swap"}
+    ieee = bench.Case(16, 4096, 14336, "fp32-ieee", "nk_t")
+    assert {c.product for c in sweep.candidates(ieee, ("pointer",))} == {"dot", "fma3d"}
+    fma = [c for c in sweep.candidates(ieee, ("pointer",)) if c.product == "fma3d"]
+    assert fma and max(c.block_k for c in fma) <= 16
+    assert {c.product for c in sweep.candidates(bench.Case(64, 64, 8192, "fp16", "kn"),
+                                                ("pointer",))} == {"dot"}  # fmt: skip
+    entry = {**ENTRY, "dtype": "fp32-tf32", "product": "dot"}
+    case = bench.Case(64, 64, 8192, "fp32-tf32", "kn")
+    ((_, cands),) = sweep.plan_sweep([case], lambda c: False, (entry,), "GPU X", ("pointer",))
+    assert {c.product for c in cands} == {"dot", "swap"}
+    assert {c.split_k for c in cands if c.product == "dot"} == {8, 16, 32}
+    assert all("product" in sweep.table_entry("GPU X", case, False, {
+        **{f: getattr(c, f) for f in sweep.Candidate.__dataclass_fields__}, "us": 1.0})
+        for c in cands[:1])  # fmt: skip
 
 
 def test_loader_rule_overrides_the_tables_descriptor_for_fp32_ieee():

@@ -103,3 +103,29 @@ def test_misaligned_descriptors_are_refused_on_the_host(monkeypatch):
         c, plan = _fused(aa, bb, 2, det=False, loader="descriptor")
         assert plan.loader.loader == "pointer" and why in plan.loader.reason
         assert rel_err(c, reference(aa, bb)) <= tolerance(aa, bb, torch.float32)
+
+
+@pytest.mark.parametrize("product", ["swap", "fma3d"])
+@pytest.mark.parametrize("det", [False, True], ids=["atomic", "ordered"])
+def test_product_forms_match_float64(product, det):
+    """The tuned table's product forms (kernels.dot.product_acc) compute the same product as
+    the plain dot: ragged M/N, a partial K tile, empty chunks, both layouts of b, fp32 and
+    bf16 inputs (fma3d's K step is the tile's BLOCK_K, here 8)."""
+    tile = TILE if product == "swap" else TileConfig(32, 32, 8)
+    for dtype in (torch.float32, torch.bfloat16):
+        for i, (m, n, k, split) in enumerate([(37, 53, 200, 3), (33, 65, 40, 16)]):
+            a, b = random_operands(m, n, k, dtype, seed=400 + i)
+            for bb in (b, b.t().contiguous().t()):
+                p = check_matmul(a, bb, None, "ieee", interpreted=True)
+                plan = splitk.plan_with(a, bb, tile, split, "pointer", product=product)
+                assert plan.product == product
+                c = splitk.run_plan(a, bb, plan, p, precision="ieee", deterministic=det)
+                assert not torch.isnan(c.float()).any()
+                err, tol = rel_err(c, reference(a, bb)), tolerance(a, bb, dtype)
+                assert err <= tol, f"{product} {m}x{n}x{k} S{split}: {err:.2e} > {tol:.2e}"
+
+
+def test_unknown_product_form_is_refused():
+    a, b = random_operands(16, 16, 32, torch.float32, seed=1)
+    with pytest.raises(ValueError, match="product"):
+        splitk.plan_with(a, b, TILE, 2, "pointer", product="wmma")

@@ -92,6 +92,7 @@ RUNNER = textwrap.dedent(
         consts = dict(
             BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, PRECISION=case["precision"],
             HAS_INPUT_PRECISION=compat.FEATURES.dot_input_precision, UPCAST=False,
+            PRODUCT=case["product"],
             USE_DESC=case["loader"] != "pointer", B_KMAJOR=case["loader"] == "descriptor-nk",
             EVEN_M=True, EVEN_N=True, EVEN_K=True, SINGLE=False, ORDERED=False,
             RELAXED=case["relaxed"], FENCE=True,
@@ -119,10 +120,20 @@ def _cases() -> list[dict]:
         cases.append((src, src, "ieee", "pointer", False, BIG))
         for loader in ("descriptor-kn", "descriptor-nk"):
             cases.append((src, src, "ieee", loader, True, SMALL))
+    cases = [(*c, "dot") for c in cases]
+    # The product forms the tuned table uses (kernels.dot.product_acc) change the
+    # accumulator's layout, hence the epilogue's: at tiles of the committed table.
+    cases += [
+        ("fp32", "fp32", "tf32", "pointer", True, (64, 64, 32, 4, 5), "swap"),
+        ("fp32", "fp32", "tf32", "descriptor-kn", True, (128, 128, 64, 8, 3), "swap"),
+        ("fp32", "fp32", "ieee", "pointer", True, (16, 64, 8, 4, 4), "fma3d"),
+    ]
     return [
-        {"id": f"{s}->{d}-{p}-{ld}-{'relaxed' if r else 'acqrel'}-{'x'.join(map(str, t))}",
-         "in": TYPES[s], "out": TYPES[d], "precision": p, "loader": ld, "relaxed": r, "tile": t}
-        for s, d, p, ld, r, t in cases
+        {"id": f"{s}->{d}-{p}-{ld}-{'relaxed' if r else 'acqrel'}-{'x'.join(map(str, t))}"
+               + ("" if f == "dot" else f"-{f}"),
+         "in": TYPES[s], "out": TYPES[d], "precision": p, "loader": ld, "relaxed": r, "tile": t,
+         "product": f}
+        for s, d, p, ld, r, t, f in cases
     ]  # fmt: skip
 
 

@@ -95,6 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tune-full", default="*:*",
                     help="dtype:layout globs swept in full; other tuned cases are swept around "
                          "their table entry (default: all in full)")  # fmt: skip
+    ap.add_argument("--tune-matching-only", metavar="PATTERNS",
+                    help="re-tune only the cases these dtype:layout[:MxNxK] globs match; every "
+                         "other entry is kept as it is (the suite still runs in full)")  # fmt: skip
     ap.add_argument("--sweep-out", type=Path, help="every tuning timing, as JSON")
     ap.add_argument("--tune-only", action="store_true",
                     help="stop after --tune has written the table and --sweep-out")  # fmt: skip
@@ -110,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"--impls: unknown {bad}; expected some of {sorted(IMPLS)}")
     try:
         full = full_sweep_filter(args.tune_full)
+        only = full_sweep_filter(args.tune_matching_only) if args.tune_matching_only else None
     except ValueError as e:
         ap.error(str(e))
 
@@ -128,7 +132,9 @@ def main(argv: list[str] | None = None) -> int:
 
         loaders = tuple(x.strip() for x in args.loaders.split(",") if x.strip())
         old = gpu_plan.load_table()
-        plans = sweep.plan_sweep(cases, full, old, env["device"], loaders)
+        tuned_cases = cases if only is None else [c for c in cases if only(c)]
+        log(f"tuning {len(tuned_cases)} of {len(cases)} cases")
+        plans = sweep.plan_sweep(tuned_cases, full, old, env["device"], loaders)
         entries, timings = sweep.tune(plans, env["device"], args.workers,
                                       t0 + args.tune_seconds, log, env["l2_bytes"])  # fmt: skip
         merged = sweep.merge_entries(old, entries)

@@ -89,7 +89,10 @@ def _describe_splitk(deterministic: bool) -> Callable[[Case, Any, Any], tuple[in
         from kernels import splitk
 
         plan = splitk.plan_splitk(a, b, precision=case.precision, deterministic=deterministic)
-        return plan.split_k, f"{plan.config}-S{plan.split_k}-{plan.loader.loader} [{plan.source}]"
+        form = "" if plan.product == "dot" else f"-{plan.product}"
+        return plan.split_k, (
+            f"{plan.config}-S{plan.split_k}-{plan.loader.loader}{form} [{plan.source}]"
+        )
 
     return describe
 

@@ -51,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
                 first = c.clone()
             same = same and bool(torch.equal(c, first)) and res["ok"]
         rec = {"case": str(case), "split_k": plan.split_k, "plan": str(plan.config),
-               "source": plan.source, "runs": args.runs, "bitwise_same_and_ok": same,
-               "worst_rel_err": worst, "tolerance": tol}  # fmt: skip
+               "product": plan.product, "source": plan.source, "runs": args.runs,
+               "bitwise_same_and_ok": same, "worst_rel_err": worst, "tolerance": tol}  # fmt: skip
         records.append(rec)
         if not same:
             bad.append(str(case))

@@ -7,6 +7,11 @@ them) and timed; the fastest correct one per shape and mode goes to the TOML tab
 the table already has a validated entry and time is short, around that entry (its tile at
 half, the same and twice its split, both loaders): ``neighbours``. Entries of cases not swept
 in this run are kept (``merge_entries``).
+
+Each candidate names its product form (``kernels.dot.product_acc``): the plain ``tl.dot``
+everywhere, and for the dtype x layout pairs in ``PRODUCT_FORMS`` the other forms too, on
+their own tiles where the form wants other tiles (``FORM_TILES``). The winner's form goes to
+the table's ``product`` column.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ class Candidate:
     num_stages: int
     split_k: int
     loader: str
+    product: str = "dot"
 
     def tile(self):
         from kernels.config import TileConfig
@@ -68,9 +74,56 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
     return list(dict.fromkeys(tiles))
 
 
-def candidates(case: Case, loaders: tuple[str, ...]) -> list[Candidate]:
+# Product forms tried besides tl.dot, by (dtype, layout): tf32 with an N-major B (the swap
+# feeds the K-contiguous A to wgmma's K-major B slot), ieee fp32 with a K-contiguous B (the
+# broadcast multiply-add keeps the loaded layout; the FMA dot reads B from an unswizzled
+# K-major shared tile with 16 threads of a warp on one bank, TTGIR on 3.6). The swap for
+# ieee nk_t was swept once (notes/gpu-logs/splitk-round3, call 3): no case gained beyond
+# the lease-to-lease noise, so it is not swept again.
+PRODUCT_FORMS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("fp32-tf32", "kn"): ("swap",),
+    ("fp32-ieee", "nk_t"): ("fma3d",),
+}
+# Tiles of a form that does not reuse tiles_for's, by the largest M they serve.
+FORM_TILES: dict[str, tuple[tuple[int, tuple[tuple[int, int, int, int, int], ...]], ...]] = {
+    # fma3d carries a BM x BN x BK accumulator: 64 registers a thread at these tiles.
+    "fma3d": (
+        (16, ((16, 64, 8, 4, 4), (16, 128, 4, 4, 4), (16, 32, 16, 4, 4), (16, 128, 8, 8, 3),
+              (16, 256, 4, 8, 3), (16, 64, 16, 8, 3))),
+        (64, ((32, 32, 8, 4, 4), (32, 64, 4, 4, 4), (64, 64, 2, 4, 4), (64, 64, 4, 8, 4),
+              (64, 32, 4, 4, 4))),
+        (1 << 30, ((64, 64, 4, 8, 3), (64, 128, 2, 8, 3), (128, 64, 2, 8, 3),
+                   (32, 64, 8, 4, 4), (64, 64, 2, 4, 4))),
+    ),
+}  # fmt: skip
+
+
+def form_tiles(case: Case, product: str) -> list[tuple[int, int, int, int, int]]:
+    """The tiles ``product`` is tried on for ``case``: its own (``FORM_TILES``) or tiles_for's."""
+    for max_m, tiles in FORM_TILES.get(product, ()):
+        if case.m <= max_m:
+            return list(tiles)
+    return tiles_for(case)
+
+
+def products_for(case: Case) -> tuple[str, ...]:
+    """``("dot", ...)``: the plain dot and the forms ``PRODUCT_FORMS`` adds for this case."""
+    return ("dot", *PRODUCT_FORMS.get((case.dtype, case.layout), ()))
+
+
+def candidates(
+    case: Case, loaders: tuple[str, ...], products: tuple[str, ...] | None = None
+) -> list[Candidate]:
+    """Every (tile, split, loader) of each product form (default ``products_for(case)``)."""
     out = []
-    for bm, bn, bk, w, s in tiles_for(case):
+    for product in products_for(case) if products is None else products:
+        out += _form_candidates(case, loaders, product)
+    return out
+
+
+def _form_candidates(case: Case, loaders: tuple[str, ...], product: str) -> list[Candidate]:
+    out = []
+    for bm, bn, bk, w, s in form_tiles(case, product):
         tiles = -(-case.m // bm) * -(-case.n // bn)
         k_tiles = -(-case.k // bk)
         # One and two programs per SM (132 SMs on an H200), rounded both ways: a launch one
@@ -80,7 +133,7 @@ def candidates(case: Case, loaders: tuple[str, ...]) -> list[Candidate]:
         # No split at all only where the tiles alone half-fill the GPU (else it never won).
         for split in sorted(split_set | ({1} if tiles >= 66 else set())):
             for loader in loaders:
-                out.append(Candidate(bm, bn, bk, w, s, split, loader))
+                out.append(Candidate(bm, bn, bk, w, s, split, loader, product))
     return out
 
 
@@ -97,7 +150,8 @@ def _precompile_worker(jobs: list[tuple[dict, list[dict], bool]]) -> int:
         for cd in cands:
             c = Candidate(**cd)
             try:
-                plan = splitk.plan_with(ops.a, ops.b, c.tile(), c.split_k, c.loader)
+                plan = splitk.plan_with(ops.a, ops.b, c.tile(), c.split_k, c.loader,
+                                        product=c.product)  # fmt: skip
                 splitk.run_plan(ops.a, ops.b, plan, p, precision=case.precision,
                                 deterministic=det)  # fmt: skip
                 done += 1
@@ -120,7 +174,7 @@ def precompile(jobs: list[tuple[Case, list[Candidate], bool]], workers: int) -> 
         for c in cands:
             key = (case.dtype, case.layout, case.m % c.block_m == 0, case.n % c.block_n == 0,
                    c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages, c.loader,
-                   det, c.split_k == 1, c.split_k % 16 == 0)  # fmt: skip
+                   det, c.split_k == 1, c.split_k % 16 == 0, c.product)  # fmt: skip
             if key in seen:
                 continue
             seen.add(key)
@@ -139,7 +193,8 @@ def time_candidate(
 
     rec: dict[str, Any] = {**asdict(cand), "deterministic": det}
     try:
-        plan = splitk.plan_with(ops.a, ops.b, cand.tile(), cand.split_k, cand.loader)
+        plan = splitk.plan_with(ops.a, ops.b, cand.tile(), cand.split_k, cand.loader,
+                                product=cand.product)  # fmt: skip
         fn = impl_fn(case, DETERMINISTIC if det else ATOMIC, plan=plan)
         res = check(case, fn, ops, tol)
         if res["ok"] and ops2 is not None:
@@ -157,28 +212,22 @@ def time_candidate(
 
 
 def neighbours(entry: dict, loaders: tuple[str, ...]) -> list[Candidate]:
-    """A validated table entry's tile at half, the same and twice its split, every loader."""
+    """A validated table entry's tile and product form at half, the same and twice its split,
+    every loader."""
     tile = {f: entry[f] for f in ("block_m", "block_n", "block_k", "num_warps", "num_stages")}
     splits = sorted({max(1, entry["split_k"] // 2), entry["split_k"], 2 * entry["split_k"]})
-    return [Candidate(**tile, split_k=s, loader=ld) for s in splits for ld in loaders]
+    product = entry.get("product", "dot")
+    return [Candidate(**tile, split_k=s, loader=ld, product=product) for s in splits
+            for ld in loaders]  # fmt: skip
 
 
-def _entry_of(table: tuple[dict, ...], device: str, case: Case) -> dict | None:
-    """The table's validated entry for ``case`` (ordered mode first: it was tuned for every
-    case the last sweep reached), or None."""
-    for mode in ("ordered", "atomic"):
-        for e in table:
-            if (e["device"], e["dtype"], e["layout"], e["mode"], e["m"], e["n"], e["k"]) == (
-                device,
-                case.dtype,
-                case.layout,
-                mode,
-                case.m,
-                case.n,
-                case.k,
-            ):
-                return e
-    return None
+def _entries_of(table: tuple[dict, ...], device: str, case: Case) -> list[dict]:
+    """The table's validated entries for ``case``, ordered mode first (it was tuned for every
+    case the last sweep reached), then atomic mode; empty if none."""
+    key = (device, case.dtype, case.layout, case.m, case.n, case.k)
+    found = [e for e in table
+             if (e["device"], e["dtype"], e["layout"], e["m"], e["n"], e["k"]) == key]  # fmt: skip
+    return sorted(found, key=lambda e: e["mode"] != "ordered")
 
 
 def plan_sweep(
@@ -186,8 +235,10 @@ def plan_sweep(
     loaders: tuple[str, ...],
 ) -> list[tuple[Case, list[Candidate]]]:  # fmt: skip
     """Atomic-mode candidates per case: the full sweep where ``full(case)`` or no entry exists,
-    else the entry's neighbours. Cases without an entry go first (they are what the table
-    lacks), then the other full sweeps, then the neighbourhoods (a deadline cuts the last). A
+    else the entry's neighbours and every candidate of the product forms other than the
+    entry's (a form the table has not tried yet is swept in full). Cases without an entry go
+    first (they are what the table lacks), then the other full sweeps, then the
+    neighbourhoods (a deadline cuts the last). A
     dtype with a loader rule (``kernels/data/loader_rules.toml``) is swept with that loader
     only: the plan would override any other."""
     from kernels.gpu_plan import load_loader_rules
@@ -195,14 +246,19 @@ def plan_sweep(
     rules = load_loader_rules()
     plans = []
     for case in cases:
-        entry = _entry_of(table, device, case)
+        entries = _entries_of(table, device, case)
         lds = (rules[case.dtype],) if case.dtype in rules else loaders
-        if entry is None:
+        if not entries:
             plans.append((0, case, candidates(case, lds)))
         elif full(case):
             plans.append((1, case, candidates(case, lds)))
         else:
-            plans.append((2, case, neighbours(entry, lds)))
+            # Around both modes' entries: round 3's call 3 swept around the ordered entry
+            # alone and lost the faster atomic one (16x4096x4096 fp32-ieee nk_t, 44 -> 62 us).
+            near = [c for e in entries for c in neighbours(e, lds)]
+            tried = {e.get("product", "dot") for e in entries}
+            others = tuple(p for p in products_for(case) if p not in tried)
+            plans.append((2, case, list(dict.fromkeys(near + candidates(case, lds, others)))))
     return [(case, cands) for _, case, cands in sorted(plans, key=lambda p: p[0])]
 
 
@@ -220,7 +276,7 @@ def table_entry(device: str, case: Case, det: bool, best: dict) -> dict:
         "device": device, "dtype": case.dtype, "layout": case.layout,
         "mode": "ordered" if det else "atomic", "m": case.m, "n": case.n, "k": case.k,
         **{f: best[f] for f in ("block_m", "block_n", "block_k", "num_warps", "num_stages",
-                                "split_k", "loader")},
+                                "split_k", "loader", "product")},
         "us": round(best["us"], 2),
     }  # fmt: skip
 
