@@ -159,3 +159,46 @@ def test_hash_follows_source_and_row(tmp_path, monkeypatch):
     assert probe_hashes.probe_hash(SPECS[0], "hpkg") != before
     with pytest.raises(LookupError, match=r"no module hpkg\.missing"):
         probe_hashes.probe_hash(ProbeSpec("missing", "m", ("pass",), ("interpret",)), "hpkg")
+
+
+def test_hash_follows_what_the_probe_imports_and_the_data_it_names(tmp_path, monkeypatch):
+    """A kernel or support module the probe imports (at the top, in a function, relatively,
+    through another module) and a data file they name are its sources; an unrelated module
+    and a third-party import are not."""
+    pkg = tmp_path / "ipkg"  # not hpkg: the test above left that one in sys.modules
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    lazy = "def f():\n    from ipkg.deep import g\n"
+    (pkg / "a.py").write_text("import json\nfrom . import rel\n\n" + lazy)
+    (pkg / "rel.py").write_text("x = 1\n")
+    (pkg / "deep.py").write_text("from ipkg import leaf\nTABLE = 'table.toml'\n")
+    (pkg / "leaf.py").write_text("y = 1\n")
+    (pkg / "other.py").write_text("z = 1\n")
+    (pkg / "data" / "table.toml").write_text("a = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = SPECS[0]
+    before = probe_hashes.probe_hash(spec, "ipkg")
+    (pkg / "other.py").write_text("z = 2\n")
+    assert probe_hashes.probe_hash(spec, "ipkg") == before
+    for changed in ("rel.py", "deep.py", "leaf.py", "data/table.toml"):
+        (pkg / changed).write_text((pkg / changed).read_text() + "# edited\n")
+        now = probe_hashes.probe_hash(spec, "ipkg")
+        assert now != before, f"an edit of {changed} left the hash as it was"
+        before = now
+
+
+def test_a_kernel_edit_makes_the_kernel_probes_stale_and_no_other():
+    """On the real catalog: splitk's sources hold the split-K kernel and its tuned table,
+    api_surface's do not."""
+    from pathlib import Path
+
+    closure = probe_hashes.source_closure(
+        "matrix.probes.splitk", Path("matrix/probes/splitk.py"), set(probe_hashes.OWN_PACKAGES)
+    )
+    assert {"kernels.splitk", "kernels.fused", "compat"} <= set(closure)
+    assert "data:kernels/data/splitk_tuned.toml" in probe_hashes.data_files(closure)
+    census = probe_hashes.source_closure(
+        "matrix.probes.api_surface", Path("matrix/probes/api_surface.py"),
+        set(probe_hashes.OWN_PACKAGES),
+    )  # fmt: skip
+    assert not any(name.startswith("kernels") for name in census)

@@ -1,7 +1,8 @@
 """Which probes a recorded cell still lacks: a new probe costs only itself, not a full redo.
 
 A raw file records, beside its results, a hash of each probe it measured
-(``probe_hashes``: name -> 16 hex digits of the probe module's source and its catalog row). A
+(``probe_hashes``: name -> 16 hex digits of the probe's sources, its module and every module
+of ours it imports with the data files they name, and its catalog row). A
 cell is *stale* for a probe of the current catalog when
 
 - the probe has a task (backend, target) in the cell with no result (a probe added to the

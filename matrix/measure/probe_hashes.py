@@ -1,16 +1,25 @@
 """A hash per probe, kept in each raw file: what ``matrix.measure.incremental`` compares.
 
-Name -> 16 hex digits of the probe module's source and its catalog row, under the run's
-``probe_hashes`` key. The runner records them (hashed before the probes run: the source that
-was measured); a probe whose results a cell kept keeps its earlier hash, or none where the
-earlier run recorded none (measured before hashes were kept).
+Name -> 16 hex digits of the probe's sources and its catalog row, under the run's
+``probe_hashes`` key. A probe's sources are its module and every module of ours it imports,
+however deep and wherever in the file (``kernels``' split-K for ``splitk``, the fingerprint's
+support modules for ``fp``): a change to a kernel or a support module makes the probes that
+use it stale, not only an edit of the probe file. Imports are read from the syntax tree,
+never executed (no Triton here). The data files those modules name (``fingerprint.toml``,
+``splitk_tuned.toml``) are sources too. The runner records the hashes before the probes run
+(the source that was measured); a probe whose results a cell kept keeps its earlier hash, or
+none where the earlier run recorded none (measured before hashes were kept).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 import hashlib
 import importlib.util
 import json
+import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -30,11 +39,114 @@ def probe_source(package: str, name: str) -> Path:
     return Path(spec.origin)
 
 
+# The packages whose modules are a probe's sources when it imports them (besides its own).
+OWN_PACKAGES = ("matrix", "kernels", "compat")
+
+
 def probe_hash(spec: ProbeSpec, package: str) -> str:
-    """16 hex digits of what decides the probe's results: its module's source and its row."""
-    digest = hashlib.sha256(probe_source(package, spec.name).read_bytes())
+    """16 hex digits of what decides the probe's results: its sources and its row."""
+    path = probe_source(package, spec.name)
+    own = {*OWN_PACKAGES, package.split(".")[0]}
+    digest = hashlib.sha256()
+    sources = source_closure(f"{package}.{spec.name}", path, own)
+    data = data_files(sources, (*DATA_SCOPES, package))
+    for name, file in sorted({**sources, **data}.items()):
+        digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
     digest.update(json.dumps(asdict(spec), sort_keys=True, default=str).encode("utf-8"))
     return digest.hexdigest()[:16]
+
+
+def source_closure(module: str, path: Path, own: set[str]) -> dict[str, Path]:
+    """``module`` (at ``path``) and every module of the ``own`` top-level packages it imports,
+    transitively, with the ``__init__`` of each package on the way: module name -> file."""
+    found: dict[str, Path] = {module: path}
+    todo = [(module, path)]
+    while todo:
+        name, file = todo.pop()
+        for imported in _imported_names(name, file):
+            if imported.split(".")[0] not in own:
+                continue
+            parts = imported.split(".")
+            for depth in range(1, len(parts) + 1):
+                prefix = ".".join(parts[:depth])
+                if prefix not in found and (target := _module_file(prefix)) is not None:
+                    found[prefix] = target
+                    todo.append((prefix, target))
+    return found
+
+
+# Modules whose named data files are a probe's sources. Not matrix.core or the catalog: they
+# name matrix.toml and probes.toml, and a new release or probe must not make every cell stale.
+DATA_SCOPES = ("matrix.probes", "kernels", "compat")
+DATA_FILE = re.compile(r"^[\w.-]+\.(?:toml|json)$")
+
+
+def data_files(sources: dict[str, Path], scopes: tuple[str, ...] = DATA_SCOPES) -> dict[str, Path]:
+    """The data files (a ``data`` folder's ``*.toml``/``*.json``) that the modules of
+    ``sources`` under ``scopes`` name in a string: data name -> file."""
+    found: dict[str, Path] = {}
+    for module, file in sources.items():
+        if not any(module == s or module.startswith(s + ".") for s in scopes):
+            continue
+        top = file.parents[len(module.split(".")) - (1 if file.name != "__init__.py" else 0) - 1]
+        folders = (top / "data", file.parent / "data")
+        for named in _data_names_in(file.read_bytes()):
+            for folder in folders:
+                if (folder / named).is_file():
+                    found[f"data:{(folder / named).relative_to(top.parent).as_posix()}"] = (
+                        folder / named
+                    )
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _data_names_in(source: bytes) -> tuple[str, ...]:
+    """The strings of a source text that look like a data file's name."""
+    return tuple(
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and DATA_FILE.match(node.value)
+    )
+
+
+def _imported_names(module: str, path: Path) -> frozenset[str]:
+    """Every module name ``path`` may import (``from a import b`` names ``a`` and ``a.b``:
+    ``b`` may be a submodule; one that is not has no file and is dropped by the caller)."""
+    return _names_in(module, path.name == "__init__.py", path.read_bytes())
+
+
+@functools.lru_cache(maxsize=1024)
+def _names_in(module: str, is_package: bool, source: bytes) -> frozenset[str]:
+    """``_imported_names`` of a source text; cached by content (the catalog's probes share
+    most of their modules), so an edited file is parsed again."""
+    tree = ast.parse(source)
+    package = module if is_package else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: from the module's package, one level up per extra dot
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                stem = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                stem = node.module or ""
+            names.add(stem)
+            names.update(f"{stem}.{alias.name}" for alias in node.names)
+    return frozenset(n for n in names if n)
+
+
+def _module_file(name: str) -> Path | None:
+    """The file of module ``name`` on ``sys.path``, found without importing anything."""
+    parts = name.split(".")
+    for entry in sys.path:
+        base = Path(entry or ".").joinpath(*parts)
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
 
 
 def catalog_hashes(specs: Iterable[ProbeSpec], package: str) -> dict[str, str]:

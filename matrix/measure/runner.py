@@ -506,7 +506,7 @@ def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path)
     got = suite.run_suite_recorded(args.tests, workdir, say, args.timeout, pytest_args)
     run.extra["tests"], run.extra["launches"] = got.tests, got.launches
     run.extra["kernel_sources"] = got.kernel_sources
-    write_raw(run, out)
+    write_raw(run, out, partial=True)
     if "aot" in args.backends:
         phase(f"compiling the suite's {len(got.launches)} launch(es) for the aot targets")
         run.extra["kernel_compiles"] = compile_captured(
@@ -627,11 +627,11 @@ def _main(args: argparse.Namespace) -> int:
         run.results.append(result)
         if result.key != task_key(result):
             return  # a row: written with its task's own result, which comes last
-        write_raw(run, partial)
+        write_raw(run, partial, partial=True)
         log(f"[{run.id}] {result.probe} {result.backend} {result.target or ''} -> "
             f"{result.status} ({result.seconds:.1f} s)")  # fmt: skip
 
-    write_raw(run, partial)
+    write_raw(run, partial, partial=True)
     # One child per backend and environment; an isolated probe gets a child of its own.
     groups: dict[tuple, list[Task]] = {}
     for task in todo:

@@ -62,16 +62,50 @@ def parts_table(runs: list[Run]) -> str:
     return "\n".join(lines)
 
 
+def probes_table(runs: list[Run], top: int = 12) -> str:
+    """Where the cell time goes: the ``top`` probes x columns by seconds summed over ``runs``,
+    then the rest, the probes' total and the runners' time outside any probe (children
+    starting, environments checked, raw files written)."""
+    spent: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for run in runs:
+        for res in run.results:
+            if "." not in res.probe:  # a task's result; ``fp.binary.add`` is one of fp's rows
+                spent[(res.probe, str(Column(res.backend, res.target)))].append(res.seconds)
+    ranked = sorted(spent.items(), key=lambda kv: -sum(kv[1]))
+    runner = sum(float(r.extra.get("seconds", 0.0)) for r in runs)
+
+    def share(seconds: float) -> str:
+        return f"{seconds / runner:.0%}" if runner else "-"
+
+    lines = ["| probe | column | cells | total s | per cell s | share |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for (probe, where), secs in ranked[:top]:
+        total = sum(secs)
+        lines.append(f"| {probe} | {where} | {len(secs)} | {total:.1f} | "
+                     f"{total / len(secs):.1f} | {share(total)} |")  # fmt: skip
+    rest = sum(sum(v) for _, v in ranked[top:])
+    lines.append(f"| {len(ranked[top:])} others | | | {rest:.1f} | | {share(rest)} |")
+    outside = runner - sum(sum(v) for v in spent.values())
+    per_cell = outside / len(runs) if runs else 0.0
+    lines.append(f"| outside probes | | {len(runs)} | {outside:.1f} | {per_cell:.1f} | "
+                 f"{share(outside)} |")  # fmt: skip
+    lines.append(f"| all cells | | {len(runs)} | {runner:.1f} | | {share(runner)} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m matrix.report.timings", description=__doc__.split("\n")[0]
     )
     p.add_argument("raw", type=Path, nargs="?", default=Path("reports/raw"))
-    p.add_argument("--parts", action="store_true",
-                   help="the fingerprint's cost per part, release and column instead")  # fmt: skip
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--parts", action="store_true",
+                       help="the fingerprint's cost per part and column instead")  # fmt: skip
+    shown.add_argument("--probes", action="store_true",
+                       help="where the cell time goes: seconds per probe and column")  # fmt: skip
     args = p.parse_args(argv)
     cpu = [r for r in read_runs(args.raw) if not r.env.get("gpu")]
-    print(parts_table(cpu) if args.parts else table(cpu))
+    print(parts_table(cpu) if args.parts else probes_table(cpu) if args.probes else table(cpu))
     return 0
 
 
