@@ -258,3 +258,18 @@ def test_the_matrix_keeps_the_log_of_a_runner_that_died_and_says_so(tmp_path, ma
     ), out
     assert log.exists()
     assert "Traceback" not in out
+
+
+def test_a_cell_completed_in_place_counts_what_its_kept_results_cost():
+    """After an incremental run a cell's seconds are the earlier run's less what it redid,
+    plus the new run's (the caller adds those): matrix.timings still adds up."""
+    from matrix.measure.results import Result, Run
+
+    fp = Result("fp", "interpret", None, "observed", seconds=6.0)
+    row = Result("fp.binary.add", "interpret", None, "observed", seconds=6.0)
+    old = Result("splitk", "interpret", None, "pass", seconds=3.0)
+    done = Run("c", results=[fp, row, old], extra={"seconds": 11.0, "complete": True})
+    assert runner._kept_seconds(done, [fp, row]) == 8.0  # 11 less splitk's 3; the row not again
+    assert runner._kept_seconds(done, []) == 2.0  # runner time outside probes stays
+    unfinished = Run("c", results=[fp, row, old], extra={"complete": False})
+    assert runner._kept_seconds(unfinished, [fp, row]) == 6.0

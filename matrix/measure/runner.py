@@ -492,6 +492,20 @@ def _probe_names(p: argparse.ArgumentParser, flag: str, value: str) -> tuple[str
     return names
 
 
+def _kept_seconds(previous: Run, kept: list[Result]) -> float:
+    """The seconds the ``kept`` results of ``previous`` cost: a cell completed in place counts
+    the earlier run's time less that of the results it redoes (a cell's ``seconds`` is what
+    its results cost, so ``matrix.timings`` adds up after an incremental run), or, where the
+    earlier run never finished (no total), its kept probes' own seconds."""
+    kept_ids = {id(r) for r in kept}
+    tasks = [r for r in previous.results if "." not in r.probe]
+    total = previous.extra.get("seconds")
+    if isinstance(total, int | float):
+        dropped = sum(r.seconds for r in tasks if id(r) not in kept_ids)
+        return max(0.0, float(total) - dropped)
+    return sum(r.seconds for r in tasks if id(r) in kept_ids)
+
+
 def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path) -> None:
     """The team's suite (``--tests``), then, in a cell with the aot backend, every kernel it
     launched compiled for every aot target. Progress lines always print (even with --quiet):
@@ -599,6 +613,7 @@ def _main(args: argparse.Namespace) -> int:
     specs = [s for s in registry() if not args.probes or s.name in args.probes]
     tasks = plan_tasks(specs, args.backends, gpu_target_of(gpu))
     previous: Run | None = None
+    earlier_seconds = 0.0  # what the results kept from an earlier run cost it
     if args.resume:
         wanted = {t.key for t in tasks}
         previous = _previous_run(args, env)
@@ -608,6 +623,7 @@ def _main(args: argparse.Namespace) -> int:
                 r.key for r in previous.results if r.key in wanted and r.probe not in args.redo
             }
             run.results = [r for r in previous.results if task_key(r) in finished]
+            earlier_seconds = _kept_seconds(previous, run.results)
             if args.tests is None:  # a suite recorded earlier stays until another replaces it
                 run.extra.update({k: previous.extra[k] for k in SUITE_KEYS if k in previous.extra})
     done = {r.key for r in run.results}
@@ -646,7 +662,7 @@ def _main(args: argparse.Namespace) -> int:
     order = {t.key: i for i, t in enumerate(tasks)}
     run.results.sort(key=lambda r: order.get(task_key(r), len(order)))
     run.extra["complete"] = True
-    run.extra["seconds"] = round(time.monotonic() - t0, 1)
+    run.extra["seconds"] = round(earlier_seconds + time.monotonic() - t0, 1)
     phase(f"writing the complete cell to {args.out}")
     write_raw(run, partial)
     os.replace(partial, args.out)  # the complete cell replaces the old file in one step

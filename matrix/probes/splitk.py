@@ -44,6 +44,7 @@ def _fused_variant(a, flags):
     import torch
 
     from kernels.fused import splitk_fused_kernel
+    from kernels.gpu_plan import PRODUCTS
 
     args = {"a_ptr": a, "b_ptr": a, "c_ptr": a, "ws_ptr": a.float(),
             "lock_ptr": torch.empty(1, dtype=torch.int32), "M": 64, "N": 64, "K": 64,
@@ -52,7 +53,7 @@ def _fused_variant(a, flags):
     consts = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "PRECISION": "ieee",
               "USE_DESC": False, "B_KMAJOR": False, "EVEN_M": False, "EVEN_N": False,
               "EVEN_K": False, "SINGLE": False, "ORDERED": True, "RELAXED": False,
-              "FENCE": True, **flags}  # fmt: skip
+              "FENCE": True, "PRODUCT": PRODUCTS[0], **flags}  # fmt: skip
     return (splitk_fused_kernel, args, consts)
 
 
