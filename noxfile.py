@@ -22,6 +22,7 @@ import nox
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from matrix.measure import procs
 from matrix.measure.cells import load_matrix, plan
 
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -171,17 +172,14 @@ def gate(session: nox.Session) -> None:
 
 def _pytest_env(session: nox.Session, triton: str) -> dict[str, str | None]:
     """Install the suite's packages; return the environment pytest runs with: the interpreter
-    on, and bytecode kept in the session's own folder. With PYTHONDONTWRITEBYTECODE set (this
-    machine sets it) each worker compiled torch's modules afresh: importing torch took 3.3 s
-    instead of 1.6. Nothing is written to the checkout."""
+    on, and bytecode kept in the session's own folder (``procs.bytecode_kept`` says why)."""
     target = TEST_TARGETS[triton]
     session.install(
         *find_links(), f"torch=={MATRIX.torch}", f"triton=={triton}", f"numpy=={target.numpy}",
         *TEST_EXTRAS,
     )  # fmt: skip
-    location = Path(session.virtualenv.location)
-    prefix = os.environ.get("PYTHONPYCACHEPREFIX") or str(location / "pycache")
-    return {"TRITON_INTERPRET": "1", "PYTHONDONTWRITEBYTECODE": None, "PYTHONPYCACHEPREFIX": prefix}
+    pycache = Path(session.virtualenv.location) / "pycache"
+    return {"TRITON_INTERPRET": "1", **procs.bytecode_kept(pycache)}
 
 
 @nox.session

@@ -13,7 +13,6 @@ import pytest
 
 from matrix.analyze import fingerprint as fpm
 from matrix.core import Release
-from matrix.measure import runner
 from matrix.measure.results import Result, Run, read_raw
 from matrix.probes.support import battery as bt
 from matrix.probes.support import fp_checks
@@ -455,7 +454,7 @@ def test_a_probe_s_rows_reach_the_raw_file_and_misnamed_rows_are_an_error(tmp_pa
                         "many": "observed", "bad_rows": "error"}  # fmt: skip
     assert "must start with 'bad_rows.'" in next(r for r in run.results
                                                   if r.probe == "bad_rows").detail  # fmt: skip
-    assert runner.task_key(run.results[0]) == ("many", "interpret", None)
+    assert run.results[0].task == ("many", "interpret", None)
     # --resume keeps a finished task's rows with it instead of dropping them as unknown probes.
     assert _runner(out, "--resume") == 0
     assert len(json.loads(out.read_text())["runs"][0]["results"]) == 5

@@ -96,6 +96,16 @@ class Result:
         """Identifies the row of the matrix this result belongs to."""
         return (self.probe, self.backend, self.target)
 
+    @property
+    def task(self) -> tuple[str, str, str | None]:
+        """The task this result came from: a row ``fp.binary.add`` belongs to the task ``fp``."""
+        return (self.probe.split(".", 1)[0], self.backend, self.target)
+
+    @property
+    def is_row(self) -> bool:
+        """One of a task's many rows (``fp.binary.add``), not the task's own result."""
+        return self.key != self.task
+
     def to_dict(self) -> dict[str, Any]:
         # Not asdict: its deep copy of ``data`` was half the runner's CPU (a cell's document is
         # written after every probe); this dict is only ever encoded.

@@ -161,11 +161,6 @@ class Task:
         return f"{self.probe}[{self.backend}{':' + self.target if self.target else ''}]"
 
 
-def task_key(result: Result) -> tuple[str, str, str | None]:
-    """The task a result came from: a row ``fp.binary.add`` belongs to the task ``fp``."""
-    return (result.probe.split(".", 1)[0], result.backend, result.target)
-
-
 def registry() -> tuple[ProbeSpec, ...]:
     """The catalog, or the ``PROBES`` of the package MATRIX_PROBE_PACKAGE names (tests)."""
     package = probe_package()
@@ -212,12 +207,12 @@ def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir:
     # after torch's OpenMP pool started waits forever at the pool's barrier (seen on 3.3.1: the fp
     # child stuck in gomp_team_barrier_wait_end inside a tensor index). The tensors are small.
     env["OMP_NUM_THREADS"] = "1"
-    # Bytecode is kept, in the cell's own environment folder: with PYTHONDONTWRITEBYTECODE set
-    # (this machine sets it) every child compiled torch's 2,285 modules afresh, and importing
-    # torch took 3.3 s instead of 1.6 (3.9.0's cell environment). The prefix keeps the .pyc
-    # files out of the checkout and out of site-packages, whose files probes read (fp.env_values).
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env.setdefault("PYTHONPYCACHEPREFIX", str(Path(sys.prefix) / "pycache"))
+    # Bytecode is kept, in the cell's own environment folder (procs.bytecode_kept says why).
+    for name, value in procs.bytecode_kept(Path(sys.prefix) / "pycache").items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     env.update(dict(extra))
     return env
 
@@ -498,7 +493,7 @@ def _kept_seconds(previous: Run, kept: list[Result]) -> float:
     its results cost, so ``matrix.timings`` adds up after an incremental run), or, where the
     earlier run never finished (no total), its kept probes' own seconds."""
     kept_ids = {id(r) for r in kept}
-    tasks = [r for r in previous.results if "." not in r.probe]
+    tasks = [r for r in previous.results if not r.is_row]
     total = previous.extra.get("seconds")
     if isinstance(total, int | float):
         dropped = sum(r.seconds for r in tasks if id(r) not in kept_ids)
@@ -622,7 +617,7 @@ def _main(args: argparse.Namespace) -> int:
             finished = {
                 r.key for r in previous.results if r.key in wanted and r.probe not in args.redo
             }
-            run.results = [r for r in previous.results if task_key(r) in finished]
+            run.results = [r for r in previous.results if r.task in finished]
             earlier_seconds = _kept_seconds(previous, run.results)
             if args.tests is None:  # a suite recorded earlier stays until another replaces it
                 run.extra.update({k: previous.extra[k] for k in SUITE_KEYS if k in previous.extra})
@@ -633,7 +628,7 @@ def _main(args: argparse.Namespace) -> int:
     run.extra[probe_hashes.HASHES_KEY] = probe_hashes.hashes_after(
         probe_hashes.recorded_hashes(previous) if previous is not None else {},
         probe_hashes.catalog_hashes([s for s in specs if s.name in measured], probe_package()),
-        kept={task_key(r)[0] for r in run.results},
+        kept={r.task[0] for r in run.results},
     )
     log = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     log(f"[{run.id}] {len(todo)} of {len(tasks)} probe results to observe")
@@ -641,7 +636,7 @@ def _main(args: argparse.Namespace) -> int:
 
     def record(result: Result) -> None:
         run.results.append(result)
-        if result.key != task_key(result):
+        if result.is_row:
             return  # a row: written with its task's own result, which comes last
         write_raw(run, partial, partial=True)
         log(f"[{run.id}] {result.probe} {result.backend} {result.target or ''} -> "
@@ -660,7 +655,7 @@ def _main(args: argparse.Namespace) -> int:
             Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it
             add_team_suite(run, args, Path(workdir), partial)
     order = {t.key: i for i, t in enumerate(tasks)}
-    run.results.sort(key=lambda r: order.get(task_key(r), len(order)))
+    run.results.sort(key=lambda r: order.get(r.task, len(order)))
     run.extra["complete"] = True
     run.extra["seconds"] = round(earlier_seconds + time.monotonic() - t0, 1)
     phase(f"writing the complete cell to {args.out}")

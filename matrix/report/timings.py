@@ -69,7 +69,7 @@ def probes_table(runs: list[Run], top: int = 12) -> str:
     spent: dict[tuple[str, str], list[float]] = defaultdict(list)
     for run in runs:
         for res in run.results:
-            if "." not in res.probe:  # a task's result; ``fp.binary.add`` is one of fp's rows
+            if not res.is_row:  # a task's own result: ``fp.binary.add`` is one of fp's rows
                 spent[(res.probe, str(Column(res.backend, res.target)))].append(res.seconds)
     ranked = sorted(spent.items(), key=lambda kv: -sum(kv[1]))
     runner = sum(float(r.extra.get("seconds", 0.0)) for r in runs)
