@@ -20,6 +20,7 @@ def test_probe_table_ranks_tasks_counts_rows_under_them_and_shows_the_rest():
     lines = probes_table(runs, top=1).splitlines()
     assert lines[2] == "| fp | interpret | 2 | 8.0 | 4.0 | 53% |"  # the row's 6 s not again
     assert lines[3] == "| 1 others | | | 3.0 | | 20% |"
-    assert lines[4] == "| outside probes | | 2 | 4.0 | 2.0 | 27% |"
+    outside = "| outside probes (start-up, raw files, a team suite) | | 2 | 4.0 | 2.0 | 27% |"
+    assert lines[4] == outside
     assert lines[5] == "| all cells | | 2 | 15.0 | | 100% |"
     assert probes_table([]).splitlines()[-1] == "| all cells | | 0 | 0.0 | | - |"

@@ -64,8 +64,8 @@ def parts_table(runs: list[Run]) -> str:
 
 def probes_table(runs: list[Run], top: int = 12) -> str:
     """Where the cell time goes: the ``top`` probes x columns by seconds summed over ``runs``,
-    then the rest, the probes' total and the runners' time outside any probe (children
-    starting, environments checked, raw files written)."""
+    then the rest, and the runners' time outside any probe (children starting, raw files
+    written, and a team's suite with ``--tests``)."""
     spent: dict[tuple[str, str], list[float]] = defaultdict(list)
     for run in runs:
         for res in run.results:
@@ -87,7 +87,8 @@ def probes_table(runs: list[Run], top: int = 12) -> str:
     lines.append(f"| {len(ranked[top:])} others | | | {rest:.1f} | | {share(rest)} |")
     outside = runner - sum(sum(v) for v in spent.values())
     per_cell = outside / len(runs) if runs else 0.0
-    lines.append(f"| outside probes | | {len(runs)} | {outside:.1f} | {per_cell:.1f} | "
+    lines.append(f"| outside probes (start-up, raw files, a team suite) | | {len(runs)} | "
+                 f"{outside:.1f} | {per_cell:.1f} | "
                  f"{share(outside)} |")  # fmt: skip
     lines.append(f"| all cells | | {len(runs)} | {runner:.1f} | | {share(runner)} |")
     return "\n".join(lines)
