@@ -202,3 +202,30 @@ def test_a_kernel_edit_makes_the_kernel_probes_stale_and_no_other():
         set(probe_hashes.OWN_PACKAGES),
     )  # fmt: skip
     assert not any(name.startswith("kernels") for name in census)
+
+
+def test_cells_of_one_run_share_the_catalog_hashes_until_a_file_changes(tmp_path, monkeypatch):
+    """The run cache holds the hashes (parsing the probes' modules was ~1 s in every cell),
+    keyed by every file they can read: an edit anywhere in the package is hashed afresh, and
+    the shared hashes are those computed without the cache."""
+    pkg = tmp_path / "cpkg"
+    (pkg / "data").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from cpkg import b\n")
+    (pkg / "b.py").write_text("T = 'table.toml'\n")
+    (pkg / "data" / "table.toml").write_text("a = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    uncached = probe_hashes.catalog_hashes(SPECS[:1], "cpkg")
+    monkeypatch.setenv("MATRIX_RUN_CACHE", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir()
+    assert probe_hashes.catalog_hashes(SPECS[:1], "cpkg") == uncached
+    assert len(list((tmp_path / "run" / "probe-hashes").iterdir())) == 1
+    assert probe_hashes.catalog_hashes(SPECS[:1], "cpkg") == uncached  # read back
+    for changed in ("b.py", "data/table.toml"):
+        (pkg / changed).write_text((pkg / changed).read_text() + "# edited\n")
+        now = probe_hashes.catalog_hashes(SPECS[:1], "cpkg")
+        assert now != uncached, f"an edit of {changed} was served the cached hash"
+        monkeypatch.delenv("MATRIX_RUN_CACHE")
+        assert probe_hashes.catalog_hashes(SPECS[:1], "cpkg") == now
+        monkeypatch.setenv("MATRIX_RUN_CACHE", str(tmp_path / "run"))
+        uncached = now

@@ -13,6 +13,7 @@ ends with the status and reason it carries, never a status of its own.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -102,5 +103,15 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown: every event is on disk by now, and
+    tearing down torch and Triton took 0.4-0.9 s per child (the runner waits for the exit)."""
+    for stream in (sys.stdout, sys.stderr):
+        # A probe may have closed or broken the stream: then there is nothing to keep.
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    exit_now(main(sys.argv[1:]))
