@@ -110,6 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per probe")
     ap.add_argument("--no-bench", action="store_true", help="probes only")
     ap.add_argument(
+        "--no-probes",
+        action="store_true",
+        help="the timing subset only (probes of several releases may run at once beforehand; "
+        "timings may not: one bench at a time, nothing else on the GPU)",
+    )
+    ap.add_argument(
         "--not-run",
         metavar="WHY",
         help="record that this release was not run here, and why (no GPU needed)",
@@ -184,8 +190,10 @@ def main(argv: list[str] | None = None) -> int:
             "--timeout",
             str(args.timeout),
         ]
-        rc_probes = subprocess.run(cmd, env=env, cwd=REPO_ROOT).returncode
-        log(f"probes exit {rc_probes} -> {raw} ({time.monotonic() - t0:.0f} s so far)")
+        rc_probes = 0
+        if not args.no_probes:
+            rc_probes = subprocess.run(cmd, env=env, cwd=REPO_ROOT).returncode
+            log(f"probes exit {rc_probes} -> {raw} ({time.monotonic() - t0:.0f} s so far)")
         rc_bench = 0
         if not args.no_bench:
             out = bench_dir / f"triton-{args.release}-gpu-{args.machine}.json"
