@@ -264,6 +264,29 @@ def test_a_gpu_values_kernel_that_fails_to_lower_costs_only_the_group_that_fails
     assert all(r.status == "observed" for name, r in by_name.items() if name != f"fp.{bad}")
 
 
+def test_no_two_traces_share_a_compiled_kernel(monkeypatch):
+    """What a trace holds is the Python global bt.PLAN, which no compile cache key sees: two
+    traces of one PART must differ in a constexpr, or the second launches the first's cached
+    kernel untraced (on the H200, 31 of 33 per-group values kernels did, on every release)."""
+    from matrix.probes import fp
+    from matrix.probes.support import base
+
+    seen = []
+
+    def exercise(ctx, kernel, args, constexprs):
+        seen.append(dict(constexprs))
+        raise RuntimeError("not launched in this test")
+
+    monkeypatch.setattr(base, "exercise", exercise)
+    values = bt.load().values
+    ctx = base.Context("aot", "cuda:90")
+    for group in (values[0].group, values[-1].group):
+        with pytest.raises(RuntimeError, match="not launched"):
+            fp._trace(ctx, 5, [], [v for v in values if v.group == group], stop=False)
+    assert len(seen) == 2 and seen[0]["PART"] == seen[1]["PART"] == 5
+    assert seen[0]["TRACE"] != seen[1]["TRACE"]
+
+
 def test_a_values_part_that_did_not_run_is_error_in_every_cell_never_wrong(monkeypatch):
     """Recorded on the H200 (reports/raw/triton-3.5.1-numpy-2.5.2-gpu-h200.json): the values
     compile ended "RuntimeError: error encountered during parsing"; the zeros in the output
