@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pack", type=Path, help="slim package (.tar.xz); default: installed Triton")
     ap.add_argument("--out-dir", type=Path, required=True, help="raw/ and bench/ go under it")
     ap.add_argument("--machine", default="h200", help="label in file names (default h200)")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per probe")
+    # The fingerprint took 92-106 s per release on the H200 (2026-12-02; 60 s cut it short).
+    ap.add_argument("--timeout", type=float, default=400.0, help="seconds per probe")
     ap.add_argument("--no-bench", action="store_true", help="probes only")
     ap.add_argument(
         "--no-probes",
