@@ -116,3 +116,21 @@ def test_asked_variables_get_a_cell_on_every_release(source_root: Path) -> None:
     assert len(extra["cells"]) == 3 * (len(SPELLINGS) + 1)
     assert "libtriton.so" in extra["texts"]["MLIR_ENABLE_DUMP=1"]
     assert "no file" in extra["texts"]["TRITON_NEW_IN_3_9=(unset)"]
+
+
+def test_one_pass_search_finds_what_a_find_per_name_finds(tmp_path: Path, monkeypatch) -> None:
+    """grep -o prints non-overlapping matches: a name inside or behind another name's match is
+    still found (by the next pass), and an absent one is not."""
+    import mmap
+
+    names = ["ABCDEF_GHIJ", "GHIJ_KLMNOP", "CDEF", "AMDGCN_X", "NOT_THERE_AT_ALL", "TRITON_Y"]
+    blob = b"\0" * 1000 + b"ABCDEF_GHIJ_KLMNOP\0" + b"x" * 500 + b"TRITON_Y=1\0AMDGCN_X"
+    path = tmp_path / "libfake.so"
+    path.write_bytes(blob)
+    monkeypatch.setattr(fp_env, "ONE_PASS_BYTES", 0)
+    monkeypatch.setattr(fp_env, "ONE_PASS_NAMES", 1)
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        one_pass = fp_env._names_in(path, m, names)
+        per_name = [n for n in names if m.find(n.encode()) != -1]
+    assert sorted(one_pass) == sorted(per_name)
+    assert "NOT_THERE_AT_ALL" not in one_pass and {"GHIJ_KLMNOP", "CDEF"} <= set(one_pass)

@@ -97,3 +97,33 @@ def test_a_once_per_process_warning_this_process_gave_is_still_seen() -> None:
     first, fresh = json.loads(done.stdout.strip().splitlines()[-1])
     # Whatever the release warns on a first compile, the fresh interpreter sees it again.
     assert fresh == first
+
+
+def test_a_warm_up_that_warned_is_not_forked_from(patched: None, tmp_path, monkeypatch) -> None:
+    """The fresh interpreter warms the compiler before forking the compiles; had the warm-up
+    itself warned, the forks could miss a once-per-process warning, so that interpreter answers
+    'tainted' and the parent asks a cold one instead."""
+    import pickle
+
+    monkeypatch.setattr(W, "warm_compiler", lambda: ["UserWarning: given once"])
+    args = (["plain_kernel"], [["none", ""]], [])
+    out = tmp_path / "out.pickle"
+    W._fresh_main(Context("aot", "cuda:90"), args, str(out), True)
+    assert pickle.loads(out.read_bytes()) == ("tainted", ["UserWarning: given once"])
+    W._fresh_main(Context("aot", "cuda:90"), args, str(out), False)
+    kind, data = pickle.loads(out.read_bytes())
+    assert kind == "ok" and data["cells"] == {"plain_kernel|none": "UserWarning"}
+
+
+def test_warming_the_installed_release_raises_no_warning() -> None:
+    """On the installed release the warm-up warns nothing (else every fingerprint would pay
+    the cold path), in a process of its own so that nothing imported before counts."""
+    import os
+    import subprocess
+    import sys
+
+    code = "from matrix.probes.support.fp_warnings import warm_compiler; print(warm_compiler())"
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=120, check=True)  # fmt: skip
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -273,3 +273,13 @@ def test_a_cell_completed_in_place_counts_what_its_kept_results_cost():
     assert runner._kept_seconds(done, []) == 2.0  # runner time outside probes stays
     unfinished = Run("c", results=[fp, row, old], extra={"complete": False})
     assert runner._kept_seconds(unfinished, [fp, row]) == 6.0
+
+
+def test_aot_children_run_before_the_interpreter_ones():
+    """An aot child compiles what the cell's interpreter child then reads from the run cache."""
+    from matrix.measure import runner
+
+    groups = {("interpret", (), None): [], ("gpu", (), None): [], ("aot", (), None): [],
+              ("interpret", (("X", "1"),), None): []}  # fmt: skip
+    order = [key[0] for key, _ in sorted(groups.items(), key=runner._group_order)]
+    assert order == ["aot", "interpret", "interpret", "gpu"]

@@ -217,6 +217,18 @@ def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir:
     return env
 
 
+# The order a cell's children run in: aot before the interpreter, because an interpreter process
+# cannot compile, and what an aot child compiles for the run cache (fp's values semantics,
+# ``matrix.probes.fp.values_semantics``) the interpreter cells of the release then read instead
+# of spawning a fresh interpreter to compile it. Within a backend, the catalog's order.
+BACKEND_ORDER = ("aot", "interpret", "gpu")
+
+
+def _group_order(item: tuple[tuple, list[Task]]) -> int:
+    backend = item[0][0]
+    return BACKEND_ORDER.index(backend) if backend in BACKEND_ORDER else len(BACKEND_ORDER)
+
+
 def run_group(
     tasks: Sequence[Task],
     backend: str,
@@ -649,7 +661,7 @@ def _main(args: argparse.Namespace) -> int:
         key = (task.backend, task.env, task.key if task.isolated else None)
         groups.setdefault(key, []).append(task)
     with tempfile.TemporaryDirectory(prefix="matrix-run-", ignore_cleanup_errors=True) as workdir:
-        for (backend, extra_env, _), group in groups.items():
+        for (backend, extra_env, _), group in sorted(groups.items(), key=_group_order):
             run_group(group, backend, extra_env, args.timeout, record, Path(workdir))
         if args.tests is not None:
             Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it

@@ -339,15 +339,20 @@ def _group_rows(sink: bt.Sink, cases, compile_ending: str) -> list[Observation]:
 # Where the values' TTIR is compiled when the backend itself has no target (the interpreter):
 # the catalog's aot target for fp (matrix/data/probes.toml).
 SEMANTICS_TARGET = "cuda:90"
+# How the child that compiles the values semantics starts: forked from an aot process (it can
+# compile, and is warm: measured on 3.0.0 and 3.9.0, a forked child 0.9-2.6 s, a spawned one
+# 6.7-8.5 s, most of it re-importing torch), spawned elsewhere (an interpreter process cannot
+# compile; a GPU one must not fork its CUDA context).
+SEMANTICS_START = {"aot": "fork"}
 # Where this process's values semantics came from (``run_cache``): the fp row's evidence.
 SEMANTICS_SOURCE = ""
 
 
 def values_semantics(ctx: Context, values: list) -> sem.Semantics:
-    """The TTIR ops the installed release compiles each values case to, from a spawned child
-    that compiles without the interpreter (``TRITON_INTERPRET`` is read at import, so an
-    interpreter process cannot compile) and stops once TTIR exists. A child that fails or dies
-    gives a Semantics that says so (``read`` False), never guessed ops."""
+    """The TTIR ops the installed release compiles each values case to, from a child that
+    compiles without the interpreter (``TRITON_INTERPRET`` is read at import, so an interpreter
+    process spawns a fresh one; ``SEMANTICS_START``) and stops once TTIR exists. A child that
+    fails or dies gives a Semantics that says so (``read`` False), never guessed ops."""
     import multiprocessing
     import os
     import pickle
@@ -366,7 +371,7 @@ def values_semantics(ctx: Context, values: list) -> sem.Semantics:
     os.close(fd)
     saved = os.environ.pop("TRITON_INTERPRET", None)
     try:
-        child = multiprocessing.get_context("spawn").Process(
+        child = multiprocessing.get_context(SEMANTICS_START.get(ctx.backend, "spawn")).Process(
             target=_child_semantics, args=(target, values, result), daemon=True
         )
         child.start()
