@@ -248,24 +248,31 @@ def _names_in(path: Path, blob: Any, names: list[str]) -> list[str]:
     """The names among ``names`` whose bytes occur in ``blob`` (the mapped ``path``)."""
     import shutil
 
+    if len(blob) < ONE_PASS_BYTES or len(names) < ONE_PASS_NAMES:
+        return _found_each(blob, names)
     grep = shutil.which("grep")
-    if grep is None or len(blob) < ONE_PASS_BYTES or len(names) < ONE_PASS_NAMES:
-        return [n for n in names if blob.find(n.encode()) != -1]
+    if grep is None:
+        return _found_each(blob, names)
     found: list[str] = []
     remaining = list(names)
     # grep -o prints non-overlapping leftmost-longest matches, so a name can hide inside or
-    # behind another's match; but while any remaining name occurs, its first occurrence is
-    # printed. So: search again for those not printed until a pass prints none of them.
+    # behind another's match; but while any remaining name occurs, the leftmost match of one
+    # of them is printed. So: search again for those not printed until a pass prints none.
     while remaining:
         matched = _grep_fixed(grep, path, remaining)
         if matched is None:  # grep failed: search here instead
-            return found + [n for n in remaining if blob.find(n.encode()) != -1]
+            return found + _found_each(blob, remaining)
         new = [n for n in remaining if n in matched]
         if not new:
             break
         found += new
         remaining = [n for n in remaining if n not in matched]
     return found
+
+
+def _found_each(blob: Any, names: list[str]) -> list[str]:
+    """The names among ``names`` found in ``blob``, one search per name."""
+    return [n for n in names if blob.find(n.encode()) != -1]
 
 
 def _grep_fixed(grep: str, path: Path, names: list[str]) -> set[str] | None:
