@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
+import triton
+import triton.language as tl
 
 from matrix.analyze import fingerprint as fpm
 from matrix.core import Release
@@ -511,6 +513,62 @@ def test_the_battery_runs_under_the_interpreter_and_classifies_cells():
     (row,) = fp_checks.value_rows(sink, values)
     assert row.data["cells"]["int32(7,2)"] == "right"
     assert row.data["cells"]["int32(-7,2)"] == "right"  # -3: truncation, as compiled code does
+
+
+OPERAND_DTYPES = ("int1", "int8", "uint8", "float8e5", "int16", "float16", "bfloat16",
+                  "uint32", "float32", "int64", "float64")  # fmt: skip
+
+
+@triton.jit
+def _operand_bits_kernel(i8, i16, i32, i64, o8, o16, o32, o64, BLOCK: tl.constexpr):
+    _store_operand_bits(i8, i16, i32, i64, o8, o16, o32, o64, BLOCK)
+
+
+def _store_operand_bits(i8, i16, i32, i64, o8, o16, o32, o64, BLOCK):
+    """Under the interpreter: each dtype's type-row operand (row 3) and the float16 tile, as
+    raw bits into output row k (a plain Python helper: the interpreter runs kernels as Python)."""
+    ins = {"i8": i8, "i16": i16, "i32": i32, "i64": i64, "BLOCK": BLOCK}
+    ops = bt.Operands(ins, {})
+    outs = {8: o8, 16: o16, 32: o32, 64: o64}
+    offs = tl.arange(0, BLOCK)
+    for k, name in enumerate(OPERAND_DTYPES):
+        x = ops.tensor(name, 3)
+        w = 8 if x.dtype.primitive_bitwidth == 1 else x.dtype.primitive_bitwidth
+        bits = x.to(getattr(tl, f"int{w}")) if w == 8 and name == "int1" else x
+        bits = bits.to(getattr(tl, f"int{w}"), bitcast=True)
+        tl.store(outs[w] + k * BLOCK + offs, bits)
+    tile = ops.tile("float16").to(tl.int16, bitcast=True)
+    grid = tl.expand_dims(offs, 1) * BLOCK + tl.expand_dims(offs, 0)
+    tl.store(o16 + len(OPERAND_DTYPES) * BLOCK + grid, tile)
+
+
+def test_interpreter_type_operands_are_the_loaded_bits_without_reading_memory(monkeypatch):
+    """3.0.0/3.1.0 with numpy 2 load from the wrong addresses, and some type cases' outcomes
+    depend on the data (numpy 2 raises for an int8 sum that does not fit, 3.0's fp8 upcast
+    raises on a zero): loaded operands made such cells flip between runs. The interpreter's
+    type operands are built in registers: the bits a load of the type rows gives, whatever
+    the buffers hold."""
+    import os
+
+    import torch
+
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
+    from matrix.probes import fp
+
+    expected, _ = fp._buffers([])  # what the type rows hold
+    garbage = {w: torch.full_like(t, 119) for w, t in expected.items()}
+    rows = len(OPERAND_DTYPES) + bt.BLOCK
+    outs = {w: torch.zeros(rows, bt.BLOCK, dtype=getattr(torch, f"int{w}")) for w in bt.WIDTHS}
+    monkeypatch.setattr(bt.PLAN, "computed_operands", True)
+    _operand_bits_kernel[(1,)](*garbage.values(), *outs.values(), BLOCK=bt.BLOCK)
+    for k, name in enumerate(OPERAND_DTYPES):
+        width = 8 if name == "int1" else int(getattr(tl, name).primitive_bitwidth)
+        want = expected[width][3] != 0 if name == "int1" else expected[width][3]
+        got = outs[width][k] != 0 if name == "int1" else outs[width][k]
+        assert torch.equal(got, want), name
+    tile = outs[16][len(OPERAND_DTYPES) :]
+    assert torch.equal(tile, expected[16][: bt.TYPE_ROWS])
 
 
 @pytest.fixture

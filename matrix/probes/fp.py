@@ -56,6 +56,10 @@ CONSTEXPRS = {"C_INT": 3, "C_FLOAT": 2.5}
 # per-group values kernel after the first was served from the probe's TRITON_CACHE_DIR: 31 of
 # 33 groups ended 'error' ("this group alone: ok", nothing traced) on all ten releases.
 _TRACES = itertools.count()
+# Backends whose type cases build their operands in registers (``battery.Operands._computed``):
+# the interpreter, where a load can read the wrong memory and an op's outcome can depend on
+# the data. Compiled backends load them, so that no case is constant-folded away.
+COMPUTED_OPERANDS = frozenset({"interpret"})
 
 
 def _buffers(values: list[bt.ValueCase]):
@@ -64,7 +68,7 @@ def _buffers(values: list[bt.ValueCase]):
     rows = bt.TYPE_ROWS + 2 * max((v.index + 1 for v in values), default=1)
     ins = {}
     for w in bt.WIDTHS:
-        t = torch.arange(1, rows * bt.BLOCK + 1, dtype=torch.int64) % 13 + 1
+        t = torch.arange(1, rows * bt.BLOCK + 1, dtype=torch.int64) % bt.TYPE_DATA_PERIOD + 1
         ins[w] = t.to(getattr(torch, f"int{w}")).reshape(rows, bt.BLOCK)
     fp_checks.encode_inputs(ins, values)
     # Rows by case index, not by count: a part may hold a subset (the GPU values part holds
@@ -88,6 +92,7 @@ def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[b
 
     bt.PLAN.cases, bt.PLAN.values, bt.PLAN.sink = list(cases), list(values), bt.Sink()
     bt.PLAN.stop_after_trace = stop
+    bt.PLAN.computed_operands = ctx.backend in COMPUTED_OPERANDS
     ins, outs = _buffers(values)
     args = _args(ins, outs)
     trace = os.getpid() * 10_000 + next(_TRACES)  # unique across the spawned/forked children

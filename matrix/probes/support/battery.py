@@ -35,6 +35,9 @@ BATTERY_PATH = DATA_DIR / "fingerprint.toml"
 BLOCK = 16
 # Rows of the input buffers used by the type cases (16 rows: one 16x16 tile for tl.dot).
 TYPE_ROWS = 16
+# What the type rows hold: flat element i of each width's buffer is (i + 1) % 13 + 1 (small,
+# non-zero, not all equal), read as the case's dtype.
+TYPE_DATA_PERIOD = 13
 WIDTHS = (8, 16, 32, 64)
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # matrix/probes
 
@@ -266,6 +269,9 @@ class Plan:
     sink: Sink = field(default_factory=Sink)
     # aot: end the compile once traced (the results are dead code; atomics are not).
     stop_after_trace: bool = True
+    # Type cases build their operands in registers instead of loading them (the interpreter:
+    # see ``Operands.tensor``).
+    computed_operands: bool = False
 
 
 PLAN = Plan()
@@ -336,12 +342,29 @@ class Operands:
         if name in SCALAR_ARGS:
             return self.args[SCALAR_ARGS[name]]
         dt = self.dtype(name)
-        if dt.primitive_bitwidth == 1:
+        if PLAN.computed_operands and row < TYPE_ROWS:
+            x = self._computed(dt, self.offs.__add__(row * self.block, **self.kw))
+        elif dt.primitive_bitwidth == 1:
             x = self.tl.load(self.pointer(8, row), **self.kw).__ne__(0, **self.kw)
         else:
             x = self.tl.load(self.pointer(dt.primitive_bitwidth, row, dtype=dt), **self.kw)
         self._cache[(name, row)] = x
         return x
+
+    def _computed(self, dt: Any, flat: Any) -> Any:
+        """The type rows' data at flat offsets ``flat`` as ``dt``, the same bits a load reads,
+        built without memory. Under the interpreter a type case's outcome can depend on its
+        operands' values (numpy 2 raises OverflowError for an int8 sum that does not fit, and
+        3.0's fp8 upcast raises on a zero), and 3.0.0/3.1.0 with numpy 2 load from the wrong
+        addresses (a copy kernel stores nothing): loaded operands made those cells flip from
+        run to run, computed ones make them the release's answer on this data."""
+        tl, kw = self.tl, self.kw
+        width = 8 if dt.primitive_bitwidth == 1 else dt.primitive_bitwidth
+        data = flat.__add__(1, **kw).__mod__(TYPE_DATA_PERIOD, **kw).__add__(1, **kw)
+        x = data.to(getattr(tl, f"int{width}"), **kw)
+        if dt.primitive_bitwidth == 1:
+            return x.__ne__(0, **kw)
+        return x if dt == x.dtype else x.to(dt, bitcast=True, **kw)
 
     def tile(self, name: str) -> Any:
         """A 16x16 tile of dtype ``name`` (rows 0..15 of the type rows)."""
@@ -350,6 +373,9 @@ class Operands:
             tl, kw, dt = self.tl, self.kw, self.dtype(name)
             rows = tl.expand_dims(self.offs, 1, **kw).__mul__(self.block, **kw)
             offs2 = rows.__add__(tl.expand_dims(self.offs, 0, **kw), **kw)
+            if PLAN.computed_operands:
+                self._cache[key] = self._computed(dt, offs2)
+                return self._cache[key]
             base = self.args["i" + str(dt.primitive_bitwidth)]
             if dt != base.dtype.element_ty:
                 base = base.to(tl.pointer_type(dt), bitcast=True, **kw)
