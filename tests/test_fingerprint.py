@@ -234,36 +234,81 @@ def test_the_aot_row_names_the_ops_so_the_change_is_a_behaviour_change():
     assert "C fmod" in rows["3.3.1"].data["semantics"]["float32"]["means"]
 
 
-def test_a_gpu_values_kernel_that_fails_to_lower_costs_only_the_group_that_fails(monkeypatch):
-    """Recorded on the H200 (3.6.0, notes/gpu-logs/session5): the kernel of every accepted values
-    case failed with "PassManager::run failed", which left all 33 groups error. Now each group
-    gets a kernel of its own: the one that fails alone is error with both reasons, the others
-    run (observed; this fake records no result dtypes, so their cells are skipped)."""
+def _fake_gpu_values(monkeypatch, fails, refused=None):
+    """fp's GPU values path with a fake launch: ``fails(vals)`` says whether a kernel of those
+    cases fails to build ("PassManager::run failed"); the calls are returned."""
     from matrix.probes import fp
-    from matrix.probes.support import base
     from matrix.probes.support import semantics as sem
 
-    values = bt.load().values
-    bad = values[-1].group
-    monkeypatch.setattr(fp, "values_semantics",
-                        lambda ctx, v: sem.Semantics("cuda:90", "ttir", {}, {}, {}))  # fmt: skip
+    semantics = sem.Semantics("cuda:90", "ttir", {}, refused or {}, {})
+    monkeypatch.setattr(fp, "values_semantics", lambda ctx, v: semantics)
     calls = []
 
     def launch(ctx, part, cases, vals, stop):
-        calls.append({v.group for v in vals})
+        calls.append(list(vals))
         sink = bt.Sink(traced=True)  # no result dtypes: cells skipped, the group observed
         sink.inputs, sink.outputs = fp._buffers(vals)
-        fails = len(calls) == 1 or bad in calls[-1]
-        return sink, "RuntimeError: PassManager::run failed" if fails else "ok"
+        return sink, "RuntimeError: PassManager::run failed" if fails(vals) else "ok"
 
     monkeypatch.setattr(fp, "trace_isolated", launch)
+    return calls
+
+
+def test_a_gpu_values_kernel_that_fails_to_lower_costs_only_the_case_that_fails(monkeypatch):
+    """Recorded on the H200 (3.6.0, notes/gpu-logs/session5): the kernel of every accepted values
+    case failed with "PassManager::run failed", which left all 33 groups error; on 2026-12-03
+    6-10 groups per release still failed alone. Now each group gets a kernel of its own, and a
+    failing group is halved until the failing case stands alone: that cell is rejected with
+    the reason, the rest of its group and every other group observed."""
+    from matrix.probes import fp
+    from matrix.probes.support import base
+
+    values = bt.load().values
+    bad_group = max({v.group for v in values}, key=lambda g: sum(v.group == g for v in values))
+    members = [v for v in values if v.group == bad_group]
+    bad = members[len(members) // 3]
+    calls = _fake_gpu_values(
+        monkeypatch, lambda vals: len({v.group for v in vals}) > 1 or bad in vals
+    )
     rows = fp._value_rows(base.Context("gpu", "cuda:90"), values, None, "", {})
     groups = {v.group for v in values}
-    assert len(calls) == 1 + len(groups) and all(len(c) == 1 for c in calls[1:])
+    narrowing = len(calls) - 1 - len(groups)
+    assert 0 < narrowing <= 2 * len(members).bit_length()  # halving, not one kernel per case
     by_name = {r.name: r for r in rows}
-    assert by_name[f"fp.{bad}"].status == "error"
-    assert "this group alone: RuntimeError: PassManager::run failed" in by_name[f"fp.{bad}"].detail
-    assert all(r.status == "observed" for name, r in by_name.items() if name != f"fp.{bad}")
+    assert all(r.status == "observed" for r in by_name.values())
+    cells = by_name[f"fp.{bad_group}"].data["cells"]
+    bad_cells = {k: c for k, c in cells.items() if k.startswith(bad.label)}
+    assert bad_cells and set(bad_cells.values()) == {"rejected"}
+    assert "rejected" not in {c for k, c in cells.items() if k not in bad_cells}
+
+
+def test_a_gpu_group_not_narrowed_within_the_budget_is_error_never_guessed(monkeypatch):
+    from matrix.probes import fp
+    from matrix.probes.support import base
+
+    values = bt.load().values
+    bad_group = values[-1].group
+    _fake_gpu_values(monkeypatch, lambda vals: any(v.group == bad_group for v in vals))
+    monkeypatch.setattr(fp, "MAX_BISECT_LAUNCHES", 2)
+    rows = fp._value_rows(base.Context("gpu", "cuda:90"), values, None, "", {})
+    row = {r.name: r for r in rows}[f"fp.{bad_group}"]
+    assert row.status == "error" and "narrowing stopped after 2 kernels" in row.detail
+    assert set(row.data["cells"].values()) == {"error"}
+
+
+def test_a_gpu_group_the_frontend_refuses_whole_is_its_refusals(monkeypatch):
+    """Every case of a group refused by the frontend leaves its kernel no case: the group's
+    cells are those refusals (recorded on the H200 as "this group alone: no case", error)."""
+    from matrix.probes import fp
+    from matrix.probes.support import base
+
+    values = bt.load().values
+    group = values[0].group
+    refused = {v.index: ("rejected", "refused by the frontend") for v in values if v.group == group}
+    _fake_gpu_values(monkeypatch, lambda vals: len({v.group for v in vals}) > 1, refused)
+    rows = fp._value_rows(base.Context("gpu", "cuda:90"), values, None, "", {})
+    row = {r.name: r for r in rows}[f"fp.{group}"]
+    assert row.status == "observed" and set(row.data["cells"].values()) == {"rejected"}
 
 
 def test_no_two_traces_share_a_compiled_kernel(monkeypatch):

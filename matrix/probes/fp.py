@@ -447,28 +447,105 @@ def _compile_semantics(target: str, values: list) -> sem.Semantics:
                          traced.value_dtypes)  # fmt: skip
 
 
+# Kernels a GPU fp run may spend narrowing failing values groups down to the cases that fail
+# (``_bisected``): each is a compile, and the whole probe runs under one per-probe limit.
+MAX_BISECT_LAUNCHES = 48
+
+
 def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, whole: str,
                       endings: dict) -> list[Observation]:  # fmt: skip
     """The GPU values rows, one kernel per group, after the kernel of all of them failed
-    (``whole``): a group whose own kernel fails too is ``error`` with both reasons."""
-    rows: list[Observation] = []
+    (``whole``). Where some group's kernel built (so building works here), a group whose own
+    kernel fails is halved until each failing case stands alone: that case is ``rejected``
+    (the release would not build it: "PassManager::run failed") or ``crashed``, the rest of
+    the group observed. Where none built, or ``MAX_BISECT_LAUNCHES`` ran out first, the group
+    is ``error`` with both reasons: nothing is blamed on a case that was never seen to
+    build anything."""
     by_group: dict[str, list] = {}
     for v in values:
         by_group.setdefault(v.group, []).append(v)
     ran = {v.index for v in accepted}
+    outcomes: dict[str, tuple] = {}
     for group, cases in by_group.items():
         todo = [v for v in cases if v.index in ran]
-        sink, ending = trace_isolated(ctx, 5, [], todo, False) if todo else (None, "no case")
-        endings[f"5:{group}"] = ending
-        if sink is None or not sink.traced or ending != "ok":
-            status = sink.cannot_observe[0] if sink and sink.cannot_observe else "error"
-            why = f"the values part did not run: {whole}; this group alone: {ending}"
+        outcomes[group] = _group_kernel(ctx, todo)
+    built = any(sink is not None for sink, _ in outcomes.values())
+    budget = [MAX_BISECT_LAUNCHES]
+    rows: list[Observation] = []
+    for group, cases in by_group.items():
+        sink, ending = outcomes[group]
+        if sink is None and built and not isinstance(ending, tuple):
+            todo = [v for v in cases if v.index in ran]
+            sink, ending = _bisected(ctx, todo, ending, budget)
+        if sink is None:
+            status, why = ending if isinstance(ending, tuple) else ("error", ending)
+            why = f"the values part did not run: {whole}; this group alone: {why}"
+            endings[f"5:{group}"] = why
             rows += fp_checks.failed_part_rows(cases, status, why)
             continue
+        endings[f"5:{group}"] = ending
         for index, reason in semantics.refused.items():
             sink.value_errors.setdefault(index, reason)
         rows += fp_checks.value_rows(sink, cases, semantics)
     return rows
+
+
+def _group_kernel(ctx: Context, todo: list):
+    """(sink, "ok") for one kernel of the values ``todo``; (None, why) when it failed to
+    build or run, (None, (status, why)) when the harness could not run it. An empty ``todo``
+    (every case refused by the frontend) is observed: its cells are the refusals."""
+    if not todo:
+        sink = bt.Sink(traced=True)
+        sink.inputs, sink.outputs = _buffers(todo)  # type: ignore[attr-defined]
+        return sink, "ok: every case refused by the frontend"
+    sink, ending = trace_isolated(ctx, 5, [], todo, False)
+    if sink.cannot_observe is not None:
+        return None, sink.cannot_observe
+    if sink.traced and ending == "ok":
+        return sink, ending
+    return None, ending
+
+
+def _bisected(ctx: Context, todo: list, first: str, budget: list[int]):
+    """(sink, ending) for values ``todo`` whose one kernel failed with ``first``: halves,
+    recursively, each case that fails alone recorded in ``value_errors``; (None, why) when
+    the harness could not run or ``budget`` (kernels left) ran out first."""
+    sink = bt.Sink(traced=True)
+    sink.inputs, sink.outputs = _buffers(todo)  # type: ignore[attr-defined]
+    failed: dict[int, tuple[str, str]] = {}
+    pending = [todo]
+    while pending:
+        part = pending.pop()
+        if part is todo:
+            ending = first  # already launched: _group_kernel
+        elif budget[0] <= 0:
+            return None, f"{first}; narrowing stopped after {MAX_BISECT_LAUNCHES} kernels"
+        else:
+            budget[0] -= 1
+            got, ending = _group_kernel(ctx, part)
+            if got is not None:
+                _merge(sink, got, part)
+                continue
+            if isinstance(ending, tuple):
+                return None, ending
+        if len(part) == 1:
+            status = "crashed" if ending.startswith("crashed") else "rejected"
+            failed[part[0].index] = (status, f"fails to build alone on the GPU: {ending}"[:500])
+            continue
+        pending += [part[len(part) // 2 :], part[: len(part) // 2]]
+    sink.value_errors.update(failed)
+    return sink, f"ok after narrowing: {len(failed)} cases fail alone ({first})"[:500]
+
+
+def _merge(into: bt.Sink, got: bt.Sink, part: list) -> None:
+    """Copy what the kernel of ``part`` observed into the group's sink (rows by case index)."""
+    for v in part:
+        for w in bt.WIDTHS:
+            into.outputs[w][v.index] = got.outputs[w][v.index]  # type: ignore[attr-defined]
+        if v.index in got.value_dtypes:
+            into.value_dtypes[v.index] = got.value_dtypes[v.index]
+        if v.index in got.value_errors:
+            into.value_errors[v.index] = got.value_errors[v.index]
 
 
 def _value_rows(ctx: Context, values: list, sink, ending: str, endings: dict) -> list[Observation]:
