@@ -579,7 +579,7 @@ def _store_operand_bits(i8, i16, i32, i64, o8, o16, o32, o64, BLOCK):
     for k, name in enumerate(OPERAND_DTYPES):
         x = ops.tensor(name, 3)
         w = 8 if x.dtype.primitive_bitwidth == 1 else x.dtype.primitive_bitwidth
-        bits = x.to(getattr(tl, f"int{w}")) if w == 8 and name == "int1" else x
+        bits = x.to(tl.int8) if name == "int1" else x  # a bool tensor: its 0/1 as int8
         bits = bits.to(getattr(tl, f"int{w}"), bitcast=True)
         tl.store(outs[w] + k * BLOCK + offs, bits)
     tile = ops.tile("float16").to(tl.int16, bitcast=True)
