@@ -99,6 +99,11 @@ class ProbeSpec:
     # On a GPU, run alone in its own child process: what it provokes (a misaligned access) can
     # poison the CUDA context for every later probe in the same process.
     isolated: bool = False
+    # aot only: its compiles of our own kernels may be answered by Triton's own on-disk cache,
+    # kept in the cell's environment across runs (``matrix.backends.compile_cache``). Only for a
+    # probe whose answer is the compiled artifact alone, never one that observes an environment
+    # variable or an option's effect on compiling (the catalog refuses it with ``env``).
+    compile_cache: bool = False
 
     @property
     def all_statuses(self) -> tuple[str, ...]:
@@ -122,7 +127,7 @@ PROBES_PATH = DATA_DIR / "probes.toml"
 
 _MEANING_KEYS = ("good", "breaking", "wrong", "changed")
 _ROW_KEYS = {"name", "summary", "statuses", "backends", "behavioural", "env", "aot_targets",
-             "isolated", *_MEANING_KEYS}  # fmt: skip
+             "isolated", "compile_cache", *_MEANING_KEYS}  # fmt: skip
 
 
 def load_catalog(path: str | Path = PROBES_PATH) -> tuple[ProbeSpec, ...]:
@@ -169,9 +174,13 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
     env = row.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise DataFileError(path, f"{where}.env", "a table of strings", env)
-    for key in ("behavioural", "isolated"):
+    for key in ("behavioural", "isolated", "compile_cache"):
         if not isinstance(row.get(key, False), bool):
             raise DataFileError(path, f"{where}.{key}", "true or false", row[key])
+    if row.get("compile_cache") and env:
+        # A cached compile would answer what the variable changes (3.0-3.2 leave
+        # TRITON_F32_DEFAULT out of their cache key).
+        raise DataFileError(path, f"{where}.compile_cache", "false for a probe with env", True)
     # An empty list: the probe compiles nothing and runs once per release with no target.
     targets = names("aot_targets", AOT_TARGETS, list(AOT_TARGETS)) or (None,)
     return ProbeSpec(
@@ -183,6 +192,7 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
         env=tuple(env.items()),
         aot_targets=targets,
         isolated=row.get("isolated", False),
+        compile_cache=row.get("compile_cache", False),
         **meanings,
     )
 

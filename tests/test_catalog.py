@@ -58,6 +58,13 @@ BAD_ROWS = {
     "flag not bool": (S + 'isolated = "yes"', "probe[0] (p).isolated", "true or false"),
     "env not strings": (S + "env = {A = 1}", "probe[0] (p).env", "a table of strings"),
     "unknown target": (S + 'aot_targets = ["cuda:70"]', "probe[0] (p).aot_targets", "cuda:80"),
+    "cache not bool": (S + 'compile_cache = "yes"', "probe[0] (p).compile_cache", "true or"),
+    # A cached compile would answer what the variable changes (3.0-3.2's cache key lacks it).
+    "cache with env": (
+        S + 'compile_cache = true\nenv = {TRITON_F32_DEFAULT = "ieee"}',
+        "probe[0] (p).compile_cache",
+        "false for a probe with env",
+    ),
 }
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from matrix.backends import compile_cache
 from matrix.backends.lld import LLD_ENV, LldNotFound, find_lld
 from matrix.core import AotUnavailable
 
@@ -51,6 +52,8 @@ class Artifacts:
     binaries: tuple[str, ...] = ()
     # The compile's metadata where it is plain JSON (``shared``, ``num_warps``, ...).
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # True when Triton answered from a kept cache folder (``cache_dir``) without compiling.
+    cached: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -276,8 +279,10 @@ def compile_for_target(
 
     Each call compiles into a fresh temporary ``TRITON_CACHE_DIR`` unless ``cache_dir`` is
     given, so an environment variable that changes codegen (``TRITON_F32_DEFAULT``) cannot be
-    answered from a stale cache entry. Raises AotUnavailable when a tool is missing, ValueError
-    on bad arguments; compiler errors propagate unchanged.
+    answered from a stale cache entry. With ``cache_dir`` (``matrix.backends.compile_cache``),
+    a compile Triton answers from it without adding an entry is ``cached``. Raises
+    AotUnavailable when a tool is missing, ValueError on bad arguments; compiler errors
+    propagate unchanged.
     """
     gpu_target = parse_target(target)
     import triton
@@ -296,17 +301,21 @@ def compile_for_target(
     kwargs = build_source_kwargs(fn.arg_names, signature, constexprs, spelling, attrs_cls)
     env = _hip_lld_env() if gpu_target.backend == "hip" else {}
 
+    kept = cache_dir is not None
     with contextlib.ExitStack() as stack:
         if cache_dir is None:
             cache_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="triton-aot-"))
+        before = compile_cache.entries(cache_dir)
         stack.enter_context(_environ({**env, "TRITON_CACHE_DIR": cache_dir}))
         src = ASTSource(fn, **kwargs)
         compiled = triton.compile(src, target=gpu_target, options=dict(options or {}))
         asm = dict(compiled.asm.items())  # read before the temporary cache disappears
         metadata = _plain_metadata(compiled.metadata)
+        cached = kept and bool(before) and compile_cache.entries(cache_dir) == before
     texts = {k: v for k, v in asm.items() if isinstance(v, str)}
     binaries = tuple(sorted(k for k, v in asm.items() if not isinstance(v, str)))
-    return Artifacts(target=target, ir=texts, binaries=binaries, metadata=metadata)
+    return Artifacts(target=target, ir=texts, binaries=binaries, metadata=metadata,
+                     cached=cached)  # fmt: skip
 
 
 def _plain_metadata(metadata: Any) -> dict[str, Any]:

@@ -63,7 +63,9 @@ def _text(detail: Any) -> str:
 
 def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     """The task's results: its rows (each named ``<probe>.<row>``), then its own result last."""
-    ctx = Context(backend=task["backend"], target=task.get("target"))
+    ctx = Context(
+        backend=task["backend"], target=task.get("target"), compile_cache=task.get("compile_cache")
+    )
     start = time.perf_counter()
     probe = task["probe"]
     try:

@@ -275,6 +275,8 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             outcome.note += f" [completed in place: {why}]" if suite_kept else " [resumed]"
         if redo:
             cmd += ["--redo", ",".join(redo)]
+        if args.fresh_compiles:
+            cmd.append("--fresh-compiles")
         if args.tests and not suite_kept:
             cmd += ["--tests", str(args.tests), "--tests-args", args.tests_args]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
@@ -417,6 +419,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help='options for pytest on the --tests suite, one string: --tests-args "-k add -x"',
     )
     p.add_argument("--force", action="store_true", help="redo cells that are already complete")
+    p.add_argument(
+        "--fresh-compiles",
+        action="store_true",
+        help="empty each measured cell's kept compile cache first: our kernels' aot compiles "
+        "(splitk, tiled) are done anew instead of answered by Triton's cache",
+    )
     p.add_argument(
         "--probes",
         help="comma-separated probes to measure again in every selected cell (the others are "

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix import cli
+from matrix.backends import compile_cache
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
@@ -149,13 +150,21 @@ class Task:
     target: str | None
     env: tuple[tuple[str, str], ...] = ()
     isolated: bool = False
+    # May its compiles be answered from the cell's kept compile cache (the catalog's
+    # ``compile_cache``; aot only)?
+    compile_cache: bool = False
 
     @property
     def key(self) -> tuple[str, str, str | None]:
         return (self.probe, self.backend, self.target)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"probe": self.probe, "backend": self.backend, "target": self.target}
+    def to_json(self, compile_cache: Path | None = None) -> dict[str, Any]:
+        """What the child is told; ``compile_cache``: the cell's kept cache, if there is one."""
+        told: dict[str, Any] = {"probe": self.probe, "backend": self.backend,
+                                "target": self.target}  # fmt: skip
+        if self.compile_cache and compile_cache is not None:
+            told["compile_cache"] = str(compile_cache)
+        return told
 
     def __str__(self) -> str:
         return f"{self.probe}[{self.backend}{':' + self.target if self.target else ''}]"
@@ -190,7 +199,8 @@ def plan_tasks(
                 targets = (None,)
             # Isolation guards a CUDA context; elsewhere a child of its own only costs imports.
             isolated = spec.isolated and backend == "gpu"
-            tasks.extend(Task(spec.name, backend, t, spec.env, isolated) for t in targets)
+            cached = spec.compile_cache and backend == "aot"
+            tasks.extend(Task(spec.name, backend, t, spec.env, isolated, cached) for t in targets)
     return tasks
 
 
@@ -236,8 +246,10 @@ def run_group(
     timeout_s: float,
     on_result: Callable[[Result], None],
     workdir: Path,
+    compile_cache: Path | None = None,
 ) -> None:
-    """Run ``tasks`` (one backend and environment) in children until each has a result."""
+    """Run ``tasks`` (one backend and environment) in children until each has a result;
+    ``compile_cache``: the kept compile cache for the tasks that may use one."""
     remaining = list(tasks)
     attempt_no = 0
     while remaining:
@@ -248,7 +260,8 @@ def run_group(
         tasks_file, events_file, log_file = (
             base.with_suffix(s) for s in (".json", ".jsonl", ".log")
         )
-        tasks_file.write_text(json.dumps([t.to_json() for t in remaining]), encoding="utf-8")
+        told = [t.to_json(compile_cache) for t in remaining]
+        tasks_file.write_text(json.dumps(told), encoding="utf-8")
         phase(f"probe {remaining[0]} (a new child for {len(remaining)} {backend} probe(s)) "
               f"{EVENTS}{events_file}")  # fmt: skip
         events_file.write_text("", encoding="utf-8")
@@ -457,6 +470,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="with --resume: comma-separated probes whose earlier results are dropped and "
         "measured again (the others are kept; the matrix's --probes and changed probes)",
     )
+    p.add_argument(
+        "--fresh-compiles", action="store_true",
+        help="empty the cell's kept compile cache first: every aot compile is done anew",
+    )  # fmt: skip
     p.add_argument("--tests", type=Path, help="also run this pytest suite; record each test")
     p.add_argument(
         "--tests-args", default="", help="options for pytest on the suite (one string, shell words)"
@@ -655,6 +672,12 @@ def _main(args: argparse.Namespace) -> int:
             f"{result.status} ({result.seconds:.1f} s)")  # fmt: skip
 
     write_raw(run, partial, partial=True)
+    kept = compile_cache.base_of(sys.prefix)  # in the cell's environment, like its bytecode
+    if args.fresh_compiles:
+        compile_cache.empty(kept)
+    elif compile_cache.prune(kept):
+        log(f"[{run.id}] the compile cache held over {compile_cache.MAX_ENTRIES} entries: "
+            "emptied")  # fmt: skip
     # One child per backend and environment; an isolated probe gets a child of its own.
     groups: dict[tuple, list[Task]] = {}
     for task in todo:
@@ -662,7 +685,7 @@ def _main(args: argparse.Namespace) -> int:
         groups.setdefault(key, []).append(task)
     with tempfile.TemporaryDirectory(prefix="matrix-run-", ignore_cleanup_errors=True) as workdir:
         for (backend, extra_env, _), group in sorted(groups.items(), key=_group_order):
-            run_group(group, backend, extra_env, args.timeout, record, Path(workdir))
+            run_group(group, backend, extra_env, args.timeout, record, Path(workdir), kept)
         if args.tests is not None:
             Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it
             add_team_suite(run, args, Path(workdir), partial)

@@ -6,7 +6,14 @@ import os
 import triton
 import triton.language as tl
 
-from matrix.probes.support.base import Context, Observation, attempt, exercise, first_line
+from matrix.probes.support.base import (
+    Context,
+    Observation,
+    Pointer,
+    attempt,
+    exercise,
+    first_line,
+)
 from matrix.probes.support.precision_evidence import asm_instructions, dot_line, ttir_precision
 
 BLOCK = 32
@@ -39,11 +46,9 @@ def f32_dot_explicit(a, b, c, BLOCK: tl.constexpr, PRECISION: tl.constexpr):
 
 
 def observe_default_precision(ctx: Context) -> Observation:
-    import torch
-
     env = {"TRITON_F32_DEFAULT": os.environ.get("TRITON_F32_DEFAULT")}
     if ctx.backend == "aot":
-        t = torch.empty(BLOCK, BLOCK)
+        t = Pointer("fp32")  # no torch: the env probe's child imports nothing else
         # A missing compile tool never gets here: attempt() raises it as CannotObserve (skipped).
         out = exercise(ctx, f32_dot_default, {"a": t, "b": t, "c": t}, {"BLOCK": BLOCK})
         if out.exception is not None:

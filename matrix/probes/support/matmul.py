@@ -99,11 +99,18 @@ def compile_variants(ctx: Context, variants: dict[str, tuple[Any, dict, dict]]):
                 {w for w in ("wgmma", "mma.sync", "v_mfma", "fma.rn") if w in text}
             ),
             "asm_lines": text.count("\n"),
+            # Answered by Triton's cache kept in the cell (catalog ``compile_cache``): the same
+            # artifact an earlier run of this release compiled from the same source and options.
+            "cached": out.value.cached,
         }
     compiled = [k for k, v in data.items() if "error" not in v]
     summary = "; ".join(
         f"{k}: {', '.join(data[k]['matrix_instructions']) or 'no MMA'}" for k in compiled
     )
+    cached = [k for k in compiled if data[k]["cached"]]
+    if cached:
+        notes.append(f"{', '.join(cached)} from the kept compile cache (--fresh-compiles "
+                     "compiles anew)")  # fmt: skip
     detail = f"compiled {', '.join(compiled)} ({summary})" + "".join(f"; {n}" for n in notes)
     return Observation("pass", detail, data)
 
