@@ -1,4 +1,4 @@
-"""Every pair's verdict (matrix/report/upgrade.py: all_pairs), the freshness footer, known
+"""Every pair's verdict (matrix/report/upgrade.py: decide_all), the freshness footer, known
 issues, and the API-by-name data: the report's new pages, checked against the gate and the
 recorded results rather than against themselves."""
 
@@ -28,8 +28,8 @@ def fixture_pairs():
     runs, _ = read_folder(FIXTURES / "raw")
     matrix = model.build([without_fp(r) for r in runs])
     inputs = upgrade.gate_inputs(str(FIXTURES / "raw"))
-    pages = upgrade.build_pages(matrix, runs, results=str(FIXTURES / "raw"), inputs=inputs)
-    return matrix, runs, pages, upgrade.all_pairs(matrix, runs, pages, inputs)
+    decided = upgrade.decide_all(matrix, runs, results=str(FIXTURES / "raw"), inputs=inputs)
+    return matrix, runs, decided.pages, decided.every
 
 
 def test_every_ordered_pair_has_the_gates_verdict(fixture_pairs) -> None:

@@ -59,6 +59,36 @@ def test_crash_hang_and_exception_cost_one_result_each(tmp_path, fixture_probes)
     assert [r.probe for r in run.results][:3] == ["ok_first", "segfault", "ok_middle"]
 
 
+def test_forked_children_cost_one_result_each_too(tmp_path, fixture_probes):
+    """Two children (aot, interpret): the runner preloads torch and forks them from itself
+    (matrix.measure.preload); a crash, a hang and an exception cost what they cost a child
+    started by a command, and each child saw torch loaded before its probes ran."""
+    out = tmp_path / "raw.json"
+    env = {"FIXTURE_BACKENDS": "interpret,aot", "MATRIX_FORK_CHILDREN": "1",
+           "FIXTURE_PROBES": "ok_first,segfault,hang,raises,ok_last"}  # fmt: skip
+    proc = _run(out, "--timeout", "2", "--backends", "interpret,aot", env=env)
+    assert proc.wait(timeout=120) == 0
+    run = read_raw(out)
+    expected = {"ok_first": "pass", "segfault": "crashed", "hang": "timeout", "raises": "error",
+                "ok_last": "pass"}  # fmt: skip
+    for backend in ("interpret", "aot"):
+        got = {r.probe: r for r in run.results if r.backend == backend}
+        assert {p: r.status for p, r in got.items()} == expected, backend
+        assert got["ok_first"].data["torch_loaded"] is True, backend  # forked, not started
+        assert "SIGSEGV" in got["segfault"].detail and "about to crash" in got["segfault"].detail
+        assert "2 s limit" in got["hang"].detail
+
+
+def test_with_forking_off_children_are_started_by_a_command(tmp_path, fixture_probes):
+    out = tmp_path / "raw.json"
+    env = {"FIXTURE_BACKENDS": "interpret,aot", "MATRIX_FORK_CHILDREN": "0",
+           "FIXTURE_PROBES": "ok_first"}  # fmt: skip
+    assert _run(out, "--backends", "interpret,aot", env=env).wait(timeout=120) == 0
+    results = read_raw(out).results
+    assert {r.backend for r in results} == {"interpret", "aot"}
+    assert not any(r.data["torch_loaded"] for r in results if r.probe == "ok_first")
+
+
 def test_a_killed_run_leaves_a_valid_partial_file_that_resume_finishes(tmp_path):
     out = tmp_path / "raw.json"
     side = partial_path(out)  # an unfinished cell lives beside --out, never in it

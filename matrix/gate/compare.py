@@ -209,28 +209,51 @@ def _gpu_machines(runs: Sequence[Run]) -> dict[str | None, set[str]]:
     return machines
 
 
-_EXPANDED: dict[int, tuple[Run, list[Result], int, list[Result]]] = {}
-_EXPANDED_MAX = 256
+Columns = dict[tuple[str, str | None, str | None], dict[str, Result]]
+
+# Kept per run (``_expanded``) and per set of runs (``_columns``): the pages judge 45 pairs, so
+# each release's runs are compared up to 9 times; expanding their ~100,000 fingerprint cells
+# and tabling them was most of a report build. An entry is used only while it holds the very
+# run objects and result lists, of the same lengths (it keeps them, so their ids are not reused).
+_KEPT_MAX = 256
+_EXPANDED: dict[int, tuple[tuple[Any, ...], list[Result]]] = {}
+_COLUMNS: dict[tuple[int, ...], tuple[tuple[Any, ...], Columns]] = {}
+
+
+def _identity(runs: Sequence[Run]) -> tuple[Any, ...]:
+    """What a kept entry must still match (compared item by item: the same objects compare
+    equal at once)."""
+    return tuple(x for run in runs for x in (run, run.results, len(run.results)))
+
+
+def _kept(store: dict, key: Any, runs: Sequence[Run]) -> Any:
+    hit = store.get(key)
+    return hit[1] if hit is not None and hit[0] == _identity(runs) else None
+
+
+def _keep(store: dict, key: Any, runs: Sequence[Run], value: Any) -> Any:
+    if len(store) >= _KEPT_MAX:
+        store.clear()
+    store[key] = (_identity(runs), value)
+    return value
 
 
 def _expanded(run: Run) -> list[Result]:
-    """``fingerprint.expand(run.results)``, kept per run: the pages judge 45 pairs, so each
-    release's runs are compared up to 9 times, and expanding their ~100,000 fingerprint
-    cells was two thirds of a report build. Kept while the run and its result list are the
-    same objects of the same length (the entry holds them, so their ids are not reused)."""
-    hit = _EXPANDED.get(id(run))
-    if hit is not None and hit[0] is run and hit[1] is run.results and hit[2] == len(run.results):
-        return hit[3]
-    cells = list(fingerprint.expand(run.results))
-    if len(_EXPANDED) >= _EXPANDED_MAX:
-        _EXPANDED.clear()
-    _EXPANDED[id(run)] = (run, run.results, len(run.results), cells)
-    return cells
+    """``fingerprint.expand(run.results)``, kept per run."""
+    hit = _kept(_EXPANDED, id(run), [run])
+    if hit is not None:
+        return hit
+    return _keep(_EXPANDED, id(run), [run], list(fingerprint.expand(run.results)))
 
 
-def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], dict[str, Result]]:
-    """``{(backend, target, numpy-or-None): {probe: Result}}``; conflicting duplicates raise."""
-    table: dict[tuple[str, str | None, str | None], dict[str, Result]] = {}
+def _columns(runs: Sequence[Run]) -> Columns:
+    """``{(backend, target, numpy-or-None): {probe: Result}}``; conflicting duplicates raise.
+    Kept per set of runs: the caller only reads it."""
+    key = tuple(id(run) for run in runs)
+    hit = _kept(_COLUMNS, key, runs)
+    if hit is not None:
+        return hit
+    table: Columns = {}
     origin: dict[tuple[Any, ...], str] = {}
     for run in runs:
         numpy = run.env.get("numpy")
@@ -248,7 +271,7 @@ def _columns(runs: Sequence[Run]) -> dict[tuple[str, str | None, str | None], di
                 )
             cell[r.probe] = previous or r
             origin.setdefault((*col, r.probe), run.id)
-    return table
+    return _keep(_COLUMNS, key, runs, table)
 
 
 # ---------------------------------------------------------------------------------- comparison
@@ -366,15 +389,12 @@ def compare(
         b_res, c_res = base_cols[b_key], cand_cols[c_key]
         probes_seen_on_candidate.update(p for p in c_res if c_res[p].status != SKIPPED)
         for probe in sorted(set(b_res) | set(c_res)):
-            pair = ProbePair(
-                probe,
-                where,
-                shown,
-                b_res.get(probe),
-                c_res.get(probe),
-                uses_by_probe.get(probe, []),
-            )
-            _compare_probe(out, upgrade, pair)
+            b, c, uses = b_res.get(probe), c_res.get(probe), uses_by_probe.get(probe, [])
+            if not uses and b is not None and c is not None and b.status == c.status:
+                spec = PROBES_BY_NAME.get(probe)
+                if spec is None or spec.behavioural:
+                    continue  # the same observation on both sides: _compare_probe adds nothing
+            _compare_probe(out, upgrade, ProbePair(probe, where, shown, b, c, uses))
 
     # A scanned use of an API whose probe the candidate never ran cannot be vouched for.
     for probe, uses in sorted(uses_by_probe.items()):

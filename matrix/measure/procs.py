@@ -24,13 +24,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import gc
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+import traceback
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,8 @@ PR_SET_CHILD_SUBREAPER = 36
 # ends it (SIGALRM's default action).
 STOP_GRACE_S = 20
 
-_live: set[subprocess.Popen] = set()
+# Every child being watched: started by a command (Popen) or forked (Forked).
+_live: set[Any] = set()
 _lock = threading.Lock()
 STOPPING = threading.Event()
 
@@ -67,14 +70,23 @@ def _die_with_parent(parent: int, death_signal: int) -> None:
         os._exit(1)
 
 
-def bytecode_kept(folder: Path) -> dict[str, str | None]:
+def bytecode_kept(folder: Path | None = None) -> dict[str, str | None]:
     """Environment changes (``None``: unset) under which a Python child keeps its bytecode in
-    ``folder``, unless the user chose a prefix. With PYTHONDONTWRITEBYTECODE set (this machine
-    sets it) every child compiled torch's 2,285 modules afresh: importing torch took 3.3 s
-    instead of 1.6 (3.9.0's cell environment). A prefix keeps the .pyc files out of the
-    checkout and out of site-packages, whose files probes read (``fp.env_values``)."""
+    ``folder`` (default: ``pycache`` in this environment's folder), unless the user chose a
+    prefix. With PYTHONDONTWRITEBYTECODE set (this machine sets it) every child compiled
+    torch's 2,285 modules afresh: importing torch took 3.3 s instead of 1.6 (3.9.0's cell
+    environment). A prefix keeps the .pyc files out of the checkout and out of site-packages,
+    whose files probes read (``fp.env_values``)."""
+    folder = folder if folder is not None else Path(sys.prefix) / "pycache"
     prefix = os.environ.get("PYTHONPYCACHEPREFIX") or str(folder)
     return {"PYTHONDONTWRITEBYTECODE": None, "PYTHONPYCACHEPREFIX": prefix}
+
+
+def keep_bytecode_here() -> None:
+    """What ``bytecode_kept`` gives a child, for this process's imports from now on."""
+    kept = bytecode_kept()
+    sys.dont_write_bytecode = kept["PYTHONDONTWRITEBYTECODE"] is not None
+    sys.pycache_prefix = kept["PYTHONPYCACHEPREFIX"]
 
 
 def start(
@@ -96,14 +108,111 @@ def start(
     return proc
 
 
-def kill_group(proc: subprocess.Popen) -> None:
+class Forked:
+    """A child forked from this process without an exec (``fork``), with what the runner uses
+    of ``subprocess.Popen``: ``pid``, ``returncode`` (negative: the signal that ended it),
+    ``poll`` and ``wait``."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere: its status is lost, as Popen says 0
+                self.returncode = 0
+            else:
+                if pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self) -> int:
+        while self.poll() is None:
+            time.sleep(0.01)
+        assert self.returncode is not None
+        return self.returncode
+
+
+def can_fork() -> bool:
+    """Whether ``fork`` is safe here: Linux, and this process has no other thread (a thread
+    holding a lock at the fork would leave it held forever in the child)."""
+    try:
+        return sys.platform.startswith("linux") and len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def fork(work: Callable[[], int], *, output: int, death_signal: int = signal.SIGKILL) -> Forked:
+    """Run ``work`` in a forked child with the promises of ``start``: a process group of its
+    own, ``death_signal`` when its parent dies, stdout and stderr on the file descriptor
+    ``output``, its exit status ``work``'s return value (1 and the traceback on output if it
+    raised). It keeps what this process has imported: that is what it is for (``can_fork``
+    says where it is safe)."""
+    if STOPPING.is_set():
+        raise KeyboardInterrupt("the matrix is stopping")
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()  # else the child would write this process's pending output again
+    parent = os.getpid()
+    with _lock:
+        # What exists now is the child's to read, not its collector's to walk: a collection
+        # in the child would touch every inherited object, copying the pages they lie on.
+        gc.freeze()
+        pid = os.fork()
+        if pid == 0:  # the child: it never returns from here
+            _run_forked(work, output, parent, death_signal)
+        gc.unfreeze()
+        proc = Forked(pid)
+        _live.add(proc)
+    return proc
+
+
+def _run_forked(work: Callable[[], int], output: int, parent: int, death_signal: int) -> None:
+    code = 1
+    try:
+        os.setsid()
+        _die_with_parent(parent, death_signal)
+        # Signals as a fresh interpreter has them: this process's handlers are not the child's.
+        for signum in (signal.SIGTERM, signal.SIGALRM, signal.SIGHUP, signal.SIGCHLD):
+            if callable(signal.getsignal(signum)):
+                signal.signal(signum, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.dup2(output, 1)
+        os.dup2(output, 2)
+        for stream in (sys.stdout, sys.stderr):
+            stream.reconfigure(write_through=True)  # type: ignore[union-attr]
+        code = work()
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException:
+        with contextlib.suppress(BaseException):
+            traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(BaseException):
+                stream.flush()
+        os._exit(code)
+
+
+def _forget_parent_state() -> None:
+    """In any forked child (ours, or a probe's own): the children, the lock and the stop flag
+    are the parent's, and the kernel does not pass on the subreaper attribute."""
+    global _lock
+    _lock = threading.Lock()
+    _live.clear()
+    STOPPING.clear()
+    _SUBREAPER.clear()
+
+
+def kill_group(proc: subprocess.Popen | Forked) -> None:
     """SIGKILL ``proc``'s whole process group (it leads one) and reap it."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
 
-def forget(proc: subprocess.Popen) -> None:
+def forget(proc: subprocess.Popen | Forked) -> None:
     with _lock:
         _live.discard(proc)
 
@@ -262,3 +371,6 @@ def interrupt_on_sigterm() -> None:
         raise KeyboardInterrupt(f"stopped by {signal.Signals(signum).name}")
 
     signal.signal(signal.SIGTERM, handler)
+
+
+os.register_at_fork(after_in_child=_forget_parent_state)

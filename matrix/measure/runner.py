@@ -2,8 +2,10 @@
 
     python -m matrix.run --out reports/raw/triton-3.9.0-numpy-2.4.6.json [--backends interpret,aot]
 
-The runner itself imports neither Triton nor torch: probes run in child processes
-(``matrix.measure.child``), one per backend and environment, each with a fresh ``TRITON_CACHE_DIR``.
+The runner itself never imports Triton: probes run in child processes (``matrix.measure.child``),
+one per backend and environment, each with a fresh ``TRITON_CACHE_DIR``. It imports torch once,
+and forks its CPU children from itself (``matrix.measure.preload``), rather than have each
+import it again.
 A child that crashes (even by a signal) or hangs past ``--timeout`` costs the probe it was
 running, which is recorded as ``crashed`` or ``timeout`` with the evidence; a new child picks up
 the remaining probes. Results go to ``<out>.partial`` (``results.partial_path``), rewritten
@@ -41,8 +43,8 @@ from matrix.backends import compile_cache
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
-from matrix.measure import probe_hashes, procs, suite
-from matrix.measure.child import probe_package
+from matrix.measure import preload, probe_hashes, procs, suite
+from matrix.measure.child import exit_now, probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
 from matrix.measure.results import (
     DETAIL_CAP,
@@ -216,9 +218,9 @@ def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir:
     # One OpenMP thread: probes fork (fp traces each part in a forked child), and a child forked
     # after torch's OpenMP pool started waits forever at the pool's barrier (seen on 3.3.1: the fp
     # child stuck in gomp_team_barrier_wait_end inside a tensor index). The tensors are small.
-    env["OMP_NUM_THREADS"] = "1"
+    env["OMP_NUM_THREADS"] = preload.CHILD_OMP_THREADS
     # Bytecode is kept, in the cell's own environment folder (procs.bytecode_kept says why).
-    for name, value in procs.bytecode_kept(Path(sys.prefix) / "pycache").items():
+    for name, value in procs.bytecode_kept().items():
         if value is None:
             env.pop(name, None)
         else:
@@ -247,9 +249,11 @@ def run_group(
     on_result: Callable[[Result], None],
     workdir: Path,
     compile_cache: Path | None = None,
+    fork: bool = False,
 ) -> None:
     """Run ``tasks`` (one backend and environment) in children until each has a result;
-    ``compile_cache``: the kept compile cache for the tasks that may use one."""
+    ``compile_cache``: the kept compile cache for the tasks that may use one; ``fork``: the
+    children are forked from this process (``matrix.measure.preload``)."""
     remaining = list(tasks)
     attempt_no = 0
     while remaining:
@@ -270,13 +274,19 @@ def run_group(
             log_file.open("w+", encoding="utf-8") as log,
             events_file.open("rb") as events,
         ):
-            proc = procs.start(
-                [sys.executable, "-m", "matrix.measure.child", str(tasks_file), str(events_file)],
-                env=child_environment(backend, extra_env, cache_dir),
-                cwd=REPO_ROOT,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+            env = child_environment(backend, extra_env, cache_dir)
+            child_args = [str(tasks_file), str(events_file)]
+            proc: subprocess.Popen | procs.Forked
+            if fork:
+                proc = preload.start(env, child_args, log.fileno())
+            else:
+                proc = procs.start(
+                    [sys.executable, "-m", "matrix.measure.child", *child_args],
+                    env=env,
+                    cwd=REPO_ROOT,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
             try:
                 done = _watch(proc, remaining, events, log, timeout_s, on_result)
             except BaseException:
@@ -289,7 +299,7 @@ def run_group(
 
 
 def _watch(
-    proc: subprocess.Popen,
+    proc: subprocess.Popen | procs.Forked,
     tasks: Sequence[Task],
     events: Any,
     log_file: Any,
@@ -306,7 +316,7 @@ def _watch(
         # The exit status is read before the events: whatever the child wrote before it exited
         # is in the file by then, so the read below sees its last result. Read after, an exit
         # between the read and the check would turn a finished probe into a crash.
-        exited = proc.poll() is not None
+        returncode = proc.poll()
         pending += events.read()
         complete, _, pending = pending.rpartition(b"\n")
         for line in complete.decode("utf-8").splitlines():
@@ -327,16 +337,16 @@ def _watch(
             proc.wait()
             return finished
         running = tasks[finished]
-        if exited:
+        if returncode is not None:  # it exited
             if started_at is None and finished == 0:
                 # Died before the first probe started: the import itself fails here, so every
                 # remaining task would die the same way.
-                why = f"child process {_death(proc.returncode)} before any probe started"
+                why = f"child process {_death(returncode)} before any probe started"
                 for task in tasks:
                     on_result(_failure(task, CRASHED, why, _tail(log_file), 0.0))
                 return len(tasks)
             elapsed = time.monotonic() - (started_at or spawned)
-            why = f"child process {_death(proc.returncode)} while running {running}"
+            why = f"child process {_death(returncode)} while running {running}"
             on_result(_failure(running, CRASHED, why, _tail(log_file), elapsed))
             return finished + 1
         if started_at is not None and clock.past_limit(timeout_s):
@@ -683,9 +693,16 @@ def _main(args: argparse.Namespace) -> int:
     for task in todo:
         key = (task.backend, task.env, task.key if task.isolated else None)
         groups.setdefault(key, []).append(task)
+    # Children forked from this process, which imports torch once for them (preload): worth
+    # it where two or more would each import it (an aot cell). An isolated probe's child is
+    # a fresh process, as isolation means.
+    forkable = {key for key in groups if key[0] in preload.FORKED_BACKENDS and key[2] is None}
+    fork = len(forkable) > 1 and preload.preload()
     with tempfile.TemporaryDirectory(prefix="matrix-run-", ignore_cleanup_errors=True) as workdir:
-        for (backend, extra_env, _), group in sorted(groups.items(), key=_group_order):
-            run_group(group, backend, extra_env, args.timeout, record, Path(workdir), kept)
+        for key, group in sorted(groups.items(), key=_group_order):
+            backend, extra_env, _ = key
+            forked = fork and key in forkable
+            run_group(group, backend, extra_env, args.timeout, record, Path(workdir), kept, forked)
         if args.tests is not None:
             Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it
             add_team_suite(run, args, Path(workdir), partial)
@@ -705,4 +722,6 @@ def _main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(cli.run(main, "matrix.run"))
+    # Without the interpreter's teardown: the raw file is in place, and tearing down a
+    # preloaded torch (matrix.measure.preload) took 0.5 s a cell.
+    exit_now(cli.run(main, "matrix.run"))

@@ -8,6 +8,7 @@ reads probe modules without importing them, ``verdicts`` fetches the seed-note c
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,23 +102,31 @@ def build(
     # The gate sees every result (fingerprint cells, the API census), as on the command line.
     team_view = team.build_view(runs)
     gate_inputs = upgrade.gate_inputs(str(raw_dir))
-    upgrades = upgrade.build_pages(
-        matrix, runs, results=str(raw_dir), team=team_view, inputs=gate_inputs
-    )
-    every_pair = upgrade.all_pairs(matrix, runs, upgrades, gate_inputs, team_view)
+    # The fingerprint group pages and the known issues read the same runs as the gate's pair
+    # decisions, and nothing else: they share its workers (matrix.report.workers).
+    decided = upgrade.decide_all(
+        matrix,
+        runs,
+        results=str(raw_dir),
+        team=team_view,
+        inputs=gate_inputs,
+        also=[functools.partial(known.known_issues, runs),
+              functools.partial(fp_pages.build_groups, runs)],
+    )  # fmt: skip
+    known_issues, fp_groups = decided.also
     pages = render.render_site(
         matrix,
         out_dir,
         claims=claims,
         bench=bench,
         probes_dir=probes_dir,
-        upgrades=upgrades,
+        upgrades=decided.pages,
         performance=performance,
-        fp_groups=fp_pages.build_groups(runs),
+        fp_groups=fp_groups,
         team_view=team_view,
-        every_pair=every_pair,
+        every_pair=decided.every,
         fresh=fresh,
-        known=known.known_issues(runs),
+        known=known_issues,
     )
     written = [out_dir / "matrix.json", *pages]
     stamp.write(out_dir, inputs, written, suites, len(runs), claims.error)

@@ -9,15 +9,15 @@ fingerprint group whose cells changed the same way is one entry), in the gate's 
 verdict what was not measured for that pair (the gate's undecidable items, GPU rows missing,
 skipped probes), so that a reader never takes a gap for good news.
 
-``all_pairs`` asks the gate for every ordered pair of recorded releases (45 for ten); the
+``decide_all`` asks the gate for every ordered pair of recorded releases (45 for ten); the
 upgrades index renders those compact records in the browser, with no server.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +42,7 @@ from matrix.gate.verdict import (
     gpu_timings,
 )
 from matrix.measure.results import Run
+from matrix.report import workers
 from matrix.report.model import Matrix, is_gpu_run, slug
 from matrix.report.team import KernelChange, TeamGate, TeamVerdict, TeamView, upgrade_kernels
 from matrix.scan import ScanReport, load_rules, scan_paths
@@ -279,7 +280,17 @@ def decide_pair(runs: Sequence[Run], baseline: str, candidate: str, g: GateInput
     return report
 
 
-def build_pages(
+@dataclass
+class Upgrades:
+    """Every pair's verdict: a page per ``pairs`` pair, the compact record of all of them, and
+    what the ``also`` calls given to ``decide_all`` returned."""
+
+    pages: list[UpgradePage]
+    every: AllPairs
+    also: list[Any]
+
+
+def decide_all(
     matrix: Matrix,
     runs: Sequence[Run],
     *,
@@ -288,23 +299,41 @@ def build_pages(
     accepted_path: Path = ACCEPTED_PATH,
     team: TeamView | None = None,
     inputs: GateInputs | None = None,
-) -> list[UpgradePage]:
-    """An upgrade page per pair; the gate decides each on ``runs`` (the matrix's own runs)."""
+    also: Sequence[Callable[[], Any]] = (),
+) -> Upgrades:
+    """The gate decides every pair on ``runs`` (the matrix's own runs): an upgrade page per
+    ``pairs`` pair, a record for each of ``every_pair``. The decisions, and the ``also`` calls
+    (other work of the build that reads the same runs), share forked workers
+    (``matrix.report.workers``); ``also`` goes first, as the longest."""
     try:
         pinned: Release | None = pinned_release(pinned_path)
     except DataFileError:
         pinned = None
     g = inputs or gate_inputs(results, accepted_path)
     team_gate = TeamGate(runs, REPO_ROOT, team) if team is not None and team.present else None
-    pages = []
-    for baseline, candidate, is_pinned in pairs(matrix, pinned):
-        report = decide_pair(runs, baseline, candidate, g)
-        page = upgrade_page(matrix, report, g, is_pinned, team)
+    shown = pairs(matrix, pinned)
+    on_pages = {(baseline, candidate) for baseline, candidate, _ in shown}
+    others = [pair for pair in every_pair(matrix) if pair not in on_pages]
+
+    def page_of(baseline: str, candidate: str, is_pinned: bool) -> UpgradePage:
+        page = upgrade_page(matrix, decide_pair(runs, baseline, candidate, g), g, is_pinned, team)
         page.kernel_coverage = team_coverage(runs, baseline, candidate)
         if team_gate is not None:
             page.team_gate = team_gate.verdict(baseline, candidate, results)
-        pages.append(page)
-    return pages
+        return page
+
+    def record_of(baseline: str, candidate: str) -> dict[str, Any]:
+        page = upgrade_page(matrix, decide_pair(runs, baseline, candidate, g), g, False, team)
+        return pair_record(page, False)
+
+    calls: list[Callable[[], Any]] = [*also]
+    calls += [functools.partial(page_of, *pair) for pair in shown]
+    calls += [functools.partial(record_of, *pair) for pair in others]
+    done = workers.run_all(calls)
+    extra, pages = done[: len(also)], done[len(also) : len(also) + len(shown)]
+    records = dict(zip(others, done[len(also) + len(shown) :], strict=True))
+    records.update({(p.baseline, p.candidate): pair_record(p, True) for p in pages})
+    return Upgrades(pages, AllPairs([records[pair] for pair in every_pair(matrix)]), extra)
 
 
 def team_coverage(runs: Sequence[Run], baseline: str, candidate: str) -> str:
@@ -468,72 +497,15 @@ def expand(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 @dataclass
 class AllPairs:
-    """Every pair's verdict (``records``, in ``every_pair`` order) and what computing them cost."""
+    """Every pair's verdict (``records``, in ``every_pair`` order)."""
 
     records: list[dict[str, Any]]
-    seconds: float
 
     def get(self, baseline: str, candidate: str) -> dict[str, Any] | None:
         for r in self.records:
             if (r["baseline"], r["candidate"]) == (baseline, candidate):
                 return r
         return None
-
-
-def all_pairs(
-    matrix: Matrix,
-    runs: Sequence[Run],
-    pages: Sequence[UpgradePage],
-    g: GateInputs,
-    team: TeamView | None = None,
-) -> AllPairs:
-    """The gate's verdict for every pair; pairs that have a page reuse its report."""
-    start = time.perf_counter()
-    done = {(p.baseline, p.candidate): p for p in pages}
-    pairs = every_pair(matrix)
-    todo = [pair for pair in pairs if pair not in done]
-    global _PAIR_INPUTS
-    _PAIR_INPUTS = (matrix, runs, g, team)
-    try:
-        computed = dict(zip(todo, _in_workers(_pair_record, todo), strict=True))
-    finally:
-        _PAIR_INPUTS = None
-    records = [pair_record(done[pair], True) if pair in done else computed[pair] for pair in pairs]
-    return AllPairs(records, time.perf_counter() - start)
-
-
-# What the forked workers of ``all_pairs`` read (set around the pool, inherited by fork: the
-# runs are ~100,000 fingerprint cells, never pickled to the workers).
-_PAIR_INPUTS: tuple[Matrix, Sequence[Run], GateInputs, TeamView | None] | None = None
-# Pairs below which the pool costs more than it saves (forking and returning the records).
-_MIN_PARALLEL_PAIRS = 4
-
-
-def _pair_record(pair: tuple[str, str]) -> dict[str, Any]:
-    assert _PAIR_INPUTS is not None, "all_pairs sets the inputs before its workers start"
-    matrix, runs, g, team = _PAIR_INPUTS
-    page = upgrade_page(matrix, decide_pair(runs, pair[0], pair[1], g), g, False, team)
-    return pair_record(page, False)
-
-
-def _in_workers(work: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
-    """``[work(i) for i in items]``, in forked processes on a machine with more than one CPU
-    (the pairs without a page were 60% of a report build: 45 gate decisions, 2026-12-03).
-    A worker that dies raises BrokenProcessPool, never a hang; where fork is unavailable, or
-    there are few items, in this process."""
-    import multiprocessing
-    import os
-    from concurrent.futures import ProcessPoolExecutor
-
-    workers = min(os.cpu_count() or 1, 4, len(items))
-    if workers < 2 or len(items) < _MIN_PARALLEL_PAIRS:
-        return [work(i) for i in items]
-    try:
-        context = multiprocessing.get_context("fork")
-    except ValueError:
-        return [work(i) for i in items]
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        return list(pool.map(work, items, chunksize=max(1, len(items) // (workers * 4))))
 
 
 @dataclass(frozen=True)
