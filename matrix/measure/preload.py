@@ -44,7 +44,7 @@ def preload() -> bool:
         return False
     saved = os.environ.get("OMP_NUM_THREADS")
     os.environ["OMP_NUM_THREADS"] = CHILD_OMP_THREADS
-    procs.keep_bytecode_here()  # the children's bytecode: else torch is compiled afresh here
+    procs.use_bytecode_of(procs.bytecode_kept())  # the children's: else torch compiles afresh
     try:
         for name in PRELOADED:
             importlib.import_module(name)
@@ -69,9 +69,7 @@ def _child(env: dict[str, str], child_args: list[str]) -> int:
     os.environ.clear()
     os.environ.update(env)
     os.chdir(REPO_ROOT)
-    # Read by the interpreter at its start only: set as that start would have set them.
-    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
-    sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
+    procs.use_bytecode_of(env)
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
     from matrix.measure import child

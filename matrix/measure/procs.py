@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -82,11 +82,11 @@ def bytecode_kept(folder: Path | None = None) -> dict[str, str | None]:
     return {"PYTHONDONTWRITEBYTECODE": None, "PYTHONPYCACHEPREFIX": prefix}
 
 
-def keep_bytecode_here() -> None:
-    """What ``bytecode_kept`` gives a child, for this process's imports from now on."""
-    kept = bytecode_kept()
-    sys.dont_write_bytecode = kept["PYTHONDONTWRITEBYTECODE"] is not None
-    sys.pycache_prefix = kept["PYTHONPYCACHEPREFIX"]
+def use_bytecode_of(env: Mapping[str, str | None]) -> None:
+    """This process's imports from now on keep bytecode as an interpreter started with ``env``
+    would (it reads these variables at its start only)."""
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    sys.pycache_prefix = env.get("PYTHONPYCACHEPREFIX") or None
 
 
 def start(

@@ -313,7 +313,8 @@ def decide_all(
     team_gate = TeamGate(runs, REPO_ROOT, team) if team is not None and team.present else None
     shown = pairs(matrix, pinned)
     on_pages = {(baseline, candidate) for baseline, candidate, _ in shown}
-    others = [pair for pair in every_pair(matrix) if pair not in on_pages]
+    every = every_pair(matrix)
+    others = [pair for pair in every if pair not in on_pages]
 
     def page_of(baseline: str, candidate: str, is_pinned: bool) -> UpgradePage:
         page = upgrade_page(matrix, decide_pair(runs, baseline, candidate, g), g, is_pinned, team)
@@ -333,7 +334,7 @@ def decide_all(
     extra, pages = done[: len(also)], done[len(also) : len(also) + len(shown)]
     records = dict(zip(others, done[len(also) + len(shown) :], strict=True))
     records.update({(p.baseline, p.candidate): pair_record(p, True) for p in pages})
-    return Upgrades(pages, AllPairs([records[pair] for pair in every_pair(matrix)]), extra)
+    return Upgrades(pages, AllPairs([records[pair] for pair in every]), extra)
 
 
 def team_coverage(runs: Sequence[Run], baseline: str, candidate: str) -> str:
