@@ -80,7 +80,7 @@ def test_a_new_or_changed_probe_is_measured_alone_in_every_cell(tmp_path, envs_d
 
     # A probe's source changes: only that probe is measured again.
     source = tmp_path / "pkg" / PACKAGE / "first.py"
-    source.write_text(source.read_text() + "# changed\n")
+    source.write_text(source.read_text() + "CHANGED = True\n")
     out = _matrix(tmp_path, envs_dir, "first,added", "4")
     assert _notes(out) == dict.fromkeys(CELLS, "completed in place: first changed since measured")
     assert _marks(tmp_path) == {c: {"first": "4", "added": "2"} for c in CELLS}
@@ -161,6 +161,35 @@ def test_hash_follows_source_and_row(tmp_path, monkeypatch):
         probe_hashes.probe_hash(ProbeSpec("missing", "m", ("pass",), ("interpret",)), "hpkg")
 
 
+def test_comments_blank_lines_and_docstrings_do_not_make_a_probe_stale(tmp_path, monkeypatch):
+    """Editing a comment or a docstring (module, class, function, a kernel's) changes no
+    result, so it re-measures nothing; a string that is code (an assignment, an argument, a
+    statement after the docstring) and any code edit still do."""
+    pkg = tmp_path / "dpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    code = 'class K:\n    def f(self):\n        return g("mode")\n'
+    (pkg / "a.py").write_text(code)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = SPECS[0]
+    before = probe_hashes.probe_hash(spec, "dpkg")
+    documented = (
+        '"""Module docstring."""\n# a comment\n\n'
+        'class K:\n    """Class docstring."""\n\n    def f(self):  # why\n'
+        '        """Function docstring,\n        on two lines."""\n        return g("mode")\n'
+    )
+    (pkg / "a.py").write_text(documented)
+    assert probe_hashes.probe_hash(spec, "dpkg") == before
+    for edit in (
+        code.replace('"mode"', '"other"'),
+        code.replace("return", "x = 'text'\n        return"),
+        code + "VALUE = 'a.toml'\n",
+        code.replace("g(", "h("),
+    ):
+        (pkg / "a.py").write_text(edit)
+        assert probe_hashes.probe_hash(spec, "dpkg") != before, edit
+
+
 def test_hash_follows_what_the_probe_imports_and_the_data_it_names(tmp_path, monkeypatch):
     """A kernel or support module the probe imports (at the top, in a function, relatively,
     through another module) and a data file they name are its sources; an unrelated module
@@ -181,7 +210,7 @@ def test_hash_follows_what_the_probe_imports_and_the_data_it_names(tmp_path, mon
     (pkg / "other.py").write_text("z = 2\n")
     assert probe_hashes.probe_hash(spec, "ipkg") == before
     for changed in ("rel.py", "deep.py", "leaf.py", "data/table.toml"):
-        (pkg / changed).write_text((pkg / changed).read_text() + "# edited\n")
+        (pkg / changed).write_text((pkg / changed).read_text() + "edited = 1\n")
         now = probe_hashes.probe_hash(spec, "ipkg")
         assert now != before, f"an edit of {changed} left the hash as it was"
         before = now
@@ -222,7 +251,7 @@ def test_cells_of_one_run_share_the_catalog_hashes_until_a_file_changes(tmp_path
     assert len(list((tmp_path / "run" / "probe-hashes").iterdir())) == 1
     assert probe_hashes.catalog_hashes(SPECS[:1], "cpkg") == uncached  # read back
     for changed in ("b.py", "data/table.toml"):
-        (pkg / changed).write_text((pkg / changed).read_text() + "# edited\n")
+        (pkg / changed).write_text((pkg / changed).read_text() + "edited = 1\n")
         now = probe_hashes.catalog_hashes(SPECS[:1], "cpkg")
         assert now != uncached, f"an edit of {changed} was served the cached hash"
         monkeypatch.delenv("MATRIX_RUN_CACHE")

@@ -1,6 +1,6 @@
 """Find an ``ld.lld`` for Triton releases whose HIP backend shells out to an external linker.
 
-Triton 3.0-3.4 call ``HIPBackend.path_to_rocm_lld()`` both to link the HSACO and, earlier, to
+Triton 3.0-3.3 call ``HIPBackend.path_to_rocm_lld()`` both to link the HSACO and, earlier, to
 put ``ld.lld --version`` into the backend's cache key, so a HIP compile fails before any code is
 generated when no linker is found. Their own search looks at ``TRITON_HIP_LLD_PATH``, the wheel's
 ``backends/amd/llvm/bin/ld.lld``, ``/opt/rocm/llvm/bin/ld.lld`` and ``/usr/bin/ld.lld``, but not at

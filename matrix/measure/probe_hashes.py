@@ -1,14 +1,15 @@
 """A hash per probe, kept in each raw file: what ``matrix.measure.incremental`` compares.
 
 Name -> 16 hex digits of the probe's sources and its catalog row, under the run's
-``probe_hashes`` key. A probe's sources are its module and every module of ours it imports,
-however deep and wherever in the file (``kernels``' split-K for ``splitk``, the fingerprint's
-support modules for ``fp``): a change to a kernel or a support module makes the probes that
-use it stale, not only an edit of the probe file. Imports are read from the syntax tree,
-never executed (no Triton here). The data files those modules name (``fingerprint.toml``,
-``splitk_tuned.toml``) are sources too. The runner records the hashes before the probes run
-(the source that was measured); a probe whose results a cell kept keeps its earlier hash, or
-none where the earlier run recorded none (measured before hashes were kept).
+``probe_hashes`` key. A Python source counts by its code (``code_of``): a comment, a blank line
+or a docstring edited makes nothing stale. A probe's sources are its module and every module of
+ours it imports, however deep and wherever in the file (``kernels``' split-K for ``splitk``, the
+fingerprint's support modules for ``fp``): a change to a kernel or a support module makes the
+probes that use it stale, not only an edit of the probe file. Imports are read from the syntax
+tree, never executed (no Triton here). The data files those modules name (``fingerprint.toml``,
+``splitk_tuned.toml``) are sources too. The runner records the hashes before the probes run (the
+source that was measured); a probe whose results a cell kept keeps its earlier hash, or none
+where the earlier run recorded none (measured before hashes were kept).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import ast
 import functools
 import hashlib
 import importlib.util
+import io
 import json
 import re
 import sys
+import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -51,9 +54,54 @@ def probe_hash(spec: ProbeSpec, package: str) -> str:
     sources = source_closure(f"{package}.{spec.name}", path, own)
     data = data_files(sources, (*DATA_SCOPES, package))
     for name, file in sorted({**sources, **data}.items()):
-        digest.update(name.encode() + b"\0" + file.read_bytes() + b"\0")
+        text = code_of(file.read_bytes()) if file.suffix == ".py" else file.read_bytes()
+        digest.update(name.encode() + b"\0" + text + b"\0")
     digest.update(json.dumps(asdict(spec), sort_keys=True, default=str).encode("utf-8"))
     return digest.hexdigest()[:16]
+
+
+# Tokens that never change what a module does: a comment, a blank or continued line.
+_NOT_CODE = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.ENCODING})
+
+
+@functools.lru_cache(maxsize=1024)
+def code_of(source: bytes) -> bytes:
+    """The code of a Python source text without its comments, blank lines and docstrings, so
+    that editing a comment or a docstring of a probe's module makes no cell stale. Tokens, not
+    ``ast.dump`` (whose text changes between Python versions): the same source gives the same
+    bytes on any Python that runs the matrix."""
+    docstrings = _docstring_spans(ast.parse(source))
+    kept: list[str] = []
+    after_docstring = False  # the docstring's own NEWLINE goes with it
+    for tok in tokenize.tokenize(io.BytesIO(source).readline):
+        if tok.type in _NOT_CODE or (after_docstring and tok.type == tokenize.NEWLINE):
+            continue
+        after_docstring = tok.type == tokenize.STRING and any(
+            a <= tok.start and tok.end <= b for a, b in docstrings
+        )
+        if not after_docstring:
+            kept.append(f"{tok.type}:{tok.string}")
+    return "\n".join(kept).encode("utf-8")
+
+
+def _docstring_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions of every module, class and function docstring in ``tree``."""
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        first = node.body[0] if node.body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+            and first.end_lineno is not None
+            and first.end_col_offset is not None
+        ):
+            spans.append(
+                ((first.lineno, first.col_offset), (first.end_lineno, first.end_col_offset))
+            )
+    return spans
 
 
 def source_closure(module: str, path: Path, own: set[str]) -> dict[str, Path]:
