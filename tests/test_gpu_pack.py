@@ -204,3 +204,18 @@ def test_recipe_without_a_reason_is_refused(tmp_path: Path) -> None:
     path.write_text(text)
     with pytest.raises(gpu_pack.PackError, match="non-empty 'what'"):
         gpu_pack.load_recipe(path)
+
+
+def test_a_download_without_pip_says_what_to_run(tmp_path: Path, monkeypatch) -> None:
+    # nox's uv-made venv has no pip: the error names the interpreter and the two ways out,
+    # before any subprocess runs.
+    real = gpu_pack.importlib.util.find_spec
+    monkeypatch.setattr(
+        gpu_pack.importlib.util, "find_spec", lambda n, *a: None if n == "pip" else real(n, *a)
+    )
+    monkeypatch.setattr(gpu_pack.subprocess, "run", lambda *a, **k: pytest.fail("ran pip"))
+    release = gpu_pack.Release.parse("3.9.0", "release")
+    with pytest.raises(
+        gpu_pack.PackError, match=r"needs pip.*python3 -m matrix\.backends.*--wheel"
+    ):
+        gpu_pack.download(release, tmp_path / "wheels", gpu_pack.load_recipe())

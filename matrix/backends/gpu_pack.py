@@ -22,6 +22,7 @@ import ast
 import fnmatch
 import functools
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -156,6 +157,12 @@ def download(release: Release, dest: Path, recipe: Recipe) -> Path:
     existing = sorted(dest.glob(f"triton-{release}-*cp{recipe.python.replace('.', '')}*.whl"))
     if existing:
         return existing[0]
+    if importlib.util.find_spec("pip") is None:  # a uv-made venv (nox's) has no pip
+        raise PackError(
+            f"downloading the triton=={release} wheel needs pip, and {sys.executable} has none: "
+            "run this with a Python that has pip (python3 -m matrix.backends.gpu_pack ...), "
+            "or give the wheel with --wheel PATH"
+        )
     cmd = [
         sys.executable,
         "-m",
