@@ -190,6 +190,78 @@ def test_comments_blank_lines_and_docstrings_do_not_make_a_probe_stale(tmp_path,
         assert probe_hashes.probe_hash(spec, "dpkg") != before, edit
 
 
+def test_code_of_keeps_every_string_and_drops_only_comments_and_docstrings():
+    code = probe_hashes.code_of
+    base = b'x = "a # b"\ny = f"{x!r:>{w}} # c"\nz = """\n\n  kept\n"""\n'
+    assert code(base) == code(base.replace(b"\n", b"  # note\n", 1))  # a comment added
+    for edit in (
+        base.replace(b"a # b", b"a # B"),  # after a '#' inside a string
+        base.replace(b"# c", b"# C"),  # after a '#' inside an f-string
+        base.replace(b'"""\n\n', b'"""\n'),  # a blank line of a string
+        base.replace(b"kept", b"kept "),  # a blank inside a string, at its line's end
+    ):
+        assert code(edit) != code(base), edit
+
+
+def _other_pythons() -> list[str]:
+    """One interpreter of each other Python 3.12+ that runs here, on PATH or among pyenv's
+    versions (a pyenv shim of a version that is not selected exits 127: it is passed over)."""
+    import glob
+    import shutil
+
+    pyenv = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = []
+    for version in ("3.12", "3.13", "3.14"):
+        if sys.version.startswith(version + "."):
+            continue
+        candidates = [shutil.which(f"python{version}")]
+        candidates += sorted(glob.glob(f"{pyenv}/versions/{version}*/bin/python{version}"))
+        for python in filter(None, candidates):
+            if subprocess.run([python, "-c", "import sys"], capture_output=True).returncode == 0:
+                found.append(python)
+                break
+    return found
+
+
+def test_code_of_is_the_same_on_every_python_here(tmp_path):
+    """The GPU rows are recorded by the lease's Python 3.12, the CPU rows by this one: every
+    source of ours must give the same code on both, or the GPU rows read stale (they did,
+    when tokens were hashed: 3.12 tokenizes f-strings anew)."""
+    import hashlib
+    import shutil
+
+    import packaging
+
+    others = _other_pythons()
+    if not others:
+        pytest.skip("no other Python 3.12+ runs on this machine to compare with")
+    shutil.copytree(Path(packaging.__file__).parent, tmp_path / "packaging")
+    script = (
+        "import hashlib, pathlib, sys\n"
+        "from matrix.measure.probe_hashes import code_of\n"
+        "for top in ('matrix', 'kernels', 'compat'):\n"
+        "    for p in sorted(pathlib.Path(top).rglob('*.py')):\n"
+        "        print(p, hashlib.sha256(code_of(p.read_bytes())).hexdigest())\n"
+    )
+    want = {
+        str(p.relative_to(ROOT)): hashlib.sha256(probe_hashes.code_of(p.read_bytes())).hexdigest()
+        for top in ("matrix", "kernels", "compat")
+        for p in sorted((ROOT / top).rglob("*.py"))
+    }
+    assert len(want) > 100
+    for python in others:
+        out = subprocess.run(
+            [python, "-c", script],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path}"},
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 0, out.stderr[-2000:]
+        got = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+        assert got == want, python
+
+
 def test_hash_follows_what_the_probe_imports_and_the_data_it_names(tmp_path, monkeypatch):
     """A kernel or support module the probe imports (at the top, in a function, relatively,
     through another module) and a data file they name are its sources; an unrelated module

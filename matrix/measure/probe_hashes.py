@@ -18,12 +18,10 @@ import ast
 import functools
 import hashlib
 import importlib.util
-import io
 import json
 import re
 import sys
-import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 
@@ -60,33 +58,67 @@ def probe_hash(spec: ProbeSpec, package: str) -> str:
     return digest.hexdigest()[:16]
 
 
-# Tokens that never change what a module does: a comment, a blank or continued line.
-_NOT_CODE = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.ENCODING})
+# How Python ends a line, as ``ast`` counts lines (not ``str.splitlines``, which also splits
+# at form feeds and other separators).
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_CODE, _STRING, _DOCSTRING = 0, 1, 2
 
 
 @functools.lru_cache(maxsize=1024)
 def code_of(source: bytes) -> bytes:
-    """The code of a Python source text without its comments, blank lines and docstrings, so
-    that editing a comment or a docstring of a probe's module makes no cell stale. Tokens, not
-    ``ast.dump`` (whose text changes between Python versions): the same source gives the same
-    bytes on any Python that runs the matrix."""
-    docstrings = _docstring_spans(ast.parse(source))
-    kept: list[str] = []
-    after_docstring = False  # the docstring's own NEWLINE goes with it
-    for tok in tokenize.tokenize(io.BytesIO(source).readline):
-        if tok.type in _NOT_CODE or (after_docstring and tok.type == tokenize.NEWLINE):
+    """The code of a Python source text without its comments, blank lines, trailing blanks and
+    docstrings, so that editing a comment or a docstring of a probe's module makes no cell
+    stale; any other edit, inside a string included, changes it. Found from the syntax tree's
+    positions of string literals alone, never from tokens or ``ast.dump``, whose output differs
+    between Python versions (3.12 tokenizes f-strings anew): the GPU rows are recorded by the
+    lease's Python 3.12, the CPU rows by 3.11, and both must give a source the same hash."""
+    tree = ast.parse(source)
+    lines = _LINE_END.split(source)
+    masks = [bytearray(len(line)) for line in lines]
+    # The kind of literal a line begins inside of (a multi-line string's later lines).
+    starts_in: list[int] = [_CODE] * len(lines)
+    docstrings = {id(node) for node in _docstrings(tree)}
+    for node in _string_literals(tree):
+        kind = _DOCSTRING if id(node) in docstrings else _STRING
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+        for n in range(first, last + 1):
+            lo = node.col_offset if n == first else 0
+            hi = (node.end_col_offset or 0) if n == last else len(lines[n])
+            masks[n][lo:hi] = bytes([kind]) * (hi - lo)
+            if n > first:
+                starts_in[n] = kind
+    kept: list[bytes] = []
+    for line, mask, inside in zip(lines, masks, starts_in, strict=True):
+        end = len(line)
+        for k, byte in enumerate(line):
+            if byte == ord("#") and mask[k] == _CODE:  # a comment runs to the end of the line
+                end = k
+                break
+        code = bytes(b for b, m in zip(line[:end], mask[:end], strict=True) if m != _DOCSTRING)
+        if not (end == len(line) and end and mask[end - 1] == _STRING):
+            code = code.rstrip()  # a line that ends inside a string keeps its blanks
+        if code.strip() or inside == _STRING:  # a blank line of a string is the string's
+            kept.append(code)
+    return b"\n".join(kept)
+
+
+def _string_literals(tree: ast.AST) -> Iterator[ast.expr]:
+    """Every string and bytes literal of ``tree``, an f-string as one: its parts are not
+    visited (their positions were not exact before Python 3.12)."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
+        ):
+            yield node
             continue
-        after_docstring = tok.type == tokenize.STRING and any(
-            a <= tok.start and tok.end <= b for a, b in docstrings
-        )
-        if not after_docstring:
-            kept.append(f"{tok.type}:{tok.string}")
-    return "\n".join(kept).encode("utf-8")
+        todo.extend(ast.iter_child_nodes(node))
 
 
-def _docstring_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, int]]]:
-    """(start, end) positions of every module, class and function docstring in ``tree``."""
-    spans = []
+def _docstrings(tree: ast.AST) -> list[ast.Constant]:
+    """The docstring nodes of every module, class and function in ``tree``."""
+    found = []
     for node in ast.walk(tree):
         if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
             continue
@@ -95,13 +127,9 @@ def _docstring_spans(tree: ast.AST) -> list[tuple[tuple[int, int], tuple[int, in
             isinstance(first, ast.Expr)
             and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str)
-            and first.end_lineno is not None
-            and first.end_col_offset is not None
         ):
-            spans.append(
-                ((first.lineno, first.col_offset), (first.end_lineno, first.end_col_offset))
-            )
-    return spans
+            found.append(first.value)
+    return found
 
 
 def source_closure(module: str, path: Path, own: set[str]) -> dict[str, Path]:
