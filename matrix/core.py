@@ -415,3 +415,10 @@ TORCH_TO_TRITON = {
 # Launch options that change the compiled code: part of a captured launch's key, and passed
 # to the compile when a captured launch is compiled again.
 COMPILE_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
+# A captured launch types a (named) tuple argument as this prefix + JSON of its element types
+# (matrix.measure.capture writes it, matrix.backends.kernels reads it back for a compile).
+TUPLE_PREFIX = "tuple:"
+
+# The Triton types of a Python int argument (by its value); one equal to 1 the JIT specializes.
+INT_TYPES = ("i32", "i64", "u64")

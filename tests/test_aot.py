@@ -152,6 +152,26 @@ def test_detects_33_spelling():
     assert kwargs["attrs"] == {(0,): [["tt.divisibility", 16]]}
 
 
+def test_a_tuple_argument_is_stated_in_the_33_spelling_and_refused_before():
+    """A tuple's type goes into the signature as a tuple, its constant elements into the
+    constexprs by path; the spellings before 3.3's have no way to say it."""
+    sig = {"a_ptr": ("*fp32", ("i32", "constexpr")), "n": "i32"}
+    consts = {"BLOCK": 16, (0, 1, 1): 1}
+    spelling = aot.detect_spelling(Source33, FakeFn(), None)
+    kwargs = aot.build_source_kwargs(FakeFn.arg_names, sig, consts, spelling, None)
+    assert kwargs["signature"]["a_ptr"] == ("*fp32", ("i32", "constexpr"))
+    assert kwargs["constexprs"] == {"BLOCK": 16, (0, 1, 1): 1}
+    assert kwargs["attrs"] == {}  # a pointer inside a tuple gets no hint
+    old = aot.detect_spelling(Source32, FakeFn(), Attrs32)
+    with pytest.raises(aot.TupleArgumentsNotSpelled, match=r"\['a_ptr'\].*states no tuple"):
+        aot.build_source_kwargs(FakeFn.arg_names, sig, consts, old, Attrs32)
+    with pytest.raises(ValueError, match=r"paths \[\(1, 0\)\] name no element"):
+        aot.build_source_kwargs(FakeFn.arg_names, sig, {"BLOCK": 16, (1, 0): 1}, spelling, None)
+    with pytest.raises(ValueError, match="signature types must be"):
+        aot.build_source_kwargs(FakeFn.arg_names, {"a_ptr": ("*fp32", ""), "n": "i32"}, consts,
+                                spelling, None)  # fmt: skip
+
+
 def test_signature_order_follows_the_kernel_not_the_caller():
     spelling = aot.detect_spelling(Source33, FakeFn(), None)
     kwargs = aot.build_source_kwargs(

@@ -40,6 +40,11 @@ class SpellingNotRecognised(TypeError):
     """The installed Triton's ``ASTSource`` takes none of the spellings this module knows."""
 
 
+class TupleArgumentsNotSpelled(ValueError):
+    """A tuple argument, and the installed release's ``ASTSource`` spelling (before 3.3's, where
+    every argument is in the signature) has no tuple type to state it with."""
+
+
 @dataclass(frozen=True)
 class Artifacts:
     """What one compile produced: stage name ("ttir", "ttgir", "llir", "ptx", "amdgcn") -> text.
@@ -164,9 +169,20 @@ def detect_spelling(
 
 
 def check_arguments(
-    arg_names: Sequence[str], signature: Mapping[str, str], constexprs: Mapping[str, object]
+    arg_names: Sequence[str], signature: Mapping[str, Any], constexprs: Mapping[Any, object]
 ) -> None:
-    """Every kernel argument must be in exactly one of ``signature`` and ``constexprs``."""
+    """Every kernel argument must be in exactly one of ``signature`` and ``constexprs``. A
+    signature type is a Triton type string or, for a tuple argument, a (named) tuple of them
+    (nested, ``"constexpr"`` for a constant element); a constant element's value is keyed by
+    its path of indices, ``(argument, element, ...)``, below a tuple-typed argument."""
+    tuples = [
+        arg_names.index(k) for k, v in signature.items() if isinstance(v, tuple) and k in arg_names
+    ]
+    paths = [k for k in constexprs if isinstance(k, tuple)]
+    bad_paths = [k for k in paths if len(k) < 2 or k[0] not in tuples]
+    if bad_paths:
+        raise ValueError(f"constexprs paths {bad_paths} name no element of a tuple-typed argument")
+    constexprs = {k: v for k, v in constexprs.items() if not isinstance(k, tuple)}
     for label, given in (("signature", signature), ("constexprs", constexprs)):
         unknown = [k for k in given if k not in arg_names]
         if unknown:
@@ -182,17 +198,23 @@ def check_arguments(
             f"arguments {missing} are in neither signature nor constexprs; every argument needs "
             "a type string (signature) or a value (constexprs)"
         )
-    bad_types = {k: v for k, v in signature.items() if not isinstance(v, str) or not v}
+    bad_types = {k: v for k, v in signature.items() if not _is_type(v)}
     if bad_types:
         raise ValueError(
             f"signature types must be Triton type strings like '*fp32', got {bad_types}"
         )
 
 
+def _is_type(value: Any) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_type(v) for v in value)
+    return isinstance(value, str) and bool(value)
+
+
 def build_source_kwargs(
     arg_names: Sequence[str],
-    signature: Mapping[str, str],
-    constexprs: Mapping[str, object],
+    signature: Mapping[str, Any],
+    constexprs: Mapping[Any, object],
     spelling: SourceSpelling,
     attrs_descriptor_cls: Any | None,
 ) -> dict[str, Any]:
@@ -202,17 +224,29 @@ def build_source_kwargs(
     """
     check_arguments(arg_names, signature, constexprs)
     index = {name: i for i, name in enumerate(arg_names)}
+    tuples = sorted(n for n, v in signature.items() if isinstance(v, tuple))
+    if tuples and not spelling.constexpr_in_signature:
+        raise TupleArgumentsNotSpelled(
+            f"tuple arguments {tuples}: this release's ASTSource (the spelling before 3.3's) "
+            "states no tuple types, so the harness cannot compile them ahead of time here"
+        )
 
     def key(name: str) -> str | int:
         return name if spelling.keys == "name" else index[name]
 
-    sig: dict[str | int, str]
+    sig: dict[str | int, Any]
     if spelling.constexpr_in_signature:
         sig = {n: signature.get(n, "constexpr") for n in arg_names}
     else:
         sig = {key(n): signature[n] for n in arg_names if n in signature}
-    consts = {key(n): constexprs[n] for n in arg_names if n in constexprs}
-    pointers = [index[n] for n in arg_names if n in signature and signature[n].startswith("*")]
+    consts: dict[Any, object] = {key(n): constexprs[n] for n in arg_names if n in constexprs}
+    consts.update({k: v for k, v in constexprs.items() if isinstance(k, tuple)})
+    # Top-level pointers only: a pointer inside a tuple is compiled without the hint.
+    pointers = [
+        index[n]
+        for n in arg_names
+        if isinstance(signature.get(n), str) and str(signature[n]).startswith("*")
+    ]
 
     if spelling.attrs == "path-dict":
         attrs: Any = {(i,): [["tt.divisibility", 16]] for i in pointers}
@@ -268,8 +302,8 @@ def _environ(updates: Mapping[str, str]) -> Iterator[None]:
 
 def compile_for_target(
     fn: Any,
-    signature: dict[str, str],
-    constexprs: dict[str, object],
+    signature: Mapping[str, Any],
+    constexprs: Mapping[Any, object],
     target: str,
     *,
     options: Mapping[str, Any] | None = None,

@@ -46,8 +46,10 @@ name (no recorded definition) says so in ``"source"``: ``"imported"``, else ``"r
 from __future__ import annotations
 
 import builtins
+import collections
 import hashlib
 import importlib
+import json
 import linecache
 import re
 import subprocess
@@ -59,8 +61,13 @@ from pathlib import Path
 from typing import Any
 
 from matrix.backends import ttir_ops
-from matrix.backends.aot import Artifacts, SpellingNotRecognised, compile_for_target
-from matrix.core import COMPILE_OPTIONS, TORCH_TO_TRITON, AotUnavailable
+from matrix.backends.aot import (
+    Artifacts,
+    SpellingNotRecognised,
+    TupleArgumentsNotSpelled,
+    compile_for_target,
+)
+from matrix.core import COMPILE_OPTIONS, INT_TYPES, TORCH_TO_TRITON, TUPLE_PREFIX, AotUnavailable
 
 TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
 # Strongest first: the class a kernel "uses" is the first of these its assembly contains.
@@ -367,18 +374,57 @@ def specialized(
     that, a kernel that needs the constant (``tl.make_tensor_descriptor`` with a last stride
     of 1, as Triton's test_tensor_descriptor.py passes it) is refused where the launch was not.
     ``arg_names`` (the kernel's, in order) resolves a ``do_not_specialize`` given by position."""
-    signature, constexprs = dict(launch["signature"]), dict(launch["constexprs"])
+    signature: dict[str, Any] = dict(launch["signature"])
+    constexprs: dict[Any, Any] = dict(launch["constexprs"])
     scalars = (launch.get("example") or {}).get("scalars") or {}
     keep = set((definition or {}).get("jit", {}).get("do_not_specialize") or ())
     order = {n: i for i, n in enumerate(arg_names)}
+    for key in [k for k in constexprs if "[" in k]:  # a tuple's constant element: its path
+        base = key.partition("[")[0]
+        if base not in order:
+            raise ValueError(f"constexpr {key!r}: {base!r} is not an argument of {arg_names}")
+        constexprs[(order[base], *map(int, re.findall(r"\[(\d+)\]", key)))] = constexprs.pop(key)
     for name, kind in list(signature.items()):
         value = scalars.get(name)
-        if kind in ("i32", "i64", "u64") and value == 1 and not isinstance(value, bool):
+        if kind.startswith(TUPLE_PREFIX):
+            if name not in order:
+                raise ValueError(f"tuple argument {name!r} is not an argument of {arg_names}")
+            specialize = name not in keep and order[name] not in keep
+            spelled = json.loads(kind.removeprefix(TUPLE_PREFIX))
+            signature[name] = _tuple_types(spelled, value, (order[name],), specialize, constexprs)
+            continue
+        if kind in INT_TYPES and value == 1 and not isinstance(value, bool):
             if name in keep or order.get(name) in keep:
                 continue
             del signature[name]
             constexprs[name] = 1
     return signature, constexprs
+
+
+def _tuple_types(
+    spelled: Mapping[str, Any],
+    scalars: Sequence[Any] | None,
+    path: tuple[int, ...],
+    specialize: bool,
+    constexprs: dict[Any, Any],
+) -> tuple[Any, ...]:
+    """The (named) tuple of Triton type strings that a tuple argument's recorded type spells
+    (``matrix.measure.capture.tuple_signature``), as Triton 3.3+'s ``ASTSource`` takes it; an
+    integer element equal to 1 becomes the constant 1 at its path, as the JIT specializes it."""
+    items: list[Any] = []
+    values = list(scalars) if scalars is not None else [None] * len(spelled["items"])
+    for i, (kind, value) in enumerate(zip(spelled["items"], values, strict=True)):
+        if isinstance(kind, Mapping):
+            items.append(_tuple_types(kind, value, (*path, i), specialize, constexprs))
+        elif specialize and kind in INT_TYPES and value == 1 and not isinstance(value, bool):
+            items.append("constexpr")
+            constexprs[(*path, i)] = 1
+        else:
+            items.append(kind)
+    if spelled.get("fields"):  # a NamedTuple: the kernel reads its fields by name
+        cls = collections.namedtuple(spelled.get("name") or "Tuple", spelled["fields"])  # type: ignore[misc]
+        return cls(*items)
+    return tuple(items)
 
 
 def compile_launch(
@@ -409,10 +455,7 @@ def compile_launch(
         return done("error", f"the launch was not captured: {launch['error']}")
     odd = {k: v for k, v in launch["signature"].items() if v.startswith("unknown:")}
     if any(v.startswith("unknown:tuple") for v in odd.values()):
-        return done(
-            "skipped",
-            f"tuple arguments are not stated for an ahead-of-time compile by this harness: {odd}",
-        )
+        return done("skipped", f"a tuple argument holds a value the capture could not type: {odd}")
     if odd:
         return done("skipped", f"argument types the capture could not name: {odd}")
     missing: dict[str, str] = {}
@@ -437,6 +480,8 @@ def compile_launch(
         art = compile_for_target(fn, signature, constexprs, target, options=options)
     except AotUnavailable as e:
         return done("skipped", f"a tool outside Triton is missing: {e}")
+    except TupleArgumentsNotSpelled as e:
+        return done("skipped", str(e))
     except (SpellingNotRecognised, ValueError) as e:
         return done("error", f"the harness could not state the compile: {type(e).__name__}: {e}")
     except Exception as e:  # the compiler refused the code, unless it is a value we left out
@@ -479,6 +524,10 @@ def replay(
     dtypes = {v: k for k, v in TORCH_TO_TRITON.items()}
     args: dict[str, Any] = {}
     for name, kind in launch["signature"].items():
+        if kind.startswith(TUPLE_PREFIX):
+            raise ValueError(
+                f"launch {launch.get('kernel')!r}: {name} is a tuple; tuples are not replayed"
+            )
         if kind.startswith("*"):
             shape = example.get("shapes", {}).get(name)
             if shape is None:

@@ -20,6 +20,7 @@ Events (the runner in ``matrix.measure.suite`` reads them):
        "path_root": "..",            # the sys.path entry it was imported from, relative too;
                                      # None where the environment imports it (site-packages)
        "signature": {"x_ptr": "*fp32", "n": "i32"},   # non-constexpr arguments, Triton types
+                                                      # (a tuple: TUPLE_PREFIX + JSON, below)
        "constexprs": {"BLOCK": 128},                  # JSON values (bool, int, float, str, None)
        "options": {"num_warps": 4},                   # launch options given (num_stages, ...)
        "example": {"shapes": {"x_ptr": [1000]}, "strides": {"x_ptr": [1]},
@@ -28,6 +29,13 @@ Events (the runner in ``matrix.measure.suite`` reads them):
        "qualname": "test_mod.test_add.<locals>.add_kernel",  # with <locals>, as defined
        "definition": "<16 hex digits>",   # the key of its KERNEL DEFINITION (below)
        "source_hash": "<16 hex digits>"}  # of the definition's source text
+
+  A (named) tuple argument (Triton 3.3+ takes them) is typed ``"tuple:" + JSON`` of
+  ``{"items": [TYPE, ...], "fields": [NAME, ...] or null, "name": CLASS or null}``, where a
+  TYPE is a Triton type string, ``"constexpr"`` (a ``None`` or ``tl.constexpr`` element: its
+  value is in ``constexprs`` under ``"arg[i]"``, ``"arg[i][j]"`` for a nested one) or such an
+  object again; ``example.scalars[arg]`` holds the elements' scalar values (``null`` for the
+  others). A tuple holding a value the capture cannot type stays ``"unknown:tuple CLASS"``.
 
 - ``{"event": "definition", "id": ID, "definition": KERNEL DEFINITION}`` once per distinct
   definition, before the first launch that names it. A KERNEL DEFINITION is what the kernel
@@ -94,12 +102,14 @@ from typing import Any
 
 from matrix.core import (
     COMPILE_OPTIONS,
+    INT_TYPES,
     REPO_ROOT,
     TEST_ERROR,
     TEST_FAILED,
     TEST_PASSED,
     TEST_XPASSED,
     TORCH_TO_TRITON,
+    TUPLE_PREFIX,
 )
 from matrix.measure import standin
 
@@ -183,6 +193,51 @@ def triton_type(value: Any) -> str | None:
     if isinstance(value, tuple):  # a (named) tuple of arguments: Triton 3.3+ takes them
         return f"unknown:tuple {type(value).__name__}"
     return f"unknown:{type(value).__name__}"
+
+
+def tuple_signature(
+    label: str, value: tuple[Any, ...]
+) -> tuple[dict[str, Any], dict[str, Any], list[Any]] | None:
+    """(type, constexprs, scalars) of a tuple argument named ``label`` as a LAUNCH record
+    states it (module docstring); None when an element has no Triton type the capture names."""
+    items: list[Any] = []
+    constexprs: dict[str, Any] = {}
+    scalars: list[Any] = []
+    for i, element in enumerate(value):
+        where = f"{label}[{i}]"
+        if isinstance(element, tuple):
+            inner = tuple_signature(where, element)
+            if inner is None:
+                return None
+            items.append(inner[0])
+            constexprs.update(inner[1])
+            scalars.append(inner[2])
+            continue
+        kind = None if type(element).__name__ == "constexpr" else triton_type(element)
+        if kind is None:  # None and tl.constexpr(...) are constants of the compiled kernel
+            items.append("constexpr")
+            constexprs[where] = _json_value(element)
+            scalars.append(None)
+        elif kind.startswith("unknown:"):
+            return None
+        else:
+            items.append(kind)
+            scalars.append(None if kind.startswith(("*", "tensordesc")) else _json_value(element))
+    fields = list(getattr(type(value), "_fields", None) or []) or None
+    spelled = {"items": items, "fields": fields, "name": type(value).__name__ if fields else None}
+    return spelled, constexprs, scalars
+
+
+def tuple_ones(label: str, spelled: dict[str, Any], scalars: list[Any]) -> list[str]:
+    """The elements of a tuple argument (``tuple_signature``'s type and scalars) that are an
+    integer 1: the JIT specializes on them as on a plain argument."""
+    found: list[str] = []
+    for i, (kind, value) in enumerate(zip(spelled["items"], scalars, strict=True)):
+        if isinstance(kind, dict):
+            found += tuple_ones(f"{label}[{i}]", kind, value)
+        elif kind in INT_TYPES and value == 1 and not isinstance(value, bool):
+            found.append(f"{label}[{i}]")
+    return found
 
 
 def _json_value(value: Any) -> Any:
@@ -537,9 +592,6 @@ class _Definitions:
 _definitions = _Definitions()
 
 
-_INT_TYPES = ("i32", "i64", "u64")
-
-
 def describe_launch(
     fn: Callable[..., Any],
     arg_names: list[str],
@@ -568,6 +620,11 @@ def describe_launch(
         if kind is None:
             constexprs[arg] = _json_value(value)
             continue
+        if kind.startswith("unknown:tuple") and (typed := tuple_signature(arg, value)):
+            spelled, inner_constexprs, scalars[arg] = typed
+            signature[arg] = TUPLE_PREFIX + json.dumps(spelled, sort_keys=True)
+            constexprs.update(inner_constexprs)
+            continue
         signature[arg] = kind
         # A tensor's shape and strides (a namedtuple with ``shape`` and ``stride`` fields, as
         # Triton's test_tuple.py passes, is an argument of another kind: no example for it).
@@ -593,7 +650,10 @@ def describe_launch(
     what = _definitions.stable_digest(definition)
     # An integer argument equal to 1 is a constant in the compiled kernel (the JIT specializes
     # on it: matrix.backends.kernels.specialized): a launch with it is another specialization.
-    ones = sorted(n for n, v in scalars.items() if v == 1 and signature.get(n) in _INT_TYPES)
+    ones = sorted(n for n, v in scalars.items() if v == 1 and signature.get(n) in INT_TYPES)
+    for arg, kind in signature.items():
+        if kind.startswith(TUPLE_PREFIX):
+            ones += tuple_ones(arg, json.loads(kind.removeprefix(TUPLE_PREFIX)), scalars[arg])
     identity = json.dumps(
         [module, name, what, signature, constexprs, shaping] + ([ones] if ones else []),
         sort_keys=True,
