@@ -58,6 +58,13 @@ def probe_hash(spec: ProbeSpec, package: str) -> str:
     return digest.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1024)
+def _syntax_tree(source: bytes) -> ast.Module:
+    """A source text's syntax tree, parsed once for its imports, the data files it names and
+    its code (read, never changed)."""
+    return ast.parse(source)
+
+
 # How Python ends a line, as ``ast`` counts lines (not ``str.splitlines``, which also splits
 # at form feeds and other separators).
 _LINE_END = re.compile(rb"\r\n|\r|\n")
@@ -72,7 +79,7 @@ def code_of(source: bytes) -> bytes:
     positions of string literals alone, never from tokens or ``ast.dump``, whose output differs
     between Python versions (3.12 tokenizes f-strings anew): the GPU rows are recorded by the
     lease's Python 3.12, the CPU rows by 3.11, and both must give a source the same hash."""
-    tree = ast.parse(source)
+    tree = _syntax_tree(source)
     lines = _LINE_END.split(source)
     masks = [bytearray(len(line)) for line in lines]
     # The kind of literal a line begins inside of (a multi-line string's later lines).
@@ -180,7 +187,7 @@ def _data_names_in(source: bytes) -> tuple[str, ...]:
     """The strings of a source text that look like a data file's name."""
     return tuple(
         node.value
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(_syntax_tree(source))
         if isinstance(node, ast.Constant)
         and isinstance(node.value, str)
         and DATA_FILE.match(node.value)
@@ -197,7 +204,7 @@ def _imported_names(module: str, path: Path) -> frozenset[str]:
 def _names_in(module: str, is_package: bool, source: bytes) -> frozenset[str]:
     """``_imported_names`` of a source text; cached by content (the catalog's probes share
     most of their modules), so an edited file is parsed again."""
-    tree = ast.parse(source)
+    tree = _syntax_tree(source)
     package = module if is_package else module.rpartition(".")[0]
     names: set[str] = set()
     for node in ast.walk(tree):
