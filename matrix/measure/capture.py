@@ -614,6 +614,7 @@ def describe_launch(
     shapes: dict[str, list[int]] = {}
     strides: dict[str, list[int]] = {}
     scalars: dict[str, Any] = {}
+    tuple_one_paths: list[str] = []
     for arg in arg_names:
         value: Any = bound.arguments.get(arg)  # whatever the caller passed (None: not passed)
         kind = None if arg in constexpr_names else triton_type(value)
@@ -624,6 +625,7 @@ def describe_launch(
             spelled, inner_constexprs, scalars[arg] = typed
             signature[arg] = TUPLE_PREFIX + json.dumps(spelled, sort_keys=True)
             constexprs.update(inner_constexprs)
+            tuple_one_paths += tuple_ones(arg, spelled, scalars[arg])
             continue
         signature[arg] = kind
         # A tensor's shape and strides (a namedtuple with ``shape`` and ``stride`` fields, as
@@ -651,9 +653,7 @@ def describe_launch(
     # An integer argument equal to 1 is a constant in the compiled kernel (the JIT specializes
     # on it: matrix.backends.kernels.specialized): a launch with it is another specialization.
     ones = sorted(n for n, v in scalars.items() if v == 1 and signature.get(n) in INT_TYPES)
-    for arg, kind in signature.items():
-        if kind.startswith(TUPLE_PREFIX):
-            ones += tuple_ones(arg, json.loads(kind.removeprefix(TUPLE_PREFIX)), scalars[arg])
+    ones += tuple_one_paths
     identity = json.dumps(
         [module, name, what, signature, constexprs, shaping] + ([ones] if ones else []),
         sort_keys=True,
