@@ -393,12 +393,18 @@ def specialized(
             spelled = json.loads(kind.removeprefix(TUPLE_PREFIX))
             signature[name] = _tuple_types(spelled, value, (order[name],), specialize, constexprs)
             continue
-        if kind in INT_TYPES and value == 1 and not isinstance(value, bool):
+        if _jit_makes_it_one(kind, value):
             if name in keep or order.get(name) in keep:
                 continue
             del signature[name]
             constexprs[name] = 1
     return signature, constexprs
+
+
+def _jit_makes_it_one(kind: str, value: Any) -> bool:
+    """Whether the JIT compiles an argument (or tuple element) of ``kind`` launched with
+    ``value`` as the constant 1."""
+    return kind in INT_TYPES and value == 1 and not isinstance(value, bool)
 
 
 def _tuple_types(
@@ -416,7 +422,7 @@ def _tuple_types(
     for i, (kind, value) in enumerate(zip(spelled["items"], values, strict=True)):
         if isinstance(kind, Mapping):
             items.append(_tuple_types(kind, value, (*path, i), specialize, constexprs))
-        elif specialize and kind in INT_TYPES and value == 1 and not isinstance(value, bool):
+        elif specialize and _jit_makes_it_one(kind, value):
             items.append("constexpr")
             constexprs[(*path, i)] = 1
         else:
