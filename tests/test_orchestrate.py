@@ -65,7 +65,7 @@ def test_install_faults_are_recorded_and_other_cells_complete(tmp_path, envs_dir
     proc = _orchestrate(tmp_path, envs_dir, "--releases", "3.99.0,3.9.0",
                         "--numpy", "2.4.6,1.99.0", "--timeout", "5", env=env)  # fmt: skip
     out, _ = proc.communicate(timeout=900)
-    assert proc.returncode == 1, out  # a release that does not exist is a failed run
+    assert proc.returncode == 2, out  # a release that does not exist: bad input, as 1.1.1
     raw = tmp_path / "raw"
     status = {run_id_of(p): read_raw(p).install["status"] for p in raw_files(raw)}
     # 3.99.0 is not in the data file: no raw file, so no page grows a 3.99.0 column.
