@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from matrix.measure import orchestrate, triton_identity
 from matrix.measure.envs import Install
 from matrix.measure.results import partial_path, read_raw
@@ -175,3 +177,29 @@ def test_a_team_suite_run_writes_outside_the_committed_reports(tmp_path, monkeyp
     assert orchestrate.existing_state(out, cell, args.suite) == "partial"
     assert orchestrate.seed_from_committed(out, cell) == ""  # never over a team's own file
     assert committed.read_bytes() == before
+
+
+# A Python with neither schema library: each is made unimportable before the command runs.
+WITHOUT_VALIDATORS = (
+    "import runpy, sys; sys.modules['fastjsonschema'] = None; sys.modules['jsonschema'] = None; "
+    "sys.argv = sys.argv[1:]; runpy.run_module(sys.argv[0], run_name='__main__')"
+)
+
+
+README_SCAN = ["matrix.scan", "kernels", "--results", "reports/raw", "--candidate", "3.9.0"]
+README_GATE = ["matrix.gate", "--baseline", "3.8.0", "--candidate", "3.9.0", "--results",
+               "reports/raw", "--scan", "kernels"]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [README_SCAN, README_GATE], ids=["scan", "gate"])
+def test_no_schema_validator_is_one_line_naming_the_install_once(command, tmp_path):
+    """The README's scan and gate on a Python without fastjsonschema (issue 40: one 6.5 kB line
+    repeating the hint per raw file): exit 2, the hint once, naming the Python and the fix."""
+    extra = ["--out", str(tmp_path / "gate")] if command[0] == "matrix.gate" else []
+    done = subprocess.run([sys.executable, "-c", WITHOUT_VALIDATORS, *command, *extra],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 2, said
+    assert said.count("neither fastjsonschema nor jsonschema") == 1, said
+    assert "pip install -e ." in said and sys.executable in said and "Traceback" not in said
+    assert len(said) < 1500, said  # no line per raw file
