@@ -159,7 +159,7 @@ def test_a_rebuild_says_what_changed() -> None:
     assert "the commit the footers name (c0ffee0 -> badcafe)" in said
     assert "jinja2" not in said and "matrix/a.py" not in said
     assert stamp.changes(last, before) == ""
-    assert "no readable build stamp" in stamp.changes(None, now)
+    assert "no usable build stamp" in stamp.changes(None, now)
 
 
 def test_the_matrix_says_a_rebuild_for_changed_code_left_every_page_as_committed(

@@ -167,7 +167,7 @@ def changes(before: Stamp | None, now: Inputs) -> str:
     """What changed between the last build's inputs and ``now``, in words: each part that
     changed, with its first few changed files ("" where nothing did)."""
     if before is None or before.inputs_read is None:
-        return f"no readable build stamp ({STAMP_NAME}) from an earlier build"
+        return f"no usable build stamp ({STAMP_NAME}: missing, unreadable or an older format)"
     old = before.inputs_read
     said = []
     for part in sorted({*old.files, *now.files}):
