@@ -11,7 +11,8 @@ which resolves the defaults, runs the cells it needs, gates, and writes its code
 - no ``--baseline``: the release pinned in ``matrix/data/pinned.toml``; a malformed file is a
   one-line message and exit 2;
 - no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw,
-  with the team's suite when ``--tests DIR`` is given (the gate then decides on its code).
+  or, with the team's suite (``--tests DIR``: the gate then decides on its code), into
+  team-results/raw (``matrix.measure.orchestrate.default_raw_dir``).
 
 Everything this cannot decide (the index unreachable, a bad data file) is exit 2, fail closed.
 """
@@ -56,6 +57,7 @@ def resolve(args: list[str]) -> list[str]:
         )
         candidate = option(out, "--candidate")
         print(f"{PROG}: running the cells of {baseline} and {candidate} (complete ones are reused)")
+        from matrix.measure.orchestrate import default_raw_dir
         from matrix.measure.orchestrate import main as orchestrate
 
         cells = ["--releases", f"{baseline},{candidate}", "--no-report"]
@@ -67,7 +69,8 @@ def resolve(args: list[str]) -> list[str]:
         code = orchestrate(cells)
         if code not in (0, 1):
             raise RuntimeError(f"the matrix run for {baseline},{candidate} exited {code}")
-        out += ["--results", "reports/raw"]
+        # where the matrix wrote them: a team's suite never goes into reports/raw
+        out += ["--results", str(default_raw_dir(tests is not None))]
     return out
 
 

@@ -62,7 +62,14 @@ from matrix.gate.config import (
     pinned_release,
 )
 from matrix.gate.usage import build_profile, coverage_text, relevance
-from matrix.measure.results import Run, SchemaError, atomic_write_text, read_folder, read_runs
+from matrix.measure.results import (
+    NoValidator,
+    Run,
+    SchemaError,
+    atomic_write_text,
+    read_folder,
+    read_runs,
+)
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
@@ -503,7 +510,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
         profile = build_profile(args.scan, args.tests, runs) if team else None
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
-    except (UsageError, DataFileError, SchemaError, FileNotFoundError) as e:
+    except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:
         report.errors.append(str(e))
         return report
     except OSError as e:

@@ -79,6 +79,12 @@ class SchemaError(InputError):
     """A results document lacks the shape this module promises; the message names the field."""
 
 
+class NoValidator(InputError):
+    """This Python can check no raw file against the schema: neither fastjsonschema nor
+    jsonschema is installed. Not a ``SchemaError``: it is about this Python, not one file, so
+    a folder's reader says it once (its first read) instead of once per file."""
+
+
 @dataclass(frozen=True)
 class Result:
     """One observation: what ``probe`` saw on ``backend`` (for ``target``, where one applies)."""
@@ -259,7 +265,7 @@ def _validator() -> Callable[[Any], str | None]:
 
     fastjsonschema compiles the schema to code (about 10 ms for a 1 MB raw file); jsonschema,
     the fallback where it is not installed, takes 20 times as long. With neither, nothing can
-    be vouched for: every read fails, naming what to install."""
+    be vouched for: ``NoValidator`` (raised again on every call: an exception is not cached)."""
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     fast = _fast_validator(schema)
     if fast is not None:
@@ -268,14 +274,11 @@ def _validator() -> Callable[[Any], str | None]:
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import best_match
     except ImportError:
-
-        def none(doc: Any) -> str:
-            return (
-                f"cannot be checked against {SCHEMA_PATH.name}: install fastjsonschema "
-                "(or jsonschema)"
-            )
-
-        return none
+        raise NoValidator(
+            f"raw files cannot be checked against matrix/data/{SCHEMA_PATH.name}: this Python "
+            f"({sys.executable}) has neither fastjsonschema nor jsonschema; install this "
+            "project's dependencies: pip install -e . (README, Gate your own kernels in CI)"
+        ) from None
     validator = Draft202012Validator(schema)
 
     def slow(doc: Any) -> str | None:
