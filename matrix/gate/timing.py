@@ -33,8 +33,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DataFileError, Release, load_toml, table_keys, text_at
+from matrix.core import DataFileError, Release, table_keys, text_at
 from matrix.gate.compare import ACCEPTED, REGRESSION, Comparison, GateFinding
+from matrix.gate.config import entries_at, read_accepted_doc, reason_at, release_spec
 
 BENCH_KIND = "triton-gpu-bench"
 DEFAULT_THRESHOLD = 0.10
@@ -72,17 +73,16 @@ _KEYS = {"case", "impl", "where", "baseline", "candidate", "max_ratio", "reason"
 
 def load_slowdowns(path: str | Path) -> list[AcceptedSlowdown]:
     """The ``[[slowdown]]`` entries; each needs a case glob and a non-empty reason."""
-    doc = load_toml(path)
-    entries = doc.get("slowdown", [])
-    if not isinstance(entries, list):
-        raise DataFileError(path, "slowdown", "an array of tables ([[slowdown]])", entries)
+    entries = entries_at(path, read_accepted_doc(path), "slowdown")
     out = []
     for i, e in enumerate(entries):
         where = f"slowdown[{i}]"
         table_keys(path, where, e, _KEYS)
-        for key in ("case", "reason"):
-            text_at(path, where, e, key)
-        for key in ("impl", "where", "baseline", "candidate"):
+        text_at(path, where, e, "case")
+        reason = reason_at(path, where, e)
+        releases = {k: release_spec(path, f"{where}.{k}", e[k]) for k in ("baseline", "candidate")
+                    if k in e}  # fmt: skip
+        for key in ("impl", "where"):
             if key in e and (not isinstance(e[key], str) or not e[key]):
                 raise DataFileError(path, f"{where}.{key}", "a non-empty glob", e[key])
         ratio = e.get("max_ratio")
@@ -91,11 +91,11 @@ def load_slowdowns(path: str | Path) -> list[AcceptedSlowdown]:
         out.append(
             AcceptedSlowdown(
                 case=e["case"],
-                reason=e["reason"].strip(),
+                reason=reason,
                 impl=e.get("impl", "splitk"),
                 where=e.get("where", "*"),
-                baseline=e.get("baseline", "*"),
-                candidate=e.get("candidate", "*"),
+                baseline=releases.get("baseline", "*"),
+                candidate=releases.get("candidate", "*"),
                 max_ratio=float(ratio) if ratio is not None else None,
             )
         )

@@ -37,7 +37,7 @@ from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.measure.results import Run
-from matrix.scan import Imports, Project, iter_python_files, parse_module
+from matrix.scan import Imports, Project, iter_python_files, parse_module, read_source
 
 TEST_PREFIX = test_finding_name("")
 KERNEL_PREFIX = kernel_finding_name("")
@@ -88,14 +88,21 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
     launches, elsewhere = _launches_by_file(runs, tests)
     files = list(dict.fromkeys(str(p.resolve()) for p in iter_python_files([*scan, *tests])))
     files += [f for f in launches if f not in files]
+    roots = [*scan, *tests]
+
+    def _show(path: str) -> str:
+        return shown_path(path, roots)
+
     parsed = []
     profile = Profile()
     for file in files:
         try:
-            source = Path(file).read_text(encoding="utf-8")
+            # as Python reads it (PEP 263 coding line, BOM): the scanner's own reader
+            source = read_source(Path(file))[1]
             parsed.append(parse_module(Path(file), source))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
-            profile.notes.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError) as e:
+            # its kernels' uses are unknown: the gate cannot say SAFE (profile.unread)
+            profile.unread.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
     project = Project(parsed)
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in parsed}
     host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
@@ -169,11 +176,22 @@ def coverage_text(sides: Sides) -> str:
     return coverage_line(sides)
 
 
-def _show(path: str) -> str:
+def shown_path(path: str | Path, roots: Sequence[str | Path] = ()) -> str:
+    """How the gate names a file of the team's code, in uses and in the acknowledgements it
+    offers: relative to the current folder where the file lies under it, else relative to the
+    folder above the scanned root that holds it (``--scan /abs/src/kern`` gives
+    ``kern/a.py``): never a path that only this machine has."""
+    file = Path(path).resolve()
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
+        return file.relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
-        return path
+        pass
+    for root in roots:
+        base = Path(root).resolve()
+        base = base if base.is_dir() else base.parent
+        if file.is_relative_to(base):
+            return (Path(base.name) / file.relative_to(base)).as_posix()
+    return str(path)
 
 
 def _split(probe: str) -> tuple[str, str | None]:
