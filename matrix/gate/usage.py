@@ -32,6 +32,7 @@ from matrix.analyze.profile import (
 )
 from matrix.analyze.profile.host import env_uses, host_name_uses
 from matrix.analyze.profile.reader import Helper, module_globals
+from matrix.cli import resolved
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
@@ -68,7 +69,7 @@ def _launches_by_file(
             roots = [Path(t) for t in tests] + ([Path(suite)] if suite else [])
             file = None
             for root in roots:
-                candidate = (root / str(launch.get("file", ""))).resolve()
+                candidate = resolved(root / str(launch.get("file", "")))
                 if candidate.is_file():
                     file = str(candidate)
                     break
@@ -86,7 +87,7 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
     source, each kernel a captured launch ran typed by that launch (and tied to its test)."""
     runs = list(runs)
     launches, elsewhere = _launches_by_file(runs, tests)
-    files = list(dict.fromkeys(str(p.resolve()) for p in iter_python_files([*scan, *tests])))
+    files = list(dict.fromkeys(str(resolved(p)) for p in iter_python_files([*scan, *tests])))
     files += [f for f in launches if f not in files]
     roots = [*scan, *tests]
 
@@ -181,13 +182,13 @@ def shown_path(path: str | Path, roots: Sequence[str | Path] = ()) -> str:
     offers: relative to the current folder where the file lies under it, else relative to the
     folder above the scanned root that holds it (``--scan /abs/src/kern`` gives
     ``kern/a.py``): never a path that only this machine has."""
-    file = Path(path).resolve()
+    file = resolved(path)
     try:
-        return file.relative_to(Path.cwd().resolve()).as_posix()
+        return file.relative_to(resolved(Path.cwd())).as_posix()
     except ValueError:
         pass
     for root in roots:
-        base = Path(root).resolve()
+        base = resolved(root)
         base = base if base.is_dir() else base.parent
         if file.is_relative_to(base):
             return (Path(base.name) / file.relative_to(base)).as_posix()

@@ -4,7 +4,7 @@ Compares results already recorded (``--results``: a folder of raw files or a ``m
 it installs nothing and needs no Triton, torch or numpy::
 
     python -m matrix.gate --candidate 3.9.0 --results reports/raw [--baseline 3.8.0]
-                          [--scan my_kernels/ ...] [--out reports/gate]
+                          [--scan my_kernels/ ...] [--out triton-compat-gate]
 
 ``--baseline`` defaults to the release pinned in ``matrix/data/pinned.toml``. ``--candidate``
 is required here: ``nox -s gate`` resolves its default (the newest release on the package index),
@@ -93,10 +93,10 @@ def default_out() -> Path:
 def check_out(out: str | Path, results: str | Path) -> None:
     """Refuse an ``--out`` that is the results folder or inside it: the gate.json left there
     would sit among the raw files of every later run."""
-    folder = Path(results).resolve()
+    folder = cli.resolved(results)
     if not folder.is_dir():
         return
-    target = Path(out).resolve()
+    target = cli.resolved(out)
     if target == folder or target.is_relative_to(folder):
         raise UsageError(
             f"--out {str(out)!r}: inside the --results folder {str(results)!r}; expected a "
@@ -240,6 +240,9 @@ def _group_key(f: gc.GateFinding) -> tuple[Any, ...]:
 
 
 CELLS_SHOWN = 12  # cells listed per grouped fingerprint entry; gate.json keeps them all
+# Entries listed per section of gate.md (a PR comment must stay readable: 100,000 results of one
+# cell made it 8 MB); gate.json keeps them all.
+ENTRIES_SHOWN = 100
 
 
 def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
@@ -323,7 +326,7 @@ def _coverage(report: GateReport) -> str:
 
 def _display_path(path: str) -> str:
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
+        return str(cli.resolved(path).relative_to(cli.resolved(Path.cwd())))
     except ValueError:
         return path
 
@@ -357,7 +360,9 @@ def render_markdown(report: GateReport) -> str:
         if not groups:
             continue
         lines += ["", f"### {title} ({len(groups)})", ""]
-        for members in groups.values():
+        if len(groups) > ENTRIES_SHOWN:
+            lines += [f"The first {ENTRIES_SHOWN}; gate.json lists all {len(groups)}.", ""]
+        for members in list(groups.values())[:ENTRIES_SHOWN]:
             f = members[0]
             wheres = list(dict.fromkeys(m.where for m in members))
             uses = list(dict.fromkeys(u for m in members for u in m.uses))
@@ -403,7 +408,9 @@ def render_markdown(report: GateReport) -> str:
         lines += _profile_sections(report)
     if c.undecidable:
         lines += ["", f"### Undecidable ({len(c.undecidable)})", ""]
-        lines += [f"- {u}" for u in c.undecidable]
+        lines += [f"- {u}" for u in c.undecidable[:ENTRIES_SHOWN]]
+        if len(c.undecidable) > ENTRIES_SHOWN:
+            lines.append(f"- ... and {len(c.undecidable) - ENTRIES_SHOWN} more (gate.json)")
     if report.stale_accepted:
         lines += ["", f"### Acknowledgements that match nothing ({len(report.stale_accepted)})",
                   "", f"In `{_display_path(report.accepted_file)}` (never blocking; remove or "
@@ -411,7 +418,9 @@ def render_markdown(report: GateReport) -> str:
         lines += [f"- {s}" for s in report.stale_accepted]
     if c.notes:
         lines += ["", f"<details><summary>Notes ({len(c.notes)})</summary>", ""]
-        lines += [f"- {n}" for n in c.notes]
+        lines += [f"- {n}" for n in c.notes[:ENTRIES_SHOWN]]
+        if len(c.notes) > ENTRIES_SHOWN:
+            lines.append(f"- ... and {len(c.notes) - ENTRIES_SHOWN} more (gate.json)")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
@@ -507,7 +516,7 @@ def bench_folder(args: argparse.Namespace) -> Path | None:
 
 def default_bench_folder(results: str | Path) -> Path | None:
     """``bench/`` beside a results folder or file, where it exists."""
-    path = Path(results).resolve().parent / "bench"
+    path = cli.resolved(results).parent / "bench"
     return path if path.is_dir() else None
 
 

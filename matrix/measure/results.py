@@ -73,7 +73,10 @@ NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 # 1.6 MB of JSON with 229 results, the merged matrix.json 17 MB; a file past a limit is named
 # and not read (a folder's reader then cannot say SAFE), never decompressed or parsed whole.
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a document's JSON, after gzip
-MAX_RESULTS = 20_000  # results (and each other list: launches, tests) of one run
+# results of one run: the report writes a page per probe (5,000 results: 5,038 pages in 327 s
+# on a busy 2-core machine; 100,000 never finished)
+MAX_RESULTS = 5_000
+MAX_LIST_ENTRIES = 20_000  # each other list a run keeps (``LISTS_BOUNDED``): a team's tests
 # Documents the tools write beside raw files that are no cell: the merged matrix and the
 # gate's verdict. A folder reader never takes them for a raw file.
 CELL_NAME_PREFIX = "triton-"  # how matrix.core.run_id spells every cell's id
@@ -86,7 +89,7 @@ _RENAMED_IN_2: dict[tuple[object, object], str] = {("dot_acc_out_dtype", "error"
 _STILL_BROKEN = ("could not read", "Traceback")
 
 
-# Lists a run keeps beside its results, bounded like them (``MAX_RESULTS``).
+# Lists a run keeps beside its results, bounded by ``MAX_LIST_ENTRIES``.
 LISTS_BOUNDED = ("launches", "tests", "kernel_compiles")
 
 
@@ -174,9 +177,10 @@ class Run:
         _require(d, where, {"id": str, "env": dict, "install": dict, "results": list})
         for key in ("results", *LISTS_BOUNDED):
             n = len(d[key]) if isinstance(d.get(key), list) else 0
-            if n > MAX_RESULTS:
+            limit = MAX_RESULTS if key == "results" else MAX_LIST_ENTRIES
+            if n > limit:
                 raise SchemaError(
-                    f"{where}.{key}: {n} entries, more than the {MAX_RESULTS} one run may hold "
+                    f"{where}.{key}: {n} entries, more than the {limit} one run may hold "
                     "(docs/raw-files.md); not read"
                 )
         results = []
@@ -273,6 +277,21 @@ def number(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"expected a number or one of {sorted(NONFINITE)}, got {value!r}")
     return float(value)
+
+
+def known_seconds(value: Any) -> float | None:
+    """A recorded duration as seconds, or None where none is known: ``"nan"``, ``"inf"`` (valid
+    in a raw file: docs/raw-files.md), a bare NaN, a negative or non-numeric value. Sums and
+    charts of time leave such a value out; pages show it as unknown, never as a time.
+
+    >>> known_seconds(1.5), known_seconds("nan"), known_seconds(float("inf")), known_seconds(None)
+    (1.5, None, None, None)
+    """
+    try:
+        seconds = number(value)
+    except TypeError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
 @functools.cache
@@ -616,10 +635,13 @@ def read_folder(path: str | os.PathLike[str]) -> tuple[list[Run], list[str]]:
             bad.append(str(e) if str(p) in str(e) else f"{p}: {e}")
             continue
         named_id = run_id_of(p) or ""
-        if named_id.startswith(CELL_NAME_PREFIX) and named_id != run.id:
+        named = release_named(p)
+        if (named is not None and named != run.release) or (
+            "-numpy-" in named_id and named_id != run.id
+        ):
             # A cell saved under another cell's name (a candidate's file copied over the
             # baseline's): which side it is cannot be told, so neither is believed. (A name
-            # that spells no cell, as tests write, claims nothing.)
+            # that spells no release, or only the release, claims no more than it says.)
             bad.append(
                 f"{p}: the name says run {named_id!r} but the file holds run {run.id!r} "
                 f"(triton {run.triton}); name and content disagree"
@@ -666,9 +688,14 @@ def _read_bounded(path: Path) -> bytes:
     """The JSON bytes of a results file, at most ``MAX_DOCUMENT_BYTES`` after gzip; a
     SchemaError naming it for anything that is not a regular file (a FIFO would block, a
     device never ends) or past the limit (a gzip bomb is stopped at the limit, not inflated)."""
-    if path.is_symlink() and not path.exists():
-        raise SchemaError(f"{path}: a symlink to {os.readlink(path)!r}, which is missing; not read")
-    mode = path.stat().st_mode  # before opening: opening a FIFO nobody writes would block
+    try:
+        mode = path.stat().st_mode  # before opening: opening a FIFO nobody writes would block
+    except FileNotFoundError:
+        if path.is_symlink():  # a cache volume not mounted
+            target = os.readlink(path)
+            missing = f"{path}: a symlink to {target!r}, which is missing; not read"
+            raise SchemaError(missing) from None
+        raise
     if not stat.S_ISREG(mode):
         raise SchemaError(f"{path}: not a regular file ({_kind(mode)}); not read")
     with open(path, "rb") as f:
