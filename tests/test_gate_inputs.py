@@ -145,6 +145,23 @@ def test_team_sources_that_are_symlink_loops_or_dangling_are_named(tmp_path, raw
     assert "loop.py" in reasons(doc) and "gone.py: a symlink to" in reasons(doc)
 
 
+def test_a_recorded_kernel_source_past_the_limits_is_unread_not_a_crash(tmp_path):
+    """A launch's recorded source comes from a results file: nested 5,000 deep it overflowed
+    the parser (an "internal error" of the gate)."""
+    from matrix.gate.usage import build_profile
+
+    (tmp_path / "t").mkdir()
+    launch = {"name": "deep_kernel", "file": "gone/k.py", "key": "k1", "test": "t::x",
+              "signature": {}, "constexprs": {},
+              "source": "def deep_kernel(x):\n    return " + "-" * 5000 + "x\n"}  # fmt: skip
+    run = Run(id="r", env={"triton": "3.9.0", "numpy": "2.4.6"}, extra={"launches": [launch]})
+    profile = build_profile([], [str(tmp_path / "t")], [run])
+    assert profile.unread == [
+        "kernel deep_kernel (gone/k.py): recorded source not read: nested too deeply for "
+        "Python's own parser"
+    ]
+
+
 # ------------------------------------------------------ 3. raw entries that are no regular file
 
 

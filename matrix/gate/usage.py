@@ -9,7 +9,6 @@ or not used (listed apart, never blocking).
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -159,12 +158,12 @@ def _from_recorded_source(launch: dict[str, Any]) -> Profile:
     if not isinstance(text, str):
         return Profile(notes=[f"kernel {name} ({where}): its file is not here and no source was "
                               "recorded: not in the profile"])  # fmt: skip
-    try:
-        tree = ast.parse(textwrap.dedent(text))
-    except SyntaxError as e:
-        return Profile(notes=[f"kernel {name} ({where}): recorded source does not parse: {e}"])
-    module = parse_module(Path(where), textwrap.dedent(text))
-    module.tree = tree
+    try:  # the scanner's parse, with its limits: a recorded source comes from a results file
+        module = parse_module(Path(where), textwrap.dedent(text))
+    except (SyntaxError, ValueError) as e:
+        # its kernel's uses are unknown, as those of a file that cannot be read
+        return Profile(unread=[f"kernel {name} ({where}): recorded source not read: {e}"])
+    tree = module.tree
     imports = Imports(module)
     return profile_module(
         tree, imports, where, textwrap.dedent(text), {name.split(".")[-1]: [launch["_launch"]]}
