@@ -83,10 +83,13 @@ def entries_at(path: str | Path, doc: dict[str, Any], key: str) -> list[Any]:
     return entries
 
 
-def reason_at(path: str | Path, where: str, table: dict[str, Any], key: str = "reason") -> str:
-    """A reason with words in it: white space and invisible characters (a zero-width space)
-    are no reason."""
-    value = text_at(path, where, table, key, "a reason (why this change is fine)")
+def reason_at(
+    path: str | Path, where: str, table: dict[str, Any], what: str = "a reason (why this is fine)"
+) -> str:
+    """``table["reason"]``, with words in it: white space and invisible characters (a
+    zero-width space) are no reason."""
+    key = "reason"
+    value = text_at(path, where, table, key, what)
     if not any(ch.isalnum() for ch in value):
         raise DataFileError(path, f"{where}.{key}", "a reason with words (why this is fine)", value)
     return value.strip()
@@ -216,7 +219,7 @@ def load_accepted(path: str | Path = ACCEPTED_PATH, scoped: bool = False) -> lis
         table_keys(path, where, e, _CHANGE_KEYS)
         for key in ("probe", "from", "to"):
             text_at(path, f"{where} ({e.get('probe', '?')})", e, key, "a string")
-        reason = reason_at(path, f"{where} ({e['probe']})", e)
+        reason = reason_at(path, f"{where} ({e['probe']})", e, "a reason (why this change is fine)")
         if "where" in e and (not isinstance(e["where"], str) or not e["where"]):
             raise DataFileError(path, f"{where}.where", "a non-empty glob", e["where"])
         releases = {k: release_spec(path, f"{where}.{k}", e[k]) for k in ("baseline", "candidate")

@@ -79,7 +79,7 @@ def load_slowdowns(path: str | Path) -> list[AcceptedSlowdown]:
         where = f"slowdown[{i}]"
         table_keys(path, where, e, _KEYS)
         text_at(path, where, e, "case")
-        reason = reason_at(path, where, e)
+        reason = reason_at(path, where, e, "a non-empty string")
         releases = {k: release_spec(path, f"{where}.{k}", e[k]) for k in ("baseline", "candidate")
                     if k in e}  # fmt: skip
         for key in ("impl", "where"):
