@@ -497,3 +497,13 @@ def test_gate_md_lists_a_bounded_number_of_entries_per_section() -> None:
     assert md.count("- **probe") == gate.ENTRIES_SHOWN
     assert "- ... and 50 more (gate.json)" in md
     assert len(report.to_dict()["findings"]) == n
+
+
+def test_a_fifo_in_the_bench_folder_is_named_not_waited_on(tmp_path, raw):
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    os.mkfifo(bench / "h200.json")
+    with within(10):
+        code, md, doc = gate_run(tmp_path, raw, "--bench", str(bench))
+    assert code == 2, md
+    assert "h200.json: not a regular file (a FIFO)" in reasons(doc)

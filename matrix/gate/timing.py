@@ -26,7 +26,6 @@ column and machine) are undecidable; bench files for neither side are a note.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -36,6 +35,7 @@ from typing import Any
 from matrix.core import DataFileError, Release, table_keys, text_at
 from matrix.gate.compare import ACCEPTED, REGRESSION, Comparison, GateFinding
 from matrix.gate.config import entries_at, read_accepted_doc, reason_at, release_spec
+from matrix.measure.results import SchemaError, read_json
 
 BENCH_KIND = "triton-gpu-bench"
 DEFAULT_THRESHOLD = 0.10
@@ -107,9 +107,9 @@ def read_bench(folder: str | Path) -> list[dict[str, Any]]:
     (the older single-release files there have another shape)."""
     docs = []
     for path in sorted(Path(folder).glob("*.json")):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
+        try:  # bounded, regular files only (results.read_json): a FIFO here would block
+            doc = read_json(path)
+        except SchemaError as e:
             raise DataFileError(path, "", f"a readable benchmark JSON file ({e})") from e
         if isinstance(doc, dict) and doc.get("kind") == BENCH_KIND:
             for key in ("release", "column", "machine", "records", "ratios"):
