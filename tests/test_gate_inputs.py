@@ -507,3 +507,14 @@ def test_a_fifo_in_the_bench_folder_is_named_not_waited_on(tmp_path, raw):
         code, md, doc = gate_run(tmp_path, raw, "--bench", str(bench))
     assert code == 2, md
     assert "h200.json: not a regular file (a FIFO)" in reasons(doc)
+
+
+def test_a_pinned_file_that_is_a_fifo_is_named_not_waited_on(tmp_path, raw):
+    pinned = tmp_path / "pinned.toml"
+    os.mkfifo(pinned)
+    out = tmp_path / "o"
+    with within(10):
+        code = gate.main(["--candidate", "3.9.0", "--results", str(raw), "--out", str(out),
+                          "--pinned", str(pinned), "--no-project-scan"])  # fmt: skip
+    assert code == 2
+    assert "pinned.toml: expected a regular file" in (out / "gate.md").read_text()

@@ -27,7 +27,6 @@ from matrix.core import (
     DataFileError,
     Release,
     ReleaseError,
-    load_toml,
     release_at,
     table_keys,
     text_at,
@@ -45,10 +44,11 @@ MAX_ACCEPTED_BYTES = 1024 * 1024
 MAX_ACCEPTED_ENTRIES = 2_000
 
 
-def read_accepted_doc(path: str | Path) -> dict[str, Any]:
-    """An acknowledgements file as a dict; a DataFileError naming it when it is not a regular
-    file (a FIFO nobody writes would block the gate, ``/dev/zero`` never ends), is larger than
-    ``MAX_ACCEPTED_BYTES``, or is no valid TOML."""
+def read_bounded_toml(path: str | Path) -> dict[str, Any]:
+    """A data file the gate is given (acknowledgements, ``--pinned``) as a dict; a
+    DataFileError naming it when it is not a regular file (a FIFO nobody writes would block
+    the gate, ``/dev/zero`` never ends), is larger than ``MAX_ACCEPTED_BYTES``, or is no valid
+    TOML."""
     try:
         mode = os.stat(path).st_mode  # before opening: opening a FIFO blocks
         if not stat.S_ISREG(mode):
@@ -60,8 +60,8 @@ def read_accepted_doc(path: str | Path) -> dict[str, Any]:
         raise DataFileError(path, "", f"a readable file ({e.strerror or e})") from e
     if len(data) > MAX_ACCEPTED_BYTES:
         raise DataFileError(
-            path, "", f"at most {MAX_ACCEPTED_BYTES // 1024} KiB (the limit on an acknowledgements "
-            "file)", f"more than {MAX_ACCEPTED_BYTES // 1024} KiB"
+            path, "", f"at most {MAX_ACCEPTED_BYTES // 1024} KiB (the limit on a data file "
+            "of the gate)", f"more than {MAX_ACCEPTED_BYTES // 1024} KiB"
         )  # fmt: skip
     try:
         return tomllib.loads(data.decode("utf-8"))
@@ -124,7 +124,7 @@ def _parses(text: str) -> bool:
 
 def pinned_release(path: str | Path = PINNED_PATH) -> Release:
     """The release the project pins (``[triton] release = "..."``): the default baseline."""
-    return release_at(load_toml(path), "triton.release", path)
+    return release_at(read_bounded_toml(path), "triton.release", path)
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def load_accepted(path: str | Path = ACCEPTED_PATH, scoped: bool = False) -> lis
     """Read the accepted changes; every entry needs probe, from, to and a non-empty reason.
     ``scoped`` (a team's file, for its own code): every entry also names the code it was
     justified for, ``paths`` or ``kernels`` (lists of globs)."""
-    doc = read_accepted_doc(path)
+    doc = read_bounded_toml(path)
     # [[slowdown]] entries acknowledge GPU timing changes (matrix/gate/timing.py reads them).
     unknown_top = set(doc) - {"change", "slowdown"}
     if unknown_top:

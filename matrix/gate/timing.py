@@ -34,7 +34,7 @@ from typing import Any
 
 from matrix.core import DataFileError, Release, table_keys, text_at
 from matrix.gate.compare import ACCEPTED, REGRESSION, Comparison, GateFinding
-from matrix.gate.config import entries_at, read_accepted_doc, reason_at, release_spec
+from matrix.gate.config import entries_at, read_bounded_toml, reason_at, release_spec
 from matrix.measure.results import SchemaError, read_json
 
 BENCH_KIND = "triton-gpu-bench"
@@ -73,7 +73,7 @@ _KEYS = {"case", "impl", "where", "baseline", "candidate", "max_ratio", "reason"
 
 def load_slowdowns(path: str | Path) -> list[AcceptedSlowdown]:
     """The ``[[slowdown]]`` entries; each needs a case glob and a non-empty reason."""
-    entries = entries_at(path, read_accepted_doc(path), "slowdown")
+    entries = entries_at(path, read_bounded_toml(path), "slowdown")
     out = []
     for i, e in enumerate(entries):
         where = f"slowdown[{i}]"
