@@ -121,6 +121,9 @@ def test_a_kernel_in_another_encoding_is_read_as_python_reads_it(tmp_path, pair,
     blocking = [f for f in doc["findings"] if f["kind"] == "regression"]
     assert any("fp.values.maximum" in f["probe"] for f in blocking), md
     assert doc["profile"]["unread"] == []
+    # the acknowledgements gate.md offers name the file from its scanned root, not /tmp/...
+    offered = [ln.strip() for ln in md.splitlines() if ln.strip().startswith("paths = [")]
+    assert offered and all(ln == 'paths = ["team/k.py"]' for ln in offered), offered
 
 
 def test_a_team_file_that_cannot_be_decoded_makes_the_gate_undecidable(tmp_path, pair):
@@ -518,3 +521,16 @@ def test_a_pinned_file_that_is_a_fifo_is_named_not_waited_on(tmp_path, raw):
                           "--pinned", str(pinned), "--no-project-scan"])  # fmt: skip
     assert code == 2
     assert "pinned.toml: expected a regular file" in (out / "gate.md").read_text()
+
+
+def test_an_offered_acknowledgement_names_a_scanner_use_from_its_scanned_root(tmp_path):
+    """A use the scanner found (its path as --scan spelt it, here absolute) is offered relative
+    to the scanned root, as the profile names it, so the entry matches on another machine."""
+    from matrix.gate import compare as gc
+
+    root = tmp_path / "team" / "src"
+    root.mkdir(parents=True)
+    use = f"{root}/k.py:3: tl.load(p, None, 0.0, '', '.ca')"
+    f = gc.GateFinding(gc.BEHAVIOUR, "api.default", "census", "a", "b", [], uses=[use])
+    scope = gate._toml_scope([f], [str(root)])
+    assert 'paths = ["src/k.py"]' in scope and str(tmp_path) not in scope

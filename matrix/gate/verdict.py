@@ -62,7 +62,7 @@ from matrix.gate.config import (
     matches_path,
     pinned_release,
 )
-from matrix.gate.usage import build_profile, coverage_text, relevance
+from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
 from matrix.measure.results import (
     Run,
     SchemaError,
@@ -252,8 +252,9 @@ def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
     )
 
 
-def _toml_scope(members: Sequence[gc.GateFinding]) -> str:
-    """The code a team's acknowledgement is justified for: the files and kernels it names."""
+def _toml_scope(members: Sequence[gc.GateFinding], roots: Sequence[str] = ()) -> str:
+    """The code a team's acknowledgement is justified for: the files and kernels it names,
+    each file as the profile names it (``shown_path``: never a path only this machine has)."""
     paths: dict[str, None] = {}
     kernels: dict[str, None] = {}
     for m in members:
@@ -261,7 +262,7 @@ def _toml_scope(members: Sequence[gc.GateFinding]) -> str:
             head = use.split(": ", 1)[0]
             path = head.split(":", 1)[0]
             if path:
-                paths[path] = None
+                paths[shown_path(path, roots)] = None
             if " in " in head:
                 kernels[head.split(" in ", 1)[1].split(" ", 1)[0]] = None
     out = "\npaths = [" + ", ".join(f'"{p}"' for p in paths) + "]"
@@ -401,7 +402,7 @@ def render_markdown(report: GateReport) -> str:
                 probe = f.probe if len(cells) < 2 else f"{group}[[]*"
                 ack = _toml_ack(f, where, probe)
                 if report.profile is not None:
-                    ack += _toml_scope(members)
+                    ack += _toml_scope(members, report.scanned)
                 lines += [f"    {t}" for t in ack.splitlines()]
                 lines.append("    ```")
     if report.profile is not None:
