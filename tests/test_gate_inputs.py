@@ -457,6 +457,9 @@ def test_documented_non_finite_seconds_are_read_by_every_time_reader(tmp_path, r
     from matrix.report import charts, timings
     from matrix.report.model import fmt_seconds, run_seconds
 
+    for other in ("triton-3.7.0-numpy-2.4.6.json", "triton-3.8.0-numpy-1.26.4.json",
+                  "triton-3.9.0-numpy-1.26.4.json"):  # fmt: skip
+        (raw / other).unlink()  # the pair the gate compares is enough
     _non_finite(raw)
     runs = results.read_runs(raw)
     assert "<svg" in charts.time_chart(runs)
