@@ -287,12 +287,14 @@ def test_nox_gate_session_runs_the_team_suite_in_the_cells(monkeypatch):
     the gate's --tests has captured launches to read; the gate gets --tests unchanged."""
     import matrix.measure.orchestrate as orchestrate
     from matrix.gate import session
+    from matrix.gate.verdict import parser
 
     calls = []
     monkeypatch.setattr(orchestrate, "main", lambda argv: calls.append(argv) or 0)
-    args = session.resolve(["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"])
+    argv = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"]
+    args = session.resolve(parser(session=True).parse_args(argv))
     assert calls == [["--releases", "3.8.0,3.9.0", "--no-report", "--tests", "t/"]]
-    assert session.option(args, "--tests") == "t/" and session.option(args, "--results")
+    assert args.tests == ["t/"] and args.results
 
 
 # Variants written after the first three: (folder, baseline, candidate, exit code, the blocking

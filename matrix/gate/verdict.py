@@ -4,7 +4,7 @@ Compares results already recorded (``--results``: a folder of raw files or a ``m
 it installs nothing and needs no Triton, torch or numpy::
 
     python -m matrix.gate --candidate 3.9.0 --results reports/raw [--baseline 3.8.0]
-                          [--scan my_kernels/ ...] [--out reports/gate]
+                          [--scan my_kernels/ ...] [--out triton-compat-gate]
 
 ``--baseline`` defaults to the release pinned in ``matrix/data/pinned.toml``. ``--candidate``
 is required here: ``nox -s gate`` resolves its default (the newest release on the package index),
@@ -59,16 +59,19 @@ from matrix.gate.config import (
     PINNED_PATH,
     AcceptedChange,
     load_accepted,
+    matches_path,
     pinned_release,
 )
-from matrix.gate.usage import build_profile, coverage_text, relevance
+from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
 from matrix.measure.results import (
     NoValidator,
     Run,
     SchemaError,
     atomic_write_text,
+    raw_files,
     read_folder,
     read_runs,
+    release_named,
 )
 from matrix.scan import ScanReport, load_rules, scan_paths
 
@@ -77,11 +80,43 @@ VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECID
 PROJECT_KERNELS = "kernels"
 
 
-def default_out(results: str) -> Path:
-    """Where the gate writes when ``--out`` is not given: ``gate/`` beside the results folder
-    (or beside a merged ``matrix.json``): ``reports/raw`` gives ``reports/gate``."""
-    # Beside the path as given, not its target: a symlinked reports/raw keeps gate/ here.
-    return Path(os.path.abspath(results)).parent / "gate"
+# Where the gate writes without ``--out``: a folder of the current directory that no checkout
+# commits (.gitignore), so that a team's gate run never dirties the project's committed files.
+DEFAULT_OUT = "triton-compat-gate"
+
+
+def default_out() -> Path:
+    """Where the gate writes when ``--out`` is not given: ``DEFAULT_OUT`` in the current
+    directory."""
+    return Path(DEFAULT_OUT)
+
+
+def check_out(out: str | Path, results: str | Path) -> None:
+    """Refuse an ``--out`` that is the results folder or inside it: the gate.json left there
+    would sit among the raw files of every later run."""
+    folder = cli.resolved(results)
+    if not folder.is_dir():
+        return
+    target = cli.resolved(out)
+    if target == folder or target.is_relative_to(folder):
+        raise UsageError(
+            f"--out {str(out)!r}: inside the --results folder {str(results)!r}; expected a "
+            "folder outside it (gate.md and gate.json must not sit among the raw files)"
+        )
+
+
+def recorded_releases(results: Path) -> list[Release] | None:
+    """The releases a results folder holds cells of, told from the raw files' names alone (no
+    file is read); None where a name does not spell a cell (the contents decide then)."""
+    if not results.is_dir():
+        return None
+    found: set[Release] = set()
+    for path in raw_files(results):
+        release = release_named(path)
+        if release is None:
+            return None
+        found.add(release)
+    return sorted(found) or None
 
 
 SECTIONS = (
@@ -119,6 +154,8 @@ class GateReport:
     # Each blocking (or acknowledged, or fixed) finding with the profile's uses it maps onto:
     # what the pages lay out kernel by kernel.
     tied: list[tuple[gc.GateFinding, list[Any]]] = field(default_factory=list)
+    # acknowledgements for this upgrade that matched nothing (never blocking; listed)
+    stale_accepted: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -158,6 +195,7 @@ class GateReport:
             "not_used_undecidable": self.unused_undecidable,
             "fixed_used": [f.to_dict() for f in self.fixed],
             "coverage": self.coverage,
+            "stale_accepted": self.stale_accepted,
         }
 
 
@@ -203,6 +241,9 @@ def _group_key(f: gc.GateFinding) -> tuple[Any, ...]:
 
 
 CELLS_SHOWN = 12  # cells listed per grouped fingerprint entry; gate.json keeps them all
+# Entries listed per section of gate.md (a PR comment must stay readable: 100,000 results of one
+# cell made it 8 MB); gate.json keeps them all.
+ENTRIES_SHOWN = 100
 
 
 def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
@@ -212,8 +253,9 @@ def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
     )
 
 
-def _toml_scope(members: Sequence[gc.GateFinding]) -> str:
-    """The code a team's acknowledgement is justified for: the files and kernels it names."""
+def _toml_scope(members: Sequence[gc.GateFinding], roots: Sequence[str] = ()) -> str:
+    """The code a team's acknowledgement is justified for: the files and kernels it names,
+    each file as the profile names it (``shown_path``: never a path only this machine has)."""
     paths: dict[str, None] = {}
     kernels: dict[str, None] = {}
     for m in members:
@@ -221,7 +263,7 @@ def _toml_scope(members: Sequence[gc.GateFinding]) -> str:
             head = use.split(": ", 1)[0]
             path = head.split(":", 1)[0]
             if path:
-                paths[path] = None
+                paths[shown_path(path, roots)] = None
             if " in " in head:
                 kernels[head.split(" in ", 1)[1].split(" ", 1)[0]] = None
     out = "\npaths = [" + ", ".join(f'"{p}"' for p in paths) + "]"
@@ -286,7 +328,7 @@ def _coverage(report: GateReport) -> str:
 
 def _display_path(path: str) -> str:
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
+        return str(cli.resolved(path).relative_to(cli.resolved(Path.cwd())))
     except ValueError:
         return path
 
@@ -320,7 +362,9 @@ def render_markdown(report: GateReport) -> str:
         if not groups:
             continue
         lines += ["", f"### {title} ({len(groups)})", ""]
-        for members in groups.values():
+        if len(groups) > ENTRIES_SHOWN:
+            lines += [f"The first {ENTRIES_SHOWN}; gate.json lists all {len(groups)}.", ""]
+        for members in list(groups.values())[:ENTRIES_SHOWN]:
             f = members[0]
             wheres = list(dict.fromkeys(m.where for m in members))
             uses = list(dict.fromkeys(u for m in members for u in m.uses))
@@ -359,17 +403,26 @@ def render_markdown(report: GateReport) -> str:
                 probe = f.probe if len(cells) < 2 else f"{group}[[]*"
                 ack = _toml_ack(f, where, probe)
                 if report.profile is not None:
-                    ack += _toml_scope(members)
+                    ack += _toml_scope(members, report.scanned)
                 lines += [f"    {t}" for t in ack.splitlines()]
                 lines.append("    ```")
     if report.profile is not None:
         lines += _profile_sections(report)
     if c.undecidable:
         lines += ["", f"### Undecidable ({len(c.undecidable)})", ""]
-        lines += [f"- {u}" for u in c.undecidable]
+        lines += [f"- {u}" for u in c.undecidable[:ENTRIES_SHOWN]]
+        if len(c.undecidable) > ENTRIES_SHOWN:
+            lines.append(f"- ... and {len(c.undecidable) - ENTRIES_SHOWN} more (gate.json)")
+    if report.stale_accepted:
+        lines += ["", f"### Acknowledgements that match nothing ({len(report.stale_accepted)})",
+                  "", f"In `{_display_path(report.accepted_file)}` (never blocking; remove or "
+                  "fix them):", ""]  # fmt: skip
+        lines += [f"- {s}" for s in report.stale_accepted]
     if c.notes:
         lines += ["", f"<details><summary>Notes ({len(c.notes)})</summary>", ""]
-        lines += [f"- {n}" for n in c.notes]
+        lines += [f"- {n}" for n in c.notes[:ENTRIES_SHOWN]]
+        if len(c.notes) > ENTRIES_SHOWN:
+            lines.append(f"- ... and {len(c.notes) - ENTRIES_SHOWN} more (gate.json)")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
@@ -385,19 +438,30 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser(session: bool = False) -> argparse.ArgumentParser:
+    """The gate's one argument parser: abbreviations refused (``--cand`` is no ``--candidate``),
+    unknown options refused. ``session``: ``nox -s gate``'s (``matrix.gate.session``), where
+    ``--candidate`` and ``--results`` have defaults it resolves, and ``--exit-code-file``."""
     p = _Parser(
-        prog="python -m matrix.gate",
+        prog="nox -s gate --" if session else "python -m matrix.gate",
         description="Compare recorded matrix results of a baseline and a candidate Triton release.",
         epilog="Exit status: 0 safe, 1 unsafe, 2 undecidable (missing/failed data, bad arguments).",
+        allow_abbrev=False,
     )
     p.add_argument("--baseline", help=f"release to upgrade from (default: {PINNED_PATH.name})")
     p.add_argument(
         "--candidate",
-        required=True,
-        help="release to upgrade to (nox -s gate passes the newest on the index by default)",
+        required=not session,
+        help="release to upgrade to (nox -s gate: default the newest on the package index)",
     )
-    p.add_argument("--results", required=True, help="raw results folder or a merged matrix.json")
+    p.add_argument(
+        "--results",
+        required=not session,
+        help="raw results folder or a merged matrix.json (nox -s gate: default, run the two "
+        "releases' cells into reports/raw)",
+    )
+    if session:
+        p.add_argument("--exit-code-file", help="where nox -s gate's session reads the code")
     p.add_argument(
         "--scan", action="append", default=[], metavar="PATH", help="more sources to scan"
     )
@@ -425,8 +489,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         default=None,
-        help="folder for gate.md and gate.json (default: gate/ beside the results: "
-        "reports/raw -> reports/gate, so a run on other results never rewrites the committed one)",
+        help=f"folder for gate.md and gate.json (default: {DEFAULT_OUT}/ in the current "
+        "directory; never inside the --results folder)",
     )
     p.add_argument(
         "--bench",
@@ -454,7 +518,7 @@ def bench_folder(args: argparse.Namespace) -> Path | None:
 
 def default_bench_folder(results: str | Path) -> Path | None:
     """``bench/`` beside a results folder or file, where it exists."""
-    path = Path(results).resolve().parent / "bench"
+    path = cli.resolved(results).parent / "bench"
     return path if path.is_dir() else None
 
 
@@ -493,6 +557,16 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         results = Path(args.results)
         if not results.exists():
             raise UsageError(f"--results {args.results!r}: no such folder or file")
+        recorded = recorded_releases(results)
+        for side, release in (("baseline", baseline), ("candidate", candidate)):
+            # told from the file names before anything is read: a mistyped release costs
+            # a second, not the reading of every cell
+            if recorded is not None and release not in recorded:
+                raise UsageError(
+                    f"--{side} {release}: no results for the {side} Triton {release} in "
+                    f"--results {args.results!r}; recorded releases: "
+                    + ", ".join(map(str, recorded))
+                )
         accepted = load_accepted(accepted_path, scoped=team) if accepted_path else []
         slowdowns = timing.load_slowdowns(accepted_path) if accepted_path else []
         if not 0 <= args.slowdown_threshold < 10:
@@ -519,6 +593,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
 
     report.scanned = scan_targets
     decide_runs(report, runs, baseline, candidate, accepted, scan, timings, profile)
+    report.stale_accepted = stale_acknowledgements(report, accepted, baseline, candidate)
     # A folder's unreadable raw file may hold a cell of either side: never safe.
     report.comparison.undecidable += [
         f"a raw file could not be read (it may hold a cell of either side): {m}" for m in unreadable
@@ -602,7 +677,32 @@ def decide_runs(
     if profile is not None:
         apply_profile(report, profile, accepted, baseline, candidate)
         report.coverage = coverage_text(sel.sides)
+        # a file of the team's code that could not be read may use anything that changed
+        report.comparison.undecidable += [
+            f"your code: a file was not read, so its uses are unknown: {u}" for u in profile.unread
+        ]
     return report
+
+
+def stale_acknowledgements(
+    report: GateReport, accepted: Sequence[AcceptedChange], baseline: Release, candidate: Release
+) -> list[str]:
+    """The acknowledgements for this upgrade that match no change (a probe renamed, a change
+    that went away, a path from another machine): named, so that a dead entry is noticed
+    before it hides a later change nobody looked at. Never blocking."""
+    found = [*report.comparison.findings, *report.unused, *report.fixed]
+    files = {u.path for u in report.profile.uses} if report.profile is not None else set()
+    out = []
+    for ack in accepted:
+        if not ack.for_upgrade(baseline, candidate):
+            continue
+        hit = any(ack.matches(f.probe, f.where, f.baseline or "", f.candidate or "", baseline,
+                              candidate) for f in found)  # fmt: skip
+        if not hit:
+            out.append(f"{ack.describe()}: matches no change of this upgrade")
+        elif ack.paths and not any(matches_path(p, ack.path_globs()) for p in files):
+            out.append(f"{ack.describe()}: its paths match no file of the scanned code")
+    return out
 
 
 USES_SHOWN = 10  # profile uses listed per finding in gate.md; gate.json keeps them all
@@ -655,7 +755,7 @@ def apply_profile(
             for ack in accepted:
                 if ack.matches(
                     f.probe, f.where, f.baseline or "", f.candidate or "", baseline, candidate
-                ) and matcher.covers(ack.paths, ack.kernels, m.uses):
+                ) and matcher.covers(ack.path_globs(), ack.kernels, m.uses):
                     f.kind, f.reason = gc.ACCEPTED, ack.reason
                     break
         kept.append(f)
@@ -687,9 +787,18 @@ def write_outputs(report: GateReport, out: str | Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    return gate(parser().parse_args(argv))
+
+
+def gate(args: argparse.Namespace) -> int:
+    """The gate on parsed arguments (``parser``): decide, write gate.md/gate.json, print."""
     if args.out is None:
-        args.out = str(default_out(args.results))
+        args.out = str(default_out())
+    try:
+        check_out(args.out, args.results)
+    except UsageError as e:
+        print(f"matrix.gate: {e} (exit 2: undecidable)", file=sys.stderr)
+        return EXIT_UNDECIDABLE
     try:
         report = run_gate(args)
         report.decide()

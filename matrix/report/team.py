@@ -28,7 +28,7 @@ from matrix.core import REPO_ROOT, release_key
 from matrix.gate import compare as gc
 from matrix.gate import kernel_compiles as gk
 from matrix.measure.kernel_compiles import coverage_text, run_coverage
-from matrix.measure.results import Run
+from matrix.measure.results import Run, known_seconds
 from matrix.measure.runner import SUITE_KEYS as SUITE_KEYS  # the release pages leave them out
 from matrix.report.model import is_gpu_run, slug
 
@@ -350,7 +350,7 @@ def _tests(runs: Sequence[Run], view: TeamView) -> None:
                         c.numpy,
                         t["outcome"],
                         str(t.get("detail") or ""),
-                        float(seconds) if isinstance(seconds, int | float) else 0.0,
+                        known_seconds(seconds) or 0.0,
                     )
                 )
         view.tests.append(TestRow(test, cells))

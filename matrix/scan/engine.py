@@ -29,7 +29,14 @@ from matrix.scan.matchers import (
     match_name,
 )
 from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, _positional_count, load_rules
-from matrix.scan.sources import import_words, iter_python_files, may_reach_triton, read_source
+from matrix.scan.sources import (
+    MAX_AST_DEPTH,
+    MAX_PARSED_BYTES,
+    import_words,
+    iter_python_files,
+    may_reach_triton,
+    read_source,
+)
 
 
 def _no_match(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
@@ -86,9 +93,41 @@ def noqa_codes(source: str) -> dict[int, set[str]]:
 
 
 def parse_module(path: Path, source: str) -> SourceModule:
-    """Raises SyntaxError (or ValueError for NUL bytes) if the file does not parse."""
+    """Raises SyntaxError if the file does not parse, ValueError for NUL bytes or past a limit
+    (``MAX_PARSED_BYTES``, ``MAX_AST_DEPTH``: the scan of one file stays bounded)."""
     name, is_package = module_name(path)
-    return SourceModule(str(path), name, is_package, source, ast.parse(source, filename=str(path)))
+    if len(source) > MAX_PARSED_BYTES:
+        raise ValueError(
+            f"{len(source) // 1024} KiB of source, more than the {MAX_PARSED_BYTES // 1024} KiB "
+            "the scanner parses in one file"
+        )
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except RecursionError:
+        raise ValueError("nested too deeply for Python's own parser") from None
+    if nested_deeper(tree, MAX_AST_DEPTH):
+        raise ValueError(f"nested more than {MAX_AST_DEPTH} levels deep, the scanner's limit")
+    return SourceModule(str(path), name, is_package, source, tree)
+
+
+def nested_deeper(tree: ast.AST, limit: int) -> bool:
+    """Whether ``tree`` is more than ``limit`` levels deep; level by level, never recursing
+    (the scanner's recursive walks would overflow on such a tree)."""
+    level, depth = [tree], 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[ast.AST] = []
+        for node in level:
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    below.append(value)
+                elif isinstance(value, list):
+                    below += [v for v in value if isinstance(v, ast.AST)]
+        level = below
+    return False
 
 
 def derive_carriers(project: Project, rules: Sequence[Rule]) -> dict[str, dict[str, str]]:
@@ -320,8 +359,8 @@ def _parse(file: Path, source: str, report: ScanReport, parsed: list[SourceModul
             f"{file}:{e.lineno}:{e.offset}: not valid Python {py} ({e.msg}: newer syntax or "
             "broken); skipped"
         )
-    except ValueError as e:  # source with NUL bytes
-        report.skipped.append(f"{file}: cannot parse ({e}); skipped")
+    except ValueError as e:  # source with NUL bytes, past a limit
+        report.skipped.append(f"{file}: not parsed ({e}); skipped")
     return False
 
 

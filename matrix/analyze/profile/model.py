@@ -148,12 +148,16 @@ class Profile:
     kernels: dict[str, str] = field(default_factory=dict)  # kernel -> "path:line"
     sources: list[str] = field(default_factory=list)  # what was read: paths, launches
     notes: list[str] = field(default_factory=list)
+    # Files of the team's code that could not be read: their uses are unknown (the gate is
+    # then undecidable, naming each).
+    unread: list[str] = field(default_factory=list)
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses
         self.kernels.update(other.kernels)
         self.sources += other.sources
         self.notes += other.notes
+        self.unread += other.unread
 
     def by_op(self) -> dict[str, list[Use]]:
         table: dict[str, list[Use]] = {}
@@ -166,6 +170,7 @@ class Profile:
             "kernels": self.kernels,
             "sources": self.sources,
             "notes": self.notes,
+            "unread": self.unread,
             "uses": [u.to_dict() for u in self.uses],
         }
 
