@@ -147,6 +147,7 @@ def test_a_team_suite_run_writes_outside_the_committed_reports(tmp_path, monkeyp
     starts each cell from the committed one (its probes kept, only the suite to run), so that
     reports/raw and the pages stay as committed. An explicit --raw-dir is taken as given."""
     from matrix.gate import session
+    from matrix.gate.verdict import parser
     from matrix.measure.cells import load_matrix, plan
 
     suite = tmp_path / "suite"
@@ -160,10 +161,11 @@ def test_a_team_suite_run_writes_outside_the_committed_reports(tmp_path, monkeyp
     assert given.raw_dir == tmp_path / "r" and not given.seed_from_committed
     # The nox gate session reads back the folder the matrix wrote.
     monkeypatch.setattr(orchestrate, "main", lambda argv: 0)
-    team = session.resolve(["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"])
-    assert session.option(team, "--results") == str(orchestrate.TEAM_RAW)
-    ours = session.resolve(["--baseline", "3.8.0", "--candidate", "3.9.0"])
-    assert session.option(ours, "--results") == str(orchestrate.DEFAULT_RAW)
+    read = parser(session=True).parse_args
+    team = session.resolve(read(["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"]))
+    assert team.results == str(orchestrate.TEAM_RAW)
+    ours = session.resolve(read(["--baseline", "3.8.0", "--candidate", "3.9.0"]))
+    assert ours.results == str(orchestrate.DEFAULT_RAW)
 
     # The team's cell starts as a copy of the committed one, which is never written.
     config = load_matrix()
