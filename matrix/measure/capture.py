@@ -181,6 +181,7 @@ class _Writer:
 
 
 _writer: _Writer | None = None
+_owner: dict[str, Any] = {}  # the pytest config that made the writer
 
 
 def triton_type(value: Any) -> str | None:
@@ -776,6 +777,7 @@ def pytest_configure(config: Any) -> None:
     if not path or _writer is not None:
         return
     _writer = _Writer(path)
+    _owner["config"] = config
     standin.take_fd()
     remember_exec_sources()
     hooks = install_hooks()
@@ -809,11 +811,8 @@ def lift_configured_maxfail(config: Any) -> str:
     )
 
 
-_started: set[str] = set()
-
-
 def pytest_collection_finish(session: Any) -> None:
-    if _writer is not None:
+    if _writer is not None and session.config is _owner.get("config"):
         _writer.write({"event": "collected", "ids": [i.nodeid for i in session.items]})
 
 
@@ -821,13 +820,16 @@ _stopped_early = {"why": ""}
 
 
 def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+    if session.config is not _owner.get("config"):
+        return
     why = getattr(session, "shouldfail", False) or getattr(session, "shouldstop", False)
     _stopped_early["why"] = why if isinstance(why, str) else ""
 
 
 def pytest_unconfigure(config: Any) -> None:
-    # The last hook pytest calls: what runs after it is the interpreter's exit.
-    if _writer is not None:
+    # The last hook pytest calls: what runs after it is the interpreter's exit. Only the
+    # session that made the writer finishes (a test running pytest in-process has its own).
+    if _writer is not None and config is _owner.get("config"):
         _writer.write({"event": "finished", "stopped_early": _stopped_early["why"]})
 
 
@@ -862,7 +864,6 @@ _reports: dict[str, dict[str, Any]] = {}
 def pytest_runtest_logstart(nodeid: str, location: Any) -> None:
     if _writer is not None:
         _writer.current_test = nodeid
-        _started.add(nodeid)
         _reports[nodeid] = {
             "id": nodeid,
             "outcome": "passed",
