@@ -10,6 +10,8 @@ which resolves the defaults, runs the cells it needs, gates, and writes its code
   environments have no pip);
 - no ``--baseline``: the release pinned in ``matrix/data/pinned.toml``; a malformed file is a
   one-line message and exit 2;
+- ``--device cuda``: the GPU legs (``matrix.gate.legs``): each side's suite runs natively on
+  this machine's GPU, no cells;
 - no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw,
   or, with the team's suite (``--tests DIR``: the gate then decides on its code), into
   team-results/raw (``matrix.measure.orchestrate.default_raw_dir``).
@@ -51,6 +53,11 @@ def resolve(args: list[str]) -> list[str]:
         newest = max(Release.parse(v) for v in index_versions())
         print(f"{PROG}: candidate: {newest} (the newest release on the package index)")
         out += ["--candidate", str(newest)]
+    if option(out, "--device") == "cuda":
+        # The GPU legs run the suite on each side themselves (matrix.gate.legs): no cells.
+        if option(out, "--baseline") is None:
+            out += ["--baseline", str(pinned_release(option(out, "--pinned") or PINNED_PATH))]
+        return out
     if option(out, "--results") is None:
         baseline = option(out, "--baseline") or str(
             pinned_release(option(out, "--pinned") or PINNED_PATH)
