@@ -361,3 +361,17 @@ print(json.dumps(time_launch(launch, prepare, Wall(), TimingPlan(1, 2, 2))))
     assert got["status"] == "timed", got
     assert len(got["rounds_us"]) == 2 and got["median_us"] > 0 and got["mode"] == "eager"
     assert got["kernel"] == add["kernel"] and got["test"] == add["test"]
+
+
+def test_a_report_saved_before_the_last_step_is_incomplete_and_undecidable():
+    runner = scripted([rec("t.py::a", "passed")], [rec("t.py::a", "passed")])
+    saved = []
+    report = run_legs(BASE, CAND, runner, log=lambda s: None,
+                      save=lambda r: saved.append((r.running, r.exit_code)))  # fmt: skip
+    assert report.exit_code == legs.EXIT_SAFE
+    assert saved[-1] == ("", legs.EXIT_SAFE)
+    steps = [s for s in saved[:-1] if s[0]]
+    assert steps and all(code == legs.EXIT_UNDECIDABLE for _, code in steps)
+    assert any(what.startswith("timing 1 launch") for what, _ in steps)
+    report.running = "the suite on the candidate, triton 3.5.1"
+    assert "incomplete: stopped during the suite" in legs.render_markdown(report)

@@ -280,13 +280,18 @@ def compare_timings(
 class LegsReport:
     baseline: str
     candidate: str
-    sides: dict[str, dict[str, Any]] = field(default_factory=dict)  # release -> how it ran
+    sides: dict[str, dict[str, Any]] = field(default_factory=dict)  # role -> how it ran
     tests: list[TestPair] = field(default_factory=list)
     timings: list[KernelTiming] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # what makes it undecidable
+    # The step under way; "" once every step ran. A report saved before then (``save``) is
+    # undecidable: its regressions are not yet re-run, its kernels not yet timed.
+    running: str = "starting"
 
     @property
     def exit_code(self) -> int:
+        if self.running:
+            return EXIT_UNDECIDABLE
         if any(p.label == REGRESSED for p in self.tests):
             return EXIT_UNSAFE
         if any(t.verdict == "slower" for t in self.timings):
@@ -301,6 +306,7 @@ class LegsReport:
             "candidate": self.candidate,
             "device": "cuda",
             "exit_code": self.exit_code,
+            "incomplete": self.running,
             "sides": self.sides,
             "problems": self.problems,
             "labels": {k: sum(p.label == k for p in self.tests) for k in LABELS},
@@ -336,11 +342,35 @@ def run_legs(
     minimum: float = DEFAULT_SLOWDOWN_MIN,
     log: Callable[[str], None] = print,
     timings: bool = True,
+    save: Callable[[LegsReport], Any] = lambda r: None,
 ) -> LegsReport:
-    """Both legs, their labels and timings (module docstring)."""
+    """Both legs, their labels and timings (module docstring). ``save`` is given the report
+    after each step (a run cut short leaves what it had, marked incomplete)."""
     report = LegsReport(base.release, cand.release)
+    try:
+        _run_steps(report, base, cand, runner, minimum, log, timings, save)
+    finally:
+        save(report)
+    return report
+
+
+def _run_steps(
+    report: LegsReport,
+    base: Side,
+    cand: Side,
+    runner: LegRunner,
+    minimum: float,
+    log: Callable[[str], None],
+    timings: bool,
+    save: Callable[[LegsReport], Any],
+) -> None:
+    def step(what: str) -> None:
+        report.running = what
+        save(report)
+
     runs: dict[str, dict[str, Any]] = {}
     for role, side in (("baseline", base), ("candidate", cand)):
+        step(f"proving the {role}, triton {side.release}")
         pre = runner.preflight(side)
         report.sides[role] = {"release": side.release, "source": side.source, "preflight": pre}
         if not pre.get("ok"):
@@ -348,17 +378,20 @@ def run_legs(
             report.problems.append(f"triton {side.release} ({side.source}) not proved: {why}")
             continue
         log(f"[legs] triton {side.release}: running the suite natively ({side.source})")
+        step(f"the suite on the {role}, triton {side.release}")
         runs[role] = runner.suite(side)
         broken = _suite_broken(runs[role])
         if broken:
             report.problems.append(f"the suite could not run on triton {side.release}: {broken}")
     if report.problems:
-        return report
+        report.running = ""
+        return
     b, c = runs["baseline"], runs["candidate"]
     report.tests = label_tests(b.get("tests") or [], c.get("tests") or [])
     regressed = [p.id for p in report.tests if p.label == REGRESSED]
     if regressed:
         log(f"[legs] {len(regressed)} regression(s): running them again on both sides")
+        step(f"re-running {len(regressed)} regression(s) on both sides")
         rb, rc = runner.suite(base, regressed), runner.suite(cand, regressed)
         confirm_regressions(report.tests, rb.get("tests") or [], rc.get("tests") or [])
     if not any(p.label not in (BROKEN, SKIPPED) for p in report.tests):
@@ -367,6 +400,7 @@ def run_legs(
         launches = _union_launches(b, c)
         log(f"[legs] timing {len(launches['launches'])} captured launch(es) on each side")
         if launches["launches"]:
+            step(f"timing {len(launches['launches'])} launch(es) on both sides")
             tb, tc = runner.timings(base, launches), runner.timings(cand, launches)
             for side, doc in ((base, tb), (cand, tc)):
                 if "error" in doc:
@@ -374,7 +408,7 @@ def run_legs(
             report.timings = compare_timings(
                 tb.get("timings") or [], tc.get("timings") or [], minimum
             )
-    return report
+    report.running = ""
 
 
 # ------------------------------------------------------------------------------ rendering
@@ -391,6 +425,8 @@ def _res(pair: tuple[Any, Any]) -> str:
 
 def render_markdown(report: LegsReport) -> str:
     verdict = {0: "SAFE", 1: "UNSAFE", 2: "UNDECIDABLE"}[report.exit_code]
+    if report.running:
+        verdict += f" (incomplete: stopped during {report.running})"
     lines = [
         f"# GPU legs: triton {report.baseline} -> {report.candidate}: {verdict} "
         f"(exit {report.exit_code})",
@@ -567,7 +603,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             runner = SubprocessRunner(
                 args.tests.resolve(), tmp / "work", limits, pytest_args=shlex.split(args.tests_args)
             )
-        report = run_legs(base, cand, runner, args.slowdown_min, timings=not args.no_timings)
+        report = run_legs(
+            base,
+            cand,
+            runner,
+            args.slowdown_min,
+            timings=not args.no_timings,
+            save=lambda r: write_outputs(r, args.out),
+        )
         if isinstance(runner, RecordingRunner):
             for what, release, detail in runner.calls:
                 print(f"dry run: would run {what} on triton {release}: {detail}")
