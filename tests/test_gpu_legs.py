@@ -354,8 +354,15 @@ print(json.dumps(time_launch(launch, prepare, Wall(), TimingPlan(1, 2, 2))))
     (add,) = [launch for launch in run.extra["launches"] if launch["name"] == "add_kernel"]
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     teamlib = ROOT / "tests" / "fixtures" / "teamlib" / "tests"
-    proc = subprocess.run([sys.executable, "-c", code, str(teamlib)], input=json.dumps(add),
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(teamlib)],
+        input=json.dumps(add),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = json.loads(proc.stdout.splitlines()[-1])
     assert got["status"] == "timed", got
@@ -375,3 +382,12 @@ def test_a_report_saved_before_the_last_step_is_incomplete_and_undecidable():
     assert any(what.startswith("timing 1 launch") for what, _ in steps)
     report.running = "the suite on the candidate, triton 3.5.1"
     assert "incomplete: stopped during the suite" in legs.render_markdown(report)
+
+
+def test_a_side_given_twice_is_refused_with_exit_2(tmp_path, capsys):
+    (tmp_path / "s").mkdir()
+    code = legs.main(["--device", "cuda", "--baseline", "3.5.1", "--candidate", "3.6.0",
+                      "--tests", str(tmp_path / "s"), "--out", str(tmp_path / "o"),
+                      "--baseline-pack", "p.tar.xz", "--baseline-python", "py"])  # fmt: skip
+    assert code == 2
+    assert "--baseline-pack and --baseline-python: give one" in capsys.readouterr().err

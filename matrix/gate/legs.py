@@ -27,6 +27,7 @@ import argparse
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -526,11 +527,15 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+class SideError(RuntimeError):
+    """A side that cannot be set up (the message names the option or the release)."""
+
+
 def _side(args: argparse.Namespace, which: str, tmp: Path) -> Side:
     release = str(Release.parse(getattr(args, which), f"--{which}"))
     pack, python = getattr(args, f"{which}_pack"), getattr(args, f"{which}_python")
     if pack is not None and python is not None:
-        raise SystemExit(f"--{which}-pack and --{which}-python: give one, not both")
+        raise SideError(f"--{which}-pack and --{which}-python: give one, not both")
     if pack is not None:
         if args.dry_run:
             return Side(
@@ -570,7 +575,7 @@ def built_side(release: str, envs: Path, role: str) -> Side:
     )
     install = ensure_env(spec, envs / f"triton-{release}")
     if install.python is None:
-        raise SystemExit(f"--device cuda: no environment for triton {release}: {install.detail}")
+        raise SideError(f"no environment for triton {release} in {envs}: {install.detail}")
     return Side(release, python=str(install.python), source=f"pip wheel in {envs}", role=role)
 
 
@@ -587,7 +592,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_UNDECIDABLE
     tmp = Path(tempfile.mkdtemp(prefix="gpu-legs-"))
     try:
-        base, cand = _side(args, "baseline", tmp), _side(args, "candidate", tmp)
+        try:
+            base, cand = _side(args, "baseline", tmp), _side(args, "candidate", tmp)
+        except (SideError, RuntimeError, OSError, subprocess.CalledProcessError) as e:
+            print(f"matrix.gate --device cuda: {e} (exit 2: undecidable)", file=sys.stderr)
+            return EXIT_UNDECIDABLE
         limits = LegLimits(
             args.test_timeout,
             args.suite_timeout,
