@@ -230,7 +230,7 @@ def compare_timings(
         key = str(tb.get("key"))
         tc = c.get(key, {})
         res = {f"{k}": (tb.get(k), tc.get(k)) for k in ("registers", "spills", "shared")}
-        common = dict(
+        common: dict[str, Any] = dict(
             key=key,
             kernel=str(tb.get("kernel")),
             test=str(tb.get("test")),
@@ -439,8 +439,8 @@ def render_markdown(report: LegsReport) -> str:
             f"- {role}: triton {info.get('release')}, {info.get('source')}; imported from "
             f"{pre.get('triton_file', '?')}; torch {pre.get('torch', '?')}"
         )
-    for p in report.problems:
-        lines.append(f"- **undecidable**: {p}")
+    for problem in report.problems:
+        lines.append(f"- **undecidable**: {problem}")
     counts = {k: sum(p.label == k for p in report.tests) for k in LABELS}
     lines += ["", "## Tests", "", ", ".join(f"{k}: {n}" for k, n in counts.items()), ""]
     named = [p for p in report.tests if p.label in (REGRESSED, SPURIOUS, BROKEN, FIXED)]
