@@ -13,14 +13,15 @@
 # two of its shapes. Every step is bounded: the whole script ends within about 7.5 minutes
 # (a gate cut by its bound leaves gate.md/gate.json marked incomplete, saved after each step).
 # Exit 0 whatever the gates said: the verdicts are in $OUT/*/gate.md, the exit codes in
-# $OUT/summary.txt.
+# $OUT/run.log. Seven files come back (the device returns at most 8): run.log and, per suite,
+# gate.md, gate.json and console.log.
 set -u
 OUT=${OUT:-/tmp/gpulegs-out}
 mkdir -p "$OUT"
 START=$SECONDS
 PACK=.gpu/pack/triton-3.5.1-slim-sm90.tar.xz
 DEADLINE=450          # seconds from the start by which every gate must have ended
-PY=${PYTHON:-python}
+PY=${PYTHON:-python3}  # the lent machine: python3 is the one with torch
 export MATRIX_TREE_ID=${MATRIX_TREE_ID:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 
 say() { echo "[run.sh +$((SECONDS - START))s] $*" | tee -a "$OUT/run.log"; }
@@ -30,10 +31,10 @@ say() { echo "[run.sh +$((SECONDS - START))s] $*" | tee -a "$OUT/run.log"; }
   nvidia-smi -L 2>&1 || true
   $PY -c 'import sys, torch, triton; print(sys.version.split()[0], "torch", torch.__version__,
 "triton", triton.__version__, "cuda", torch.cuda.is_available())' 2>&1
+  $PY -m pytest --version 2>&1
   ls -la "$PACK" 2>&1
   echo "tree $MATRIX_TREE_ID"
-} > "$OUT/env.txt"
-cat "$OUT/env.txt" | tee -a "$OUT/run.log"
+} 2>&1 | tee -a "$OUT/run.log"
 [ -f "$PACK" ] || { say "missing $PACK: build it with python3 -m matrix.backends.gpu_pack 3.5.1"; exit 0; }
 
 # One gate, bounded by what is left before DEADLINE (and by $2 at most).
@@ -43,7 +44,6 @@ gate() {
   [ "$left" -gt "$cap" ] && left=$cap
   if [ "$left" -lt 60 ]; then
     say "$name: skipped, only ${left}s left"
-    echo "$name skipped (time)" >> "$OUT/summary.txt"
     return
   fi
   mkdir -p "$OUT/$name"
@@ -53,11 +53,9 @@ gate() {
       --out "$OUT/$name" "$@" > "$OUT/$name/console.log" 2>&1
   local rc=$?
   say "$name: exit $rc (0 safe, 1 unsafe, 2 undecidable, 124 cut by the time bound)"
-  echo "$name exit $rc" >> "$OUT/summary.txt"
   tail -n 40 "$OUT/$name/console.log" | tee -a "$OUT/run.log"
 }
 
-: > "$OUT/summary.txt"
 # Per side: the suite at most --suite-timeout s, the timings at most --timing-budget s.
 gate vecadd 300 --tests .gpulegs/vecadd --test-timeout 60 --suite-timeout 90 \
     --timing-budget 20 --warmup 10 --loops 50 --rounds 5
