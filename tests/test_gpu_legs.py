@@ -391,3 +391,20 @@ def test_a_side_given_twice_is_refused_with_exit_2(tmp_path, capsys):
                       "--baseline-pack", "p.tar.xz", "--baseline-python", "py"])  # fmt: skip
     assert code == 2
     assert "--baseline-pack and --baseline-python: give one" in capsys.readouterr().err
+
+
+def test_a_slowdown_that_does_not_repeat_when_timed_again_does_not_block():
+    runner = scripted(
+        [rec("t.py::a", "passed")], [rec("t.py::a", "passed")],
+        cand_t=[timed("k1", [13.0, 13.1, 12.9])],
+    )  # fmt: skip
+    # the second timing of the candidate: back to the baseline's time
+    runner.answers[("timings", "3.5.1")].append({"timings": [timed("k1", [10.0, 10.1, 9.9])]})
+    report = run_legs(BASE, CAND, runner, log=lambda s: None)
+    assert [(w, r) for w, r, _ in runner.calls][-4:] == [
+        ("timings", "3.6.0"), ("timings", "3.5.1"), ("timings", "3.6.0"), ("timings", "3.5.1"),
+    ]  # fmt: skip
+    (t,) = report.timings
+    assert t.verdict == "within noise" and "did not repeat" in t.detail
+    assert report.exit_code == legs.EXIT_SAFE
+    assert "did not repeat" in legs.render_markdown(report)
