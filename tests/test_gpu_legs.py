@@ -408,3 +408,12 @@ def test_a_slowdown_that_does_not_repeat_when_timed_again_does_not_block():
     assert t.verdict == "within noise" and "did not repeat" in t.detail
     assert report.exit_code == legs.EXIT_SAFE
     assert "did not repeat" in legs.render_markdown(report)
+
+
+def test_nox_gate_with_device_cuda_runs_no_cells_and_fills_the_pinned_baseline():
+    from matrix.gate.config import pinned_release
+    from matrix.gate.session import resolve
+
+    args = ["--device", "cuda", "--candidate", "3.6.0", "--tests", "t", "--out", "o"]
+    got = resolve(list(args))  # the CPU path would run the matrix's cells here
+    assert got == [*args, "--baseline", str(pinned_release())]
