@@ -417,3 +417,27 @@ def test_nox_gate_with_device_cuda_runs_no_cells_and_fills_the_pinned_baseline()
     args = ["--device", "cuda", "--candidate", "3.6.0", "--tests", "t", "--out", "o"]
     got = resolve(list(args))  # the CPU path would run the matrix's cells here
     assert got == [*args, "--baseline", str(pinned_release())]
+
+
+@pytest.mark.parametrize("release", ["installed", "3.0.0"])
+def test_the_timing_child_proves_its_triton(tmp_path, release):
+    import importlib.metadata
+
+    installed = importlib.metadata.version("triton")
+    asked = installed if release == "installed" else release
+    given = tmp_path / "launches.json"
+    given.write_text(json.dumps({"launches": [], "kernel_sources": {}}))
+    out = tmp_path / "timings.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "matrix.measure.kernel_timing", "--launches", str(given),
+         "--out", str(out), "--release", asked],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["triton"]["version"] == installed
+    if release == "installed":
+        assert "error" not in doc
+    else:
+        assert "3.0.0" in doc["error"] and installed in doc["error"]

@@ -12,7 +12,8 @@ and grid (``matrix.backends.kernels.replay``: one launch, which also compiles it
 CUDA-graph replay of ``loops`` captured launches timed with CUDA events (eager launches timed
 with events where the capture fails, and ``mode`` says so). A round's time is per launch.
 
-TIMINGS.json::
+TIMINGS.json (with ``--release``, also ``"triton": {"file", "version"}``, the Triton imported,
+and ``"error"`` where it is not that release)::
 
     {"plan": {"warmup": 10, "loops": 100, "rounds": 5},
      "timings": [{"key": LAUNCH KEY, "kernel": "pkg.mod:fn", "test": NODEID,
@@ -42,6 +43,7 @@ from typing import Any, Protocol
 
 from matrix import cli
 from matrix.core import COMPILE_OPTIONS
+from matrix.measure import triton_identity
 
 
 @dataclass(frozen=True)
@@ -244,6 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--loops", type=int, default=TimingPlan.loops)
     ap.add_argument("--rounds", type=int, default=TimingPlan.rounds)
     ap.add_argument("--budget-s", type=float, default=None, help="stop timing after this long")
+    ap.add_argument(
+        "--release", help="the Triton release this side is: the one imported must be it"
+    )
     args = ap.parse_args(argv)
     for name in ("warmup", "loops", "rounds"):
         if getattr(args, name) < (0 if name == "warmup" else 1):
@@ -266,10 +271,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         lambda s: print(s, flush=True),
         args.budget_s,
     )
+    doc_out: dict[str, Any] = {"plan": asdict(plan), "timings": timings}
+    if args.release:
+        # The Triton that compiled and ran what was timed must be the side's release.
+        import triton  # noqa: F401  (the replays imported it; a run of no launch did not)
+
+        seen = triton_identity.imported()
+        doc_out["triton"] = seen.to_json()
+        wrong = triton_identity.mismatch(seen, args.release, triton_identity.distribution())
+        if wrong:
+            doc_out["error"] = f"the timings ran on another Triton: {wrong}"
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(
-        json.dumps({"plan": asdict(plan), "timings": timings}, indent=1), encoding="utf-8"
-    )
+    args.out.write_text(json.dumps(doc_out, indent=1), encoding="utf-8")
     return 0
 
 

@@ -190,6 +190,8 @@ class SubprocessRunner:
             str(lim.loops),
             "--rounds",
             str(lim.rounds),
+            "--release",
+            side.release,
         ]
         if lim.timing_budget_s is not None:
             cmd += ["--budget-s", str(lim.timing_budget_s)]
