@@ -10,6 +10,8 @@ which resolves the defaults, runs the cells it needs, gates, and writes its code
   environments have no pip);
 - no ``--baseline``: the release pinned in ``matrix/data/pinned.toml``; a malformed file is a
   one-line message and exit 2;
+- ``--device cuda``: the GPU legs (``matrix.gate.legs``): each side's suite runs natively on
+  this machine's GPU, no cells;
 - no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw,
   or, with the team's suite (``--tests DIR``: the gate then decides on its code), into
   team-results/raw (``matrix.measure.orchestrate.default_raw_dir``).
@@ -27,7 +29,7 @@ from pathlib import Path
 from matrix import cli
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate.config import pinned_release
-from matrix.gate.verdict import EXIT_UNDECIDABLE, gate, parser
+from matrix.gate.verdict import EXIT_UNDECIDABLE, device_of, gate, parser
 
 PROG = "nox -s gate"
 
@@ -67,8 +69,39 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
+def legs_argv(argv: list[str]) -> tuple[list[str], str | None]:
+    """The GPU legs' arguments (``matrix.gate.legs`` parses them; it runs no cells) with the
+    pinned baseline filled in, and the session's ``--exit-code-file``, taken out."""
+    exit_file = None
+    out: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a == "--exit-code-file":
+            exit_file = next(it, None)
+        elif a.startswith("--exit-code-file="):
+            exit_file = a.partition("=")[2]
+        else:
+            out.append(a)
+    if not any(a == "--baseline" or a.startswith("--baseline=") for a in out):
+        out += ["--baseline", str(pinned_release())]
+    return out, exit_file
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(session=True).parse_args(sys.argv[1:] if argv is None else list(argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if device_of(argv) == "cuda":
+        from matrix.gate import legs
+
+        legs_args, exit_file = legs_argv(argv)
+        try:
+            code = legs.main(legs_args)
+        except (DataFileError, ReleaseError) as e:
+            print(f"{PROG}: {e} (exit 2: undecidable)", file=sys.stderr)
+            code = EXIT_UNDECIDABLE
+        if exit_file is not None:
+            Path(exit_file).write_text(f"{code}\n", encoding="utf-8")
+        return code
+    args = parser(session=True).parse_args(argv)
     exit_file = args.exit_code_file
     try:
         code = gate(resolve(args))

@@ -786,7 +786,28 @@ def write_outputs(report: GateReport, out: str | Path) -> str:
     return markdown
 
 
+def device_of(argv: Sequence[str]) -> str:
+    """``--device`` of the gate's arguments (``cpu`` when absent): ``cuda`` runs the GPU legs
+    (``matrix.gate.legs``) instead of comparing recorded results."""
+    for i, a in enumerate(argv):
+        if a == "--device" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--device="):
+            return a.split("=", 1)[1]
+    return "cpu"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    device = device_of(argv)
+    if device == "cuda":
+        from matrix.gate import legs
+
+        return legs.main(argv)
+    if device != "cpu":
+        print(f"matrix.gate: --device {device!r}: expected cpu or cuda (exit 2)", file=sys.stderr)
+        return EXIT_UNDECIDABLE
+    argv = [a for i, a in enumerate(argv) if not _is_device_arg(argv, i)]
     return gate(parser().parse_args(argv))
 
 
@@ -815,6 +836,11 @@ def gate(args: argparse.Namespace) -> int:
         return EXIT_UNDECIDABLE
     _print(markdown)
     return report.exit_code
+
+
+def _is_device_arg(argv: Sequence[str], i: int) -> bool:
+    a = argv[i]
+    return a.startswith("--device=") or a == "--device" or (i > 0 and argv[i - 1] == "--device")
 
 
 def _print(text: str) -> None:
