@@ -412,11 +412,11 @@ def test_a_slowdown_that_does_not_repeat_when_timed_again_does_not_block():
 
 def test_nox_gate_with_device_cuda_runs_no_cells_and_fills_the_pinned_baseline():
     from matrix.gate.config import pinned_release
-    from matrix.gate.session import resolve
+    from matrix.gate.session import legs_argv
 
     args = ["--device", "cuda", "--candidate", "3.6.0", "--tests", "t", "--out", "o"]
-    got = resolve(list(args))  # the CPU path would run the matrix's cells here
-    assert got == [*args, "--baseline", str(pinned_release())]
+    got, exit_file = legs_argv([*args, "--exit-code-file", "e"])  # no cells on this path
+    assert got == [*args, "--baseline", str(pinned_release())] and exit_file == "e"
 
 
 @pytest.mark.parametrize("release", ["installed", "3.0.0"])
