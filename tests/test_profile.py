@@ -284,6 +284,10 @@ def test_the_upgrade_page_shows_the_gates_verdict_on_the_team_code(tmp_path, mon
     assert {p for _, p in rows} == gate_tied - {p for p in gate_tied if p.startswith("kernel ")}
     assert ("matmul_block_ptr_kernel", "block_ptr") in rows
     assert "kernels.py:51" in section and "Changed, not used by your code" in section
+    # gate.md's grouping: one entry per change x kernel, the same as gate.json's "blocking"
+    assert f"<strong>{doc['counts']['blocking']}</strong> blocking" in section
+    entries = re.findall(r'<li data-kernel="(\w*)" data-group="([^"]+)"', section)
+    assert entries and sorted(entries) == sorted((e["kernel"], e["group"]) for e in doc["blocking"])
 
 
 def test_nox_gate_session_runs_the_team_suite_in_the_cells(monkeypatch):

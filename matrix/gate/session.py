@@ -11,7 +11,9 @@ which resolves the defaults, runs the cells it needs, gates, and writes its code
 - no ``--baseline``: the release pinned in ``matrix/data/pinned.toml``; a malformed file is a
   one-line message and exit 2;
 - no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw,
-  with the team's suite when ``--tests DIR`` is given (the gate then decides on its code).
+  with the team's suite when ``--tests DIR`` is given (the gate then decides on its code);
+- ``--config FILE`` (the team's ``[tool.triton-compat]`` declaration) and every other gate
+  option pass through to the gate unchanged.
 
 Everything this cannot decide (the index unreachable, a bad data file) is exit 2, fail closed.
 """
