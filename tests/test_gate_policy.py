@@ -326,4 +326,5 @@ def test_the_first_screen_stays_short_however_many_entries():
     md = gv.render_markdown(_report_with(fs))
     head = md.split("## Details")[0].splitlines()
     assert len(head) <= 30
-    assert f"- ... and {60 - summary.FIRST_SCREEN_ENTRIES} more entries (details below)" in head
+    shown = summary.FIRST_SCREEN_LINES
+    assert f"- ... and {60 - shown} more entries (details below)" in head

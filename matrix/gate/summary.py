@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from matrix.analyze.profile import MAY_AFFECT, USED
+from matrix.analyze.profile import MAY_AFFECT
 from matrix.gate import compare as gc
 
 KIND_ORDER = (gc.BREAKING, gc.REGRESSION, gc.BEHAVIOUR)
@@ -165,11 +165,11 @@ def entries(
         for lines in e.locations.values():
             lines.sort()
     rank = {k: i for i, k in enumerate(KIND_ORDER)}
+    # what breaks first, then what is used before what may be; one kernel's entries together
     return sorted(
         out,
-        key=lambda e: (rank.get(e.kind, 9), e.relevance != USED and e.relevance != "",
-                       e.group, e.kernel),
-    )  # fmt: skip
+        key=lambda e: (rank.get(e.kind, 9), e.relevance == MAY_AFFECT, e.kernel, e.group),
+    )
 
 
 def _decides(uses: Sequence[Any], kernel: str, why: str) -> list[str]:
@@ -278,11 +278,12 @@ def _changes(findings: Iterable[gc.GateFinding]) -> int:
     return len({(f.kind, _split_cell(f.probe)[0], f.baseline, f.candidate) for f in findings})
 
 
-FIRST_SCREEN_ENTRIES = 18  # entry lines on the first screen; the rest are below
+FIRST_SCREEN_LINES = 22  # lines for the entries on the first screen; the rest are below
 
 
 def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
-    """Counts, then one line per blocking entry (a may-affect one with what decides it)."""
+    """Counts, then one line per blocking entry; a may-affect entry is followed by what
+    decides it, said once for the entries after it that the same thing decides."""
     n = counts(report, blocking)
     lines = [
         f"**{n['blocking']}** blocking, **{n['may_affect']}** may affect, "
@@ -291,14 +292,17 @@ def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
         f"used, {n['undecidable']} undecidable",
         "",
     ]
-    shown = 0
+    shown, used, said = 0, 0, ""
     for e in blocking:
-        if shown >= FIRST_SCREEN_ENTRIES:
+        decides = e.decides[0] if e.relevance == MAY_AFFECT and e.decides else ""
+        need = 1 + (1 if decides and decides != said else 0)
+        if used + need > FIRST_SCREEN_LINES:
             break
         lines.append(e.line())
-        shown += 1
-        if e.relevance == MAY_AFFECT and e.decides:
-            lines.append(f"  - decides: {e.decides[0]}")
+        if decides and decides != said:
+            lines.append(f"  - decides: {decides}")
+            said = decides
+        shown, used = shown + 1, used + need
     if len(blocking) > shown:
         lines.append(f"- ... and {len(blocking) - shown} more entries (details below)")
     return lines
