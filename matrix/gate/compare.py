@@ -500,7 +500,7 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         out.undecided(text, probe, where)
         return
 
-    if relaxed:
+    if relaxed:  # listed with the scanned sites that name it (guarded or dead on the baseline)
         out.findings.append(
             GateFinding(
                 RELAXATION,
@@ -509,6 +509,7 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
                 b.status,
                 c.status,
                 [_detail("baseline", baseline, b), _detail("candidate", candidate, c)],
+                uses=[f"{u.path}:{u.line}:{u.col} {u.rule.id} {u.snippet}" for u in uses],
             )
         )
         return

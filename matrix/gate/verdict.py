@@ -306,8 +306,12 @@ def _relaxations(groups: dict[tuple[Any, ...], list[gc.GateFinding]]) -> list[st
         wheres = ", ".join(dict.fromkeys(m.where for m in members))
         cells = list(dict.fromkeys(filter(None, (_split_cell(m.probe)[1] for m in members))))
         shown = f" ({len(cells)} cell(s), e.g. `{cells[0]}`)" if cells else ""
+        uses = list(dict.fromkeys(u for m in members for u in m.uses))
+        named = f"; your code names it at `{uses[0]}`" if uses else ""
+        more = f" and {len(uses) - 1} more" if len(uses) > 1 else ""
         lines.append(
-            f"- `{_split_cell(f.probe)[0]}`: `{f.baseline}` → `{f.candidate}` on {wheres}{shown}"
+            f"- `{_split_cell(f.probe)[0]}`: `{f.baseline}` → `{f.candidate}` on "
+            f"{wheres}{shown}{named}{more}"
         )
     return lines
 
