@@ -135,7 +135,8 @@ def entries(
         for u in uses:
             by_kernel.setdefault(u.kernel, []).append((u.path, u.line))
         # the scanner's and the census's own sites (no kernel named)
-        scanned = _sites(t for t in f.uses if not any(t == u.describe() for u in uses))
+        described = {u.describe() for u in uses}
+        scanned = _sites(t for t in f.uses if t not in described)
         if scanned or not by_kernel:
             by_kernel.setdefault("", []).extend(scanned)
         for kernel, sites in by_kernel.items():
@@ -204,43 +205,48 @@ def _tree(path: str) -> ast.Module | None:
         return None
 
 
-@lru_cache(maxsize=1024)
 def _pointer_params(path: str, kernel: str) -> tuple[str, ...]:
     """The parameters of ``kernel`` (defined in ``path``) that its ``tl.load``/``tl.store``
     address from: the base of each address (``x_ptr`` in ``x_ptr + offs * stride``, followed
     through local names), whose element types decide its operands' dtypes."""
+    return _pointers_of_file(path).get(kernel, ())
+
+
+@lru_cache(maxsize=256)
+def _pointers_of_file(path: str) -> dict[str, tuple[str, ...]]:
+    """``_pointer_params`` of every function of a file, read in one pass per function."""
     tree = _tree(path)
+    out: dict[str, tuple[str, ...]] = {}
     if tree is None:
-        return ()
+        return out
     for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == kernel:
-            args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
-            params = {
-                a.arg
-                for a in args
-                if a.annotation is None or "constexpr" not in ast.unparse(a.annotation)
-            }
-            assigned: dict[str, ast.expr] = {}
-            for st in ast.walk(node):
-                if (
-                    isinstance(st, ast.Assign)
-                    and len(st.targets) == 1
-                    and isinstance(st.targets[0], ast.Name)
-                ):
-                    assigned.setdefault(st.targets[0].id, st.value)
-            found: dict[str, None] = {}
-            for call in ast.walk(node):
-                if (
-                    isinstance(call, ast.Call)
-                    and isinstance(call.func, ast.Attribute)
-                    and call.func.attr in ("load", "store", "make_block_ptr", "atomic_add")
-                    and call.args
-                ):
-                    base = _base(call.args[0], params, assigned, 0)
-                    if base:
-                        found[base] = None
-            return tuple(found)
-    return ()
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.name in out:
+            continue
+        args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+        params = {
+            a.arg
+            for a in args
+            if a.annotation is None or "constexpr" not in ast.unparse(a.annotation)
+        }
+        assigned: dict[str, ast.expr] = {}
+        addresses: list[ast.expr] = []
+        for st in ast.walk(node):
+            if (
+                isinstance(st, ast.Assign)
+                and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)
+            ):
+                assigned.setdefault(st.targets[0].id, st.value)
+            elif (
+                isinstance(st, ast.Call)
+                and isinstance(st.func, ast.Attribute)
+                and st.func.attr in ("load", "store", "make_block_ptr", "atomic_add")
+                and st.args
+            ):
+                addresses.append(st.args[0])
+        found = dict.fromkeys(b for a in addresses if (b := _base(a, params, assigned, 0)))
+        out[node.name] = tuple(found)
+    return out
 
 
 def _base(e: ast.expr, params: set[str], assigned: dict[str, ast.expr], depth: int) -> str:

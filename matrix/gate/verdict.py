@@ -122,10 +122,17 @@ class GateReport:
     off_target_undecidable: list[str] = field(default_factory=list)
     # Why each "may affect" finding may (by identity): what decides it when no use says.
     may_why: dict[int, str] = field(default_factory=dict)
+    _entries: tuple[Any, list[summary.Entry]] | None = field(default=None, repr=False)
 
     def blocking(self) -> list[summary.Entry]:
-        """The blocking findings as entries, one per change x kernel (``matrix.gate.summary``)."""
-        return summary.entries(self.comparison.findings, self.tied, self.may_why)
+        """The blocking findings as entries, one per change x kernel (``matrix.gate.summary``);
+        gate.md and gate.json both ask, once the report is decided: kept while the findings
+        and their ties are the same lists."""
+        key = (id(self.comparison.findings), len(self.comparison.findings), len(self.tied))
+        if self._entries is None or self._entries[0] != key:
+            entries = summary.entries(self.comparison.findings, self.tied, self.may_why)
+            self._entries = (key, entries)
+        return self._entries[1]
 
     @property
     def verdict(self) -> str:
