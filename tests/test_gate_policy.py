@@ -293,6 +293,11 @@ def test_blocking_entries_are_one_line_per_change_and_kernel_with_lines_folded()
     line = next(ln for ln in head if "kernel `_fwd`" in ln)
     assert line.endswith("— kernel `_fwd` at a.py:12, 40, 88")
     assert "`bf16` → `fp32`" in line
+    many = summary.Entry(gc.BEHAVIOUR, "g", "a", "b", USED, "k",
+                         locations={f"f{i}.py": list(range(1, 12)) for i in range(5)})  # fmt: skip
+    assert many.folded() == "; ".join(f"f{i}.py:1, 2, 3, 4, 5, 6, 7, 8 +3" for i in range(3)) + (
+        " and 2 more file(s)"
+    )
     doc = report.to_dict()
     assert doc["counts"]["blocking"] == 2
     assert {"path": "a.py", "lines": [12, 40, 88]} in doc["blocking"][1]["locations"]

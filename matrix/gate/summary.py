@@ -47,11 +47,16 @@ class Entry:
     fix: str = ""
     probes: list[str] = field(default_factory=list)  # its findings' full names
 
-    def folded(self) -> str:
-        """``a.py:12, 40, 88; b.py:7``."""
-        return "; ".join(
-            f"{_short(path)}:{', '.join(map(str, lines))}" for path, lines in self.locations.items()
-        )
+    def folded(self, lines_per_file: int = 8, files: int = 3) -> str:
+        """``a.py:12, 40, 88; b.py:7``: at most ``lines_per_file`` lines of ``files`` files on
+        one line (gate.json keeps them all)."""
+        parts = []
+        for path, lines in list(self.locations.items())[:files]:
+            more = len(lines) - lines_per_file
+            shown = ", ".join(map(str, lines[:lines_per_file])) + (f" +{more}" if more > 0 else "")
+            parts.append(f"{_short(path)}:{shown}")
+        rest = len(self.locations) - files
+        return "; ".join(parts) + (f" and {rest} more file(s)" if rest > 0 else "")
 
     def line(self) -> str:
         """The entry as one Markdown list line."""
