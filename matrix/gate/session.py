@@ -15,6 +15,8 @@ which resolves the defaults, runs the cells it needs, gates, and writes its code
 - no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw,
   or, with the team's suite (``--tests DIR``: the gate then decides on its code), into
   team-results/raw (``matrix.measure.orchestrate.default_raw_dir``).
+- ``--config FILE`` (the team's ``[tool.triton-compat]`` declaration) and every other gate
+  option pass through to the gate unchanged.
 
 Everything this cannot decide (the index unreachable, a bad data file) is exit 2, fail closed.
 """

@@ -51,8 +51,9 @@ from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.analyze.census import CensusError
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, Matcher, Profile
+from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import DataFileError, Release, ReleaseError
-from matrix.gate import api, timing
+from matrix.gate import api, policy, summary, timing
 from matrix.gate import compare as gc
 from matrix.gate.config import (
     ACCEPTED_PATH,
@@ -124,6 +125,7 @@ SECTIONS = (
     (gc.REGRESSION, "Regressions"),
     (gc.BEHAVIOUR, "Behaviour changes, not acknowledged"),
     (gc.ACCEPTED, "Behaviour changes, acknowledged"),
+    (gc.RELAXATION, "New on the candidate (relaxations, never blocking)"),
 )
 
 
@@ -156,6 +158,25 @@ class GateReport:
     tied: list[tuple[gc.GateFinding, list[Any]]] = field(default_factory=list)
     # acknowledgements for this upgrade that matched nothing (never blocking; listed)
     stale_accepted: list[str] = field(default_factory=list)
+    # The team's declaration ([tool.triton-compat]: targets, dtypes); Declaration() when none.
+    # The profile's type inference reads its dtypes (``declaration.dtypes_of``).
+    declaration: Declaration = field(default_factory=Declaration)
+    # What changed only in columns outside the declared targets (never blocking).
+    off_target: list[gc.GateFinding] = field(default_factory=list)
+    off_target_undecidable: list[str] = field(default_factory=list)
+    # Why each "may affect" finding may (by identity): what decides it when no use says.
+    may_why: dict[int, str] = field(default_factory=dict)
+    _entries: tuple[Any, list[summary.Entry]] | None = field(default=None, repr=False)
+
+    def blocking(self) -> list[summary.Entry]:
+        """The blocking findings as entries, one per change x kernel (``matrix.gate.summary``);
+        gate.md and gate.json both ask, once the report is decided: kept while the findings
+        and their ties are the same lists."""
+        key = (id(self.comparison.findings), len(self.comparison.findings), len(self.tied))
+        if self._entries is None or self._entries[0] != key:
+            entries = summary.entries(self.comparison.findings, self.tied, self.may_why)
+            self._entries = (key, entries)
+        return self._entries[1]
 
     @property
     def verdict(self) -> str:
@@ -196,6 +217,13 @@ class GateReport:
             "fixed_used": [f.to_dict() for f in self.fixed],
             "coverage": self.coverage,
             "stale_accepted": self.stale_accepted,
+            "counts": summary.counts(self, blocking := self.blocking()),
+            "blocking": [e.to_dict() for e in blocking],
+            "relaxations": [f.to_dict() for f in c.findings if f.kind == gc.RELAXATION],
+            "targets": list(self.declaration.targets or []) or None,
+            "declaration": self.declaration.source or None,
+            "not_on_targets": [f.to_dict() for f in self.off_target],
+            "not_on_targets_undecidable": self.off_target_undecidable,
         }
 
 
@@ -212,7 +240,7 @@ def _headline(report: GateReport) -> str:
         why = "no regression, breaking API or unacknowledged behaviour change"
     elif report.exit_code == EXIT_UNSAFE:
         why = ", ".join(
-            f"{title}: {counts[k]}" for k, title in SECTIONS if k != gc.ACCEPTED and counts[k]
+            f"{title}: {counts[k]}" for k, title in SECTIONS if k in gc.UNSAFE_KINDS and counts[k]
         )
     else:
         n = len(report.errors) + len(c.undecidable)
@@ -322,6 +350,49 @@ def _profile_sections(report: GateReport) -> list[str]:
     return lines
 
 
+def _relaxations(groups: dict[tuple[Any, ...], list[gc.GateFinding]]) -> list[str]:
+    """One line per relaxation group: refused on the baseline, so no code that runs there
+    uses it (never blocking)."""
+    lines = [
+        "Refused (or absent) on the baseline, something else on the candidate: code that runs "
+        "on the baseline cannot be using it."
+    ]
+    for members in groups.values():
+        f = members[0]
+        wheres = ", ".join(dict.fromkeys(m.where for m in members))
+        cells = list(dict.fromkeys(filter(None, (_split_cell(m.probe)[1] for m in members))))
+        shown = f" ({len(cells)} cell(s), e.g. `{cells[0]}`)" if cells else ""
+        uses = list(dict.fromkeys(u for m in members for u in m.uses))
+        named = f"; your code names it at `{uses[0]}`" if uses else ""
+        more = f" and {len(uses) - 1} more" if len(uses) > 1 else ""
+        lines.append(
+            f"- `{_split_cell(f.probe)[0]}`: `{f.baseline}` → `{f.candidate}` on "
+            f"{wheres}{shown}{named}{more}"
+        )
+    return lines
+
+
+def _off_target_section(report: GateReport) -> list[str]:
+    """What changed only in columns the team does not run on: counts per group and column."""
+    groups = Counter((_split_cell(f.probe)[0], f.where, f.kind) for f in report.off_target)
+    n = len(report.off_target) + len(report.off_target_undecidable)
+    targets = ", ".join(report.declaration.targets or ())
+    lines = ["", f"### Not on your targets ({n})", ""]
+    lines.append(
+        f"Changes in columns outside the declared targets ({targets}, from "
+        f"`{_display_path(report.declaration.source)}`); they never block. Per group, column "
+        "and kind, in findings:"
+    )
+    lines.append("")
+    for (group, where, kind), k in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"- `{group}` on {where} ({kind}): {k}")
+    if report.off_target_undecidable:
+        lines.append(
+            f"- undecidable items about those columns: {len(report.off_target_undecidable)}"
+        )
+    return lines
+
+
 def _coverage(report: GateReport) -> str:
     return report.coverage
 
@@ -337,6 +408,12 @@ def render_markdown(report: GateReport) -> str:
     """The PR-comment summary: verdict first, then each finding with evidence and fix."""
     c = report.comparison
     lines = [_headline(report), ""]
+    if report.errors:
+        lines += ["### Cannot decide", ""]
+        lines += [f"- {e}" for e in report.errors]
+        lines.append("")
+    lines += summary.first_screen(report, report.blocking())
+    lines += ["", "## Details", ""]
     lines.append(f"- results: `{report.results}`")
     if c.compared:
         lines.append(f"- compared: {', '.join(c.compared)}")
@@ -351,9 +428,11 @@ def render_markdown(report: GateReport) -> str:
             "- scanned for API uses: nothing (no kernels/ folder or --no-project-scan, and no"
             " --scan), so no breaking-API check"
         )
-    if report.errors:
-        lines += ["", "### Cannot decide", ""]
-        lines += [f"- {e}" for e in report.errors]
+    if report.declaration.source:
+        targets = ", ".join(report.declaration.targets or ()) or "not declared (every column)"
+        lines.append(
+            f"- declaration: `{_display_path(report.declaration.source)}`; targets: {targets}"
+        )
     for kind, title in SECTIONS:
         groups: dict[tuple[Any, ...], list[gc.GateFinding]] = {}
         for f in c.findings:
@@ -362,6 +441,9 @@ def render_markdown(report: GateReport) -> str:
         if not groups:
             continue
         lines += ["", f"### {title} ({len(groups)})", ""]
+        if kind == gc.RELAXATION:
+            lines += _relaxations(groups)
+            continue
         if len(groups) > ENTRIES_SHOWN:
             lines += [f"The first {ENTRIES_SHOWN}; gate.json lists all {len(groups)}.", ""]
         for members in list(groups.values())[:ENTRIES_SHOWN]:
@@ -408,6 +490,8 @@ def render_markdown(report: GateReport) -> str:
                 lines.append("    ```")
     if report.profile is not None:
         lines += _profile_sections(report)
+    if report.off_target or report.off_target_undecidable:
+        lines += _off_target_section(report)
     if c.undecidable:
         lines += ["", f"### Undecidable ({len(c.undecidable)})", ""]
         lines += [f"- {u}" for u in c.undecidable[:ENTRIES_SHOWN]]
@@ -486,6 +570,14 @@ def parser(session: bool = False) -> argparse.ArgumentParser:
         "paths or kernels they were justified for)",
     )
     p.add_argument("--pinned", default=str(PINNED_PATH), help="file with the pinned release")
+    p.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="the team's declaration: a pyproject.toml with [tool.triton-compat] (targets, "
+        "dtypes), or a TOML file that is that table (default: the nearest pyproject.toml above "
+        "the --scan/--tests paths that has one; none: every column counts)",
+    )
     p.add_argument(
         "--out",
         default=None,
@@ -582,6 +674,9 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not team and not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
+        # Read before the profile: its dtypes type what the sources cannot (report.declaration).
+        config = getattr(args, "config", None)
+        report.declaration = load_declaration(config, [*args.scan, *args.tests] if team else ())
         profile = build_profile(args.scan, args.tests, runs) if team else None
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:
@@ -592,7 +687,9 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         return report
 
     report.scanned = scan_targets
-    decide_runs(report, runs, baseline, candidate, accepted, scan, timings, profile)
+    decide_runs(
+        report, runs, baseline, candidate, accepted, scan, timings, profile, report.declaration
+    )
     report.stale_accepted = stale_acknowledgements(report, accepted, baseline, candidate)
     # A folder's unreadable raw file may hold a cell of either side: never safe.
     report.comparison.undecidable += [
@@ -621,10 +718,14 @@ def decide_runs(
     scan: ScanReport,
     timings: GpuTimings = GpuTimings(),
     profile: Profile | None = None,
+    declaration: Declaration | None = None,
 ) -> GateReport:
     """The gate's comparison of ``baseline`` and ``candidate`` over recorded ``runs``, into
     ``report`` (call ``report.decide()`` for the exit code). The report's upgrade pages call
     this too, so that a page's verdict is the gate's own.
+
+    With ``declaration`` targets, what changed only in other columns moves to
+    ``report.off_target`` (``matrix.gate.policy``), never blocking.
 
     With a team's ``profile`` the verdict is about that code (``apply_profile``): ``accepted``
     are then the team's own acknowledgements, applied only where they were justified."""
@@ -674,6 +775,11 @@ def decide_runs(
         timed.notes.append("no GPU benchmark folder (--bench): GPU timings not compared")
     for name in ("findings", "undecidable", "notes", "compared"):
         getattr(report.comparison, name).extend(getattr(timed, name))
+    if declaration is not None:
+        report.declaration = declaration
+    moved, items = policy.split_targets(report.comparison, report.declaration)
+    report.off_target += moved
+    report.off_target_undecidable += items
     if profile is not None:
         apply_profile(report, profile, accepted, baseline, candidate)
         report.coverage = coverage_text(sel.sides)
@@ -735,6 +841,10 @@ def apply_profile(
         if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED):
             kept.append(f)
             continue
+        # (a finding the scanner or the census tied to the code's own sites is about them)
+        if not f.uses and policy.never_team_relevant(f.probe, matcher.map.probes):
+            report.unused.append(f)
+            continue
         m = rel(f)
         if m.status == NOT_USED:
             report.unused.append(f)
@@ -744,6 +854,7 @@ def apply_profile(
         shown = list(dict.fromkeys(u.describe() for u in m.uses))
         f.uses = [*f.uses, *shown]
         if m.status == MAY_AFFECT:
+            report.may_why[id(f)] = m.why
             f.evidence.append(
                 f"may affect your code: {m.why or 'an operand kind is not inferable'}; "
                 "type the value (e.g. `.to(tl.float16)`) or run the kernel through --tests"
@@ -762,7 +873,10 @@ def apply_profile(
     c.findings = kept
     for text in list(c.undecidable):
         probe = c.undecidable_probe.get(text)
-        if probe is not None and rel(gc.GateFinding("", probe, "", None, None)).status == NOT_USED:
+        if probe is not None and (
+            policy.never_team_relevant(probe, matcher.map.probes)
+            or rel(gc.GateFinding("", probe, "", None, None)).status == NOT_USED
+        ):
             c.undecidable.remove(text)
             report.unused_undecidable.append(text)
 

@@ -570,6 +570,26 @@ class TeamVerdict:
         return [shown_suite(s) for s in self.suites]
 
     @property
+    def counts(self) -> dict[str, int]:
+        """gate.md's first-screen counts (``matrix.gate.summary.counts``)."""
+        from matrix.gate.summary import counts
+
+        return counts(self.gate, self.gate.blocking())
+
+    @property
+    def entries(self) -> list[tuple[Any, str]]:
+        """gate.md's blocking entries, one per change x kernel, each with its lines folded as
+        a page shows paths (relative to the suite; never absolute)."""
+        out = []
+        for e in self.gate.blocking():
+            folded = "; ".join(
+                f"{shown_path(path, self.suites)}:{', '.join(map(str, lines))}"
+                for path, lines in e.locations.items()
+            )
+            out.append((e, folded))
+        return out
+
+    @property
     def command_suites(self) -> list[str]:
         """The suites as the gate's command names them on a page (one outside the checkout by
         its folder's name: the page does not say where the build machine kept it)."""

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from matrix.catalog import unmapped_probes
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
 MAP_PATH = DATA_DIR / "usage_map.toml"
@@ -68,8 +69,12 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
         if not isinstance(doc.get(key), dict):
             raise DataFileError(path, key, "a table", doc.get(key))
     for name, row in doc["probes"].items():
-        if not isinstance(row, dict) or set(row) - {"project", "names", "keywords", "ops"}:
-            raise DataFileError(path, f"probes.{name}", "project/names/keywords/ops", row)
+        keys = {"project", "names", "keywords", "ops", "never"}
+        if not isinstance(row, dict) or set(row) - keys or ("never" in row and len(row) > 1):
+            raise DataFileError(path, f"probes.{name}", "project/names/keywords/ops or never", row)
+    unmapped = unmapped_probes(doc["probes"])  # each probe has one owner of its usage
+    if unmapped:
+        raise DataFileError(path, "probes", "a row for every probe of probes.toml", unmapped)
     groups = {}
     for i, v in enumerate(load_toml(fingerprint).get("values", [])):
         if not isinstance(v, dict) or not isinstance(v.get("group"), str):
