@@ -17,7 +17,7 @@ from matrix.analyze.census import (
 from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
 from matrix.scan.findings import ApiUse, Finding, ScanReport
 from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
-from matrix.scan.guards import VersionGuard, version_guards
+from matrix.scan.guards import Guard, branch_guards, try_imports
 from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
 from matrix.scan.matchers import (
     _finding,
@@ -65,6 +65,9 @@ def _jit_functions(
         and any(imports.is_jit(d) for d in n.decorator_list)
     ]
 
+
+# Words without which a file has no guard branch_guards could read (a cheap test first).
+_MAY_GUARD = re.compile(r"version|hasattr|getattr|signature|\btry:")
 
 NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*)", re.IGNORECASE)
 
@@ -169,13 +172,17 @@ def scan_module(
         return [], uses, works, 0
     # Tokenizing is the slow part of reading comments: only files with findings pay for it.
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
-    # Branches for some releases only (if Version(triton.__version__) >= ...): the judge
-    # decides per candidate whether the finding's line runs at all.
-    guards = version_guards(m.tree, imports) if "version" in m.source else []
+    # Branches for some releases only (if Version(triton.__version__) >= ..., hasattr, a
+    # signature test, try/except with a fallback): the judge decides per candidate whether
+    # the finding's line runs at all, or falls back.
+    guards = branch_guards(m.tree, imports) if _MAY_GUARD.search(m.source) else []
+    tried = try_imports(m.tree, imports) if guards else {}
     out, suppressed = [], 0
-    first: dict[tuple[str, str, str, tuple[VersionGuard, ...]], Finding] = {}
+    first: dict[tuple[str, str, str, tuple[Guard, ...]], Finding] = {}
     for f in kept:
         f.guards = tuple(g for g in guards if g.first <= f.line <= g.last)
+        if f.qualname in tried and tried[f.qualname] not in f.guards:
+            f.guards += (tried[f.qualname],)  # a use of a name a guarded try imports
         codes = noqa.get(f.line, set()) | noqa.get(f.end_line, set())
         if f.rule.id in codes:
             suppressed += 1

@@ -21,7 +21,16 @@ from matrix.core import Column, Release, ReleaseError
 from matrix.measure.results import Run
 from matrix.scan.census_checks import Censuses, CensusProblem, _spans
 from matrix.scan.findings import Finding
-from matrix.scan.rules import BREAKS, CHANGES, NOT_AFFECTED, UNKNOWN, Rule
+from matrix.scan.guards import guard_effect
+from matrix.scan.rules import (
+    BREAKS,
+    CHANGES,
+    NOT_AFFECTED,
+    UNKNOWN,
+    Rule,
+    load_raises,
+    raised_by,
+)
 
 # --------------------------------------------------------------------------- releases affected
 
@@ -172,22 +181,30 @@ def judge(
     for f in findings:
         _judge_one(f, runs, candidate, censuses, cand, ref, notes, cache)
     if candidate is not None:
-        _rule_out_branches(findings, candidate)
+        _rule_out_branches(findings, candidate, censuses)
     return notes
 
 
-def _rule_out_branches(findings: list[Finding], candidate: str) -> None:
+def _rule_out_branches(
+    findings: list[Finding], candidate: str, censuses: Censuses | None = None
+) -> None:
     """A finding in a branch that runs only on other releases does not affect the candidate
-    (``else:`` of ``if Version(triton.__version__) >= Version("3.0.0")`` on 3.9.0)."""
+    (``else:`` of ``if Version(triton.__version__) >= Version("3.0.0")`` on 3.9.0, the body
+    of ``if hasattr(tl, "x")`` where the census has no ``tl.x``), nor does one whose failure a
+    ``try/except`` with a fallback catches (matrix.scan.guards)."""
     try:
         release = Release.parse(candidate)
     except ReleaseError:
         return
+    raises = load_raises() if any(f.guards for f in findings) else {}
     for f in findings:
-        skipped = [g for g in f.guards if not g.runs_on(release)]
-        if skipped and f.effect != NOT_AFFECTED:
-            f.effect = NOT_AFFECTED
-            f.note = f"in a branch for {skipped[0].text()} only: not run on {release}"
+        if not f.guards or f.effect == NOT_AFFECTED:
+            continue
+        # only a failure raises: a changed default or result is not caught by a try
+        raised = raised_by(f.rule, raises) if f.effect in (BREAKS, UNKNOWN) else ()
+        got = guard_effect(f.guards, raised, release, censuses)
+        if got is not None:
+            f.effect, f.note = NOT_AFFECTED, got[1]
 
 
 def _judge_one(

@@ -292,6 +292,25 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
     return rules
 
 
+def load_raises(path: str | Path = RULES_PATH) -> dict[str, tuple[str, ...]]:
+    """``{rule id or match kind: exception names}`` from the rules file's ``[raises]`` table:
+    what a finding's failure raises, for try/except guards (matrix.scan.guards)."""
+    raw = load_toml(path).get("raises", {})
+    if not isinstance(raw, dict):
+        raise RuleError(f"{path}: raises: expected a table, got {raw!r}")
+    out = {}
+    for key, names in raw.items():
+        if key not in MATCH_KINDS and not re.fullmatch(r"TRI\d{3}", key):
+            raise RuleError(f"{path}: raises.{key}: expected a rule id or one of {MATCH_KINDS}")
+        out[key] = _strings(names, f"{path}: raises.{key}")
+    return out
+
+
+def raised_by(rule: Rule, raises: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """What ``rule``'s failure raises (its id's entry, else its kind's; () when unlisted)."""
+    return raises.get(rule.id) or raises.get(rule.kind) or ()
+
+
 def select_rules(
     rules: Sequence[Rule], select: Sequence[str] = (), ignore: Sequence[str] = ()
 ) -> list[Rule]:
