@@ -2,7 +2,8 @@
 
 Real kernels call Python they did not write for Triton: a module-level helper
 (``def half(n): return n // 2``), ``math.log2(BLOCK)``, ``triton.next_power_of_2(N)``,
-``triton.cdiv(N, BLOCK)``, a function marked ``triton.constexpr_function``. Releases changed
+``triton.cdiv(N, BLOCK)``, a plain function of Triton's own (``core.get_int_dtype``), a function
+marked ``triton.constexpr_function``. Releases changed
 which of these the code generator accepts; this probe compiles (aot) or runs (interpret) one
 small kernel per case and records, in ``data.cells``, each case's outcome:
 
@@ -21,6 +22,7 @@ import re
 
 import triton
 import triton.language as tl
+from triton.language import core as tl_core
 
 from matrix.probes.support import kernel_helpers as helpers
 from matrix.probes.support.base import Context, Observation, exercise, refusal
@@ -58,6 +60,13 @@ def k_host_helper_constexpr(out, BLOCK: tl.constexpr):
 def k_module_helper_constexpr(out, BLOCK: tl.constexpr):
     offs = tl.arange(0, helpers.host_half(BLOCK))
     tl.store(out + offs, offs)
+
+
+@triton.jit
+def k_triton_function_constexpr(out, BITS: tl.constexpr):
+    # a plain function of Triton's own language module, not a builtin (core.get_int_dtype)
+    offs = tl.arange(0, 4)
+    tl.store(out + offs, offs.to(tl_core.get_int_dtype(BITS, True)))
 
 
 @triton.jit
@@ -103,6 +112,8 @@ CASES = {
     "host_helper_constexpr": (k_host_helper_constexpr, "int32", {}, {"BLOCK": 8}, [0, 1, 2, 3]),
     "module_helper_constexpr": (k_module_helper_constexpr, "int32", {}, {"BLOCK": 8},
                                 [0, 1, 2, 3]),
+    "triton_function_constexpr": (k_triton_function_constexpr, "int32", {}, {"BITS": 32},
+                                  [0, 1, 2, 3]),
     "host_helper_scalar": (k_host_helper_scalar, "int32", {"n": 10}, {}, [5]),
     "host_helper_tensor": (k_host_helper_tensor, "int32", {"inp": "ones"}, {"BLOCK": 4},
                            [2, 2, 2, 2]),
