@@ -22,10 +22,10 @@ import re
 
 import triton
 import triton.language as tl
-from triton.language import core as tl_core
 
 from matrix.probes.support import kernel_helpers as helpers
 from matrix.probes.support.base import Context, Observation, exercise, refusal
+from matrix.probes.support.core_function_kernel import k_triton_function_constexpr
 
 # The decorator that marks a plain function callable at compile time, where it exists (3.9.0:
 # triton.constexpr_function); None where the release has none.
@@ -60,13 +60,6 @@ def k_host_helper_constexpr(out, BLOCK: tl.constexpr):
 def k_module_helper_constexpr(out, BLOCK: tl.constexpr):
     offs = tl.arange(0, helpers.host_half(BLOCK))
     tl.store(out + offs, offs)
-
-
-@triton.jit
-def k_triton_function_constexpr(out, BITS: tl.constexpr):
-    # a plain function of Triton's own language module, not a builtin (core.get_int_dtype)
-    offs = tl.arange(0, 4)
-    tl.store(out + offs, offs.to(tl_core.get_int_dtype(BITS, True)))
 
 
 @triton.jit
