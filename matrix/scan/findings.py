@@ -34,6 +34,8 @@ class Finding:
     guards: tuple[Any, ...] = ()
     # call rules the census decides: the call's keywords and positional count, as written
     call: tuple[tuple[str, ...], int] | None = None
+    # python-call rules: the probe case whose cell decides this finding (None: none measures it)
+    cell: str | None = None
 
     @property
     def message(self) -> str:

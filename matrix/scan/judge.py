@@ -15,6 +15,7 @@ rules file):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from matrix.analyze.census import works_on
 from matrix.core import Column, Release, ReleaseError
@@ -221,6 +222,18 @@ def _judge_one(
     if not f.rule.census:
         if f.rule.census_decides:
             f.effect, f.note = judge_name(censuses, f.qualname, candidate, f.call)
+            return
+        if f.rule.cases:
+            # one rule, one measured case per kind of use: the finding's own cell decides
+            if f.cell is None:
+                kind = f.snippet.rsplit(" [", 1)[-1].rstrip("]")
+                f.effect = UNKNOWN
+                f.note = f"no case of {f.rule.probe} measures a use of kind {kind}"
+                return
+            key = f"{f.rule.id}[{f.cell}]"
+            if key not in cache:
+                cache[key] = judge_rule(replace(f.rule, cell=f.cell), runs, candidate)
+            f.effect, f.note = cache[key]
             return
         if f.rule.id not in cache:
             cache[f.rule.id] = judge_rule(f.rule, runs, candidate)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,9 @@ MATCH_KINDS = (
     "global-read",
     "int-true-division",
     "dot-acc-dtype",
+    "python-call",
+    "autotune-names",
+    "runtime-member",
     "census-missing",
     "census-keyword",
     "census-positional",
@@ -129,6 +132,8 @@ class Rule:
     census_decides: bool = False
     cell: str | None = None  # with a fingerprint group as probe: the cell whose status decides
     same_default: tuple[SameDefault, ...] = ()
+    # python-call rules: {"callee:arguments": probe case} (matrix.scan.pycalls)
+    cases: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
 
     def __str__(self) -> str:
         return self.id
@@ -180,6 +185,16 @@ def _same_defaults(raw: Any, where: str) -> tuple[SameDefault, ...]:
     return tuple(out)
 
 
+def _cases(raw: Any, where: str) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and ":" in k and isinstance(v, str) and v for k, v in raw.items()
+    ):
+        raise RuleError(f'{where}: expected a table of "callee:arguments" = "case", got {raw!r}')
+    return dict(raw)
+
+
 def _strings(raw: Any, where: str) -> tuple[str, ...]:
     if raw is None:
         return ()
@@ -200,6 +215,7 @@ MATCH_KEYS = {
     "all_present",
     "absent",
     "max_positional",
+    "cases",
 }
 
 
@@ -209,6 +225,7 @@ NEEDS_NAMES = {
     "call": (("calls", "methods"), "call name"),
     "name": (("names",), "name"),
     "keyword": (("keywords",), "keyword"),
+    "runtime-member": (("names",), "class name"),
 }
 
 
@@ -273,6 +290,7 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             census_decides=raw.get("census_decides", False),
             cell=raw.get("cell"),
             same_default=_same_defaults(raw.get("same_default"), f"{where}.same_default"),
+            cases=_cases(match.get("cases"), f"{where}.match.cases"),
         )
         if rule.same_default and kind != "census-default":
             raise RuleError(f"{where}.same_default: only a census-default rule takes it")
