@@ -35,12 +35,18 @@ from matrix.scan.rules import (
 
 # --------------------------------------------------------------------------- releases affected
 
+# (control cell, the statuses that mean it failed): see probe_statuses
+Control = tuple[str, frozenset[str]]
+
 
 def probe_statuses(
-    runs: Iterable[Run], probe: str, cell: str | None = None
+    runs: Iterable[Run], probe: str, cell: str | None = None, control: Control | None = None
 ) -> dict[Release, dict[str, set[str]]]:
     """``{release: {status: {"backend[:target]", ...}}}`` for one probe over recorded runs; with
-    ``cell``, the status of that cell of a fingerprint group (``data.cells[cell]``)."""
+    ``cell``, the status of that cell of a fingerprint group (``data.cells[cell]``). With
+    ``control`` (a cell and the statuses that mean it failed), a column whose control case
+    failed too is left out: what fails there fails whatever the use (3.2.0's interpreter
+    launches no autotuned kernel at all), so it says nothing about this use."""
     out: dict[Release, dict[str, set[str]]] = {}
     for run in runs:
         release = run.release
@@ -55,6 +61,8 @@ def probe_statuses(
                 if cell not in cells:
                     continue
                 status = str(cells[cell])
+                if control is not None and str(cells.get(control[0])) in control[1]:
+                    continue
             where = str(Column(r.backend, r.target))
             out.setdefault(release, {}).setdefault(status, set()).add(where)
     return out
@@ -72,6 +80,9 @@ def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: str | None)
     """Which recorded releases the rule's probe marks affected (``block_ptr: removed on 3.9.0``)."""
     return judge_rule(rule, runs, candidate)[1]
 
+
+# Statuses of a control case that say the column could not tell anything about the use.
+CONTROL_FAILED = frozenset({"wrong", "error", "skipped", "crashed", "timeout"})
 
 WORDS = {BREAKS: "breaks", CHANGES: "changes", NOT_AFFECTED: "does not affect"}
 
@@ -97,7 +108,11 @@ def judge_rule(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) ->
         return UNKNOWN, ""
     if runs is None:
         return UNKNOWN, ""
-    by_release = probe_statuses(runs, rule.probe, rule.cell)
+    control = None
+    if rule.control and rule.cell != rule.control:
+        failed = frozenset(rule.breaking) | frozenset(rule.concerns) | CONTROL_FAILED
+        control = (rule.control, failed)
+    by_release = probe_statuses(runs, rule.probe, rule.cell, control)
     if not by_release:
         return UNKNOWN, f"{_source(rule)}: no results recorded"
     per_release = {r: _effect_of(rule, s) for r, s in sorted(by_release.items())}

@@ -134,6 +134,9 @@ class Rule:
     same_default: tuple[SameDefault, ...] = ()
     # python-call rules: {"callee:arguments": probe case} (matrix.scan.pycalls)
     cases: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    # with cases: the probe case that uses nothing hazardous (key_argument); a column where it
+    # fails too says nothing about the use (matrix.scan.judge.probe_statuses)
+    control: str | None = None
 
     def __str__(self) -> str:
         return self.id
@@ -291,7 +294,10 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             cell=raw.get("cell"),
             same_default=_same_defaults(raw.get("same_default"), f"{where}.same_default"),
             cases=_cases(match.get("cases"), f"{where}.match.cases"),
+            control=raw.get("control"),
         )
+        if rule.control is not None and not (isinstance(rule.control, str) and rule.cases):
+            raise RuleError(f"{where}.control: expected a case name, with match.cases")
         if rule.same_default and kind != "census-default":
             raise RuleError(f"{where}.same_default: only a census-default rule takes it")
         if not isinstance(rule.census_decides, bool):
