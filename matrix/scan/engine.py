@@ -17,7 +17,7 @@ from matrix.analyze.census import (
 from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
 from matrix.scan.findings import ApiUse, Finding, ScanReport
 from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
-from matrix.scan.guards import Guard, branch_guards, try_imports
+from matrix.scan.guards import Guard, branch_guards, branch_test, try_imports
 from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
 from matrix.scan.internals import match_runtime_member
 from matrix.scan.matchers import (
@@ -180,6 +180,12 @@ def scan_module(
             f.qualname, f.call = qualname, call
             if rule.cases:
                 f.cell = case_of(rule, snippet)
+                rebound = getattr(module, "rebound_calls", {}).get(id(node))
+                if rebound is not None:
+                    # NAME = triton.constexpr_function(NAME) in one if-branch: where that
+                    # branch does not run, the call is what NAME was before
+                    test, other = rebound
+                    f.alternative = (branch_test(test, imports), case_of(rule, f" [{other}]"))
             f.anchor = id(node.func) if isinstance(node, ast.Call) else id(node)
             found.setdefault((f.line, f.col, rule.id), f)
     works: set[str] | None = None

@@ -373,6 +373,12 @@ def _branch(
     return None
 
 
+def branch_test(node: ast.If, imports: Imports) -> VersionGuard | FeatureGuard | None:
+    """The guard of an ``if``'s body (its lines, its test), or None when the scanner cannot
+    evaluate the test (module-level names are not followed here)."""
+    return _branch(*_span(node.body), node.test, imports, {}, True)
+
+
 def version_guards(tree: ast.Module, imports: Imports) -> list[VersionGuard]:
     """Every if/elif branch of the file whose test is a Triton version comparison."""
     return [g for g in branch_guards(tree, imports) if isinstance(g, VersionGuard)]

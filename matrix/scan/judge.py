@@ -245,10 +245,22 @@ def _judge_one(
                 f.effect = UNKNOWN
                 f.note = f"no case of {f.rule.probe} measures a use of kind {kind}"
                 return
-            key = f"{f.rule.id}[{f.cell}]"
+            cell, where = f.cell, ""
+            if f.alternative is not None and candidate is not None:
+                guard, other = f.alternative
+                runs_there = (
+                    None if guard is None else guard.decide(Release.parse(candidate), censuses)
+                )
+                if runs_there is False:  # the rebinding's branch does not run on the candidate
+                    cell, where = other, f" (not rebound on {candidate}: {guard.text()} fails)"
+                if cell is None:
+                    f.effect, f.note = UNKNOWN, f"no case of {f.rule.probe} measures it{where}"
+                    return
+            key = f"{f.rule.id}[{cell}]"
             if key not in cache:
-                cache[key] = judge_rule(replace(f.rule, cell=f.cell), runs, candidate)
+                cache[key] = judge_rule(replace(f.rule, cell=cell), runs, candidate)
             f.effect, f.note = cache[key]
+            f.note += where
             return
         if f.rule.id not in cache:
             cache[f.rule.id] = judge_rule(f.rule, runs, candidate)
