@@ -23,6 +23,7 @@ import re
 import triton
 import triton.language as tl
 
+from matrix.core import REJECTED
 from matrix.probes.support import kernel_helpers as helpers
 from matrix.probes.support.base import Context, Observation, exercise, refusal
 from matrix.probes.support.core_function_kernel import k_triton_function_constexpr
@@ -144,9 +145,9 @@ def _one(ctx: Context, case: str) -> tuple[str, str, object]:
             torch.ones(SIZE, dtype=torch.int32, device=device) if value == "ones" else value
         )
     outcome = exercise(ctx, kernel, args, constexprs)
-    refused = refusal(outcome, "rejected")
+    refused = refusal(outcome, REJECTED)
     if refused:
-        return "rejected", _error_text(refused.detail), None
+        return REJECTED, _error_text(refused.detail), None
     if ctx.backend == "aot":
         return "allowed", "", None
     got = out[: len(expected)].tolist()
@@ -167,7 +168,7 @@ def observe(ctx: Context) -> Observation:
         if got is not None:
             values[case] = got
     data = {"cells": cells, "errors": errors, "values": values}
-    rejected = sorted(c for c, s in cells.items() if s == "rejected")
+    rejected = sorted(c for c, s in cells.items() if s == REJECTED)
     wrong = sorted(c for c, s in cells.items() if s == "wrong")
     if wrong:
         return Observation("wrong", f"ran with a wrong value: {', '.join(wrong)}", data)
