@@ -139,10 +139,15 @@ def test_a_handler_that_reraises_is_no_fallback(recorded, tmp_path: Path) -> Non
         "        return triton.testing.do_bench(fn, fast_flush=True)\n"  # line 9
         "    except ImportError:\n"  # the refusal is a TypeError: not caught
         "        return None\n"
+        "try:\n"
+        "    shim = triton.language.libdevice\n"  # line 13: AttributeError, not ImportError
+        "except ImportError:\n"
+        "    shim = None\n"
     )
     found = {(line, rule) for line, rule, effect in effects(scan_for(recorded, [src], "3.9.0"))
              if effect != "does-not-affect"}  # fmt: skip
     assert {(4, "TRI008"), (9, "TRI101")} <= found
+    assert any(line == 13 for line, _ in found)
 
 
 def test_the_fallback_runs_only_where_the_try_body_fails(recorded, tmp_path: Path) -> None:

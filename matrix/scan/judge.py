@@ -22,7 +22,7 @@ from matrix.core import Column, Release, ReleaseError
 from matrix.measure.results import Run
 from matrix.scan.census_checks import Censuses, CensusProblem, _spans
 from matrix.scan.findings import Finding
-from matrix.scan.guards import guard_effect
+from matrix.scan.guards import TryGuard, guard_effect
 from matrix.scan.rules import (
     BREAKS,
     CHANGES,
@@ -80,6 +80,9 @@ def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: str | None)
     """Which recorded releases the rule's probe marks affected (``block_ptr: removed on 3.9.0``)."""
     return judge_rule(rule, runs, candidate)[1]
 
+
+# What a failing import raises (ImportError, ModuleNotFoundError), as opposed to an attribute.
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 # Statuses of a control case that say the column could not tell anything about the use.
 CONTROL_FAILED = frozenset({"wrong", "error", "skipped", "crashed", "timeout"})
@@ -218,6 +221,16 @@ def _rule_out_branches(
             continue
         # only a failure raises: a changed default or result is not caught by a try
         raised = raised_by(f.rule, raises) if f.effect in (BREAKS, UNKNOWN) else ()
+        # a missing name raises ImportError in an import statement, AttributeError (NameError)
+        # anywhere else: `except ImportError` around `x = triton.language.libdevice` catches
+        # nothing
+        if any(e.endswith(IMPORT_ERRORS) for e in raised):  # a missing name
+            # (a use of a name a guarded try imports carries that try: its failure is the
+            # import's)
+            is_import = f.source_line.strip().startswith(("import ", "from ")) or any(
+                isinstance(g, TryGuard) and not g.first <= f.line <= g.last for g in f.guards
+            )
+            raised = tuple(e for e in raised if e.endswith(IMPORT_ERRORS) == is_import)
         got = guard_effect(f.guards, raised, release, censuses)
         if got is not None:
             f.effect, f.note = NOT_AFFECTED, got[1]
