@@ -75,6 +75,28 @@ TE_AFTER = HEAD + (
 )
 
 
+def test_triton_calls_that_are_not_plain_python(recorded, tmp_path: Path) -> None:
+    # libdevice wrappers on tensors (Liger-Kernel's rsqrt/tanh) and Triton's own functions
+    # reached through tl (fla's tl.core.get_int_dtype) are no plain Python calls here
+    src = tmp_path / "k.py"
+    src.write_text(
+        HEAD + "from triton.language.extra.libdevice import rsqrt
+
+
+"
+        "@triton.jit
+"
+        "def k(p, BITS: tl.constexpr):
+"
+        "    x = rsqrt(tl.load(p))
+"
+        "    tl.store(p, x.to(tl.core.get_int_dtype(BITS, True), bitcast=True))
+"
+    )
+    assert [f.text() for f in scan_for(recorded, [src], "3.9.0").findings
+            if f.rule.id == "TRI019"] == []  # fmt: skip
+
+
 def test_triton_function_in_a_kernel_replay(recorded, tmp_path: Path) -> None:
     before, after = tmp_path / "before.py", tmp_path / "after.py"
     before.write_text(TE_BEFORE)

@@ -33,6 +33,10 @@ from matrix.scan.rules import Rule
 
 CONSTEXPR_FUNCTION = ("triton.constexpr_function", "triton.language.constexpr_function")
 TRITON_CALLS = ("triton.next_power_of_2", "triton.cdiv")
+# Modules whose functions the census records as plain Python "function"s but that kernels call
+# on tensors by design (libdevice wrappers dispatching to the backend's externs): not plain
+# Python calls (Liger-Kernel's `rsqrt`/`tanh` from libdevice compile on every release).
+EXTERN_MODULES = ("triton.language.extra.", "triton.language.math.", "triton.language.libdevice.")
 
 
 def _is_constexpr_annotation(module: Module, ann: ast.expr | None) -> bool:
@@ -155,6 +159,13 @@ def _callee(module: Module, call: ast.Call, local_defs: dict[str, ast.FunctionDe
         return "constexpr_function"  # NAME = triton.constexpr_function(NAME) at module level
     if q.startswith("triton.") or q == "triton":
         # a plain function of Triton's own (core.get_int_dtype): not a builtin, not @jit
+        if q.startswith(EXTERN_MODULES):
+            return None  # libdevice/math: Python wrappers the compiler dispatches itself
+        if _through_tl(module, func):
+            # tl.core.get_int_dtype(...): reached through the triton.language module itself,
+            # which 3.9.0 compiled in a local run (the measured case spells core.get_int_dtype
+            # with `core` a global of its own, which 3.5.1-3.9.0 refuse); not judged
+            return None
         return "triton-function" if _census_kind(module, q) == "function" else None
     fn = None
     if isinstance(func, ast.Name):
@@ -173,6 +184,21 @@ def _callee(module: Module, call: ast.Call, local_defs: dict[str, ast.FunctionDe
     ):
         return None  # a @triton.jit helper (or another Triton wrapper): not plain Python
     return "host" if isinstance(func, ast.Name) else "module"
+
+
+def _through_tl(module: Module, func: ast.expr) -> bool:
+    """Whether ``func`` is an attribute chain rooted at a name bound to ``triton.language``."""
+    node = func.value if isinstance(func, ast.Attribute) else None
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if not isinstance(node, ast.Name) or node is func:
+        return False
+    root = module.imports.qualname(node)
+    return (
+        root == "triton.language"
+        and isinstance(func, ast.Attribute)
+        and (isinstance(func.value, ast.Attribute))
+    )
 
 
 def _census_kind(module: Module, qualname: str) -> str | None:
@@ -242,6 +268,8 @@ def match_python_call(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str
             if callee is None:
                 continue
             kinds = kinds or Kinds(module, fn)
+            if callee == "triton-function" and kinds.of(node) != "constexpr":
+                continue  # Triton's own functions on values: the census's and other rules' job
             branch = None
             if callee == "constexpr_function" and isinstance(node.func, ast.Name):
                 branch = _rebound(module).get(node.func.id)
