@@ -88,7 +88,7 @@ def test_index_has_every_release_and_every_row(site: tuple[Path, model.Matrix]) 
 def test_cells_show_status_as_text_and_colour(html: str) -> None:
     buttons = re.findall(
         r'<a class="cell tone-(\w+)"[^>]*>'
-        r'<span class="icon" aria-hidden="true">(.)</span> ([^<]+)<',
+        r'<span class="icon" aria-hidden="true">(.)</span><span class="word"> ([^<]+)<',
         html,
     )
     assert buttons
@@ -104,6 +104,11 @@ def test_cells_show_status_as_text_and_colour(html: str) -> None:
         assert mark == MEANINGS_BY_NAME[tone].icon  # icon and text, never colour alone
     for tone in MEANINGS_BY_NAME:
         assert f'class="chip tone-{tone}"' in html  # the legend
+    # No colour contradicts its word: a "silently wrong" cell whose status word is not wrong
+    # (evidence says correct: false) says so in its word.
+    for tone, _, label in buttons:
+        if tone == "wrong" and not label.startswith("wrong"):
+            assert label.endswith(", wrong result"), label
 
 
 def test_missing_and_uninstalled_cells_explain_themselves(html: str) -> None:
