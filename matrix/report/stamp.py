@@ -85,7 +85,9 @@ def inputs_digest(
 
     python = "{}.{}".format(*sys.version_info[:2])
     h = hashlib.sha256(f"format {FORMAT}\0python {python}\0jinja2 {jinja2.__version__}".encode())
-    roots = code_roots if code_roots is not None else [PACKAGE_DIR, REPO_ROOT / "kernels"]
+    # The pages' verdict is the gate's on this project's own code (kernels/, compat/).
+    default = [PACKAGE_DIR, REPO_ROOT / "kernels", REPO_ROOT / "compat"]
+    roots = code_roots if code_roots is not None else default
     for i, root in enumerate(roots):
         _add_tree(h, f"code{i}", Path(root))
     _add_tree(h, "raw", Path(raw_dir))
