@@ -234,39 +234,6 @@ STALE_GLOBS = (
 )
 
 
-# The order in which a glance cell names the worst of a release's cells (numpy columns).
-GLANCE_ORDER = ("breaking", "regression", "wrong", "changed", "neutral", "good", "unmeasured")
-
-
-@dataclass(frozen=True)
-class GlanceCell:
-    release: str
-    tone: str
-    text: str  # the status, or "mixed" where the release's cells differ
-    evidence_id: str  # the worst cell's, on the full matrix below
-
-
-def glance(matrix: Matrix) -> list[tuple[Any, list[GlanceCell | None]]]:
-    """Every row with one cell per release (its numpy cells folded: the status where they
-    agree, else "mixed" in the worst tone): every release fits one screen's width."""
-    releases = [r.version for r in matrix.releases]
-    out: list[tuple[Any, list[GlanceCell | None]]] = []
-    for row in matrix.rows:
-        cells: list[GlanceCell | None] = []
-        for v in releases:
-            mine = [c for c in row.cells if c.release == v]
-            if not mine:
-                cells.append(None)
-                continue
-            worst = min(mine, key=lambda c: GLANCE_ORDER.index(c.tone)
-                        if c.tone in GLANCE_ORDER else len(GLANCE_ORDER))  # fmt: skip
-            statuses = {c.status for c in mine}
-            text = worst.status if len(statuses) == 1 else "mixed"
-            cells.append(GlanceCell(v, worst.tone, text, worst.evidence_id))
-        out.append((row, cells))
-    return out
-
-
 def pair_grid(upgrades: Sequence[upgrade.UpgradePage]) -> dict[str, Any]:
     """Every ordered pair's page by (baseline, candidate), and the releases in order: the
     any-pair panel's from x to table."""
@@ -322,7 +289,6 @@ def render_site(
         "index.html",
         time_chart=charts.time_chart(matrix.runs),
         bench=list(bench),
-        glance=glance(matrix),
     )
     censuses = censuses_from_runs(matrix.runs)
     page("changes.html", "changes.html", api_pairs=changes_by_pair(censuses))
