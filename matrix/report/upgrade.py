@@ -141,6 +141,21 @@ class UpgradePage:
         """The columns Triton's changes were seen on, in the gate's order."""
         return list(dict.fromkeys(w for i in self.changes for w in i.wheres))
 
+    @property
+    def gpu_timings(self) -> dict[str, list[str]]:
+        """The gate's GPU timing comparison for any code (``matrix.gate.timing``): where it
+        compared, the slowdowns beyond its threshold and noise, and what got faster."""
+        c = self.triton.comparison if self.triton else None
+        if c is None:
+            return {"compared": [], "slower": [], "faster": []}
+        return {
+            "compared": [x.removeprefix("GPU timings ") for x in c.compared
+                         if x.startswith("GPU timings ")],
+            "slower": [f.probe.removeprefix(timing.SLOWDOWN_PREFIX) for f in c.findings
+                       if f.probe.startswith(timing.SLOWDOWN_PREFIX)],
+            "faster": [n.removeprefix("faster: ") for n in c.notes if n.startswith("faster: ")],
+        }  # fmt: skip
+
     def change_count(self, kind: str, column: str) -> int:
         return sum(i.kind == kind and column in i.wheres for i in self.changes)
 
