@@ -67,6 +67,10 @@ SCOPE = (
 # Triton's change classes, as the pages and the feed count them (the gate's kinds; nothing is
 # acknowledged in that view, so ACCEPTED never occurs there).
 CHANGE_KINDS = gc.UNSAFE_KINDS
+# Their headings: the gate's, less "not acknowledged" (nothing is, in that view).
+CHANGE_SECTIONS = [
+    (k, t.removesuffix(", not acknowledged")) for k, t in SECTIONS if k in CHANGE_KINDS
+]
 INTERPRETER = "interpret"  # the column whose findings say nothing of compiled code
 
 
