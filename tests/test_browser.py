@@ -804,3 +804,24 @@ def test_five_questions_within_three_clicks(browser, width: int, height: int) ->
     assert any(c.startswith("GPU timings") for c in timed.compared)
     shot("q5-3.6.0-to-3.9.0-gpu-timings")
     context.close()
+
+
+def test_every_release_in_the_first_viewport_at_1366(browser) -> None:
+    """The committed matrix at a glance: every release's column header inside the first
+    1366 x 768 screen of index.html, and the legend above it."""
+    site = _report_site()
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    pg = context.new_page()
+    pg.goto((site / "index.html").as_uri())
+    heads = pg.locator("table.matrix th.rel")
+    assert heads.count() == 10
+    for i in range(heads.count()):
+        box = heads.nth(i).bounding_box()
+        assert box is not None and box["x"] + box["width"] <= 1366 and box["y"] < 768, (
+            f"release {heads.nth(i).inner_text()} is outside the first screen: {box}"
+        )
+    legend = pg.locator("ul.legend").first.bounding_box()
+    assert legend is not None and legend["y"] < heads.first.bounding_box()["y"]
+    QUESTION_SHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(QUESTION_SHOTS / "matrix-first-screen-1366.png"))
+    context.close()
