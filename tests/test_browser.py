@@ -762,6 +762,7 @@ def test_five_questions_within_three_clicks(browser, width: int, height: int) ->
     # 3. When did make_tensor_descriptor appear, and is it stable since? (1 click, a search)
     start()
     pg.locator("header nav a", has_text="API").click()
+    pg.wait_for_load_state("load")  # the search's script comes after the 1,200-row table
     pg.fill("#api-q", "make_tensor_descriptor")
     row = pg.locator('#api-table tr[data-name="triton.language.make_tensor_descriptor"]')
     within_two_screens(row)
