@@ -101,7 +101,12 @@ def test_matrix_page_in_chromium(page) -> None:
     cell = page.locator(
         'tr[data-probe="block_ptr"][data-backend="interpret"] a.cell[data-release="3.7.1"]'
     ).first
+    # The cell shows its mark (every release fits the screen); its word is in its name, its
+    # tooltip, and on screen with "show status words".
+    assert cell.inner_text().strip() == "△" and "deprecated" in cell.get_attribute("title")
+    page.check("#show-words")
     assert "deprecated" in cell.inner_text()
+    page.uncheck("#show-words")
     name = cell.get_attribute("aria-label")
     assert "block_ptr" in name and "backend interpret" in name and "Triton 3.7.1" in name
     assert "numpy" in name and "deprecated" in name
