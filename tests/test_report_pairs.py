@@ -9,6 +9,7 @@ import json
 import re
 from pathlib import Path
 
+import fastjsonschema
 import pytest
 
 from matrix.analyze.census import censuses_from_runs
@@ -21,13 +22,14 @@ from matrix.scan import load_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
+DATA = Path(__file__).resolve().parent.parent / "matrix" / "data"
 
 
 @pytest.fixture(scope="module")
 def fixture_pairs():
     runs, _ = read_folder(FIXTURES / "raw")
     matrix = model.build([without_fp(r) for r in runs])
-    inputs = upgrade.gate_inputs(str(FIXTURES / "raw"))
+    inputs = upgrade.gate_inputs(str(FIXTURES / "raw"), runs=runs)
     decided = upgrade.decide_all(matrix, runs, results=str(FIXTURES / "raw"), inputs=inputs)
     return matrix, runs, decided.pages, decided.every
 
@@ -35,29 +37,38 @@ def fixture_pairs():
 def test_every_ordered_pair_has_the_gates_verdict(fixture_pairs) -> None:
     matrix, _, _, every = fixture_pairs
     versions = [r.version for r in matrix.releases if r.installed_runs]
-    assert len(every.records) == len(versions) * (len(versions) - 1) // 2 == 10
+    assert len(every.records) == len(versions) * (len(versions) - 1) == 20  # downgrades too
+    assert {r["direction"] for r in every.records} == {"upgrade", "downgrade"}
     for record in every.records:
-        # The gate's own parser, so every option has its real default.
-        args = gv.parser().parse_args(
-            ["--baseline", record["baseline"], "--candidate", record["candidate"],
-             "--results", str(FIXTURES / "raw")]
-        )  # fmt: skip
-        report = gv.run_gate(args)
+        # The gate's own parser, so every option has its real default: this project's own
+        # code through --scan, as a team's.
+        argv = ["--baseline", record["baseline"], "--candidate", record["candidate"],
+                "--results", str(FIXTURES / "raw")]  # fmt: skip
+        for path in upgrade.own_paths():
+            argv += ["--scan", path]
+        report = gv.run_gate(gv.parser().parse_args(argv))
         report.decide()
-        assert (record["verdict"], record["exit"]) == (report.verdict, report.exit_code), record
+        assert (record["verdict"], record["exit_code"]) == (report.verdict, report.exit_code)
         markdown = gv.render_markdown(report)
-        assert record["headline"] == markdown.splitlines()[0].replace("**", "")
-        titles = re.findall(r"^### (.+) \((\d+)\)$", markdown, re.M)
-        gate_entries = sum(int(n) for t, n in titles if t != "Undecidable")
-        assert len(record["entries"]) == gate_entries
+        headline = markdown.splitlines()[0].replace("**", "")
+        assert headline.endswith(record["own_code"]["headline"])
+        unsafe = sum(len({gv._group_key(f) for f in report.comparison.findings if f.kind == k})
+                     for k in upgrade.gc.UNSAFE_KINDS)  # fmt: skip
+        assert len(record["own_code"]["reasons"]) == unsafe
 
 
-def test_compact_pair_data_reads_back_exactly(fixture_pairs) -> None:
+def test_feed_records_follow_the_schema(fixture_pairs) -> None:
     *_, every = fixture_pairs
-    data = json.loads(json.dumps(upgrade.compact(every.records)))
-    assert upgrade.expand(data) == json.loads(json.dumps(every.records))
-    # Shared strings are stored once.
-    assert len(data["texts"]) == len(set(data["texts"]))
+    schema = json.loads((DATA / "pair_feed.schema.json").read_text())
+    check = fastjsonschema.compile(schema)
+    for record in every.records:
+        check(json.loads(json.dumps(record)))
+    index = upgrade.feed_index(every.records)
+    fastjsonschema.compile(json.loads((DATA / "pair_feed_index.schema.json").read_text()))(index)
+    bad = json.loads(json.dumps(every.records[0]))
+    bad["verdict"] = "MAYBE"
+    with pytest.raises(fastjsonschema.JsonSchemaException):
+        check(bad)
 
 
 def test_entries_follow_the_gates_grouping(fixture_pairs) -> None:
@@ -74,7 +85,7 @@ def test_entries_follow_the_gates_grouping(fixture_pairs) -> None:
 def test_scanned_uses_never_carry_an_absolute_path(fixture_pairs) -> None:
     *_, pages, _ = fixture_pairs
     uses = [u for p in pages for i in p.items for u in i.uses]
-    assert uses, "the project's kernels use block pointers and tl.dot: some use is expected"
+    assert uses, "the project's own code uses tl.minimum, casts, block pointers: uses expected"
     assert not [u for u in uses if u.startswith("/")]
 
 
@@ -149,7 +160,8 @@ def test_upgrade_page_names_a_crash_apart_from_gaps(fixture_pairs) -> None:
     gate = page.gate
     gate.comparison.undecidable.append("fp.dot[x] on aot:cuda:90: `int32` -> `crashed`")
     matrix = fixture_pairs[0]
-    again = upgrade.upgrade_page(matrix, gate, upgrade.gate_inputs("x"), False, None)
+    inputs = upgrade.gate_inputs(str(FIXTURES / "raw"), runs=fixture_pairs[1])
+    again = upgrade.upgrade_page(matrix, gate, inputs, False, None)
     assert again.crashed == ["fp.dot[x] on aot:cuda:90: `int32` -> `crashed`"]
     assert not [n for n in again.not_measured if "crashed" in n]
 
@@ -173,3 +185,64 @@ def test_api_names_from_the_committed_census() -> None:
     for release, old, new in dot.changes:
         assert old != new and release in releases
     assert api_pages.ranges(["a", "b", "c", "d"], ["a", "b", "d"]) == "a–b, d"
+
+
+@pytest.fixture(scope="module")
+def committed_runs():
+    runs, _ = read_folder(REPORTS / "raw")
+    return runs
+
+
+def test_triton_changes_name_removals_the_project_acknowledges(committed_runs) -> None:
+    """3.8.0 -> 3.9.0: block pointers and boundary_check= are removed. This project
+    acknowledges them for its kernels; Triton's changes for any code name them breaking."""
+    g = upgrade.gate_inputs(str(REPORTS / "raw"), runs=committed_runs)
+    changes = upgrade.triton_changes(committed_runs, "3.8.0", "3.9.0", g)
+    items = upgrade.items_of(changes, g.fixes, shown_uses=False)
+    breaking = {i.probe: i for i in items if i.kind == upgrade.gc.BREAKING}
+    assert {"block_ptr", "boundary_check"} <= set(breaking)
+    assert breaking["block_ptr"].after == "removed" and not breaking["block_ptr"].interpreter_only
+    assert not [i for i in items if i.acknowledged]
+    # A use refused on both sides is not a change between them.
+    assert not [i for i in items if i.kind == upgrade.gc.BREAKING and i.before == i.after]
+    # The interpreter-only label is the columns', nothing else.
+    interp = [i for i in items if i.interpreter_only]
+    assert interp and all(i.wheres == ["interpret"] for i in interp)
+    # The project's own verdict names the removal where its code uses it (compat/trials.py).
+    own = upgrade.items_of(upgrade.decide_pair(committed_runs, "3.8.0", "3.9.0", g), g.fixes)
+    uses = [u for i in own if i.probe == "block_ptr" for u in i.uses]
+    assert any(u.startswith("compat/") for u in uses), uses
+
+
+def test_api_names_that_raise_are_gone_there(committed_runs) -> None:
+    censuses = censuses_from_runs([r for r in committed_runs if r.env.get("gpu") is None])
+    statuses = api_pages.probe_statuses(committed_runs)
+    names = {n.name: n for n in api_pages.build_names(censuses, load_rules(), statuses)}
+    mbp = names["triton.language.make_block_ptr"]
+    assert "3.9.0" in mbp.present and mbp.removed_in is None  # the census: it exists
+    assert mbp.raises == [("3.9.0", "block_ptr: removed")] and mbp.stops_working == "3.9.0"
+    assert "3.9.0" not in mbp.works
+    # TRI002 needs boundary_check=: tl.load itself works on 3.9.0.
+    assert names["triton.language.load"].raises == []
+    # Without probe statuses nothing raises (the census alone cannot tell).
+    bare = {n.name: n for n in api_pages.build_names(censuses, load_rules())}
+    assert bare["triton.language.make_block_ptr"].stops_working is None
+
+
+def test_known_issues_name_the_runs_that_stored_nothing() -> None:
+    def run(release: str, numpy: str, cells: dict[str, str]) -> Run:
+        r = _fp_run(release, cells)
+        return dataclasses.replace(r, id=f"{r.id}-{numpy}", env={**r.env, "numpy": numpy})
+
+    runs = [
+        run("3.0.0", "1.26.4", {"a": "wrong", "b": "wrong"}),
+        run("3.0.0", "2.3.5", {"a": "unwritten", "b": "unwritten"}),
+        run("3.1.0", "2.3.5", {"a": "unwritten", "b": "unwritten"}),
+        run("3.8.0", "2.3.5", {"a": "wrong", "b": "right"}),
+        run("3.9.0", "2.3.5", {"a": "wrong", "b": "wrong"}),
+    ]
+    (issue,) = known.known_issues(runs)
+    assert (issue.status, issue.cases) == ("wrong", ["a"])
+    assert issue.wrote_none == ["3.0.0 (numpy 2.3.5)", "3.1.0 (numpy 2.3.5)"]
+    # One release alone that wrote is not "every release".
+    assert known.known_issues(runs[1:3] + runs[4:]) == []

@@ -88,7 +88,7 @@ def test_index_has_every_release_and_every_row(site: tuple[Path, model.Matrix]) 
 def test_cells_show_status_as_text_and_colour(html: str) -> None:
     buttons = re.findall(
         r'<a class="cell tone-(\w+)"[^>]*>'
-        r'<span class="icon" aria-hidden="true">(.)</span> ([^<]+)<',
+        r'<span class="icon" aria-hidden="true">(.)</span><span class="word"> ([^<]+)<',
         html,
     )
     assert buttons
@@ -104,6 +104,11 @@ def test_cells_show_status_as_text_and_colour(html: str) -> None:
         assert mark == MEANINGS_BY_NAME[tone].icon  # icon and text, never colour alone
     for tone in MEANINGS_BY_NAME:
         assert f'class="chip tone-{tone}"' in html  # the legend
+    # No colour contradicts its word: a "silently wrong" cell whose status word is not wrong
+    # (evidence says correct: false) says so in its word.
+    for tone, _, label in buttons:
+        if tone == "wrong" and not label.startswith("wrong"):
+            assert label.endswith(", wrong result"), label
 
 
 def test_missing_and_uninstalled_cells_explain_themselves(html: str) -> None:
@@ -132,7 +137,7 @@ def test_summary_names_kernel_releases_changes_and_wrong_claims(
     site: tuple[Path, model.Matrix],
 ) -> None:
     html = text(site[0] / "index.html")
-    summary = html[html.index('id="summary"') : html.index('id="matrix"')]
+    summary = html[html.index('id="summary"') : html.index('id="releases"')]
     kernels = summary[summary.index("summary-kernels") : summary.index("summary-changes")]
     assert re.search(
         r"pass<span class=\"sr\"> \(good\)</span></span> on\s*<a[^>]*>3.3.1</a>", kernels
@@ -434,6 +439,6 @@ def test_as_text_block_keeps_its_line_breaks(tmp_path) -> None:
 
     build(FIXTURES / "raw", tmp_path, bench_dir=FIXTURES / "bench")
     page = (tmp_path / "changes.html").read_text()
-    block = page.split("<h3>As text</h3>\n<pre>", 1)[1].split("</pre>", 1)[0]
+    block = page.split("<h3>As text</h3>\n<pre", 1)[1].split(">", 1)[1].split("</pre>", 1)[0]
     assert block.count("\n") >= 2 and all(" -&gt; " in line for line in block.splitlines())
     assert oct((tmp_path / "index.html").stat().st_mode & 0o777) == "0o644"

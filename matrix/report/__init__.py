@@ -102,7 +102,7 @@ def build(
     )
     # The gate sees every result (fingerprint cells, the API census), as on the command line.
     team_view = team.build_view(runs)
-    gate_inputs = upgrade.gate_inputs(str(raw_dir))
+    gate_inputs = upgrade.gate_inputs(str(raw_dir), runs=runs)
     # The fingerprint group pages and the known issues read the same runs as the gate's pair
     # decisions, and nothing else: they share its workers (matrix.report.workers).
     decided = upgrade.decide_all(

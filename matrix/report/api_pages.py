@@ -16,9 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix.analyze.census import Census, signature_text
-from matrix.core import release_key
+from matrix.core import NO_OBSERVATION_STATUSES, release_key
+from matrix.measure.results import Run
 
 TL = "triton.language."
+# The fields of a scanner rule (matrix.scan.rules.Rule) that narrow a call to some arguments.
+ARGUMENT_CONDITIONS = ("keywords", "any_present", "all_present", "value", "not_values")
 
 
 @dataclass
@@ -32,6 +35,20 @@ class ApiName:
     added_in: str | None = None
     rules: list[tuple[str, str]] = field(default_factory=list)  # (rule id, rule name)
     signature: str = ""  # in the newest release that has it
+    # Releases where the name exists but a probe of a rule that finds it says using it fails
+    # (``block_ptr``: ``removed`` on 3.9.0, where ``tl.make_block_ptr`` raises), with why.
+    raises: list[tuple[str, str]] = field(default_factory=list)  # (release, "probe: status")
+
+    @property
+    def works(self) -> list[str]:
+        """Releases where it exists and no probe says using it fails."""
+        broken = {r for r, _ in self.raises}
+        return [r for r in self.present if r not in broken]
+
+    @property
+    def stops_working(self) -> str | None:
+        """The first release from which it is gone or raises, for good (None: it still works)."""
+        return self.removed_in or (self.raises[0][0] if self.raises else None)
 
     @property
     def slug(self) -> str:
@@ -47,6 +64,8 @@ class ApiName:
             "added_in": self.added_in,
             "removed_in": self.removed_in,
             "rules": [r for r, _ in self.rules],
+            "raises": [list(r) for r in self.raises],
+            "stops_working": self.stops_working,
         }
 
 
@@ -80,7 +99,44 @@ def _rule_matches(rule: Any, name: str) -> bool:
     return False
 
 
-def build_names(censuses: Mapping[str, Census], rules: Sequence[Any]) -> list[ApiName]:
+def probe_statuses(runs: Sequence[Run]) -> dict[str, dict[str, set[str]]]:
+    """Per probe and release, every status it recorded (any backend, column or numpy)."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for run in runs:
+        for r in run.results:
+            out.setdefault(r.probe, {}).setdefault(str(run.triton), set()).add(r.status)
+    return out
+
+
+def _raises(
+    rules: Sequence[Any], present: Sequence[str], statuses: Mapping[str, Mapping[str, set[str]]]
+) -> list[tuple[str, str]]:
+    """The releases of ``present`` where a rule's probe recorded only statuses that rule calls
+    breaking (``removed``, ``rejected``, ...; matrix/data/scan_rules.toml): the name is there,
+    using it fails. A release whose probe also recorded another status is not counted."""
+    # A rule that needs particular arguments (``boundary_check=`` of tl.load) says nothing of
+    # the name used without them.
+    plain = [
+        r for r in rules if all(getattr(r, a, None) in (None, ()) for a in ARGUMENT_CONDITIONS)
+    ]
+    out: list[tuple[str, str]] = []
+    for release in present:
+        for rule in plain:
+            probe, breaking = getattr(rule, "probe", None), getattr(rule, "breaking", ())
+            seen = statuses.get(probe or "", {}).get(release, set()) - NO_OBSERVATION_STATUSES
+            if probe and breaking and seen and seen <= set(breaking):
+                out.append((release, f"{probe}: {'/'.join(sorted(seen))}"))
+                break
+    return out
+
+
+def build_names(
+    censuses: Mapping[str, Census],
+    rules: Sequence[Any],
+    statuses: Mapping[str, Mapping[str, set[str]]] | None = None,
+) -> list[ApiName]:
+    """Every census name; with ``statuses`` (``probe_statuses``), the releases where a probe
+    says using it fails (``ApiName.raises``)."""
     releases = sorted(censuses, key=release_key)
     per_release = {r: censuses[r].names() for r in releases}
     everything = sorted({n for names in per_release.values() for n in names})
@@ -116,7 +172,9 @@ def build_names(censuses: Mapping[str, Census], rules: Sequence[Any]) -> list[Ap
             after = releases[releases.index(present[-1]) + 1 :]
             gone = [r for r in after if r not in unknown]
             entry.removed_in = gone[0] if gone else None
-        entry.rules = [(r.id, r.name) for r in rules if _rule_matches(r, name)]
+        matching = [r for r in rules if _rule_matches(r, name)]
+        entry.rules = [(r.id, r.name) for r in matching]
+        entry.raises = _raises(matching, present, statuses or {})
         wanted = []
         if len(present) + len(unknown) < len(releases):
             wanted.append("census-missing")

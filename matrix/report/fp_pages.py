@@ -69,6 +69,14 @@ class GroupPair:
 class Group:
     name: str
     pairs: list[GroupPair] = field(default_factory=list)
+    # Per release and column: the wrong cells by their case's first word (the dtype of a
+    # values case, ``bfloat16(-1,2)``), or None where the runs stored nothing (``unwritten``):
+    # which releases compute what wrong, read without comparing pairs.
+    wrong: dict[str, dict[str, dict[str, int] | None]] = field(default_factory=dict)
+
+    @property
+    def wrong_columns(self) -> list[str]:
+        return sorted({w for per in self.wrong.values() for w in per})
 
     @property
     def slug(self) -> str:
@@ -108,6 +116,24 @@ def build_groups(runs: Sequence[Run]) -> list[Group] | None:
     for name in sorted(names):
         groups[name] = Group(name)
     releases = sorted((v for v in cols if cols[v]), key=release_key)
+    for v in releases:
+        for (backend, target, numpy), results in sorted(cols[v].items(), key=str):
+            where = str(Column(backend, target)) + (f" (numpy {numpy})" if numpy else "")
+            for r in results:
+                cells = {str(c): str(st) for c, st in (r.data.get("cells") or {}).items()}
+                name = fp.group_name(r.probe)
+                per = groups[name].wrong.setdefault(v, {})
+                values = set(cells.values())
+                # No value at all came back (what was refused aside): the run stored nothing.
+                if fp.UNWRITTEN in values and not values & {fp.WRONG, *fp.RIGHT_STATUSES}:
+                    per[where] = None
+                    continue
+                for case, st in cells.items():
+                    if st == fp.WRONG:
+                        counts = per.setdefault(where, {}) or {}
+                        per[where] = counts
+                        word = case.split("(", 1)[0]
+                        counts[word] = counts.get(word, 0) + 1
     for before, after in itertools.pairwise(releases):
         b, a = cols[before], cols[after]
         places = sorted({(k[0], k[1]) for k in b} & {(k[0], k[1]) for k in a}, key=str)

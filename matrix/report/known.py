@@ -3,7 +3,8 @@
 A cell that never changes between releases never shows on an upgrade page, yet a team can hit
 it on any release. This lists, per column (backend and target; interpreter cells over every
 numpy they ran with), the cells whose status is bad in every run of every release that recorded
-the column, with the evidence of the newest release. ``wrong`` and ``crashed`` (also
+the column and wrote output, with the evidence of the newest release; a release whose runs of a
+cell stored nothing (``unwritten``) is named, not counted. ``wrong`` and ``crashed`` (also
 ``timeout``) are problems; ``rejected`` in every release is listed apart, since a refusal that
 never changed is often the language's rule rather than a bug: its evidence says which.
 
@@ -17,13 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.analyze.fingerprint import OBSERVED, evidence, group_name, is_group
+from matrix.analyze.fingerprint import OBSERVED, UNWRITTEN, evidence, group_name, is_group
 from matrix.core import Column, release_key
 from matrix.measure.results import Run
 
 PROBLEMS = ("wrong", "crashed", "timeout")
 REFUSED = ("rejected",)
 CASES_SHOWN = 30  # per group and column on the page; the count is exact
+# Releases that must have written a cell's output for "bad on every release that wrote" (one
+# release alone is that release's issue, not a known one).
+MIN_WRITING = 2
 
 
 @dataclass
@@ -36,6 +40,10 @@ class KnownIssue:
     releases: list[str]
     cases: list[str] = field(default_factory=list)
     evidence: dict[str, dict[str, Any]] = field(default_factory=dict)  # per case, newest release
+    # The runs (release, numpy) of the column that stored nothing for these cells
+    # (``unwritten``: the launch returned, no output was written, e.g. 3.0.0/3.1.0 under numpy
+    # 2.x): named, not counted.
+    wrote_none: list[str] = field(default_factory=list)
 
     @property
     def cases_count(self) -> int:
@@ -52,6 +60,7 @@ def known_issues(runs: Sequence[Run]) -> list[KnownIssue]:
     seen: dict[tuple[str, str, str], dict[str, set[str]]] = {}
     releases_of: dict[str, set[str]] = {}
     newest: dict[tuple[str, str, str], tuple[str, Any]] = {}
+    silent_runs: dict[tuple[str, str, str], set[str]] = {}  # the runs that stored nothing
     for run in runs:
         release = str(run.triton)
         for r in run.results:
@@ -63,6 +72,11 @@ def known_issues(runs: Sequence[Run]) -> list[KnownIssue]:
             for case, status in (r.data.get("cells") or {}).items():
                 key = (group, case, where)
                 seen.setdefault(key, {}).setdefault(release, set()).add(str(status))
+                if str(status) == UNWRITTEN:
+                    numpy = run.env.get("numpy")
+                    silent_runs.setdefault(key, set()).add(
+                        f"{release} (numpy {numpy})" if numpy else release
+                    )
                 if str(status) in PROBLEMS + REFUSED:
                     old = newest.get(key)
                     if old is None or release_key(release) > release_key(old[0]):
@@ -72,7 +86,11 @@ def known_issues(runs: Sequence[Run]) -> list[KnownIssue]:
         everywhere = releases_of[where]
         if set(by_release) != everywhere:
             continue  # some release has no observation of this cell: not "every release"
-        statuses = set().union(*by_release.values())
+        wrote = [r for r, st in by_release.items() if st != {UNWRITTEN}]
+        if len(wrote) < MIN_WRITING:
+            continue
+        # A run that stored nothing (numpy 2.x on 3.0.0) beside one that did: the latter speaks.
+        statuses = set().union(*(by_release[r] for r in wrote)) - {UNWRITTEN}
         if len(statuses) != 1:
             continue
         (status,) = statuses
@@ -83,6 +101,9 @@ def known_issues(runs: Sequence[Run]) -> list[KnownIssue]:
             KnownIssue(group, where, status, sorted(everywhere, key=release_key)),
         )
         issue.cases.append(case)
+        for label in sorted(silent_runs.get((group, case, where), ())):
+            if label not in issue.wrote_none:
+                issue.wrote_none.append(label)
         release, result = newest[(group, case, where)]
         issue.evidence[case] = {"release": release, **evidence(result, case)}
     return sorted(

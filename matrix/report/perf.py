@@ -34,6 +34,9 @@ BENCH_KIND = "triton-gpu-bench"
 # The smallest change flagged even where the noise band is narrower: the gate's slowdown
 # threshold (a 1% move beyond a 0.7% band is real and of no consequence to a team).
 MIN_CHANGE = gate_timing.DEFAULT_THRESHOLD
+# A band wider than this (±100%: one run took twice the other's time) is shown capped, with the
+# measured value in its tooltip: such a row is too noisy to say anything about speed.
+BAND_CAP = 1.0
 IMPL = "splitk"
 
 
@@ -74,6 +77,11 @@ class PerfRow:
     cells: dict[str, PerfCell] = field(default_factory=dict)
     band: float | None = None  # the run-to-run noise band (relative), None if not measured
     band_from: str = ""
+
+    @property
+    def too_noisy(self) -> bool:
+        """A band beyond ``BAND_CAP``: that row's times cannot show a change (none is flagged)."""
+        return self.band is not None and self.band > BAND_CAP
 
     def sparkline(self, releases: Sequence[str]) -> str:
         """A small inline SVG of the ratio over the releases (1.0 = as fast as cuBLAS)."""

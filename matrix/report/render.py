@@ -141,6 +141,8 @@ def environment() -> jinja2.Environment:
         REGRESSION=REGRESSION, SCOPE=upgrade.SCOPE, KIND_TONES=upgrade.KIND_TONES,
         shown_kind=fp_pages.shown_kind,
         MISSING=MISSING, NOT_INSTALLED=NOT_INSTALLED, UPGRADE_SECTIONS=upgrade.SECTIONS,
+        LIST_SHOWN=upgrade.LIST_SHOWN,
+        CHANGE_SECTIONS=upgrade.CHANGE_SECTIONS,
         SUITE_KEYS=team.SUITE_KEYS,
         MEANING_COLOURS=MEANING_COLOURS, FP_KIND_MEANINGS=FP_KIND_MEANINGS, MD_MARKS=MD_MARKS,
         KERNEL_TONES=KERNEL_TONES, VERDICT_TONES=VERDICT_TONES, DECISION_TONES=team.DECISION_TONES,
@@ -224,6 +226,23 @@ def probe_pages(matrix: Matrix) -> list[ProbePage]:
     return pages
 
 
+# Pages a build writes by the folder: one a build no longer writes is removed (upgrades/pairs.json
+# was the any-pair panel's data before the feed).
+STALE_GLOBS = (
+    *((sub, "*.html") for sub in ("releases", "probes", "upgrades", "fingerprint", "team", "api")),
+    ("upgrades", "*.json"),
+    ("feed", "*.json"),
+)
+
+
+def pair_grid(upgrades: Sequence[upgrade.UpgradePage]) -> dict[str, Any]:
+    """Every ordered pair's page by (baseline, candidate), and the releases in order: the
+    any-pair panel's from x to table."""
+    by_pair = {(u.baseline, u.candidate): u for u in upgrades}
+    versions = sorted({v for pair in by_pair for v in pair}, key=release_key)
+    return {"releases": versions, "pages": by_pair}
+
+
 def render_site(
     matrix: Matrix,
     out_dir: Path,
@@ -256,6 +275,7 @@ def render_site(
         "fresh": fresh or Freshness(),
         "readiness": upgrade.readiness(every_pair, upgrades) if every_pair else [],
         "every_pair": every_pair,
+        "fp_slugs": {g.name: g.slug for g in fp_groups or ()},
     }
     pages: dict[Path, str] = {}
 
@@ -273,7 +293,8 @@ def render_site(
     )
     censuses = censuses_from_runs(matrix.runs)
     page("changes.html", "changes.html", api_pairs=changes_by_pair(censuses))
-    names = api_pages.build_names(censuses, load_rules()) if censuses else []
+    statuses = api_pages.probe_statuses(matrix.runs)
+    names = api_pages.build_names(censuses, load_rules(), statuses) if censuses else []
     page(
         "api/index.html",
         "api.html",
@@ -298,26 +319,29 @@ def render_site(
             source=read_probe_source(p.name, probes_dir),
             rows=matrix.rows_for(p.name),
         )
-    page("performance.html", "performance.html", min_change=perf.MIN_CHANGE)
+    page("performance.html", "performance.html", min_change=perf.MIN_CHANGE, band_cap=perf.BAND_CAP)
     page(
         "known-issues.html",
         "known_issues.html",
         known=list(known),
         cases_shown=KNOWN_CASES_SHOWN,
-        fp_slugs={g.name: g.slug for g in fp_groups or ()},
     )
     page("fingerprint.html", "fingerprint.html", fp_groups=fp_groups)
     for g in fp_groups or ():
         page(
             f"fingerprint/{g.slug}.html", "fp_group.html", group=g, cells_shown=fp_pages.CELLS_SHOWN
         )
-    pair_data = upgrade.compact(every_pair.records) if every_pair else None
-    page("upgrades/index.html", "upgrades.html", pair_data=pair_data)
-    if pair_data is not None:
-        # The same records for scripts (the page carries its own copy: file:// cannot fetch).
-        pages[out_dir / "upgrades" / "pairs.json"] = json.dumps(pair_data, separators=(",", ":"))
+    featured = [u for u in upgrades if u.featured] or list(upgrades)
+    page("upgrades/index.html", "upgrades.html", featured=featured, grid=pair_grid(upgrades))
     for u in upgrades:
         page(f"upgrades/{u.slug}.html", "upgrade.html", u=u)
+    if every_pair is not None:
+        # The feed: one document per ordered pair and an index (matrix/data/pair_feed.schema.json).
+        for r in every_pair.records:
+            text = json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+            pages[out_dir / "feed" / upgrade.feed_file(r["baseline"], r["candidate"])] = text
+        index = upgrade.feed_index(every_pair.records)
+        pages[out_dir / "feed" / "index.json"] = json.dumps(index, indent=1) + "\n"
     page("team/index.html", "team.html")
     page("team/tests.html", "team_tests.html")
     for k in team_view.kernels:
@@ -325,10 +349,10 @@ def render_site(
         page(f"team/{k.slug}.html", "team_kernel.html", k=k, findings=findings)
     page("README.md", "README.md.j2")
 
-    for sub in ("releases", "probes", "upgrades", "fingerprint", "team", "api"):
+    for sub, pattern in STALE_GLOBS:
         folder = out_dir / sub
         if folder.is_dir():
-            for stale in sorted(folder.glob("*.html")):
+            for stale in sorted(folder.glob(pattern)):
                 if stale not in pages:
                     stale.unlink()
     for path, text in sorted(pages.items()):

@@ -124,7 +124,9 @@ def read_inputs(
     import jinja2  # the pages' renderer: another version may write other bytes
 
     python = "{}.{}".format(*sys.version_info[:2])
-    roots = code_roots if code_roots is not None else [PACKAGE_DIR, REPO_ROOT / "kernels"]
+    # The pages' verdict is the gate's on this project's own code (kernels/, compat/).
+    default = [PACKAGE_DIR, REPO_ROOT / "kernels", REPO_ROOT / "compat"]
+    roots = code_roots if code_roots is not None else default
     code: dict[str, str] = {}
     for root in roots:
         code.update(_tree(Path(root).name, Path(root)))

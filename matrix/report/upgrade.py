@@ -23,29 +23,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from matrix.analyze.profile import Profile
 from matrix.core import REPO_ROOT, DataFileError, Release
 from matrix.gate import compare as gc
+from matrix.gate import timing
 from matrix.gate import verdict as gv
-from matrix.gate.config import (
-    ACCEPTED_PATH,
-    PINNED_PATH,
-    AcceptedChange,
-    load_accepted,
-    pinned_release,
-)
+from matrix.gate.config import ACCEPTED_PATH, PINNED_PATH, pinned_release
 from matrix.gate.kernel_compiles import pair_coverage
-from matrix.gate.verdict import (
-    PROJECT_KERNELS,
-    GateReport,
-    GpuTimings,
-    decide_runs,
-    gpu_timings,
-)
-from matrix.measure.results import Run
+from matrix.gate.usage import build_profile
+from matrix.gate.verdict import GateReport, GpuTimings, decide_runs, default_bench_folder
+from matrix.measure.results import Run, read_folder
 from matrix.report import workers
 from matrix.report.model import Matrix, is_gpu_run, slug
 from matrix.report.team import KernelChange, TeamGate, TeamVerdict, TeamView, upgrade_kernels
 from matrix.scan import ScanReport, load_rules, scan_paths
+from matrix.scan.findings import Finding
+from matrix.scan.rules import Rule
 
 # Page sections in order, with their headings: the gate's own (matrix.gate.verdict.SECTIONS),
 # so that an entry on a page is an entry of ``python -m matrix.gate``.
@@ -61,9 +54,25 @@ KIND_TONES = {
     gc.ACCEPTED: "neutral",
     gc.RELAXATION: "neutral",  # refused on the baseline: new, never blocking
 }
-# What every verdict the pages show applies to: the gate scanned this project's kernels only.
+# This project's own code, as a team's is given to the gate (``--scan kernels --scan compat``):
+# the verdict every page shows is the gate's on it, through its usage profile.
+OWN_CODE = ("kernels", "compat")
+# Where "any code" uses an API in the scan that asks what changed in Triton for everyone.
+ANY_CODE = "(any code)"
 TOP_REASONS = 5  # entries named right under an upgrade page's verdict
-SCOPE = "for this project's kernels; run `nox -s gate -- --scan YOUR_DIR` for yours"
+LIST_SHOWN = 40  # lines of a pair page's "cannot decide" and "not measured" (the gate: all)
+SCOPE = (
+    "for this project's own code (kernels/, compat/); "
+    "run `nox -s gate -- --scan YOUR_DIR` for yours"
+)
+# Triton's change classes, as the pages and the feed count them (the gate's kinds; nothing is
+# acknowledged in that view, so ACCEPTED never occurs there).
+CHANGE_KINDS = gc.UNSAFE_KINDS
+# Their headings: the gate's, less "not acknowledged" (nothing is, in that view).
+CHANGE_SECTIONS = [
+    (k, t.removesuffix(", not acknowledged")) for k, t in SECTIONS if k in CHANGE_KINDS
+]
+INTERPRETER = "interpret"  # the column whose findings say nothing of compiled code
 
 
 @dataclass
@@ -83,6 +92,12 @@ class Item:
     uses: list[str] = field(default_factory=list)
     reason: str = ""
     first_probe: str = ""  # the first member's full name (a team page links by it)
+    relevance: str = ""  # with a profile: "used" or "may affect" (matrix.gate.usage)
+
+    @property
+    def interpreter_only(self) -> bool:
+        """Seen only under the interpreter (``TRITON_INTERPRET=1``): compiled code may differ."""
+        return bool(self.wheres) and all(w == INTERPRETER for w in self.wheres)
 
     @property
     def acknowledged(self) -> bool:
@@ -114,6 +129,46 @@ class UpgradePage:
     team_gate: TeamVerdict | None = None
     # "N of M captured specializations compiled", per side (gate.md's words); "" no compiles.
     kernel_coverage: str = ""
+    # What changed in Triton for any code (``triton_changes``), and its entries.
+    triton: GateReport | None = None
+    changes: list[Item] = field(default_factory=list)
+    featured: bool = False  # an adjacent pair or pinned -> newest
+
+    @property
+    def downgrade(self) -> bool:
+        return Release.parse(self.candidate) < Release.parse(self.baseline)
+
+    def change_section(self, kind: str) -> list[Item]:
+        return [i for i in self.changes if i.kind == kind]
+
+    @property
+    def change_columns(self) -> list[str]:
+        """The columns Triton's changes were seen on, in the gate's order."""
+        return list(dict.fromkeys(w for i in self.changes for w in i.wheres))
+
+    @property
+    def gpu_timings(self) -> dict[str, list[str]]:
+        """The gate's GPU timing comparison for any code (``matrix.gate.timing``): where it
+        compared, the slowdowns beyond its threshold and noise, and what got faster."""
+        c = self.triton.comparison if self.triton else None
+        if c is None:
+            return {"compared": [], "slower": [], "faster": []}
+        return {
+            "compared": [x.removeprefix("GPU timings ") for x in c.compared
+                         if x.startswith("GPU timings ")],
+            "slower": [f.probe.removeprefix(timing.SLOWDOWN_PREFIX) for f in c.findings
+                       if f.probe.startswith(timing.SLOWDOWN_PREFIX)],
+            "faster": [n.removeprefix("faster: ") for n in c.notes if n.startswith("faster: ")],
+        }  # fmt: skip
+
+    def change_count(self, kind: str, column: str) -> int:
+        return sum(i.kind == kind and column in i.wheres for i in self.changes)
+
+    @property
+    def cannot_decide(self) -> list[str]:
+        """What the gate could not decide on this project's code (collapsed on the page)."""
+        return [_relative_text(u) for u in self.gate.errors + self.gate.comparison.undecidable
+                if not DIED_ON_CANDIDATE.search(u)]  # fmt: skip
 
     @property
     def slug(self) -> str:
@@ -177,15 +232,23 @@ def _relative(use: str) -> str:
     return use.replace(root, "") if use.startswith(root) else use
 
 
-def items_of(gate: GateReport, fixes: dict[str, list[str]]) -> list[Item]:
+def _relative_text(text: str) -> str:
+    """Any text with the checkout's absolute path made relative (evidence names scanned files)."""
+    return text.replace(str(REPO_ROOT) + "/", "")
+
+
+def items_of(
+    gate: GateReport, fixes: dict[str, list[str]], *, shown_uses: bool = True
+) -> list[Item]:
     """The gate's entries (``finding_groups``) in the gate's order, each with its members'
-    columns, cells, evidence, fixes and uses."""
+    columns, cells, evidence, fixes and (unless not ``shown_uses``) uses."""
     items = []
     for kind, _, members in gv.finding_groups(gate):
         f = members[0]
         group, _ = gv.split_cell(f.probe)
         item = Item(kind, group, f.baseline, f.candidate, kind, reason=f.reason)
         item.first_probe = f.probe
+        item.relevance = f.relevance
         for m in members:
             if m.where not in item.wheres:
                 item.wheres.append(m.where)
@@ -198,7 +261,9 @@ def items_of(gate: GateReport, fixes: dict[str, list[str]]) -> list[Item]:
             for fix in [m.fix] if m.fix else fixes.get(m.probe, fixes.get(group, [])):
                 if fix and fix not in item.fixes:
                     item.fixes.append(fix)
-            item.uses += [u for u in map(_relative, m.uses) if u not in item.uses]
+            if shown_uses:
+                item.uses += [u for u in map(_relative, m.uses) if u not in item.uses]
+        item.evidence = [_relative_text(e) for e in item.evidence]
         items.append(item)
     return items
 
@@ -230,61 +295,111 @@ def not_measured(matrix: Matrix, gate: GateReport, baseline: str, candidate: str
     return out
 
 
-def project_scan() -> ScanReport:
-    """The scan the gate does by default: the project's own kernels (``kernels/``)."""
-    kernels = REPO_ROOT / PROJECT_KERNELS
-    return scan_paths([kernels], load_rules()) if kernels.is_dir() else ScanReport()
+def own_paths(root: Path = REPO_ROOT) -> list[str]:
+    """This project's own code as a team passes it to ``--scan`` (``OWN_CODE``, those present)."""
+    return [str(root / p) for p in OWN_CODE if (root / p).is_dir()]
+
+
+def any_code_scan(rules: Sequence[Rule]) -> ScanReport:
+    """A scan in which some code uses every API a scanner rule ties to a probe's removal or
+    refusal: with it the gate names, as breaking API, every such API the candidate breaks,
+    whatever code a team has (``ANY_CODE`` stands for the use's place)."""
+    return ScanReport(
+        findings=[Finding(ANY_CODE, 0, 0, r, r.name) for r in rules if r.probe and r.breaking]
+    )
 
 
 @dataclass(frozen=True)
 class GateInputs:
-    """What the gate reads besides the runs, read once for every pair it decides here."""
+    """What the gate reads besides the runs, read once for every pair it decides here.
+
+    ``own_*``: ``python -m matrix.gate --scan kernels --scan compat`` (the gate's ``--scan``
+    path: this project's code, its usage profile, no acknowledgements, as for any team that
+    passes no ``--accepted``). ``any_scan`` and ``bare_timings``: Triton's changes for any code
+    (nothing acknowledged)."""
 
     results: str
     accepted_path: Path
-    accepted: Sequence[AcceptedChange]
-    timings: GpuTimings
-    scan: ScanReport
     fixes: dict[str, list[str]]
+    own_scanned: list[str]
+    own_scan: ScanReport
+    own_profile: Profile | None
+    bare_timings: GpuTimings
+    any_scan: ScanReport
 
 
-def gate_inputs(results: str, accepted_path: Path = ACCEPTED_PATH) -> GateInputs:
+def gate_inputs(
+    results: str, accepted_path: Path = ACCEPTED_PATH, runs: Sequence[Run] | None = None
+) -> GateInputs:
+    rules = load_rules()
     fixes: dict[str, list[str]] = {}
-    for rule in load_rules():
+    for rule in rules:
         if rule.probe and rule.fix not in fixes.setdefault(rule.probe, []):
             fixes[rule.probe].append(rule.fix)
+    own = own_paths()
+    if runs is None:
+        runs = read_folder(Path(results))[0] if Path(results).is_dir() else []
+    bench = default_bench_folder(results)
+    # As run_gate with --scan and no --accepted: no acknowledged slowdowns either.
+    bare = GpuTimings(
+        timing.read_bench(bench) if bench else [], (), timing.DEFAULT_THRESHOLD, bench
+    )
     return GateInputs(
         results,
         accepted_path,
-        load_accepted(accepted_path),
-        gpu_timings(results, accepted_path),
-        project_scan(),
         fixes,
+        own,
+        scan_paths(own, rules) if own else ScanReport(),
+        build_profile(own, [], runs) if own else None,
+        bare,
+        any_code_scan(rules),
     )
 
 
 def decide_pair(runs: Sequence[Run], baseline: str, candidate: str, g: GateInputs) -> GateReport:
-    """The gate's verdict on ``baseline -> candidate`` (``decide_runs``, as the command line)."""
+    """The gate's verdict on this project's own code for ``baseline -> candidate``: what
+    ``python -m matrix.gate --baseline B --candidate C --results R --scan kernels --scan compat``
+    decides (``decide_runs`` with the profile of those folders, as ``run_gate`` calls it)."""
     report = GateReport(baseline=baseline, candidate=candidate, results=g.results)
-    report.accepted_file = str(g.accepted_path)
-    report.scanned = [PROJECT_KERNELS] if g.scan.files else []
+    report.accepted_file = "accepted_changes.toml (yours: pass --accepted FILE)"
+    report.scanned = [_relative(p) for p in g.own_scanned]
     decide_runs(
         report,
         runs,
         Release.parse(baseline),
         Release.parse(candidate),
-        g.accepted,
-        g.scan,
-        g.timings,
+        (),
+        g.own_scan,
+        g.bare_timings,
+        g.own_profile,
     )
+    report.decide()
+    return report
+
+
+def triton_changes(runs: Sequence[Run], baseline: str, candidate: str, g: GateInputs) -> GateReport:
+    """What changed in Triton for any code: the gate on every probed API used (``any_scan``),
+    nothing acknowledged. Its exit code is not a verdict on anyone's code."""
+    report = GateReport(baseline=baseline, candidate=candidate, results=g.results)
+    decide_runs(
+        report, runs, Release.parse(baseline), Release.parse(candidate), (), g.any_scan,
+        g.bare_timings,
+    )  # fmt: skip
+    # A use of an API that is refused on both sides is the gate's "your code breaks" (any
+    # code would), but nothing changed in Triton between the two: not a change here.
+    report.comparison.findings = [
+        f
+        for f in report.comparison.findings
+        if not (f.kind == gc.BREAKING and f.baseline == f.candidate)
+    ]
     report.decide()
     return report
 
 
 @dataclass
 class Upgrades:
-    """Every pair's verdict: a page per ``pairs`` pair, the compact record of all of them, and
-    what the ``also`` calls given to ``decide_all`` returned."""
+    """Every ordered pair's page (both questions), the record of each (the feed), and what the
+    ``also`` calls given to ``decide_all`` returned."""
 
     pages: list[UpgradePage]
     every: AllPairs
@@ -302,40 +417,40 @@ def decide_all(
     inputs: GateInputs | None = None,
     also: Sequence[Callable[[], Any]] = (),
 ) -> Upgrades:
-    """The gate decides every pair on ``runs`` (the matrix's own runs): an upgrade page per
-    ``pairs`` pair, a record for each of ``every_pair``. The decisions, and the ``also`` calls
-    (other work of the build that reads the same runs), share forked workers
-    (``matrix.report.workers``); ``also`` goes first, as the longest."""
+    """The gate decides every ordered pair on ``runs`` (the matrix's own runs), downgrades
+    included: a page per pair with this project's verdict and Triton's changes, and a feed
+    record each. Adjacent pairs and pinned -> newest are ``featured`` (listed first, with the
+    team suite's verdict). The decisions and the ``also`` calls (other work of the build that
+    reads the same runs) share forked workers (``matrix.report.workers``); ``also`` goes first,
+    as the longest."""
     try:
         pinned: Release | None = pinned_release(pinned_path)
     except DataFileError:
         pinned = None
-    g = inputs or gate_inputs(results, accepted_path)
+    g = inputs or gate_inputs(results, accepted_path, runs)
     team_gate = TeamGate(runs, REPO_ROOT, team) if team is not None and team.present else None
-    shown = pairs(matrix, pinned)
-    on_pages = {(baseline, candidate) for baseline, candidate, _ in shown}
+    featured = {(a, b): is_pinned for a, b, is_pinned in pairs(matrix, pinned)}
     every = every_pair(matrix)
-    others = [pair for pair in every if pair not in on_pages]
 
-    def page_of(baseline: str, candidate: str, is_pinned: bool) -> UpgradePage:
-        page = upgrade_page(matrix, decide_pair(runs, baseline, candidate, g), g, is_pinned, team)
-        page.kernel_coverage = team_coverage(runs, baseline, candidate)
-        if team_gate is not None:
-            page.team_gate = team_gate.verdict(baseline, candidate, results)
+    def page_of(baseline: str, candidate: str) -> UpgradePage:
+        own = decide_pair(runs, baseline, candidate, g)
+        changes = triton_changes(runs, baseline, candidate, g)
+        is_featured = (baseline, candidate) in featured
+        page = upgrade_page(matrix, own, g, featured.get((baseline, candidate), False), team)
+        page.changes = items_of(changes, g.fixes, shown_uses=False)
+        page.triton = changes
+        page.featured = is_featured
+        if is_featured:
+            page.kernel_coverage = team_coverage(runs, baseline, candidate)
+            if team_gate is not None:
+                page.team_gate = team_gate.verdict(baseline, candidate, results)
         return page
 
-    def record_of(baseline: str, candidate: str) -> dict[str, Any]:
-        page = upgrade_page(matrix, decide_pair(runs, baseline, candidate, g), g, False, team)
-        return pair_record(page, False)
-
     calls: list[Callable[[], Any]] = [*also]
-    calls += [functools.partial(page_of, *pair) for pair in shown]
-    calls += [functools.partial(record_of, *pair) for pair in others]
+    calls += [functools.partial(page_of, *pair) for pair in every]
     done = workers.run_all(calls)
-    extra, pages = done[: len(also)], done[len(also) : len(also) + len(shown)]
-    records = dict(zip(others, done[len(also) + len(shown) :], strict=True))
-    records.update({(p.baseline, p.candidate): pair_record(p, True) for p in pages})
-    return Upgrades(pages, AllPairs([records[pair] for pair in every]), extra)
+    extra, pages = done[: len(also)], done[len(also) :]
+    return Upgrades(pages, AllPairs([pair_record(p) for p in pages]), extra)
 
 
 def team_coverage(runs: Sequence[Run], baseline: str, candidate: str) -> str:
@@ -360,14 +475,15 @@ def upgrade_page(
     matrix: Matrix, report: GateReport, g: GateInputs, pinned: bool, team: TeamView | None
 ) -> UpgradePage:
     baseline, candidate = str(report.baseline), str(report.candidate)
-    gaps = not_measured(matrix, report, baseline, candidate)
+    # The gate names the scanned files as it was given them: absolute here (never on a page).
+    gaps = [_relative_text(n) for n in not_measured(matrix, report, baseline, candidate)]
     return UpgradePage(
         baseline,
         candidate,
         report,
         items_of(report, g.fixes),
         [n for n in gaps if not DIED_ON_CANDIDATE.search(n)],
-        [n for n in report.comparison.notes if not n.startswith("not compared")],
+        [_relative_text(n) for n in report.comparison.notes if not n.startswith("not compared")],
         pinned,
         upgrade_kernels(report.comparison, team or TeamView()),
         [n for n in gaps if DIED_ON_CANDIDATE.search(n)],
@@ -376,14 +492,24 @@ def upgrade_page(
 
 # ------------------------------------------------------------------------------- every pair
 
-EVIDENCE_CHARS = 240  # of each entry's first evidence line in the per-pair data
-CELLS_LISTED = 6  # cell names per entry in the per-pair data (the pair's count is exact)
+EVIDENCE_CHARS = 240  # of each entry's first evidence line in the feed
+CELLS_LISTED = 6  # cell names per entry in the feed (the entry's count is exact)
+FEED_SCHEMA = "pair-feed/1"  # matrix/data/pair_feed.schema.json
+# The rule the verdict follows, stated in every feed file (matrix.gate.verdict's docstring).
+VERDICT_RULE = (
+    "UNSAFE (exit 1) if this project's own code (kernels/, compat/, read through its usage "
+    "profile) uses or may be affected by a regression, a breaking API or a behaviour change "
+    "(none acknowledged); else UNDECIDABLE (exit 2) if anything it uses could not be compared "
+    "on both releases (missing, failed or incomplete data); else SAFE (exit 0). Changes the "
+    "code does not use never block. Triton's changes (`triton`) are listed for any code and "
+    "decide nothing."
+)
 
 
 def every_pair(matrix: Matrix) -> list[tuple[str, str]]:
-    """Every ordered pair of installed releases, older -> newer (45 for ten releases)."""
+    """Every ordered pair of installed releases, upgrades and downgrades (90 for ten)."""
     versions = [r.version for r in matrix.releases if r.installed_runs]
-    return list(itertools.combinations(versions, 2))
+    return list(itertools.permutations(versions, 2))
 
 
 def _clip(text: str, n: int) -> str:
@@ -398,103 +524,91 @@ def _candidate_evidence(evidence: Sequence[str]) -> str:
     return evidence[0] if evidence else ""
 
 
-def pair_record(page: UpgradePage, has_page: bool) -> dict[str, Any]:
-    """One pair's verdict: the gate's verdict line, its entries (reasons first, in the gate's
-    order) and what it could not decide; ``compact`` shares the strings between pairs."""
-    gate = page.gate
+def _entry(i: Item) -> dict[str, Any]:
     return {
+        "kind": i.kind,
+        "name": i.probe,
+        "before": i.before,
+        "after": i.after,
+        "columns": list(i.wheres),
+        "interpreter_only": i.interpreter_only,
+        "cells": len(i.cells),
+        "some_cells": i.cells[:CELLS_LISTED],
+        "evidence": _clip(_candidate_evidence(i.evidence), EVIDENCE_CHARS),
+        "fix": _clip("; ".join(i.fixes), EVIDENCE_CHARS),
+    }
+
+
+def counts_of(items: Sequence[Item], kinds: Sequence[str]) -> dict[str, Any]:
+    """Entries per kind, per kind seen only under the interpreter, and per column and kind."""
+    by_kind = {k: sum(i.kind == k for i in items) for k in kinds}
+    interp = {k: sum(i.kind == k and i.interpreter_only for i in items) for k in kinds}
+    by_column: dict[str, dict[str, int]] = {}
+    for i in items:
+        if i.kind in kinds:
+            for w in i.wheres:
+                col = by_column.setdefault(w, {k: 0 for k in kinds})
+                col[i.kind] += 1
+    return {"by_kind": by_kind, "interpreter_only": interp, "by_column": by_column}
+
+
+def pair_record(page: UpgradePage) -> dict[str, Any]:
+    """One pair's feed document (matrix/data/pair_feed.schema.json): this project's verdict
+    with its reasons, and Triton's changes for any code, counted per class and column."""
+    gate = page.gate
+    own_kinds = (*gc.UNSAFE_KINDS, gc.ACCEPTED)
+    triton = page.triton
+    return {
+        "schema": FEED_SCHEMA,
         "baseline": page.baseline,
         "candidate": page.candidate,
+        "direction": "downgrade" if page.downgrade else "upgrade",
+        "rule": VERDICT_RULE,
+        "page": f"upgrades/{page.slug}.html",
         "verdict": gate.verdict,
-        "exit": gate.exit_code,
-        "headline": gv.render_markdown(gate).splitlines()[0].replace("**", ""),
-        "page": f"{page.slug}.html" if has_page else None,
-        "entries": [
-            {
-                "kind": i.kind,
-                "name": i.probe,
-                "before": i.before,
-                "after": i.after,
-                "where": ", ".join(i.wheres),
-                "cells": len(i.cells),
-                "some_cells": "; ".join(i.cells[:CELLS_LISTED]),
-                "fix": _clip("; ".join(i.fixes), EVIDENCE_CHARS),
-                "evidence": _clip(_candidate_evidence(i.evidence), EVIDENCE_CHARS),
-            }
-            for i in page.items
-        ],
-        "undecidable": [
-            _clip(u, EVIDENCE_CHARS)
-            for u in gate.errors + gate.comparison.undecidable
-            if not DIED_ON_CANDIDATE.search(u)
-        ],
-        "not_measured": len(page.not_measured),
-        "crashed": [_clip(c, EVIDENCE_CHARS) for c in page.crashed],
+        "exit_code": gate.exit_code,
+        "own_code": {
+            "scanned": list(gate.scanned),
+            "headline": page.headline_reasons,
+            "counts": counts_of(page.items, own_kinds),
+            "reasons": [_entry(i) for i in page.items if i.kind in gc.UNSAFE_KINDS],
+            "not_used": len(gate.unused),
+            "cannot_decide": len(page.cannot_decide),
+            "crashed": [_clip(c, EVIDENCE_CHARS) for c in page.crashed],
+        },
+        "triton": {
+            "counts": counts_of(page.changes, CHANGE_KINDS),
+            "entries": [_entry(i) for i in page.changes],
+            "cannot_decide": len(triton.errors + triton.comparison.undecidable) if triton else 0,
+            "compared": list(triton.comparison.compared) if triton else [],
+        },
     }
 
 
-ENTRY_FIELDS = ("kind", "name", "before", "after", "where", "cells", "some_cells", "fix")
-
-
-def compact(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Every pair's record with each distinct entry and text stored once: a change between
-    3.3.1 and 3.4.0 is an entry of every pair that spans it. ``entries`` holds ENTRY_FIELDS
-    per entry (strings as indices into ``texts``); a pair's ``entries`` are [entry, evidence]."""
-    texts: dict[str, int] = {}
-    entries: dict[tuple[Any, ...], int] = {}
-
-    def text(t: Any) -> Any:
-        return texts.setdefault(t, len(texts)) if isinstance(t, str) else t
-
-    pairs = []
-    for r in records:
-        refs = []
-        for e in r["entries"]:
-            key = tuple(text(e[f]) for f in ENTRY_FIELDS)
-            refs.append([entries.setdefault(key, len(entries)), text(e["evidence"])])
-        pairs.append(
-            {
-                **{k: r[k] for k in ("baseline", "candidate", "verdict", "exit", "page")},
-                "headline": text(r["headline"]),
-                "entries": refs,
-                "undecidable": [text(u) for u in r["undecidable"]],
-                "not_measured": r["not_measured"],
-                "crashed": [text(c) for c in r["crashed"]],
-            }
-        )
+def feed_index(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The feed's index: every pair's verdict and counts, and the file with the rest."""
     return {
-        "fields": list(ENTRY_FIELDS),
-        "entries": [list(k) for k in entries],
-        "texts": list(texts),
-        "pairs": pairs,
+        "schema": FEED_SCHEMA,
+        "rule": VERDICT_RULE,
+        "pairs": [
+            {
+                "baseline": r["baseline"],
+                "candidate": r["candidate"],
+                "direction": r["direction"],
+                "verdict": r["verdict"],
+                "exit_code": r["exit_code"],
+                "own_code": r["own_code"]["counts"]["by_kind"],
+                "triton": r["triton"]["counts"]["by_kind"],
+                "file": feed_file(r["baseline"], r["candidate"]),
+                "page": r["page"],
+            }
+            for r in records
+        ],
     }
 
 
-def expand(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """``compact``'s inverse (what the page's script does), for tests and other readers."""
-    texts, fields = data["texts"], data["fields"]
-
-    def text(i: Any) -> Any:
-        return texts[i] if isinstance(i, int) else i
-
-    out = []
-    for p in data["pairs"]:
-        entries = []
-        for ref, ev in p["entries"]:
-            row = data["entries"][ref]
-            e = {f: (row[k] if f == "cells" else text(row[k])) for k, f in enumerate(fields)}
-            entries.append({**e, "evidence": text(ev)})
-        out.append(
-            {
-                **{k: p[k] for k in ("baseline", "candidate", "verdict", "exit", "page")},
-                "headline": text(p["headline"]),
-                "entries": entries,
-                "undecidable": [text(u) for u in p["undecidable"]],
-                "not_measured": p["not_measured"],
-                "crashed": [text(c) for c in p["crashed"]],
-            }
-        )
-    return out
+def feed_file(baseline: str, candidate: str) -> str:
+    return f"{upgrade_slug(baseline, candidate)}.json"
 
 
 @dataclass
@@ -520,7 +634,20 @@ class Readiness:
     link: str  # a page or the any-pair chooser, relative to upgrades/
 
     def count(self, kind: str) -> int:
-        return sum(e["kind"] == kind for e in (self.record or {}).get("entries", []))
+        """Entries of ``kind`` on this project's code (the verdict's reasons)."""
+        return int(
+            (self.record or {})
+            .get("own_code", {})
+            .get("counts", {})
+            .get("by_kind", {})
+            .get(kind, 0)
+        )
+
+    def changes(self, kind: str) -> int:
+        """Triton's changes of ``kind`` for any code."""
+        return int(
+            (self.record or {}).get("triton", {}).get("counts", {}).get("by_kind", {}).get(kind, 0)
+        )
 
 
 def readiness(every: AllPairs, pages: Sequence[UpgradePage]) -> list[Readiness]:
@@ -539,11 +666,10 @@ def readiness(every: AllPairs, pages: Sequence[UpgradePage]) -> list[Readiness]:
         if v == pinned:
             rows.append(Readiness(v, "pinned", None, ""))
             continue
+        # Moving from the pinned release to ``v``: a downgrade for an older one.
         relation = "newer" if Release.parse(v) > Release.parse(pinned) else "older"
-        a, b = (pinned, v) if relation == "newer" else (v, pinned)
-        record = every.get(a, b)
-        page = (record or {}).get("page")
-        rows.append(Readiness(v, relation, record, page or f"index.html#from={a}&to={b}"))
+        record = every.get(pinned, v)
+        rows.append(Readiness(v, relation, record, f"{upgrade_slug(pinned, v)}.html"))
     return rows
 
 
