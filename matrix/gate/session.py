@@ -64,6 +64,9 @@ def resolve(args: list[str]) -> list[str]:
         tests = option(out, "--tests")
         if tests is not None:
             cells += ["--tests", tests]
+            device = option(out, "--tests-device")
+            if device is not None:
+                cells += ["--tests-device", device]
         code = orchestrate(cells)
         if code not in (0, 1):
             raise RuntimeError(f"the matrix run for {baseline},{candidate} exited {code}")
