@@ -159,6 +159,26 @@ def test_a_suite_that_cannot_start_is_named_with_its_import():
     ]
 
 
+def test_an_import_that_raised_is_named_by_its_exception():
+    record = {
+        "id": "<collection>",
+        "outcome": "error",
+        "detail": "collection failed: ImportError while loading conftest 'conftest.py'.",
+        "failure": "lib/ops.py:321: in <module>\nE   ValueError: key contains names that are "
+        "not kernel arguments: BT.",
+    }
+    (entry,) = test_device.cannot_start([record])
+    assert entry[1] == "ValueError: key contains names that are not kernel arguments: BT."
+    # a conftest that cannot load leaves no record: the runner keeps pytest's output tail
+    squashed = {
+        "id": "/s",
+        "outcome": "error",
+        "detail": "pytest recorded no test (exit 4): "
+        "conftest.py:20: in <module> E   ValueError: key contains names: BT.",
+    }
+    assert test_device.cannot_start([squashed]) == [("/s", "ValueError: key contains names: BT.")]
+
+
 def test_the_gate_says_a_suite_that_cannot_start_and_what_redirected_outcomes_are():
     run = Run(id="c", env={"triton": "3.9.0", "numpy": "2.0"}, results=[])
     run.extra["tests"] = [COLLECTION_ERROR]

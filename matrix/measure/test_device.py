@@ -186,15 +186,20 @@ _IMPORT_LINE = re.compile(
 )
 
 
+# pytest's "E   ValueError: ..." line, also inside an output tail squashed onto one line.
+_RAISED = re.compile(r"(?:^|\s)E\s+([\w.]*(?:Error|Exception)\b[^\n]{0,200})", re.M)
+
+
 def failing_import(record: Mapping[str, Any]) -> str:
-    """The import line a collection error names (``No module named 'transformers'``), else
-    the start of its detail."""
+    """What a collection error failed on: the missing module (``No module named 'x'``), else
+    the exception pytest printed last (``E   ValueError: ...``: an import that raised), else
+    the import line, else the start of its detail."""
     text = f"{record.get('failure', '')}\n{record.get('detail', '')}"
     found = _IMPORT_LINE.findall(text)
-    pick = next((f for f in found if not f.startswith("ImportError while")), None)
-    if pick or found:
-        return (pick or found[0]).strip()
-    return " ".join(str(record.get("detail", "")).split())[:200]
+    missing = next((f for f in found if f.startswith("ModuleNotFoundError")), None)
+    raised = _RAISED.findall(text)
+    pick = missing or (raised[-1][:200] if raised else None) or (found[0] if found else None)
+    return pick.strip() if pick else " ".join(str(record.get("detail", "")).split())[:200]
 
 
 def is_collection_error(record: Mapping[str, Any]) -> bool:
