@@ -227,4 +227,10 @@ def start_line(tests: Sequence[Mapping[str, Any]]) -> str | None:
         return None
     imports = sorted({why for _, why in failed})
     shown = "; ".join(imports[:4]) + (f" and {len(imports) - 4} more" if len(imports) > 4 else "")
-    return f"the suite could not start: {len(failed)} module(s) failed to import ({shown})"
+    modules = [m for m, _ in failed if m.endswith(".py")]
+    what = (
+        f"{len(modules)} module(s) failed to import"
+        if modules
+        else "pytest stopped before collecting a test (a conftest or plugin failed)"
+    )
+    return f"the suite could not start: {what} ({shown})"
