@@ -179,6 +179,8 @@ def kernels_by_test(runs: Sequence[Run]) -> dict[str, list[str]]:
 def evidence(record: Mapping[str, Any], cls: str, why: str, kernels: Sequence[str]) -> list[str]:
     """A regression's lines after the two outcomes: class, detail, last lines, kernels."""
     lines = [f"outcome class: {cls} ({why})"]
+    if record.get(test_device.CLASS_KEY):  # under the CUDA-to-CPU redirect: the interpreter's
+        lines.append(f"under the redirect: {record[test_device.CLASS_KEY]}")
     detail = " ".join(str(record.get("detail", "")).split())
     if detail:
         lines.append(f"detail: {detail[:300]}")
