@@ -130,6 +130,10 @@ def test_the_redirect_is_part_of_the_suite_identity(tmp_path, monkeypatch):
           "arguments from the 'CPU' backend"}, "op-under-cuda-key"),
         ({"outcome": "failed", "id": "t.py::test_x[bfloat16]", "detail": "Mismatched elements: 3"},
          "bf16-in-interpreter"),
+        ({"outcome": "failed", "detail": "InterpreterError: NotImplementedError('Block pointers "
+          "have been removed in favor of the tensor descriptor API')"}, "triton-api-removed"),
+        ({"outcome": "failed", "detail": "InterpreterError: ValueError('Did you forget to add "
+          "@triton.jit ? (`_semantic` argument must be provided')"}, "triton-refused"),
         ({"outcome": "failed", "detail": "Mismatched elements: 3 / 100"}, "wrong-result"),
         ({"outcome": "failed", "detail": "RuntimeError: boom"}, "other"),
         ({"outcome": "passed"}, None),
