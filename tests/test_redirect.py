@@ -54,9 +54,17 @@ def test_gpu_written():
     torch.testing.assert_close(out, x * 2)
 
 
+@triton.jit
+def later_kernel(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) + 1)
+
+
 def test_inline_asm():
     x = torch.zeros(32, device="cuda", dtype=torch.int32)
     asm_kernel[(1,)](x, 32, BLOCK=32)
+    later_kernel[(1,)](x, BLOCK=32)  # still launched (and captured) after asm_kernel failed
+    assert int(x.sum()) == 32
 """
 
 
@@ -76,7 +84,10 @@ def test_a_gpu_written_suite_runs_under_the_redirect_and_its_launches_are_captur
     assert by_name["test_inline_asm"]["outcome"] == "failed"
     assert by_name["test_inline_asm"][test_device.CLASS_KEY] == "inline-asm"
     launched = {launch["name"]: launch for launch in got.launches}
-    assert set(launched) == {"scale_kernel", "asm_kernel"}
+    # the test went on past the kernel the interpreter could not run: its next launch is seen
+    assert set(launched) == {"scale_kernel", "asm_kernel", "later_kernel"}
+    assert launched["later_kernel"]["test"].endswith("test_inline_asm")
+    assert "inline_asm" in by_name["test_inline_asm"]["detail"]
     # the autotuner ran its first configuration only, and the launch says which of how many
     assert launched["scale_kernel"]["constexprs"] == {"BLOCK": 32}
     assert launched["scale_kernel"]["autotune"]["of"] == 2
