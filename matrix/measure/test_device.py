@@ -27,7 +27,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DataFileError, load_toml, table_keys, text_at
+from matrix.core import (
+    TEST_CRASHED,
+    TEST_ERROR,
+    TEST_FAILED,
+    TEST_TIMEOUT,
+    DataFileError,
+    load_toml,
+    table_keys,
+    text_at,
+)
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "redirect.toml"
 
@@ -153,7 +162,7 @@ def failure_rules(path: Path = DATA_FILE) -> tuple[FailureRule, ...]:
     return tuple(rules)
 
 
-FAILED = ("failed", "error", "timeout", "crashed")
+FAILED = (TEST_FAILED, TEST_ERROR, TEST_TIMEOUT, TEST_CRASHED)
 
 
 def failure_class(record: Mapping[str, Any]) -> str | None:
@@ -204,7 +213,7 @@ def failing_import(record: Mapping[str, Any]) -> str:
 
 def is_collection_error(record: Mapping[str, Any]) -> bool:
     """A record of a module (or the whole suite) that could not be collected, not of a test."""
-    return "::" not in str(record.get("id", "")) and record.get("outcome") == "error"
+    return "::" not in str(record.get("id", "")) and record.get("outcome") == TEST_ERROR
 
 
 def cannot_start(tests: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]] | None:
