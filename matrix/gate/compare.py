@@ -664,9 +664,13 @@ def _compare_tests(out: Comparison, sides: Sides) -> None:
         return
     cand_records = records_by_numpy(sides.cand)
     kernels = ut.kernels_by_test(sides.cand)
+    # A suite that could not start compared nothing: never a silent pass.
+    for side, runs in ((baseline, sides.base), (candidate, sides.cand)):
+        out.undecidable += [f"user tests: {s}" for s in ut.start_failures(runs, str(side))]
+    mode = ut.redirected([*sides.base, *sides.cand])
     for b_np, c_np in pair_numpy(base, cand):
         shown = f"tests (numpy {b_np})" if b_np == c_np else f"tests (numpy {b_np} vs {c_np})"
-        out.compared.append(shown)
+        out.compared.append(f"{shown}: {mode}" if mode else shown)
         records = cand_records.get(c_np, {})
         broken = ut.collection_errors(records)
         for test, b_outcome in sorted(base[b_np].items()):

@@ -63,6 +63,8 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
             )
         if args.tests:
             cells += ["--tests", args.tests[0]]
+            if args.tests_device is not None:
+                cells += ["--tests-device", args.tests_device]
         code = orchestrate(cells)
         if code not in (0, 1):
             raise RuntimeError(f"the matrix run for {baseline},{args.candidate} exited {code}")

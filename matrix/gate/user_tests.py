@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import TEST_ERROR, DataFileError, load_toml, table_keys, text_at
+from matrix.measure import test_device
 from matrix.measure.results import Run
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "data" / "test_outcomes.toml"
 ENVIRONMENT = "environment"
 CLASSES = (ENVIRONMENT, "timeout", "crashed", "triton-refused", "wrong-result", "failed")
 # The suite's identity keys that must agree (matrix.measure.suite.suite_identity).
-SUITE_KEYS = ("path", "hash", "pytest_args", "test_timeout_s")
+SUITE_KEYS = ("path", "hash", "pytest_args", "test_timeout_s", "device", "capability")
 FAILURE_LINES = 15
 
 
@@ -143,6 +144,26 @@ def suite_differences(
     return out
 
 
+def redirected(runs: Sequence[Run]) -> str | None:
+    """What the tests' outcomes are when a run ran them under the CUDA-to-CPU redirect
+    (``matrix.measure.test_device``), else None."""
+    for run in runs:
+        s = run.extra.get("suite")
+        if isinstance(s, dict) and s.get("device") == test_device.CUDA_ON_CPU:
+            return f"{test_device.MEANING}, faked capability {s.get('capability')}"
+    return None
+
+
+def start_failures(runs: Sequence[Run], release: str) -> list[str]:
+    """One line per run of ``release`` whose suite could not start, with the failing imports."""
+    out = []
+    for run in runs:
+        tests = run.extra.get("tests")
+        if isinstance(tests, list) and (line := test_device.start_line(tests)):
+            out.append(f"{release} (numpy {run.env.get('numpy')}): {line}")
+    return out
+
+
 def kernels_by_test(runs: Sequence[Run]) -> dict[str, list[str]]:
     """``{test id: [kernel, ...]}``: the kernels each test was the first to launch."""
     out: dict[str, list[str]] = {}
@@ -158,6 +179,8 @@ def kernels_by_test(runs: Sequence[Run]) -> dict[str, list[str]]:
 def evidence(record: Mapping[str, Any], cls: str, why: str, kernels: Sequence[str]) -> list[str]:
     """A regression's lines after the two outcomes: class, detail, last lines, kernels."""
     lines = [f"outcome class: {cls} ({why})"]
+    if record.get(test_device.CLASS_KEY):  # under the CUDA-to-CPU redirect: the interpreter's
+        lines.append(f"under the redirect: {record[test_device.CLASS_KEY]}")
     detail = " ".join(str(record.get("detail", "")).split())
     if detail:
         lines.append(f"detail: {detail[:300]}")

@@ -64,6 +64,7 @@ from matrix.gate.config import (
     pinned_release,
 )
 from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
+from matrix.measure import test_device
 from matrix.measure.results import (
     NoValidator,
     Run,
@@ -556,6 +557,12 @@ def parser(session: bool = False) -> argparse.ArgumentParser:
         metavar="DIR",
         help="the team's test suite (as given to the matrix): its sources are read and the "
         "kernels its tests launched (captured in the results) are typed by those launches",
+    )
+    p.add_argument(
+        "--tests-device",
+        choices=test_device.MODES,
+        help="with nox -s gate and no --results: where the cells run the --tests suite "
+        "(cpu, cuda-on-cpu, auto; the matrix's option); the gate reads what they recorded",
     )
     p.add_argument(
         "--no-project-scan",

@@ -39,7 +39,9 @@ Events (the runner in ``matrix.measure.suite`` reads them):
        "test": "<nodeid of the test that first launched it>",
        "qualname": "test_mod.test_add.<locals>.add_kernel",  # with <locals>, as defined
        "definition": "<16 hex digits>",   # the key of its KERNEL DEFINITION (below)
-       "source_hash": "<16 hex digits>"}  # of the definition's source text
+       "source_hash": "<16 hex digits>",  # of the definition's source text
+       "autotune": {"config": "BLOCK: 64, num_warps: 4, ...", "of": 8}}   # only where the
+                                  # redirect pinned its autotuner (the config it ran, of N)
 
   A (named) tuple argument (Triton 3.3+ takes them) is typed ``"tuple:" + JSON`` of
   ``{"items": [TYPE, ...], "fields": [NAME, ...] or null, "name": CLASS or null}``, where a
@@ -672,7 +674,7 @@ def describe_launch(
         [module, name, what, signature, constexprs, shaping] + ([ones] if ones else []),
         sort_keys=True,
     )
-    return {
+    launch = {
         "key": hashlib.sha256(identity.encode()).hexdigest()[:16],
         "kernel": f"{module}:{name}",
         "module": module,
@@ -687,6 +689,11 @@ def describe_launch(
         "options": options,
         "example": {"shapes": shapes, "strides": strides, "scalars": scalars, "grid": grid_dims},
     }
+    # The autotuner pinned to its first configuration (``matrix.measure.redirect``): which one.
+    pinned = getattr(fn, "_matrix_pinned", None)
+    if isinstance(pinned, dict):
+        launch["autotune"] = pinned
+    return launch
 
 
 def _record(*launch_args: Any) -> None:

@@ -60,7 +60,7 @@ from matrix.core import (
     passed_test,
     release_key,
 )
-from matrix.measure import incremental, lock, migrate, procs, runner, triton_identity
+from matrix.measure import incremental, lock, migrate, procs, runner, test_device, triton_identity
 from matrix.measure.cells import (
     Cell,
     MatrixConfig,
@@ -295,6 +295,7 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             cmd.append("--fresh-compiles")
         if args.tests and not suite_kept:
             cmd += ["--tests", str(args.tests), "--tests-args", args.tests_args]
+            cmd += ["--tests-device", args.tests_device]
         # With --tests the runner's stdout (its suite progress lines) is shown as it comes.
         # The runner dies with the matrix by SIGTERM, so that it ends its own strays first.
         # Its temporary files go to a folder of ours, which a killed runner cannot leave behind;
@@ -453,6 +454,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="",
         help='options for pytest on the --tests suite, one string: --tests-args "-k add -x"',
     )
+    p.add_argument(
+        "--tests-device",
+        default=test_device.AUTO,
+        help="where the --tests suite's CUDA goes: cpu (the interpreter, as written), "
+        "cuda-on-cpu (CUDA redirected to the CPU: launch observations, not GPU correctness) "
+        "or auto (default: cuda-on-cpu when the suite mentions CUDA and this machine has none)",
+    )
     p.add_argument("--force", action="store_true", help="redo cells that are already complete")
     p.add_argument(
         "--fresh-compiles",
@@ -511,8 +519,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         pytest_args = shlex.split(args.tests_args)
     except ValueError as e:
         p.error(f"--tests-args: cannot split {args.tests_args!r} into words: {e}")
+    try:
+        test_device.check_mode(args.tests_device)
+        if args.tests is not None:
+            args.tests_device, why = test_device.resolve(args.tests_device, args.tests)
+            print(f"matrix: the suite runs with --tests-device {args.tests_device} ({why})")
+            test_device.capability()
+    except (ValueError, DataFileError) as e:
+        p.error(str(e))
     args.suite = (
-        suite_identity(args.tests, pytest_args, args.timeout) if args.tests is not None else None
+        suite_identity(args.tests, pytest_args, args.timeout, args.tests_device)
+        if args.tests is not None
+        else None
     )
     args.catalog = incremental.current_catalog()
     try:

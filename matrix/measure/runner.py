@@ -43,7 +43,7 @@ from matrix.backends import compile_cache
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
-from matrix.measure import preload, probe_hashes, procs, suite, triton_identity
+from matrix.measure import preload, probe_hashes, procs, suite, test_device, triton_identity
 from matrix.measure.child import exit_now, probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
 from matrix.measure.results import (
@@ -546,6 +546,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "environment's distribution and every probe process's import must be it; default: the "
         "installed distribution's version",
     )
+    p.add_argument(
+        "--tests-device", default=test_device.AUTO, type=test_device.check_mode,
+        help="cpu (the interpreter), cuda-on-cpu (CUDA redirected to the CPU) or auto "
+        "(matrix.measure.test_device)",
+    )  # fmt: skip
     p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
     p.add_argument("--env", help="JSON object of extra env fields (e.g. the torch pairing)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -613,8 +618,10 @@ def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path)
 
     pytest_args = shlex.split(args.tests_args)
     phase(f"the team's suite {args.tests}")
-    run.extra["suite"] = suite.suite_identity(args.tests, pytest_args, args.timeout)
-    got = suite.run_suite_recorded(args.tests, workdir, say, args.timeout, pytest_args)
+    device, why = test_device.resolve(args.tests_device, args.tests)
+    say(f"tests device: {device} ({why})")
+    run.extra["suite"] = suite.suite_identity(args.tests, pytest_args, args.timeout, device)
+    got = suite.run_suite_recorded(args.tests, workdir, say, args.timeout, pytest_args, device)
     run.extra["tests"], run.extra["launches"] = got.tests, got.launches
     run.extra["kernel_sources"] = got.kernel_sources
     write_raw(run, out, partial=True)

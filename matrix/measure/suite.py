@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from matrix.core import REPO_ROOT, TEST_SKIPPED, passed_test
-from matrix.measure import capture
+from matrix.measure import capture, test_device
 from matrix.measure.supervise import Supervised, supervise
 
 DEFAULT_TEST_TIMEOUT_S = 300.0
@@ -74,9 +74,12 @@ def suite_identity(
     suite: Path,
     pytest_args: Sequence[str] = (),
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
+    device: str = test_device.CPU,
 ) -> dict[str, Any]:
     """``{"path", "hash", "pytest_args", "test_timeout_s"}`` of a suite: where it is, a hash of
-    every file in it, and how it was run (module docstring says why those belong to it).
+    every file in it, and how it was run (module docstring says why those belong to it); under
+    the CUDA-to-CPU redirect also ``"device": "cuda-on-cpu"`` and the faked ``"capability"``
+    (``matrix.measure.test_device``; absent for the plain interpreter, as before).
 
     ``path`` is relative to the matrix's checkout (``REPO_ROOT``) when the suite is inside it,
     so that the same checkout elsewhere records the same identity. A cell whose recorded
@@ -101,12 +104,16 @@ def suite_identity(
         h.update(p.read_bytes() + b"\0")
     root = REPO_ROOT.resolve()
     path = suite.relative_to(root).as_posix() if suite.is_relative_to(root) else str(suite)
-    return {
+    identity: dict[str, Any] = {
         "path": path,
         "hash": f"sha256:{h.hexdigest()}",
         "pytest_args": list(pytest_args),
         "test_timeout_s": float(test_timeout_s),
     }
+    if device == test_device.CUDA_ON_CPU:
+        identity["device"] = device
+        identity["capability"] = test_device.capability()
+    return identity
 
 
 def _error(suite: Path, detail: str) -> dict[str, Any]:
@@ -194,11 +201,13 @@ def run_suite_recorded(
     pytest_args: Sequence[str] = (),
     suite_timeout_s: float = DEFAULT_SUITE_TIMEOUT_S,
     interpret: bool = True,
+    device: str = test_device.CPU,
 ) -> SuiteRun:
     """Run ``suite`` with ``pytest_args`` added to pytest's command line (in the suite's
     folder, ``suite_root``: a relative path in them is relative to it); return all it
     recorded (module docstring). ``interpret=False``: natively, on the machine's GPU (a GPU
-    leg, ``matrix.measure.legs``)."""
+    leg, ``matrix.measure.legs``). ``device`` ``cuda-on-cpu`` loads the CUDA-to-CPU redirect
+    before collection (``matrix.measure.redirect``) and names each failed test's class."""
     env = suite_environment(dict(os.environ))
     env.pop("TRITON_INTERPRET", None)
     if interpret:
@@ -207,6 +216,9 @@ def run_suite_recorded(
     root = suite_root(suite)
     env[capture.SUITE_ROOT_ENV] = str(root)
     env.setdefault("TRITON_CACHE_DIR", str(workdir / "triton-cache"))
+    redirect = device == test_device.CUDA_ON_CPU
+    if redirect:
+        env[test_device.CAPABILITY_ENV] = test_device.capability()
     cmd = [
         *pytest_launcher(),
         str(suite),
@@ -217,6 +229,7 @@ def run_suite_recorded(
         f"--rootdir={root}",
         "-p",
         "no:cacheprovider",
+        *(["-p", "matrix.measure.redirect"] if redirect else []),
         "-p",
         capture.__name__,
         "--continue-on-collection-errors",  # a module that cannot import is one error entry
@@ -250,6 +263,8 @@ def run_suite_recorded(
             _session_event(event, collected, stopped_early, log)
 
     shown = f", pytest options {' '.join(pytest_args)}" if pytest_args else ""
+    if redirect:
+        shown += f", CUDA redirected to the CPU (faked capability {test_device.capability()})"
     log(f"running user tests {suite} (each test limited to {test_timeout_s:g} s{shown})")
     result = supervise(
         cmd,
@@ -283,6 +298,11 @@ def run_suite_recorded(
         tests += not_run_records(collected, result.records, _not_run_why(result, stopped_early))
         if result.stopped:
             tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
+    if redirect:
+        test_device.label_tests(tests)
+    cannot_start = test_device.start_line(tests)
+    if cannot_start:
+        log(f"  {cannot_start}")
     log(
         f"  tests: {sum(passed_test(t) for t in tests)} of {len(tests)} passed; "
         f"{len(launches)} kernel specializations captured (hooks: {', '.join(hooks) or 'none'})"

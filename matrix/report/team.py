@@ -27,6 +27,7 @@ from matrix.catalog import AOT_TARGETS
 from matrix.core import REPO_ROOT, release_key
 from matrix.gate import compare as gc
 from matrix.gate import kernel_compiles as gk
+from matrix.measure import test_device
 from matrix.measure.kernel_compiles import coverage_text, run_coverage
 from matrix.measure.results import Run, known_seconds
 from matrix.measure.runner import SUITE_KEYS as SUITE_KEYS  # the release pages leave them out
@@ -120,10 +121,17 @@ class SuiteColumn:
     # "N of M captured specializations compiled (...)": the console line's and gate.md's words
     # (matrix.measure.kernel_compiles.coverage_text); "" where the cell compiled none.
     coverage: str = ""
+    # "the suite could not start: ... (No module named 'x')" (matrix.measure.test_device), "".
+    cannot_start: str = ""
 
     @property
     def tone(self) -> str:
         return "good" if self.passed == self.total else "breaking"
+
+    @property
+    def redirected(self) -> bool:
+        """Ran under the CUDA-to-CPU redirect: interpreter outcomes, not GPU correctness."""
+        return self.suite.get("device") == test_device.CUDA_ON_CPU
 
     @property
     def shown_path(self) -> str:
@@ -332,6 +340,7 @@ def _tests(runs: Sequence[Run], view: TeamView) -> None:
                 compiled,
                 compiles,
                 coverage_text(cov) if cov else "",
+                test_device.start_line(run.extra["tests"]) or "",
             )
         )
     view.columns.sort(key=lambda c: (release_key(c.release), release_key(c.numpy)))
