@@ -30,8 +30,9 @@ from matrix.analyze.profile import (
     profile_module,
     ttir,
 )
+from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
-from matrix.analyze.profile.reader import Helper, module_globals
+from matrix.analyze.profile.reader import Context, Helper, module_globals
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
@@ -81,10 +82,18 @@ def _launches_by_file(
     return table, elsewhere
 
 
-def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]) -> Profile:
+def build_profile(
+    scan: Sequence[str],
+    tests: Sequence[str],
+    runs: Iterable[Run],
+    declaration: Declaration | None = None,
+) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
-    source, each kernel a captured launch ran typed by that launch (and tied to its test)."""
+    source, each kernel a captured launch ran typed by that launch (and tied to its test),
+    else by what the tree's host code passes, else by the team's ``declaration`` of its
+    pointers' dtypes, else left as type variables (the element type of ``x_ptr``)."""
     runs = list(runs)
+    ctx = Context(declaration or Declaration())
     launches, elsewhere = _launches_by_file(runs, tests)
     files = list(dict.fromkeys(str(p.resolve()) for p in iter_python_files([*scan, *tests])))
     files += [f for f in launches if f not in files]
@@ -125,8 +134,12 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
                 typed,
                 kernels=kernels[m.path],
                 lookup=lambda q: helpers.get(q, []),
+                ctx=ctx,
+                launched=host.launched,
             )
         )
+    # helpers typed per call site replace their own readings (parameters guessed)
+    profile.uses = ctx.uses(profile.uses)
     for m in parsed:  # what host code names: variables (fp.env_values) and Triton's hooks
         lines = m.source.splitlines()
         profile.uses += env_uses(m.tree, _show(m.path), lines)

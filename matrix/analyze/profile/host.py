@@ -64,6 +64,7 @@ class HostTypes:
                             self.launch_sites.append((k, node, fn))
                 stack.extend((child, fn) for child in ast.iter_child_nodes(node))
         self._memo: dict[tuple[int, int], str | None] = {}
+        self.launched = frozenset(name for name, _, _ in self.launch_sites)  # kernel[grid](...)
 
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
         params = [a.arg for a in [*kernel.args.posonlyargs, *kernel.args.args]]
@@ -91,10 +92,9 @@ class HostTypes:
             return INT_SIG
         if dt is None:
             return None
-        for spelling, name in self.map.dtypes.items():
-            if name == dt and spelling in self.map.launch_scalars:
-                return f"*{spelling}"
-        return None
+        # a tensor: a pointer to its dtype, spelt by its own name (every dtype's name is one
+        # of its spellings in usage_map.toml [dtypes]: uint8 and the fp8s too)
+        return f"*{dt}" if self.map.dtypes.get(dt) == dt else None
 
     def _torch_dtype(self, expr: ast.expr | None) -> str | None:
         if (
