@@ -295,3 +295,15 @@ def test_compile_time_comparisons_of_constexprs_are_not_unknown(tmp_path):
     )
     eqs = ops(found, "binary.eq")
     assert len(eqs) == 2 and all(None not in o for o in eqs)
+
+
+def test_a_type_annotation_is_no_use_of_a_triton_name(tmp_path):
+    found = uses(
+        tmp_path,
+        """
+        def configs() -> list[triton.Config]:
+            return [triton.Config({"B": 64}, num_warps=4)]
+        """,
+    )
+    names = [u for u in found if u.op == "name" and u.attr("name") == "triton.Config"]
+    assert [u.line for u in names] == [8]  # the call, not the annotation (line 7)

@@ -244,18 +244,28 @@ def host_name_uses(
     """A ``name`` use for every Triton name the file's host code refers to (``triton.Config``,
     ``triton.set_allocator``, ``triton.knobs...``): kernels' own names are read with their
     kernels. ``qualname`` resolves an expression through the file's imports."""
-    inside = {id(n) for k in kernels for n in ast.walk(k)}
-    parents = {id(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute) for c in [n.value]}
+    skip = {id(k) for k in kernels}
     out = []
-    for node in ast.walk(tree):
-        if id(node) in inside or id(node) in parents:
-            continue  # a kernel's own, or the base of a longer name (read as the longer one)
-        if not isinstance(node, ast.Attribute | ast.Name):
+    # one walk, top-down: a kernel is not entered (read with its kernel), nor a type
+    # annotation (``-> triton.Config`` runs nothing of Triton's); the base of a longer name
+    # is no name of its own (``triton.language`` of ``triton.language.dot``)
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, is_base = stack.pop()
+        if id(node) in skip or isinstance(node, ast.arg):
             continue
-        q = qualname(node)
-        if isinstance(q, str) and (q == "triton" or q.startswith("triton.")):
-            line = getattr(node, "lineno", 0)
-            code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            out.append(Use("name", (), (("name", q),), path, line, code=code[:120],
-                           col=getattr(node, "col_offset", 0)))  # fmt: skip
+        if isinstance(node, ast.Attribute | ast.Name) and not is_base:
+            q = qualname(node)
+            if isinstance(q, str) and (q == "triton" or q.startswith("triton.")):
+                line = getattr(node, "lineno", 0)
+                code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                out.append(Use("name", (), (("name", q),), path, line, code=code[:120],
+                               col=getattr(node, "col_offset", 0)))  # fmt: skip
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            skip.add(id(node.returns))
+        elif isinstance(node, ast.AnnAssign):
+            skip.add(id(node.annotation))
+        base = node.value if isinstance(node, ast.Attribute) else None
+        stack.extend((c, c is base) for c in ast.iter_child_nodes(node))
+    out.sort(key=lambda u: (u.line, u.col))
     return out

@@ -73,6 +73,8 @@ class Context:
         self.declaration = declaration or Declaration()
         self.memo: dict[tuple[Any, ...], Val] = {}
         self.int_vars: dict[tuple[Any, ...], frozenset[str]] = {}  # per memo key
+        # per function (id): its pointer parameters and its integer (offset) names
+        self.shapes: dict[int, tuple[set[str], set[str]]] = {}
         self.site_uses: dict[tuple[Any, ...], list[Use]] = {}
         self.called: set[int] = set()  # ids of helpers read at a call site
         self.unfollowed: set[int] = set()  # ids of helpers a call of which was not followed
@@ -159,12 +161,22 @@ class KernelReader:
         return _union(self.returns) if len(self.returns) > 1 else self.returns[0]
 
     # -- parameters
-    def _pointer_params(self) -> tuple[set[str], set[str]]:
-        """Parameters that reach the pointer argument of a load/store/atomic/descriptor as
-        its pointer, and every other name of those expressions (offsets: integers)."""
+    def _shape(self) -> tuple[set[str], set[str]]:
+        """What the body says of its names, in one walk: those that reach the pointer
+        argument of a load/store/atomic/descriptor as its pointer, and the integers: every
+        other name of those expressions (offsets), and names inside masks, shapes, ranges
+        and aranges (a float cannot index)."""
         names: set[str] = set()
         every: set[str] = set()
+        ints: set[str] = set()
+        assigns: list[tuple[set[str], set[str], set[str]]] = []
         for node in ast.walk(self.fn):
+            if isinstance(node, ast.Assign):
+                targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+                if targets:
+                    all_names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                    assigns.append((targets, _pointer_terms(node.value), all_names))
+                continue
             if not isinstance(node, ast.Call):
                 continue
             tl = self.r.tl_name(node.func)
@@ -172,45 +184,30 @@ class KernelReader:
                 "load", "store"
             ):  # fmt: skip
                 tl = node.func.attr
+            exprs: list[ast.expr] = []
             if tl in POINTER_ARG or (tl or "").startswith("atomic_"):
                 first = node.args[0] if node.args else self.kw(node, "base")
                 if first is not None:
                     names |= _pointer_terms(first)
                     every |= {n.id for n in ast.walk(first) if isinstance(n, ast.Name)}
-        # names assigned from pointer expressions: follow assignments back to parameters
-        changed = True
-        assigns = [n for n in ast.walk(self.fn) if isinstance(n, ast.Assign)]
-        while changed:
-            changed = False
-            for a in assigns:
-                targets = {t.id for t in a.targets if isinstance(t, ast.Name)}
-                if targets & names:
-                    roots = _pointer_terms(a.value)
-                    if not roots <= names:
-                        names |= roots
-                        changed = True
-                if targets & every:
-                    roots = {n.id for n in ast.walk(a.value) if isinstance(n, ast.Name)}
-                    if not roots <= every:
-                        every |= roots
-                        changed = True
-        return names, every - names
-
-    def _offset_params(self) -> set[str]:
-        """Names inside masks, shapes, ranges and aranges: integers (a float cannot index)."""
-        names: set[str] = set()
-        for node in ast.walk(self.fn):
-            if not isinstance(node, ast.Call):
-                continue
-            tl = self.r.tl_name(node.func)
-            exprs: list[ast.expr] = []
-            if tl in ("load", "store"):
-                exprs = [k.value for k in node.keywords if k.arg == "mask"]
+                if tl in ("load", "store"):
+                    exprs = [k.value for k in node.keywords if k.arg == "mask"]
             elif tl in INT_CONTEXT or (isinstance(node.func, ast.Name) and node.func.id == "range"):
                 exprs = list(node.args)
             for e in exprs:
-                names |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
-        return names
+                ints |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+        # names assigned from pointer expressions: follow assignments back to parameters
+        changed = True
+        while changed:
+            changed = False
+            for targets, terms, all_names in assigns:
+                if targets & names and not terms <= names:
+                    names |= terms
+                    changed = True
+                if targets & every and not all_names <= every:
+                    every |= all_names
+                    changed = True
+        return names, ints | (every - names) | names
 
     def _params(self) -> None:
         args = self.fn.args
@@ -223,8 +220,10 @@ class KernelReader:
         for p, kd in zip(args.kwonlyargs, args.kw_defaults, strict=True):
             if kd is not None:
                 defaults[p.arg] = kd
-        pointers, in_offsets = self._pointer_params()
-        offsets = self._offset_params() | pointers | in_offsets
+        known = self.ctx.shapes.get(id(self.fn))
+        if known is None:  # what the body says of its parameters: once per function
+            known = self.ctx.shapes[id(self.fn)] = self._shape()
+        pointers, offsets = known
         sig = self.launch.signature if self.launch else {}
         cx = self.launch.constexprs if self.launch else {}
         for p in params:
