@@ -10,6 +10,7 @@ from pathlib import Path
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import ELEM_DTYPES, Use
 from matrix.gate.usage import build_profile
+from matrix.measure.results import Result, Run
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 
@@ -307,3 +308,38 @@ def test_a_type_annotation_is_no_use_of_a_triton_name(tmp_path):
     )
     names = [u for u in found if u.op == "name" and u.attr("name") == "triton.Config"]
     assert [u.line for u in names] == [8]  # the call, not the annotation (line 7)
+
+
+def _fp_run(release: str, backend: str, group: str, cells: dict[str, str]) -> Run:
+    data = {"cells": cells}
+    return Run(f"{release}-{backend}", {"triton": release}, results=[
+        Result(f"fp.{group}", backend, None, "observed", data=data)
+    ])  # fmt: skip
+
+
+def test_what_the_baseline_refuses_everywhere_narrows_a_type_variable(tmp_path):
+    body = """
+        @triton.jit
+        def relu_grad(x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + r)
+            keep = x < 0
+            tl.store(o_ptr + r, tl.where(keep, 0.0, x * 2))
+        """
+    (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(body))
+    refused = {"float8e5,lit_int": "rejected", "float16,lit_int": "int1"}
+    runs = [
+        _fp_run("3.8.0", "interpret", "binary.lt", refused),
+        _fp_run("3.8.0", "aot", "binary.lt", refused),
+        # refused on the interpreter only: compiled code may do it, so it stays admitted
+        _fp_run("3.8.0", "interpret", "binary.lt", {"bfloat16,lit_int": "rejected"}),
+        _fp_run("3.8.0", "aot", "binary.lt", {"bfloat16,lit_int": "int1"}),
+        # another release's refusals say nothing of the baseline
+        _fp_run("3.9.0", "interpret", "binary.lt", {"float16,lit_int": "rejected"}),
+    ]
+    found = build_profile([str(tmp_path)], [], runs, baseline="3.8.0").uses
+    (mul,) = ops(found, "binary.mul")
+    assert mul[0] is not None
+    assert "float8e5" not in mul[0] and {"float16", "bfloat16"} <= mul[0]
+    without = build_profile([str(tmp_path)], [], runs).uses
+    assert "float8e5" in ops(without, "binary.mul")[0][0]

@@ -30,6 +30,7 @@ from matrix.analyze.profile import (
     profile_module,
     ttir,
 )
+from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
 from matrix.analyze.profile.reader import Context, Helper, module_globals
@@ -87,13 +88,15 @@ def build_profile(
     tests: Sequence[str],
     runs: Iterable[Run],
     declaration: Declaration | None = None,
+    baseline: str | None = None,
 ) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
     source, each kernel a captured launch ran typed by that launch (and tied to its test),
     else by what the tree's host code passes, else by the team's ``declaration`` of its
-    pointers' dtypes, else left as type variables (the element type of ``x_ptr``)."""
+    pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
+    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals)."""
     runs = list(runs)
-    ctx = Context(declaration or Declaration())
+    ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline))
     launches, elsewhere = _launches_by_file(runs, tests)
     files = list(dict.fromkeys(str(p.resolve()) for p in iter_python_files([*scan, *tests])))
     files += [f for f in launches if f not in files]

@@ -501,7 +501,9 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not team and not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
-        profile = build_profile(args.scan, args.tests, runs) if team else None
+        profile = (
+            build_profile(args.scan, args.tests, runs, baseline=args.baseline) if team else None
+        )
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, FileNotFoundError) as e:
         report.errors.append(str(e))

@@ -46,9 +46,12 @@ class HostTypes:
         self.statements: dict[int, list[ast.stmt]] = {}
         for tree, kernels in trees:  # each tree with its @triton.jit functions
             self.kernel_names |= {f.name for f in kernels}
+            inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
             stack: list[tuple[ast.AST, Any]] = [(tree, None)]
             while stack:
                 node, fn = stack.pop()
+                if id(node) in inside:
+                    continue
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
                     fn = node

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from matrix.analyze.profile.admits import OPS as ADMIT_OPS
+from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import (
     ELEM_DTYPES,
@@ -41,6 +43,7 @@ POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descript
 MAX_INLINE = 6  # helper calls followed for their return kinds (a helper calling a helper...)
 MAX_SETTLE = 2  # passes over a loop body before its uses are recorded
 INT_ELEM = frozenset(INT_DTYPES | {"int1"})
+MAX_NARROW = 3  # readings of a kernel while what its code admits narrows its type variables
 BUILTIN_RULES = {
     "min": "rule.builtin_min", "max": "rule.builtin_max", "abs": "rule.builtin_abs",
     "len": "rule.builtin_len", "isinstance": "rule.builtin_isinstance",
@@ -69,10 +72,14 @@ class Context:
     once; a helper read at a call site is not also read alone (where its parameters would be
     guessed), unless no call of it could be followed."""
 
-    def __init__(self, declaration: Declaration | None = None) -> None:
+    def __init__(
+        self, declaration: Declaration | None = None, admits: Admits | None = None
+    ) -> None:
         self.declaration = declaration or Declaration()
+        self.admits = admits or Admits()  # what the baseline refuses everywhere
         self.memo: dict[tuple[Any, ...], Val] = {}
         self.int_vars: dict[tuple[Any, ...], frozenset[str]] = {}  # per memo key
+        self.excluded: dict[tuple[Any, ...], dict[str, set[str]]] = {}  # per memo key
         # per function (id): its pointer parameters and its integer (offset) names
         self.shapes: dict[int, tuple[set[str], set[str]]] = {}
         self.site_uses: dict[tuple[Any, ...], list[Use]] = {}
@@ -130,6 +137,7 @@ class KernelReader:
         self.narrow = dict(narrow or {})  # type variable -> the dtypes the code admits
         self.site = site  # read for a call site: parameters the caller did not type stay open
         self.int_vars: set[str] = set()  # type variables the code uses as an integer
+        self.excluded: dict[str, set[str]] = {}  # type variable -> dtypes the baseline refuses
         self.settling = False
         self.returns: list[Val] = []
         self.uses: list[Use] = []
@@ -330,7 +338,31 @@ class KernelReader:
         line = getattr(node, "lineno", 0)
         return self.lines[line - 1].strip()[:120] if 0 < line <= len(self.lines) else ""
 
+    def _admitted(self, op: str, operands: Sequence[Val]) -> None:
+        """An operand that is a type variable as it stands (its kinds are the variable's) in
+        an op the baseline refuses for some of its dtypes, everywhere it was measured: the
+        variable is none of those (code that runs on the baseline does not do what it
+        refuses)."""
+        if not (op.startswith(ADMIT_OPS) or op == "where") or len(operands) > 2:
+            return
+        for i, v in enumerate(operands):
+            if len(v.vars) != 1 or v.kinds is None or len(v.kinds) < 2:
+                continue
+            (var,) = v.vars
+            if v.kinds != self.narrow.get(var, ELEM_DTYPES):
+                continue  # a value computed from the variable, not the variable itself
+            other = operands[1 - i] if len(operands) == 2 else None
+            if other is not None and (other.kinds is None or len(other.kinds) != 1):
+                continue
+            rest = tuple(other.kinds) if other is not None and other.kinds else ()
+            for d in v.kinds:
+                case = (d, *rest) if i == 0 else (*rest, d)
+                if self.ctx.admits.rejects(op, case):
+                    self.excluded.setdefault(var, set()).add(d)
+
     def use(self, op: str, node: ast.AST, operands: Sequence[Val] = (), **attrs: str) -> None:
+        if self.ctx.admits:
+            self._admitted(op, operands)
         open_vars: set[str] = set()
         unknown = False
         for v in operands:
@@ -535,6 +567,7 @@ class KernelReader:
         key = (id(h.fn), tuple(args), tuple(sorted(kwargs.items())), self.depth)
         if key in self.ctx.memo:
             self.int_vars |= self.ctx.int_vars.get(key, frozenset())
+            self._exclude(self.ctx.excluded.get(key, {}))
             return self.ctx.memo[key]
         self.ctx.memo[key] = UNKNOWN  # a recursive call of itself: not followed
         sub = KernelReader(
@@ -546,7 +579,9 @@ class KernelReader:
             sub.uses = [replace(u, test=self.launch.test) for u in sub.uses]
         self.ctx.memo[key] = got
         self.ctx.int_vars[key] = frozenset(sub.int_vars)
+        self.ctx.excluded[key] = {k: set(v) for k, v in sub.excluded.items()}
         self.int_vars |= sub.int_vars
+        self._exclude(sub.excluded)
         self.ctx.site_uses[key] = sub.uses
         self.ctx.called.add(id(h.fn))
         return got
@@ -570,6 +605,10 @@ class KernelReader:
             return base
         del args
         return UNKNOWN
+
+    def _exclude(self, more: Mapping[str, set[str]]) -> None:
+        for var, dtypes in more.items():
+            self.excluded.setdefault(var, set()).update(dtypes)
 
     def _is_int(self, v: Val) -> None:
         """``v`` is used where only an integer can be (a pointer offset): the type variables
@@ -867,10 +906,28 @@ def jit_functions(
     """Every ``@triton.jit`` function of ``tree`` (nested ones, in test functions, too)."""
     return [
         n
-        for n in ast.walk(tree)
+        for n in _statements(tree)
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
         and any(resolver.is_jit(d) for d in n.decorator_list)
     ]
+
+
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    """Every statement of ``tree``, nested ones too, in ``ast.walk``'s order: a function
+    definition is a statement, so finding one needs no walk through expressions."""
+    out: list[ast.stmt] = []
+    queue: list[ast.AST] = [tree]
+    i = 0
+    while i < len(queue):
+        node = queue[i]
+        i += 1
+        if isinstance(node, ast.stmt):
+            out.append(node)
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                queue.extend(block)
+    return out
 
 
 def profile_module(
@@ -946,12 +1003,19 @@ def _read(
     """One reading of a kernel; read again when the code shows that a type variable is an
     integer (a loaded value used as a pointer offset), its uses then typed as such."""
     narrow: dict[str, frozenset[str]] = {}
-    for _ in range(2):
+    for _ in range(MAX_NARROW):
         keys = set(ctx.memo)
         reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines, helpers, 0,
                               lookup, ctx=ctx, variant=variant, narrow=narrow)  # fmt: skip
         uses = reader.run()
-        more = {v: INT_ELEM for v in reader.int_vars if narrow.get(v) != INT_ELEM}
+        more: dict[str, frozenset[str]] = {}
+        for var in reader.int_vars | set(reader.excluded):
+            now = narrow.get(var, ELEM_DTYPES)
+            new = now - frozenset(reader.excluded.get(var, ()))
+            if var in reader.int_vars:
+                new &= INT_ELEM
+            if new and new != now:  # never to nothing: a contradiction stays open
+                more[var] = new
         if not more:
             return uses
         narrow.update(more)
