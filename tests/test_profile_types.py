@@ -48,7 +48,7 @@ def test_an_fp32_accumulator_stays_fp32_through_dot_and_augmented_assignment(tmp
     # (an int8 dot gives int32), which nothing here decides: a named type variable
     (add,) = [u for u in found if u.op == "binary.add" and "acc +=" in u.code]
     assert add.operands[0] == F32 and "float32" in (add.operands[1] or ())
-    assert "`a_ptr`, `b_ptr` of `k`" in add.decides
+    assert "the element type of `a_ptr`, the element type of `b_ptr` of `k`" in add.decides
     assert ops(found, "binary.truediv", "acc / l_i") == [(F32, F32)]
 
 
@@ -139,7 +139,8 @@ def test_a_pointers_element_type_is_a_named_type_variable_and_the_use_says_what_
     )
     (mul,) = [u for u in found if u.op == "binary.mul" and "x * 2.0" in u.code]
     assert mul.operands[0] == ELEM_DTYPES  # any dtype the code admits, not "unknown"
-    assert "`x_ptr` of `scale`" in mul.decides and "[tool.triton-compat]" in mul.decides
+    assert "declare the element type of `x_ptr` of `scale`" in mul.decides
+    assert "[tool.triton-compat]" in mul.decides
     assert "run a test that launches `scale`" in mul.decides
 
 
@@ -343,3 +344,23 @@ def test_what_the_baseline_refuses_everywhere_narrows_a_type_variable(tmp_path):
     assert "float8e5" not in mul[0] and {"float16", "bfloat16"} <= mul[0]
     without = build_profile([str(tmp_path)], [], runs).uses
     assert "float8e5" in ops(without, "binary.mul")[0][0]
+
+
+def test_a_constexpr_dtype_parameter_is_a_type_variable_and_a_dtype_call_a_scalar(tmp_path):
+    body = """
+        @triton.jit
+        def norm(x_ptr, o_ptr, OUT_DTYPE: tl.constexpr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            m = tl.float32(-float("inf"))
+            x = tl.load(x_ptr + r).to(tl.float32)
+            m = tl.maximum(m, tl.max(x, axis=0))
+            tl.store(o_ptr + r, (x - m).to(OUT_DTYPE))
+        """
+    found = uses(tmp_path, body)
+    assert ops(found, "binary_fn.maximum") == [(F32, F32)]
+    (cast,) = [u for u in found if u.op == "cast.to" and "OUT_DTYPE" in u.code]
+    assert cast.operands[0] == F32 and cast.operands[1] == ELEM_DTYPES
+    assert "the dtype `OUT_DTYPE` holds of `norm`" in cast.decides
+    decl = Declaration.parse({"dtypes": {"norm.OUT_DTYPE": ["bfloat16"]}}, "pyproject.toml")
+    (cast,) = [u for u in uses(tmp_path, body, decl) if u.op == "cast.to" and "OUT" in u.code]
+    assert cast.operands == (F32, frozenset({"bfloat16"})) and not cast.decides

@@ -269,9 +269,10 @@ def _union(vals: Iterable[Val]) -> Val:
     return Val(frozenset(kinds), vars=tvars)
 
 
-def type_var(kernel: str, param: str) -> str:
-    """The name of a type variable: the element type of ``param`` of ``kernel``."""
-    return f"{kernel}:{param}"
+def type_var(kernel: str, param: str, dtype: bool = False) -> str:
+    """The name of a type variable: the element type of pointer ``param`` of ``kernel``, or
+    (``dtype``) the dtype a constexpr ``param`` holds (``x.to(OUT_DTYPE)``)."""
+    return f"{kernel}:{param}" + (":dtype" if dtype else "")
 
 
 def decides_text(tvars: Iterable[str], unknown: bool) -> str:
@@ -280,12 +281,13 @@ def decides_text(tvars: Iterable[str], unknown: bool) -> str:
     by_kernel: dict[str, list[str]] = {}
     for v in sorted(tvars):
         kernel, _, param = v.partition(":")
-        by_kernel.setdefault(kernel, []).append(param)
+        name, _, what = param.partition(":")
+        by_kernel.setdefault(kernel, []).append(
+            f"the dtype `{name}` holds" if what == "dtype" else f"the element type of `{name}`"
+        )
     parts = [
-        "declare the element type of "
-        + ", ".join(f"`{p}`" for p in params)
-        + f" of `{kernel}` in [tool.triton-compat].dtypes (pyproject.toml, or --config), "
-        f"or run a test that launches `{kernel}` (--tests)"
+        "declare " + ", ".join(params) + f" of `{kernel}` in [tool.triton-compat].dtypes "
+        f"(pyproject.toml, or --config), or run a test that launches `{kernel}` (--tests)"
         for kernel, params in by_kernel.items()
     ]
     if unknown:

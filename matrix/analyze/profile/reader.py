@@ -169,7 +169,7 @@ class KernelReader:
         return _union(self.returns) if len(self.returns) > 1 else self.returns[0]
 
     # -- parameters
-    def _shape(self) -> tuple[set[str], set[str]]:
+    def _shape(self) -> tuple[set[str], set[str], set[str]]:
         """What the body says of its names, in one walk: those that reach the pointer
         argument of a load/store/atomic/descriptor as its pointer, and the integers: every
         other name of those expressions (offsets), and names inside masks, shapes, ranges
@@ -177,6 +177,7 @@ class KernelReader:
         names: set[str] = set()
         every: set[str] = set()
         ints: set[str] = set()
+        dtypes: set[str] = set()  # names used as a dtype: x.to(D), dtype=D, tl.full(s, v, D)
         assigns: list[tuple[set[str], set[str], set[str]]] = []
         for node in ast.walk(self.fn):
             if isinstance(node, ast.Assign):
@@ -187,7 +188,18 @@ class KernelReader:
                 continue
             if not isinstance(node, ast.Call):
                 continue
+            for k in node.keywords:
+                if k.arg in ("dtype", "out_dtype") and isinstance(k.value, ast.Name):
+                    dtypes.add(k.value.id)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
+                spot = node.args[1] if node.func.attr == "cast" and len(node.args) > 1 else (
+                    node.args[0] if node.args else None
+                )  # fmt: skip
+                if isinstance(spot, ast.Name):
+                    dtypes.add(spot.id)
             tl = self.r.tl_name(node.func)
+            if tl == "full" and len(node.args) > 2 and isinstance(node.args[2], ast.Name):
+                dtypes.add(node.args[2].id)
             if tl is None and isinstance(node.func, ast.Attribute) and node.func.attr in (
                 "load", "store"
             ):  # fmt: skip
@@ -215,7 +227,7 @@ class KernelReader:
                 if targets & every and not all_names <= every:
                     every |= all_names
                     changed = True
-        return names, ints | (every - names) | names
+        return names, ints | (every - names) | names, dtypes
 
     def _params(self) -> None:
         args = self.fn.args
@@ -231,7 +243,7 @@ class KernelReader:
         known = self.ctx.shapes.get(id(self.fn))
         if known is None:  # what the body says of its parameters: once per function
             known = self.ctx.shapes[id(self.fn)] = self._shape()
-        pointers, offsets = known
+        pointers, offsets, dtype_names = known
         sig = self.launch.signature if self.launch else {}
         cx = self.launch.constexprs if self.launch else {}
         for p in params:
@@ -270,6 +282,8 @@ class KernelReader:
                     self.env[name] = _k(kind) if kind else UNKNOWN
                 elif default is not None and self._dtype_of_expr(default):
                     self.env[name] = Val(dtype=self._dtype_of_expr(default))
+                elif name in dtype_names:  # a dtype the caller picks: a type variable
+                    self.env[name] = self._dtype_param(name)
                 elif name in offsets:  # a block size: shapes, aranges, masks
                     self.env[name] = _k("cx_int")
                 else:
@@ -283,6 +297,16 @@ class KernelReader:
                 self.env[name] = Val(RUNTIME_INT)
             else:
                 self.env[name] = Val(RUNTIME_ANY)
+
+    def _dtype_param(self, name: str) -> Val:
+        """A constexpr parameter used as a dtype (``x.to(OUT_DTYPE)``) that no launch gave:
+        the declared dtypes, else a type variable admitting every dtype."""
+        declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
+        if declared:
+            pick = declared[self.variant] if self.variant < len(declared) else None
+            return Val(dtype=frozenset({pick} if pick else declared))
+        var = type_var(self.fn.name, name, dtype=True)
+        return Val(dtype=self.narrow.get(var, ELEM_DTYPES), vars=frozenset({var}))
 
     def _pointer_param(self, name: str) -> Val:
         """A pointer parameter no launch typed: the team's declared dtypes, else a type
@@ -648,6 +672,10 @@ class KernelReader:
         self.use("name", node, name=q)
         for k in keywords:
             self.use("keyword", node, name=k, call=q)
+        if self._dtype_name(name) == name:  # tl.float32(-inf): a scalar of that dtype
+            for a in node.args:
+                self.ev(a)
+            return _k(name)
         if name == "to" or name == "cast":
             src = self.ev(node.args[0]) if node.args else UNKNOWN
             target = node.args[1] if len(node.args) > 1 else self.kw(node, "dtype")
