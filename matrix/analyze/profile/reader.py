@@ -445,12 +445,12 @@ class KernelReader:
             g = self.globals.get(node.id)
             if g is not None:
                 self.use("rule.global_read", node, name=node.id)
-                if (
-                    isinstance(g, ast.Call)
-                    and len(g.args) == 1
-                    and isinstance(g.args[0], ast.Constant)
-                ):  # NAME = tl.constexpr(0): a constexpr of that value
-                    kind = _scalar_of(g.args[0].value)
+                if isinstance(g, ast.Call) and len(g.args) == 1:
+                    # NAME = tl.constexpr(0) (or -1): a constexpr of that value
+                    try:
+                        kind = _scalar_of(ast.literal_eval(g.args[0]))
+                    except (ValueError, TypeError, SyntaxError, RecursionError):
+                        kind = None
                     return _k(kind) if kind else UNKNOWN
                 return self.ev(g, record=False) if isinstance(g, ast.Constant) else UNKNOWN
             return UNKNOWN
