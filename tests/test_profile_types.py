@@ -35,7 +35,7 @@ def test_an_fp32_accumulator_stays_fp32_through_dot_and_augmented_assignment(tmp
         def k(a_ptr, b_ptr, o_ptr, BM: tl.constexpr):
             r = tl.arange(0, BM)
             acc = tl.zeros((BM, BM), dtype=tl.float32)
-            l_i = tl.full((BM,), 1.0, tl.float32)
+            l_i = tl.full((BM,), 1.0, tl.float32) + tl.zeros((BM,), tl.float32)
             for i in range(4):
                 a = tl.load(a_ptr + r[:, None] * BM + r[None, :])
                 b = tl.load(b_ptr + r[:, None] * BM + r[None, :])

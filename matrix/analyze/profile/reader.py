@@ -198,8 +198,9 @@ class KernelReader:
                 if isinstance(spot, ast.Name):
                     dtypes.add(spot.id)
             tl = self.r.tl_name(node.func)
-            if tl == "full" and len(node.args) > 2 and isinstance(node.args[2], ast.Name):
-                dtypes.add(node.args[2].id)
+            at = {"zeros": 1, "full": 2}.get(tl or "")
+            if at is not None and len(node.args) > at and isinstance(node.args[at], ast.Name):
+                dtypes.add(node.args[at].id)
             if tl is None and isinstance(node.func, ast.Attribute) and node.func.attr in (
                 "load", "store"
             ):  # fmt: skip
@@ -376,12 +377,13 @@ class KernelReader:
             if v.kinds != self.narrow.get(var, ELEM_DTYPES):
                 continue  # a value computed from the variable, not the variable itself
             other = operands[1 - i] if len(operands) == 2 else None
-            if other is not None and (other.kinds is None or len(other.kinds) != 1):
+            if other is not None and other.kinds is None:
                 continue
-            rest = tuple(other.kinds) if other is not None and other.kinds else ()
+            # refused with every kind the other operand may have
+            rests = [(k,) for k in other.kinds] if other is not None and other.kinds else [()]
             for d in v.kinds:
-                case = (d, *rest) if i == 0 else (*rest, d)
-                if self.ctx.admits.rejects(op, case):
+                cases = [(d, *r) if i == 0 else (*r, d) for r in rests]
+                if all(self.ctx.admits.rejects(op, c) for c in cases):
                     self.excluded.setdefault(var, set()).add(d)
 
     def use(self, op: str, node: ast.AST, operands: Sequence[Val] = (), **attrs: str) -> None:
@@ -688,8 +690,9 @@ class KernelReader:
             return _k("int32")
         if name in ("zeros", "full", "zeros_like", "full_like"):
             dt = self._dtype_val(self.kw(node, "dtype"))
-            if dt.kinds is None and name == "full" and len(node.args) > 2:
-                dt = self._dtype_val(node.args[2])
+            at = {"zeros": 1, "full": 2}.get(name)  # tl.zeros(shape, dtype), tl.full(s, v, dt)
+            if dt.kinds is None and at is not None and len(node.args) > at:
+                dt = self._dtype_val(node.args[at])
             if dt.kinds is None and name.endswith("_like") and args:
                 return Val(args[0].kinds, vars=args[0].vars)
             return dt
