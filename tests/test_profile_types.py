@@ -364,3 +364,19 @@ def test_a_constexpr_dtype_parameter_is_a_type_variable_and_a_dtype_call_a_scala
     decl = Declaration.parse({"dtypes": {"norm.OUT_DTYPE": ["bfloat16"]}}, "pyproject.toml")
     (cast,) = [u for u in uses(tmp_path, body, decl) if u.op == "cast.to" and "OUT" in u.code]
     assert cast.operands == (F32, frozenset({"bfloat16"})) and not cast.decides
+
+
+def test_a_refusal_with_every_kind_the_other_operand_may_have_rules_a_dtype_out(tmp_path):
+    body = """
+        @triton.jit
+        def skip(y_ptr, o_ptr, ignore_index, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            y = tl.load(y_ptr + r)
+            tl.store(o_ptr + r, (y == ignore_index) * 1)
+        """
+    (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(body))
+    every = {f"float8e5,{k}": "rejected" for k in ("arg_i32", "arg_i64", "arg_f32")}
+    some = {"float8e4nv,arg_i32": "rejected", "float8e4nv,arg_f32": "int1"}
+    runs = [_fp_run("3.8.0", b, "binary.eq", {**every, **some}) for b in ("interpret", "aot")]
+    (eq,) = ops(build_profile([str(tmp_path)], [], runs, baseline="3.8.0").uses, "binary.eq")
+    assert eq[0] is not None and "float8e5" not in eq[0] and "float8e4nv" in eq[0]
