@@ -275,7 +275,7 @@ def type_var(kernel: str, param: str, dtype: bool = False) -> str:
     return f"{kernel}:{param}" + (":dtype" if dtype else "")
 
 
-def decides_text(tvars: Iterable[str], unknown: bool) -> str:
+def decides_text(tvars: Iterable[str], unknown: bool, kernel: str = "") -> str:
     """What would decide an operand left open, in words: the type variables it depends on
     (declare them, or run a test that launches their kernel), else how to type the value."""
     by_kernel: dict[str, list[str]] = {}
@@ -291,8 +291,9 @@ def decides_text(tvars: Iterable[str], unknown: bool) -> str:
         for kernel, params in by_kernel.items()
     ]
     if unknown:
-        parts.append("type the value in the code (e.g. `.to(tl.float32)`), or run a test that "
-                     "launches the kernel (--tests)")  # fmt: skip
+        who = f"`{kernel}`" if kernel else "the kernel"
+        parts.append(f"type the value in the code (e.g. `.to(tl.float32)`), or run a test that "
+                     f"launches {who} (--tests)")  # fmt: skip
     return "; ".join(parts)
 
 

@@ -409,7 +409,7 @@ class KernelReader:
                 self._code(node),
                 getattr(node, "col_offset", 0),
                 tuple(i for i, v in enumerate(operands) if v.cast),
-                decides_text(open_vars, unknown) if open_vars or unknown else "",
+                decides_text(open_vars, unknown, self.fn.name) if open_vars or unknown else "",
             )
         )
 
