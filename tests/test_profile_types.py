@@ -380,3 +380,30 @@ def test_a_refusal_with_every_kind_the_other_operand_may_have_rules_a_dtype_out(
     runs = [_fp_run("3.8.0", b, "binary.eq", {**every, **some}) for b in ("interpret", "aot")]
     (eq,) = ops(build_profile([str(tmp_path)], [], runs, baseline="3.8.0").uses, "binary.eq")
     assert eq[0] is not None and "float8e5" not in eq[0] and "float8e4nv" in eq[0]
+
+
+def test_a_helper_of_another_module_called_through_its_module_is_followed(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ext.py").write_text(
+        HEAD
+        + textwrap.dedent("""
+        @triton.jit
+        def program_id(axis):
+            return tl.program_id(axis).to(tl.int64)
+        """)
+    )
+    (pkg / "k.py").write_text(
+        HEAD
+        + "from pkg import ext as tle\n\n\n"
+        + textwrap.dedent("""
+        @triton.jit
+        def k(o_ptr, n, BLOCK: tl.constexpr):
+            pid = tle.program_id(0)
+            tl.store(o_ptr + pid, pid % n)
+        """)
+    )
+    found = build_profile([str(pkg)], [], []).uses
+    (mod,) = ops(found, "binary.mod")
+    assert mod[0] == frozenset({"int64"})

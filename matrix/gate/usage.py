@@ -136,7 +136,7 @@ def build_profile(
                 m.source,
                 typed,
                 kernels=kernels[m.path],
-                lookup=lambda q: helpers.get(q, []),
+                lookup=lambda q: _helper_named(helpers, q),
                 ctx=ctx,
                 launched=host.launched,
             )
@@ -156,6 +156,21 @@ def build_profile(
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
     return profile
+
+
+def _helper_named(helpers: dict[str, list[Helper]], q: str) -> list[Helper]:
+    """The helpers a qualified name calls: by the whole name, else by its longest tail that
+    names one (``pkg.utils.ext.program_id`` of a tree scanned from inside ``pkg``, whose
+    modules are named ``utils.ext``)."""
+    found = helpers.get(q)
+    if found:
+        return found
+    parts = q.split(".")
+    for i in range(1, len(parts) - 1):
+        found = helpers.get(".".join(parts[i:]))
+        if found:
+            return found
+    return []
 
 
 def _from_recorded_source(launch: dict[str, Any]) -> Profile:

@@ -532,7 +532,8 @@ class KernelReader:
         method = None
         if tl is None and isinstance(func, ast.Attribute):
             q = self.r.qualname(func)
-            if q is None or not q.startswith("triton."):
+            helper = bool(q and self.lookup and self.lookup(q))  # mod.helper(x): a call
+            if (q is None or not q.startswith("triton.")) and not helper:
                 method = func.attr
         if tl is None and method is None:
             q = self.r.qualname(func)  # a Name too: `from ...libdevice import tanh`
