@@ -2,11 +2,16 @@
 
 ``kernels/data/splitk_tuned.toml`` holds the configuration that timed fastest for each shape of
 the benchmark suite on a device (written by ``python -m kernels.bench --tune``; each entry keeps
-the time it measured). A shape in the table gets its entry; another shape on a tuned device
-borrows the tiles of the nearest tuned shape (log-distance in M, N, K) and picks its own split;
-an untuned device gets the default GPU tiles of ``kernels.config``. The table is data: retuning
-a device rewrites the file, not this module. ``kernels/data/loader_rules.toml`` then overrides
-the loader for dtypes where the table's choice (swept on one release) is pathological on others.
+the time it measured), and a ``[[device]]`` row per measured device with what decides its speed
+(``kernels.devices``: capability, SM count, L2, shared memory). A device takes the entries of
+the measured device with the same traits, else of the nearest measured device of its
+architecture (the plan's source says whose); an architecture never measured takes none. A
+shape in the table gets its entry; another shape borrows the tiles of the nearest tuned shape
+(log-distance in M, N, K) and picks its own split; with no entries, a configuration searched on
+first use (``kernels.plan_search``) or the default GPU tiles of ``kernels.config``. The table
+is data: retuning a device rewrites the file, not this module. ``kernels/data/loader_rules.toml``
+then overrides the loader for dtypes where the table's choice (swept on one release) is
+pathological on others.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pathlib import Path
 import torch
 
 from kernels.config import TileConfig, choose_split_k, ordered_group, tile_config
+from kernels.devices import DeviceTraits, nearest_measured, traits_of_row
 
 TABLE_PATH = Path(__file__).resolve().parent / "data" / "splitk_tuned.toml"
 LOADER_RULES_PATH = TABLE_PATH.with_name("loader_rules.toml")
@@ -49,6 +55,16 @@ class GpuChoice:
         form = "" if self.product == PRODUCTS[0] else f"-{self.product}"
         return f"{self.tile}-S{self.split_k}-{self.loader}{form} ({self.source})"
 
+    @property
+    def tuned(self) -> bool:
+        """A configuration timed for this very shape (on this device or one it stands for)."""
+        return self.source.startswith(TUNED_SOURCES)
+
+
+# Sources of a configuration timed for the very shape: the table (this device's entries or a
+# measured device's of the same architecture) or a first-use search on this device.
+TUNED_SOURCES = ("table", "searched")
+
 
 def dtype_key(dtype: torch.dtype, precision: str) -> str:
     """The table's dtype column: ``fp16``, ``bf16``, ``fp32-ieee``, ``fp32-tf32``, ..."""
@@ -64,6 +80,36 @@ def layout_key(b: torch.Tensor) -> str:
 
 def table_path() -> Path:
     return Path(os.environ.get(TABLE_ENV) or TABLE_PATH)
+
+
+@functools.cache
+def load_devices(path: Path | None = None) -> dict[str, DeviceTraits]:
+    """The table's ``[[device]]`` rows by name (a note: entries name their device by it)."""
+    path = path or table_path()
+    if not path.exists():
+        return {}
+    with path.open("rb") as f:
+        rows = tomllib.load(f).get("device", [])
+    devices = [traits_of_row(r, f"{path}: device {i}") for i, r in enumerate(rows)]
+    return {d.name: d for d in devices}
+
+
+def table_device(
+    device: DeviceTraits | str, devices: dict[str, DeviceTraits]
+) -> tuple[str | None, str]:
+    """Whose entries ``device`` takes, and a note when they are another device's.
+
+    A plain name (tests, old callers) takes its own entries. Traits take the entries of the
+    measured device with the same hardware, else of the nearest one of the same architecture.
+    """
+    if isinstance(device, str):
+        return device, ""
+    measured = nearest_measured(device, devices.values())
+    if measured is None:
+        return None, f"no measured {device.arch} device"
+    if device.same_hardware(measured):
+        return measured.name, ""
+    return measured.name, f"{measured.name}'s, the nearest measured {device.arch} device"
 
 
 @functools.cache
@@ -123,29 +169,32 @@ def load_loader_rules(path: Path = LOADER_RULES_PATH) -> dict[str, str]:
 
 
 def choose(
-    device: str, dkey: str, layout: str, mode: str, m: int, n: int, k: int, programs: int,
-    *, element_size: int, table: tuple[dict, ...] | None = None,
+    device: DeviceTraits | str, dkey: str, layout: str, mode: str, m: int, n: int, k: int,
+    programs: int, *, element_size: int, table: tuple[dict, ...] | None = None,
+    devices: dict[str, DeviceTraits] | None = None,
 ) -> GpuChoice:  # fmt: skip
     """The configuration for one call (see the module docstring for the order of lookups)."""
+    owner, lent = table_device(device, load_devices() if devices is None else devices)
+    whose = f" ({lent})" if lent else ""
     entries = [
         e for e in (load_table() if table is None else table)
-        if e["device"] == device and e["dtype"] == dkey and e["layout"] == layout
+        if e["device"] == owner and e["dtype"] == dkey and e["layout"] == layout
         and e["mode"] == mode
     ]  # fmt: skip
     ruled = load_loader_rules().get(dkey)
     for e in entries:
         if (e["m"], e["n"], e["k"]) == (m, n, k):
-            return GpuChoice(_tile_of(e), e["split_k"], ruled or e["loader"], "table",
+            return GpuChoice(_tile_of(e), e["split_k"], ruled or e["loader"], "table" + whose,
                              _product_of(e))  # fmt: skip
     product = PRODUCTS[0]
     if entries:
         near = min(entries, key=lambda e: _distance(e, m, n, k))
         tile, product = _tile_of(near), _product_of(near)  # the tile was tuned with its form
-        source = f"nearest tuned {near['m']}x{near['n']}x{near['k']}"
+        source = f"nearest tuned {near['m']}x{near['n']}x{near['k']}{whose}"
         loader = ruled or near["loader"]
     else:
         tile = tile_config("cuda", element_size)
-        source, loader = "default", "pointer"
+        source, loader = f"default ({lent})" if lent else "default", "pointer"
     split = choose_split_k(m, n, k, tile, programs)
     return GpuChoice(tile, split, loader, source, product)
 

@@ -14,7 +14,6 @@ Design (seed note "Triton: Split-K Matmul"):
   Low-precision results take one cast at the end, never atomics into fp16/bf16.
 """
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +24,7 @@ import triton.language as tl
 
 import compat
 from compat.descriptors import make_descriptor_2d
-from kernels import gpu_plan, workspace
+from kernels import devices, gpu_plan, plan_search, workspace
 from kernels.binding import BoundKernel
 from kernels.checks import MatmulProblem, check_matmul, trivial_result
 from kernels.config import (
@@ -197,23 +196,23 @@ def plan_splitk(
         # has an entry; the ordered mode's tuned tiles otherwise (they are validated for the
         # shape, and atomic mode runs the same main loop). See kernels.fused for the barrier
         # that made atomic mode correct.
+        device = devices.current(a.device.index or 0)
+        dkey, layout = gpu_plan.dtype_key(a.dtype, precision), gpu_plan.layout_key(b)
         modes = ("ordered",) if deterministic else ("atomic", "ordered")
         for mode in modes:
             choice = gpu_plan.choose(
-                _device_name(a.device), gpu_plan.dtype_key(a.dtype, precision),
-                gpu_plan.layout_key(b), mode, m, n, k, target_programs(a.device),
+                device, dkey, layout, mode, m, n, k, target_programs(a.device),
                 element_size=a.element_size(),
             )  # fmt: skip
-            if choice.source == "table":
+            if choice.tuned:
                 break
-        # Only configurations the tuner validated for this very shape take the fused kernel;
-        # everything else keeps the classic kernel below.
+        if not choice.tuned and split_k is None:
+            found = _searched(a, b, device, dkey, layout, modes[0], precision, deterministic)
+            choice = found or choice
+        # Only configurations timed for this very shape take the fused kernel; everything
+        # else keeps the classic kernel below.
         split = _check_split_k(split_k, k) or choice.split_k
-        if (
-            choice.source == "table"
-            and split == choice.split_k
-            and gpu_plan.fits_workspace(split, m, n)
-        ):
+        if choice.tuned and split == choice.split_k and gpu_plan.fits_workspace(split, m, n):
             return plan_with(a, b, choice.tile, split, choice.loader, source=choice.source,
                              product=choice.product)  # fmt: skip
     cfg = tile_config(a.device.type, a.element_size())
@@ -241,9 +240,35 @@ def plan_with(
     return SplitKPlan(tile, split_k, chunk_k, lp, fused=True, source=source, product=product)
 
 
-@functools.cache
-def _device_name(device: torch.device) -> str:
-    return torch.cuda.get_device_name(device)
+def _searched(
+    a: torch.Tensor, b: torch.Tensor, device: devices.DeviceTraits, dkey: str, layout: str,
+    mode: str, precision: str, deterministic: bool,
+) -> gpu_plan.GpuChoice | None:  # fmt: skip
+    """A configuration timed on first use, where no measured device shares this one's
+    architecture (``kernels.plan_search``); None where the search does not apply or is off."""
+    if gpu_plan.table_device(device, gpu_plan.load_devices())[0] is not None:
+        return None
+    m, k = a.shape
+    n = b.shape[1]
+    table = gpu_plan.load_table()
+    options = [
+        c for c in plan_search.candidates(table, dkey, layout, mode, m, n, k)
+        if c.split_k <= split_k_limit(k) and gpu_plan.fits_workspace(c.split_k, m, n)
+    ]  # fmt: skip
+    p = check_matmul(a, b, None, precision, interpreted=False)
+
+    def time_us(c: plan_search.Candidate) -> float:
+        plan = plan_with(a, b, c.tile(), c.split_k, c.loader, source="search", product=c.product)
+        call = bind_plan(a, b, plan, p, precision=precision, deterministic=deterministic)
+        return 1e3 * float(triton.testing.do_bench(lambda: call(a, b), warmup=5, rep=20))
+
+    key = f"{dkey}-{layout}-{mode}-{m}x{n}x{k}"
+    found = plan_search.search(device, key, options, time_us,
+                               capturing=torch.cuda.is_current_stream_capturing())  # fmt: skip
+    if found is None:
+        return None
+    best, why = found
+    return gpu_plan.GpuChoice(best.tile(), best.split_k, best.loader, why, best.product)
 
 
 def splitk_matmul(

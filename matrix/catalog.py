@@ -19,6 +19,7 @@ measured. Pages, the Markdown report and the gate read ``meaning_of``; nothing e
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -199,6 +200,14 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
 
 PROBES: tuple[ProbeSpec, ...] = load_catalog()
 PROBES_BY_NAME = {p.name: p for p in PROBES}
+
+
+def unmapped_probes(rows: Mapping[str, Any]) -> list[str]:
+    """The probes of the catalog that ``rows`` (``matrix/data/usage_map.toml``'s ``probes``
+    table) gives no row: each needs one, what in a team's code it measures (``names``,
+    ``keywords``, ``ops``) or why it never concerns a team's code (``project = true``, or
+    ``never = "why"``). A probe nobody mapped would otherwise block every team's verdict."""
+    return [p.name for p in PROBES if p.name not in rows]
 
 
 def meaning_of(probe: str, status: str, data: dict | None = None) -> str:

@@ -63,6 +63,16 @@ def describe(e: OSError) -> str:
     return f"{' -> '.join(paths)}: {reason}"
 
 
+def resolved(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute with its symlinks followed where they lead somewhere; a symlink
+    loop (``Path.resolve`` raises RuntimeError on one before Python 3.13) stays as written,
+    made absolute, so that whoever reads it next names the loop instead of a traceback."""
+    try:
+        return Path(path).resolve()
+    except (RuntimeError, OSError):
+        return Path(os.path.abspath(path))
+
+
 @contextmanager
 def named(path: str | os.PathLike[str]) -> Iterator[None]:
     """Give an ``OSError`` raised inside without a file name (a write to a full disk through a

@@ -29,13 +29,16 @@ def report_step(args: argparse.Namespace, measured: Collection[str] = ()) -> int
     try:
         before = stamp.read(report_dir)
         code = report_main(["--raw", str(args.raw_dir), "--out", str(report_dir)])
-        kept = before is not None and stamp.read(report_dir) == before
+        after = stamp.read(report_dir)
+        kept = before is not None and after == before
     except OSError as e:
         print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
         return 1
     changed = changed_committed(report_dir)
     raw = changed_committed(args.raw_dir)
-    pages = [c for c in changed if c not in raw]
+    # The stamp records what the pages were built from: not a page, and it changes whenever
+    # they are rebuilt, even into the same bytes.
+    pages = [c for c in changed if c not in raw and Path(c).name != stamp.STAMP_NAME]
     anew = [r for r in raw if Path(r).name in measured]
     earlier = [r for r in raw if r not in anew]
     if anew:
@@ -55,12 +58,16 @@ def report_step(args: argparse.Namespace, measured: Collection[str] = ()) -> int
             " kept by this one): " + _named(pages),
             flush=True,
         )
-    elif pages:
-        print(
-            f"matrix: the report step rewrote {len(pages)} committed page(s) from the raw files "
-            "(new measurements, or code that renders them differently): " + _named(pages),
-            flush=True,
+    elif not kept and (pages or after is not None):
+        read = after.inputs_read if after is not None else None
+        why = stamp.changes(before, read) if read is not None else ""
+        outcome = (
+            f"{len(pages)} committed page(s) now differ from the commit: " + _named(pages)
+            if pages
+            else "every committed page came out as committed"
         )
+        print(f"matrix: the report step rebuilt the pages{', because of ' + why if why else ''}"
+              f"; {outcome}", flush=True)  # fmt: skip
     return code
 
 

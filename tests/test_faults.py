@@ -678,16 +678,20 @@ def test_a_transient_install_failure_leaves_the_cell_partial_for_the_next_run(
     assert orchestrate.existing_state(out, cell) == "complete"
 
 
-def test_gate_md_goes_beside_a_symlinked_results_folder_as_given(tmp_path):
+@pytest.mark.parametrize("inside", ["", "sub"])
+def test_an_out_folder_in_the_results_folder_is_refused(tmp_path, capsys, inside):
+    """--out equal to the raw folder (or under it) left a gate.json among the raw files."""
     from matrix.gate import verdict
 
-    target = tmp_path / "elsewhere" / "raw"
-    target.parent.mkdir()
-    target.symlink_to(ROOT / "tests" / "fixtures" / "gate" / "safe")
-    link = tmp_path / "reports" / "raw"
-    link.parent.mkdir()
-    link.symlink_to(target)
-    assert verdict.default_out(str(link)) == tmp_path / "reports" / "gate"
+    raw = tmp_path / "raw"
+    shutil.copytree(ROOT / "tests" / "fixtures" / "gate" / "safe", raw)
+    before = sorted(p.name for p in raw.iterdir())
+    out = raw / inside if inside else raw
+    code = verdict.main(["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(raw),
+                         "--no-project-scan", "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and f"--out {str(out)!r}: inside the --results folder" in err
+    assert sorted(p.name for p in raw.iterdir()) == before
 
 
 def _nox_in(cwd: Path, *args: str) -> subprocess.CompletedProcess:

@@ -402,7 +402,8 @@ def test_cells_expand_with_their_evidence():
     ("before", "after", "kind"),
     [
         ("right", "wrong", fpm.REGRESSION),
-        ("rejected", "wrong", fpm.REGRESSION),
+        ("rejected", "wrong", fpm.RELAXATION),
+        ("rejected-runtime", "accepted", fpm.RELAXATION),
         ("wrong", "right", fpm.FIXED),
         ("int16", "int32", fpm.BEHAVIOUR),
         ("accepted", "rejected", fpm.BEHAVIOUR),
@@ -489,7 +490,7 @@ def test_the_gate_names_a_group_s_change_once_and_its_ack_covers_the_group(tmp_p
     assert md.count("- **fp.binary.add**: `int16` → `int32`") == 1
     assert "cells (40): `int8,c0`" in md and "and 28 more" in md
     assert md.count("- **fp.binary.sub**:") == 1 and "fp.binary.sub[int8,c0]" in md
-    block = md.split("- **fp.binary.add**")[1].split("```toml")[1].split("```")[0]
+    block = md.split("- **fp.binary.add**:")[1].split("```toml")[1].split("```")[0]
     toml = "\n".join(line.strip() for line in block.splitlines()).replace('"..."', '"seen"')
     assert tomllib.loads(toml)["change"][0]["probe"] == "fp.binary.add[[]*"
     (tmp_path / "acc.toml").write_text(toml)

@@ -565,17 +565,23 @@ def test_nox_gate_exits_with_the_gates_own_code(tmp_path: Path) -> None:
     assert "(the newest release on the package index)" in default.stdout
 
 
-def test_without_out_the_gate_writes_beside_the_results_it_read(tmp_path: Path) -> None:
-    """A gate run on a scratch copy of results must not rewrite the committed reports/gate."""
+def test_without_out_the_gate_writes_into_the_current_folders_gate_folder(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Without --out the verdict goes to triton-compat-gate/ of the current folder (ignored by
+    git): never beside the results, so a gate on a checkout's reports/raw leaves its committed
+    files alone."""
     copy = tmp_path / "scratch" / "raw"
     shutil.copytree(GATE / "safe", copy)
-    committed = ROOT / "reports" / "gate" / "gate.md"
-    before = committed.read_bytes() if committed.exists() else None
+    monkeypatch.chdir(tmp_path)
     args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(copy)]
     code = gate.main([*args, "--accepted", str(GATE / "accepted_none.toml"), "--no-project-scan"])
-    doc = json.loads((tmp_path / "scratch" / "gate" / "gate.json").read_text())
+    doc = json.loads((tmp_path / "triton-compat-gate" / "gate.json").read_text())
     assert doc["exit_code"] == code
-    assert (committed.read_bytes() if committed.exists() else None) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scratch", "triton-compat-gate"]
+    assert not (tmp_path / "scratch" / "gate").exists()
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert f"/{gate.DEFAULT_OUT}/" in ignored or f"{gate.DEFAULT_OUT}/" in ignored
 
 
 def test_regressed_tests_of_one_file_read_as_one_entry() -> None:

@@ -68,7 +68,11 @@ def test_bf16_maximum_blocks_3_8_to_3_9_naming_the_change_and_line(tmp_path, mon
         "fp.values.maximum_nan_all",
         "fp.values.cast_float_dtypes",
     }
-    entries = [ln for ln in md.split("### Your code")[0].splitlines() if ln.startswith("- **")]
+    entries = [
+        ln
+        for ln in md.split("## Details")[1].split("### Your code")[0].splitlines()
+        if ln.startswith("- **")
+    ]
     assert len(entries) <= 10, entries
     assert "fp.binary_fn.maximum" in md and "bfloat16,lit_float" in md
     assert "tests/fixtures/team_kernels/bf16_maximum/relu.py:12 in relu_bf16_kernel" in md
@@ -82,7 +86,7 @@ def test_uint8_bitcast_minus_constexpr_blocks_3_1_to_3_2_precisely(tmp_path, mon
     assert "fp.binary.sub" in blocking_groups(doc)
     sub = [f for f in doc["findings"] if f["probe"] == "fp.binary.sub[uint8,cx_int]"]
     assert sub and all("dequant.py:15 in dequant_kernel" in " ".join(f["uses"]) for f in sub)
-    head = md.split("### Your code")[0]
+    head = md.split("## Details")[1].split("### Your code")[0]
     entries = [ln for ln in head.splitlines() if ln.startswith("- **")]
     assert 1 <= len(entries) <= 10, entries
     assert "dequant.py:15" in head
@@ -280,6 +284,10 @@ def test_the_upgrade_page_shows_the_gates_verdict_on_the_team_code(tmp_path, mon
     assert {p for _, p in rows} == gate_tied - {p for p in gate_tied if p.startswith("kernel ")}
     assert ("matmul_block_ptr_kernel", "block_ptr") in rows
     assert "kernels.py:51" in section and "Changed, not used by your code" in section
+    # gate.md's grouping: one entry per change x kernel, the same as gate.json's "blocking"
+    assert f"<strong>{doc['counts']['blocking']}</strong> blocking" in section
+    entries = re.findall(r'<li data-kernel="(\w*)" data-group="([^"]+)"', section)
+    assert entries and sorted(entries) == sorted((e["kernel"], e["group"]) for e in doc["blocking"])
 
 
 def test_nox_gate_session_runs_the_team_suite_in_the_cells(monkeypatch):
@@ -287,12 +295,14 @@ def test_nox_gate_session_runs_the_team_suite_in_the_cells(monkeypatch):
     the gate's --tests has captured launches to read; the gate gets --tests unchanged."""
     import matrix.measure.orchestrate as orchestrate
     from matrix.gate import session
+    from matrix.gate.verdict import parser
 
     calls = []
     monkeypatch.setattr(orchestrate, "main", lambda argv: calls.append(argv) or 0)
-    args = session.resolve(["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"])
+    argv = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--tests", "t/"]
+    args = session.resolve(parser(session=True).parse_args(argv))
     assert calls == [["--releases", "3.8.0,3.9.0", "--no-report", "--tests", "t/"]]
-    assert session.option(args, "--tests") == "t/" and session.option(args, "--results")
+    assert args.tests == ["t/"] and args.results
 
 
 # Variants written after the first three: (folder, baseline, candidate, exit code, the blocking
@@ -357,7 +367,7 @@ def test_team_kernel_variants(
     code, md, doc = gate(tmp_path, baseline, candidate, "--scan", str(TEAM / folder))
     assert code == exit, md
     assert blocking_groups(doc) == groups, md
-    head = md.split("### Your code")[0]
+    head = md.split("## Details")[1].split("### Your code")[0]
     entries = [ln for ln in head.splitlines() if ln.startswith("- **")]
     assert len(entries) <= 10, entries
     unsafe = {"breaking-api", "regression", "behaviour-change"}

@@ -38,7 +38,7 @@ def test_every_ordered_pair_has_the_gates_verdict(fixture_pairs) -> None:
     assert len(every.records) == len(versions) * (len(versions) - 1) // 2 == 10
     for record in every.records:
         # The gate's own parser, so every option has its real default.
-        args = gv._parser().parse_args(
+        args = gv.parser().parse_args(
             ["--baseline", record["baseline"], "--candidate", record["candidate"],
              "--results", str(FIXTURES / "raw")]
         )  # fmt: skip

@@ -122,3 +122,84 @@ def test_command_line_says_it_kept_the_pages(
     assert "kept" in capsys.readouterr().out
     assert cli.main([*args, "--rebuild"]) == 0
     assert "runs ->" in capsys.readouterr().out
+
+
+def _copy_as_a_clone_would(src: Path, dst: Path) -> None:
+    """The same bytes at another path, every file with a new modification time."""
+    shutil.copytree(src, dst, copy_function=shutil.copyfile)
+
+
+def test_the_stamp_depends_on_nothing_a_clone_changes(tmp_path: Path) -> None:
+    """Issue 40: a fresh clone rebuilt every page. A stamp of the same files at another path,
+    with other modification times, still vouches for the pages: nothing is rebuilt."""
+    first, clone = tmp_path / "first", tmp_path / "clone"
+    shutil.copytree(FIXTURES / "raw", first / "raw")
+    shutil.copytree(FIXTURES / "bench", first / "bench")
+    build(first / "raw", first / "out", bench_dir=first / "bench", commit="c0ffee0", date="d")
+    _copy_as_a_clone_would(first, clone)
+    again = build(clone / "raw", clone / "out", bench_dir=clone / "bench", commit="c0ffee0",
+                  date="d")  # fmt: skip
+    assert again.skipped
+
+
+def test_a_rebuild_says_what_changed() -> None:
+    before = stamp.Inputs(
+        {"code": {"matrix/a.py": "1", "matrix/b.py": "2"}, "raw": {"raw/x.json.gz": "3"}},
+        {"freshness": "c0ffee0", "tools": "python 3.11, jinja2 3.1.6"},
+    )
+    last = stamp.Stamp(before.digest, {}, [], 1, "", before)
+    now = stamp.Inputs(
+        {"code": {"matrix/a.py": "1", "matrix/b.py": "9"}, "raw": {"raw/x.json.gz": "3",
+         "raw/y.json.gz": "4"}},
+        {"freshness": "badcafe", "tools": "python 3.11, jinja2 3.1.6"},
+    )  # fmt: skip
+    said = stamp.changes(last, now)
+    assert "the code that builds the pages (matrix/b.py)" in said
+    assert "the raw files (raw/y.json.gz)" in said
+    assert "the commit the footers name (c0ffee0 -> badcafe)" in said
+    assert "jinja2" not in said and "matrix/a.py" not in said
+    assert stamp.changes(last, before) == ""
+    assert "no usable build stamp" in stamp.changes(None, now)
+
+
+def test_the_matrix_says_a_rebuild_for_changed_code_left_every_page_as_committed(
+    inputs: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """A clone whose committed stamp predates a commit to matrix/: the pages are rebuilt into
+    the same bytes. The matrix says it was that code and that no page changed; the stamp it
+    rewrites is not a page (it said "rewrote 1 committed page(s) ... new measurements")."""
+    import argparse
+
+    import matrix.orchestrate as orchestrate
+    import matrix.report.__main__ as report_main
+
+    raw, bench, out = inputs
+    build(raw, out, bench_dir=bench, commit="c0ffee0", date="2026-12-02")
+    doc = json.loads((out / stamp.STAMP_NAME).read_text())
+    code = doc["read"]["files"]["code"]
+    edited = sorted(code)[0]
+    code[edited] = "0" * 64  # as the stamp of a build before that file's last commit
+    doc["inputs"] = stamp.Inputs.from_json(doc["read"]).digest
+    (out / stamp.STAMP_NAME).write_text(json.dumps(doc))
+    pages = {p: p.read_bytes() for p in out.rglob("*.html")}
+
+    real_main = report_main.main
+
+    def report(argv: list[str]) -> int:
+        return real_main([*argv, "--bench", str(bench), "--commit", "c0ffee0",
+                                 "--date", "2026-12-02"])  # fmt: skip
+
+    monkeypatch.setattr(report_main, "main", report)
+    committed_stamp = f"reports/{stamp.STAMP_NAME}"
+    monkeypatch.setattr(orchestrate, "changed_committed",
+                        lambda folder: [committed_stamp] if folder == out else [])  # fmt: skip
+    args = argparse.Namespace(raw_dir=raw, report_dir=out)
+    assert orchestrate.report_step(args, set()) == 0
+    said = capsys.readouterr().out
+    assert f"because of the code that builds the pages ({edited})" in said, said
+    assert "every committed page came out as committed" in said
+    assert "rewrote" not in said and "new measurements" not in said
+    assert {p: p.read_bytes() for p in out.rglob("*.html")} == pages
+    # Built again now: the next run keeps every page and says nothing about a rebuild.
+    assert orchestrate.report_step(args, set()) == 0
+    assert "rebuilt" not in capsys.readouterr().out

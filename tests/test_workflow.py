@@ -184,3 +184,8 @@ def test_final_job_gates_pin_changes_on_fresh_results() -> None:
 
     assert '["triton"]["release"]' in text
     assert pinned_release(PINNED_PATH)
+    # The summary and the artifact read where the gate writes without --out.
+    from matrix.gate.verdict import DEFAULT_OUT
+
+    assert f"cat {DEFAULT_OUT}/gate.md" in text and f"path: {DEFAULT_OUT}/" in text
+    assert "reports/gate" not in text

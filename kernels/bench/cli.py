@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"env: {env}")
     cases = suite(args.quick)
     if args.tune:
-        from kernels import gpu_plan, splitk
+        from kernels import devices, gpu_plan, splitk
 
         loaders = tuple(x.strip() for x in args.loaders.split(",") if x.strip())
         old = gpu_plan.load_table()
@@ -141,11 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         note = (f"tuned on {env['device']}, triton {env['triton']}, torch {env['torch']} "
                 f"({time.strftime('%Y-%m-%d')}); {len(entries)} entries from this sweep, "
                 f"{len(merged) - len(entries)} kept from the table before")  # fmt: skip
-        sweep.write_table(merged, args.tune, note)
+        measured = {**gpu_plan.load_devices(), env["device"]: devices.current(0)}
+        sweep.write_table(merged, args.tune, note, measured.values())
         if args.sweep_out:
             args.sweep_out.write_text(json.dumps(timings), encoding="utf-8")
         os.environ["KERNELS_SPLITK_TABLE"] = str(args.tune)
         gpu_plan.load_table.cache_clear()
+        gpu_plan.load_devices.cache_clear()
         splitk.clear_plan_cache()
         log(f"tuned {len(entries)} entries in {time.monotonic() - t0:.0f} s")
         if args.tune_only:

@@ -121,6 +121,7 @@ def environment() -> dict[str, Any]:
         "capability": "{}.{}".format(*torch.cuda.get_device_capability(0)),
         "sms": props.multi_processor_count,
         "l2_bytes": getattr(props, "L2_cache_size", 0) or 50 * 2**20,
+        "smem_per_block": getattr(props, "shared_memory_per_block_optin", 0),
         "torch": torch.__version__,
         "triton": triton.__version__,
         "cuda": torch.version.cuda,

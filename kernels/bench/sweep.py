@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -28,24 +28,8 @@ from kernels.bench.checks import Operands, check, make_operands, tolerance
 from kernels.bench.impls import ATOMIC, BASELINE, DETERMINISTIC, impl_fn
 from kernels.bench.suite import Case
 from kernels.bench.timing import rotating_sets, time_graph
-
-
-@dataclass(frozen=True)
-class Candidate:
-    block_m: int
-    block_n: int
-    block_k: int
-    num_warps: int
-    num_stages: int
-    split_k: int
-    loader: str
-    product: str = "dot"
-
-    def tile(self):
-        from kernels.config import TileConfig
-
-        return TileConfig(self.block_m, self.block_n, self.block_k, self.num_warps,
-                          self.num_stages)  # fmt: skip
+from kernels.devices import DeviceTraits
+from kernels.plan_search import Candidate  # one configuration, as the sweep and the search time it
 
 
 def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
@@ -338,12 +322,19 @@ def merge_entries(old: tuple[dict, ...] | list[dict], new: list[dict]) -> list[d
     return sorted(by_key.values(), key=_entry_key)
 
 
-def write_table(entries: list[dict], path: Path, note: str) -> None:
+def write_table(
+    entries: list[dict], path: Path, note: str, devices: Iterable[DeviceTraits] = ()
+) -> None:
+    """The table file: the measured devices' traits, then the entries (``kernels.gpu_plan``)."""
     lines = [
         f"# {note}",
         "# Written by `python -m kernels.bench --tune`; read by kernels.gpu_plan.",
     ]
     lines.append("")
+    for d in devices:
+        lines.append("[[device]]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in d.as_row().items()]
+        lines.append("")
     for e in entries:
         lines.append("[[entry]]")
         for k, v in e.items():

@@ -14,9 +14,11 @@ its changes, one page per group.
     ['fp.binary.add[int8,int16]']
 
 Comparing two releases gives one ``CellChange`` per cell whose status differs:
-``regression`` (a value became ``wrong`` against its reference), ``fixed`` (it stopped being
-wrong), ``behaviour`` (any other change: a dtype, an accept/reject, a default), ``unobserved``
-(either side did not observe it: the group did not run, or the cell is only on one side).
+``relaxation`` (refused or absent before, anything observed after: code that ran before cannot
+be using it), ``regression`` (a value became ``wrong`` against its reference), ``fixed`` (it
+stopped being wrong), ``behaviour`` (any other change: a dtype, a refusal, a default),
+``unobserved`` (either side did not observe it: the group did not run, or the cell is only on
+one side).
 Imports only the results contract: the report and the gate both use it, neither imports Triton.
 """
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any
 
 from matrix import cli
@@ -47,6 +50,12 @@ REGRESSION = "regression"
 FIXED = "fixed"
 BEHAVIOUR = "behaviour"
 UNOBSERVED = "unobserved"
+RELAXATION = "relaxation"
+
+# What a release answers where it refuses (or lacks) what a cell or a probe asks: the battery's
+# ``rejected``/``absent`` (matrix/probes/support/battery.py), a probe's ``rejected-runtime``,
+# ``absent``. Code that runs on that release cannot be doing it.
+REFUSALS = ("rejected", "rejected-*", "absent")
 
 
 def is_group(result: Result) -> bool:
@@ -267,12 +276,38 @@ def same_badness(before: str | None, after: str | None) -> bool:
     return before == after or (before in BAD_VALUES and after in BAD_VALUES)
 
 
+def refused(status: str | None) -> bool:
+    """Whether ``status`` says the release refuses or lacks what was asked (``REFUSALS``)."""
+    return status is not None and any(fnmatchcase(status, p) for p in REFUSALS)
+
+
+def relaxation(before: str | None, after: str | None) -> bool:
+    """Whether ``before`` -> ``after`` (one cell's or one probe row's statuses in one column)
+    is a relaxation: refused on the baseline, any other observation on the candidate. Code that
+    runs on the baseline cannot be using it, so it is new on the candidate and never a change
+    to that code: the one rule the gate and the report apply to every cell and probe row.
+
+    >>> relaxation("rejected", "float32"), relaxation("rejected-runtime", "accepted")
+    (True, True)
+    >>> relaxation("float32", "rejected"), relaxation("rejected", "skipped")
+    (False, False)
+    """
+    return (
+        refused(before)
+        and after is not None
+        and after != before
+        and after not in NO_OBSERVATION_STATUSES
+    )
+
+
 def classify(before: str | None, after: str | None) -> str:
     """The kind of change from ``before`` to ``after`` (statuses of one cell; None: absent)."""
     if before is None or after is None:
         return UNOBSERVED
     if before in NO_OBSERVATION_STATUSES or after in NO_OBSERVATION_STATUSES:
         return UNOBSERVED
+    if relaxation(before, after):
+        return RELAXATION
     if after in BAD_VALUES and before not in BAD_VALUES:
         return REGRESSION
     if before in BAD_VALUES and after not in BAD_VALUES:

@@ -40,6 +40,9 @@ REGRESSION = "regression"
 BREAKING = "breaking-api"
 BEHAVIOUR = "behaviour-change"
 ACCEPTED = "accepted-change"
+# Refused (or absent) on the baseline, anything else on the candidate: new on the candidate,
+# never blocking (``fingerprint.relaxation`` is the rule).
+RELAXATION = "relaxation"
 # Finding kinds that make the upgrade unsafe (exit 1).
 UNSAFE_KINDS = (BREAKING, REGRESSION, BEHAVIOUR)
 
@@ -81,10 +84,21 @@ class Comparison:
     # The probe (or fingerprint cell) each undecidable item is about, where it is about one:
     # with a team's code, one the code does not use is not a reason to be undecided.
     undecidable_probe: dict[str, str] = field(default_factory=dict)
+    # The column (``aot:cuda:90``, ``interpret``) each undecidable item is about, where it is
+    # about one: with declared targets, one the team does not run on is not a reason.
+    undecidable_column: dict[str, str] = field(default_factory=dict)
 
     @property
     def unsafe(self) -> list[GateFinding]:
         return [f for f in self.findings if f.kind in UNSAFE_KINDS]
+
+    def undecided(self, text: str, probe: str | None = None, column: str | None = None) -> None:
+        """Add an undecidable item, with the probe and the column it is about where known."""
+        self.undecidable.append(text)
+        if probe is not None:
+            self.undecidable_probe[text] = probe
+        if column is not None:
+            self.undecidable_column[text] = column
 
 
 # ----------------------------------------------------------------------------------- selection
@@ -326,9 +340,10 @@ def compare(
             other_side = "candidate" if side == "baseline" else "baseline"
             for numpy in sorted(numpys - used - uninstalled.get(other_side, set()), key=str):
                 other = candidate if side == "baseline" else baseline
-                out.undecidable.append(
+                out.undecided(
                     f"{Column('interpret', target)} (numpy {numpy}): results for the {side} "
-                    f"{release} but none with that numpy for {other}, so not compared"
+                    f"{release} but none with that numpy for {other}, so not compared",
+                    column=str(Column("interpret", target)),
                 )
         for b_np, c_np in paired:
             label = str(Column("interpret", target))
@@ -348,22 +363,25 @@ def compare(
     for target in sorted(targets_base ^ targets_cand, key=str):
         if interp_base and interp_cand:
             only = baseline if target in targets_base else candidate
-            out.undecidable.append(
-                f"{Column('interpret', target)}: recorded for {only} only, so not compared"
+            out.undecided(
+                f"{Column('interpret', target)}: recorded for {only} only, so not compared",
+                column=str(Column("interpret", target)),
             )
     other_base = {c for c in base_cols if c[0] != "interpret"}
     other_cand = {c for c in cand_cols if c[0] != "interpret"}
     for col in sorted(other_base & other_cand, key=str):
         pairs.append((col, col, str(Column(col[0], col[1]))))
     for col in sorted(other_base - other_cand, key=str):
-        out.undecidable.append(
+        out.undecided(
             f"{Column(col[0], col[1])}: results for the baseline {baseline} but none for "
-            f"the candidate {candidate}"
+            f"the candidate {candidate}",
+            column=str(Column(col[0], col[1])),
         )
     for col in sorted(other_cand - other_base, key=str):
-        out.undecidable.append(
+        out.undecided(
             f"{Column(col[0], col[1])}: results for the candidate {candidate} but none for "
-            f"the baseline {baseline}, so not compared"
+            f"the baseline {baseline}, so not compared",
+            column=str(Column(col[0], col[1])),
         )
     base_gpus, cand_gpus = _gpu_machines(base_runs), _gpu_machines(cand_runs)
     for target in sorted(set(base_gpus) & set(cand_gpus), key=str):
@@ -372,9 +390,10 @@ def compare(
             ("candidate", candidate, cand_gpus[target] - base_gpus[target]),
         ):
             for name in sorted(names):
-                out.undecidable.append(
+                out.undecided(
                     f"{Column('gpu', target)}: the {side} {release} was measured on GPU "
-                    f"{name!r}, the other side not: a machine on one side only"
+                    f"{name!r}, the other side not: a machine on one side only",
+                    column=str(Column("gpu", target)),
                 )
 
     if not pairs and (base_cols or cand_cols):
@@ -448,7 +467,10 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     is_check = spec is not None and not spec.behavioural
     good = spec.good if spec is not None else ()
 
-    if c is not None:
+    # Refused on the baseline: code that runs there cannot be using it, whatever the candidate
+    # does (a scanned use of it is guarded or dead on the baseline).
+    relaxed = b is not None and c is not None and fingerprint.relaxation(b.status, c.status)
+    if c is not None and not relaxed:
         for use in uses:
             if c.status in use.rule.breaking:
                 evidence = [_detail("candidate", candidate, c)]
@@ -475,10 +497,22 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         # only some probes (``matrix.run --probes``) must not pass for a complete one.
         missing = candidate if c is None else baseline
         text = f"{probe} on {shown}: `{present.status}` on {side} but no result on {missing}"
-        out.undecidable.append(text)
-        out.undecidable_probe[text] = probe
+        out.undecided(text, probe, where)
         return
 
+    if relaxed:  # listed with the scanned sites that name it (guarded or dead on the baseline)
+        out.findings.append(
+            GateFinding(
+                RELAXATION,
+                probe,
+                where,
+                b.status,
+                c.status,
+                [_detail("baseline", baseline, b), _detail("candidate", candidate, c)],
+                uses=[f"{u.path}:{u.line}:{u.col} {u.rule.id} {u.snippet}" for u in uses],
+            )
+        )
+        return
     if is_check:
         if b.status in good and c.status in FAILURE_STATUSES:
             out.findings.append(
@@ -496,8 +530,7 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
                 f"{probe} on {shown}: `{b.status}` on {baseline}, `{c.status}` on {candidate}"
                 " (not a result the gate can count as passing or failing)"
             )
-            out.undecidable.append(text)
-            out.undecidable_probe[text] = probe
+            out.undecided(text, probe, where)
         elif b.status not in good and c.status in good:
             out.notes.append(f"improved: {probe} on {shown}: `{b.status}` -> `{c.status}`")
         elif b.status not in good:
@@ -514,10 +547,12 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     ):
         # Not an observation on one side: no behaviour to compare, and nothing any
         # acknowledgement can accept (AcceptedChange.matches refuses it too).
-        out.undecidable.append(
+        out.undecided(
             f"{probe} on {shown}: `{b.status}` on {baseline}, `{c.status}` on {candidate}"
             f" (`{b.status if b.status in NO_OBSERVATION_STATUSES else c.status}` is not an "
-            "observation: the probe did not get to look)"
+            "observation: the probe did not get to look)",
+            probe,
+            where,
         )
         return
     if fingerprint.is_group(b) and fingerprint.same_badness(b.status, c.status):
@@ -531,8 +566,7 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         # not; a cell one side did not observe cannot be vouched for.
         if fingerprint.classify(b.status, c.status) == fingerprint.UNOBSERVED:
             text = f"{probe} on {shown}: `{b.status}` -> `{c.status}`"
-            out.undecidable.append(text)
-            out.undecidable_probe[text] = probe
+            out.undecided(text, probe, where)
             return
         out.findings.append(GateFinding(REGRESSION, probe, where, b.status, c.status, evidence))
         return
@@ -702,7 +736,7 @@ def compare_kernels(out: Comparison, sides: Sides) -> None:
             out.notes.append(f"improved: {name} on {where}: rejected -> compiled")
         elif d.decision == gk.UNDECIDABLE:
             (why,) = d.reasons
-            out.undecidable.append(f"{name} on {where}: compiled on {baseline}, {why}")
+            out.undecided(f"{name} on {where}: compiled on {baseline}, {why}", column=where)
         elif d.decision == gk.BREAKS:
             assert d.cand is not None
             evidence = [

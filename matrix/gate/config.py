@@ -13,16 +13,20 @@ True
 
 from __future__ import annotations
 
+import os
+import stat
+import tomllib
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import Any
 
 from matrix.core import (
     DATA_DIR,
     NO_OBSERVATION_STATUSES,
     DataFileError,
     Release,
-    load_toml,
+    ReleaseError,
     release_at,
     table_keys,
     text_at,
@@ -33,9 +37,94 @@ PINNED_PATH = DATA / "pinned.toml"
 ACCEPTED_PATH = DATA / "accepted_changes.toml"
 
 
+# Limits on an acknowledgements file (docs/reference.md): this project's holds 23 entries in
+# 10 kB. Past them the file is refused, named, before it is parsed whole (every entry is
+# matched against every finding).
+MAX_ACCEPTED_BYTES = 1024 * 1024
+MAX_ACCEPTED_ENTRIES = 2_000
+
+
+def read_bounded_toml(path: str | Path) -> dict[str, Any]:
+    """A data file the gate is given (acknowledgements, ``--pinned``) as a dict; a
+    DataFileError naming it when it is not a regular file (a FIFO nobody writes would block
+    the gate, ``/dev/zero`` never ends), is larger than ``MAX_ACCEPTED_BYTES``, or is no valid
+    TOML."""
+    try:
+        mode = os.stat(path).st_mode  # before opening: opening a FIFO blocks
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+            raise DataFileError(path, "", "a regular file", kind)
+        with open(path, "rb") as f:
+            data = f.read(MAX_ACCEPTED_BYTES + 1)
+    except OSError as e:
+        raise DataFileError(path, "", f"a readable file ({e.strerror or e})") from e
+    if len(data) > MAX_ACCEPTED_BYTES:
+        raise DataFileError(
+            path, "", f"at most {MAX_ACCEPTED_BYTES // 1024} KiB (the limit on a data file "
+            "of the gate)", f"more than {MAX_ACCEPTED_BYTES // 1024} KiB"
+        )  # fmt: skip
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise DataFileError(path, "", "UTF-8 text", f"undecodable byte at {e.start}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise DataFileError(path, "", f"valid TOML ({e})") from e
+
+
+def entries_at(path: str | Path, doc: dict[str, Any], key: str) -> list[Any]:
+    """The ``[[key]]`` array of an acknowledgements file, at most ``MAX_ACCEPTED_ENTRIES``."""
+    entries = doc.get(key, [])
+    if not isinstance(entries, list):
+        raise DataFileError(path, key, f"an array of tables ([[{key}]])", entries)
+    if len(entries) > MAX_ACCEPTED_ENTRIES:
+        raise DataFileError(
+            path, key, f"at most {MAX_ACCEPTED_ENTRIES} entries", f"{len(entries)} entries"
+        )
+    return entries
+
+
+def reason_at(
+    path: str | Path, where: str, table: dict[str, Any], what: str = "a reason (why this is fine)"
+) -> str:
+    """``table["reason"]``, with words in it: white space and invisible characters (a
+    zero-width space) are no reason."""
+    key = "reason"
+    value = text_at(path, where, table, key, what)
+    if not any(ch.isalnum() for ch in value):
+        raise DataFileError(path, f"{where}.{key}", "a reason with words (why this is fine)", value)
+    return value.strip()
+
+
+def release_spec(path: str | Path, where: str, value: Any) -> str:
+    """A release glob of an acknowledgement, in the one spelling ``Release`` matches: a release
+    (``3.9`` is ``3.9.0``) or a glob over one (``3.8.*``, ``*``). Anything else (``banana``)
+    would match nothing, silently: a DataFileError."""
+    if not isinstance(value, str) or not value.strip():
+        raise DataFileError(path, where, "a release or a glob over releases (3.9.0, 3.8.*)", value)
+    text = value.strip()
+    if not any(c in text for c in "*?["):
+        try:
+            return str(Release.parse(text, where))
+        except ReleaseError:
+            raise DataFileError(path, where, "a release X.Y.Z (e.g. 3.9.0) or a glob (3.8.*)",
+                                value) from None  # fmt: skip
+    probe = text.replace("*", "0").replace("?", "0")
+    if text != "*" and ("[" in text or not _parses(probe)):
+        raise DataFileError(path, where, "a glob over releases like 3.8.* or 3.*", value)
+    return text
+
+
+def _parses(text: str) -> bool:
+    try:
+        Release.parse(text)
+        return True
+    except ReleaseError:
+        return False
+
+
 def pinned_release(path: str | Path = PINNED_PATH) -> Release:
     """The release the project pins (``[triton] release = "..."``): the default baseline."""
-    return release_at(load_toml(path), "triton.release", path)
+    return release_at(read_bounded_toml(path), "triton.release", path)
 
 
 @dataclass(frozen=True)
@@ -62,16 +151,49 @@ class AcceptedChange:
         a ``*`` must not turn a crash into an accepted behaviour change."""
         if old in NO_OBSERVATION_STATUSES or new in NO_OBSERVATION_STATUSES:
             return False
-        return (
+        return self.for_upgrade(baseline, candidate) and (
             # "fp.cast.*" acknowledges a whole fingerprint group; a cell's own name matches
             # itself (its "[...]" would read as a glob's character class)
             (probe == self.probe or fnmatchcase(probe, self.probe))
             and fnmatchcase(where, self.where)
             and fnmatchcase(old, self.from_status)
             and fnmatchcase(new, self.to_status)
-            and baseline.matches(self.baseline)
-            and candidate.matches(self.candidate)
         )
+
+    def path_globs(self) -> tuple[str, ...]:
+        """``paths`` as the gate names files (``usage.shown_path``: relative to the current
+        folder, ``/``-separated): an entry written with an absolute path or ``./`` matches as
+        well as one written relative."""
+        return tuple(dict.fromkeys(g for p in self.paths for g in (p, relative_glob(p))))
+
+    def for_upgrade(self, baseline: Release, candidate: Release) -> bool:
+        """Whether the entry's release globs take this upgrade."""
+        return baseline.matches(self.baseline) and candidate.matches(self.candidate)
+
+    def describe(self) -> str:
+        """The entry in a few words, for a report that names it."""
+        scope = "".join(f" {k}={list(v)}" for k, v in (("paths", self.paths),
+                        ("kernels", self.kernels)) if v)  # fmt: skip
+        return (f"probe={self.probe!r} where={self.where!r} {self.from_status} -> "
+                f"{self.to_status} ({self.baseline} -> {self.candidate}){scope}")  # fmt: skip
+
+
+def relative_glob(glob: str) -> str:
+    """A path glob relative to the current folder: ``./a/*.py`` -> ``a/*.py``; an absolute
+    one under the current folder loses that prefix; any other is kept."""
+    text = glob.replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    if text.startswith("/"):
+        cwd = Path.cwd().resolve().as_posix().rstrip("/") + "/"
+        if text.startswith(cwd):
+            text = text[len(cwd) :]
+    return text
+
+
+def matches_path(path: str, globs: tuple[str, ...] | list[str]) -> bool:
+    """Whether a file as the gate names it matches one of ``globs``."""
+    return any(fnmatchcase(path, g) for g in globs)
 
 
 _CHANGE_KEYS = {
@@ -83,26 +205,25 @@ def load_accepted(path: str | Path = ACCEPTED_PATH, scoped: bool = False) -> lis
     """Read the accepted changes; every entry needs probe, from, to and a non-empty reason.
     ``scoped`` (a team's file, for its own code): every entry also names the code it was
     justified for, ``paths`` or ``kernels`` (lists of globs)."""
-    doc = load_toml(path)
+    doc = read_bounded_toml(path)
     # [[slowdown]] entries acknowledge GPU timing changes (matrix/gate/timing.py reads them).
     unknown_top = set(doc) - {"change", "slowdown"}
     if unknown_top:
         raise DataFileError(
             path, "", "only [[change]] and [[slowdown]] tables", sorted(unknown_top)
         )
-    entries = doc.get("change", [])
-    if not isinstance(entries, list):
-        raise DataFileError(path, "change", "an array of tables ([[change]])", entries)
+    entries = entries_at(path, doc, "change")
     out: list[AcceptedChange] = []
     for i, e in enumerate(entries):
         where = f"change[{i}]"
         table_keys(path, where, e, _CHANGE_KEYS)
-        for key in ("probe", "from", "to", "reason"):
-            what = "a reason (why this change is fine)" if key == "reason" else "a string"
-            text_at(path, f"{where} ({e.get('probe', '?')})", e, key, what)
-        for key in ("where", "baseline", "candidate"):
-            if key in e and (not isinstance(e[key], str) or not e[key]):
-                raise DataFileError(path, f"{where}.{key}", "a non-empty glob", e[key])
+        for key in ("probe", "from", "to"):
+            text_at(path, f"{where} ({e.get('probe', '?')})", e, key, "a string")
+        reason = reason_at(path, f"{where} ({e['probe']})", e, "a reason (why this change is fine)")
+        if "where" in e and (not isinstance(e["where"], str) or not e["where"]):
+            raise DataFileError(path, f"{where}.where", "a non-empty glob", e["where"])
+        releases = {k: release_spec(path, f"{where}.{k}", e[k]) for k in ("baseline", "candidate")
+                    if k in e}  # fmt: skip
         scope: dict[str, tuple[str, ...]] = {}
         for key in ("paths", "kernels"):
             value = e.get(key, [])
@@ -123,9 +244,9 @@ def load_accepted(path: str | Path = ACCEPTED_PATH, scoped: bool = False) -> lis
                 where=e.get("where", "*"),
                 from_status=e["from"],
                 to_status=e["to"],
-                reason=e["reason"].strip(),
-                baseline=e.get("baseline", "*"),
-                candidate=e.get("candidate", "*"),
+                reason=reason,
+                baseline=releases.get("baseline", "*"),
+                candidate=releases.get("candidate", "*"),
                 **scope,
             )
         )

@@ -10,78 +10,103 @@ which resolves the defaults, runs the cells it needs, gates, and writes its code
   environments have no pip);
 - no ``--baseline``: the release pinned in ``matrix/data/pinned.toml``; a malformed file is a
   one-line message and exit 2;
+- ``--device cuda``: the GPU legs (``matrix.gate.legs``): each side's suite runs natively on
+  this machine's GPU, no cells;
 - no ``--results``: runs the two releases' cells (complete ones are reused) into reports/raw,
-  with the team's suite when ``--tests DIR`` is given (the gate then decides on its code).
+  or, with the team's suite (``--tests DIR``: the gate then decides on its code), into
+  team-results/raw (``matrix.measure.orchestrate.default_raw_dir``).
+- ``--config FILE`` (the team's ``[tool.triton-compat]`` declaration) and every other gate
+  option pass through to the gate unchanged.
 
 Everything this cannot decide (the index unreachable, a bad data file) is exit 2, fail closed.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from matrix import cli
 from matrix.core import DataFileError, Release, ReleaseError
-from matrix.gate.config import PINNED_PATH, pinned_release
-from matrix.gate.verdict import EXIT_UNDECIDABLE
-from matrix.gate.verdict import main as gate_main
+from matrix.gate.config import pinned_release
+from matrix.gate.verdict import EXIT_UNDECIDABLE, device_of, gate, parser
 
 PROG = "nox -s gate"
 
 
-def option(args: Sequence[str], name: str) -> str | None:
-    """The value of ``name`` in ``args`` (``--x V`` or ``--x=V``), or None."""
-    for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith(name + "="):
-            return a.split("=", 1)[1]
-    return None
-
-
-def resolve(args: list[str]) -> list[str]:
-    """The gate's arguments with the defaults filled in (may run the matrix's cells)."""
-    out = list(args)
-    if option(out, "--candidate") is None:
+def resolve(args: argparse.Namespace) -> argparse.Namespace:
+    """The gate's arguments with the defaults filled in (may run the matrix's cells). ``args``
+    come from the gate's own parser (``parser(session=True)``): argv is read once, there."""
+    if args.candidate is None:
         from matrix.measure.discover import index_versions
 
         newest = max(Release.parse(v) for v in index_versions())
         print(f"{PROG}: candidate: {newest} (the newest release on the package index)")
-        out += ["--candidate", str(newest)]
-    if option(out, "--results") is None:
-        baseline = option(out, "--baseline") or str(
-            pinned_release(option(out, "--pinned") or PINNED_PATH)
+        args.candidate = str(newest)
+    if args.results is None:
+        baseline = args.baseline or str(pinned_release(args.pinned))
+        print(
+            f"{PROG}: running the cells of {baseline} and {args.candidate} (complete ones are "
+            "reused)"
         )
-        candidate = option(out, "--candidate")
-        print(f"{PROG}: running the cells of {baseline} and {candidate} (complete ones are reused)")
+        from matrix.measure.orchestrate import default_raw_dir
         from matrix.measure.orchestrate import main as orchestrate
 
-        cells = ["--releases", f"{baseline},{candidate}", "--no-report"]
+        cells = ["--releases", f"{baseline},{args.candidate}", "--no-report"]
         # the team's suite runs in the cells too, so that its launches are captured and the
         # gate's --tests reads them (the matrix takes one suite)
-        tests = option(out, "--tests")
-        if tests is not None:
-            cells += ["--tests", tests]
+        if len(args.tests) > 1:
+            raise DataFileError(
+                "--tests", "", "one test suite (the matrix runs one per cell)", args.tests
+            )
+        if args.tests:
+            cells += ["--tests", args.tests[0]]
         code = orchestrate(cells)
         if code not in (0, 1):
-            raise RuntimeError(f"the matrix run for {baseline},{candidate} exited {code}")
-        out += ["--results", "reports/raw"]
-    return out
+            raise RuntimeError(f"the matrix run for {baseline},{args.candidate} exited {code}")
+        # where the matrix wrote them: a team's suite never goes into reports/raw
+        args.results = str(default_raw_dir(bool(args.tests)))
+    return args
+
+
+def legs_argv(argv: list[str]) -> tuple[list[str], str | None]:
+    """The GPU legs' arguments (``matrix.gate.legs`` parses them; it runs no cells) with the
+    pinned baseline filled in, and the session's ``--exit-code-file``, taken out."""
+    exit_file = None
+    out: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a == "--exit-code-file":
+            exit_file = next(it, None)
+        elif a.startswith("--exit-code-file="):
+            exit_file = a.partition("=")[2]
+        else:
+            out.append(a)
+    if not any(a == "--baseline" or a.startswith("--baseline=") for a in out):
+        out += ["--baseline", str(pinned_release())]
+    return out, exit_file
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    exit_file = option(args, "--exit-code-file")
-    if exit_file is not None:
-        i = args.index("--exit-code-file") if "--exit-code-file" in args else None
-        if i is not None:
-            del args[i : i + 2]
-        else:
-            args = [a for a in args if not a.startswith("--exit-code-file=")]
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if device_of(argv) == "cuda":
+        from matrix.gate import legs
+
+        legs_args, exit_file = legs_argv(argv)
+        try:
+            code = legs.main(legs_args)
+        except (DataFileError, ReleaseError) as e:
+            print(f"{PROG}: {e} (exit 2: undecidable)", file=sys.stderr)
+            code = EXIT_UNDECIDABLE
+        if exit_file is not None:
+            Path(exit_file).write_text(f"{code}\n", encoding="utf-8")
+        return code
+    args = parser(session=True).parse_args(argv)
+    exit_file = args.exit_code_file
     try:
-        code = gate_main(resolve(args))
+        code = gate(resolve(args))
     except (DataFileError, ReleaseError, RuntimeError, OSError) as e:
         print(f"{PROG}: {e} (exit 2: undecidable)", file=sys.stderr)
         code = EXIT_UNDECIDABLE

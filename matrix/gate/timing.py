@@ -26,15 +26,16 @@ column and machine) are undecidable; bench files for neither side are a note.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DataFileError, Release, load_toml, table_keys, text_at
+from matrix.core import DataFileError, Release, table_keys, text_at
 from matrix.gate.compare import ACCEPTED, REGRESSION, Comparison, GateFinding
+from matrix.gate.config import entries_at, read_bounded_toml, reason_at, release_spec
+from matrix.measure.results import SchemaError, read_json
 
 BENCH_KIND = "triton-gpu-bench"
 DEFAULT_THRESHOLD = 0.10
@@ -72,17 +73,16 @@ _KEYS = {"case", "impl", "where", "baseline", "candidate", "max_ratio", "reason"
 
 def load_slowdowns(path: str | Path) -> list[AcceptedSlowdown]:
     """The ``[[slowdown]]`` entries; each needs a case glob and a non-empty reason."""
-    doc = load_toml(path)
-    entries = doc.get("slowdown", [])
-    if not isinstance(entries, list):
-        raise DataFileError(path, "slowdown", "an array of tables ([[slowdown]])", entries)
+    entries = entries_at(path, read_bounded_toml(path), "slowdown")
     out = []
     for i, e in enumerate(entries):
         where = f"slowdown[{i}]"
         table_keys(path, where, e, _KEYS)
-        for key in ("case", "reason"):
-            text_at(path, where, e, key)
-        for key in ("impl", "where", "baseline", "candidate"):
+        text_at(path, where, e, "case")
+        reason = reason_at(path, where, e, "a non-empty string")
+        releases = {k: release_spec(path, f"{where}.{k}", e[k]) for k in ("baseline", "candidate")
+                    if k in e}  # fmt: skip
+        for key in ("impl", "where"):
             if key in e and (not isinstance(e[key], str) or not e[key]):
                 raise DataFileError(path, f"{where}.{key}", "a non-empty glob", e[key])
         ratio = e.get("max_ratio")
@@ -91,11 +91,11 @@ def load_slowdowns(path: str | Path) -> list[AcceptedSlowdown]:
         out.append(
             AcceptedSlowdown(
                 case=e["case"],
-                reason=e["reason"].strip(),
+                reason=reason,
                 impl=e.get("impl", "splitk"),
                 where=e.get("where", "*"),
-                baseline=e.get("baseline", "*"),
-                candidate=e.get("candidate", "*"),
+                baseline=releases.get("baseline", "*"),
+                candidate=releases.get("candidate", "*"),
                 max_ratio=float(ratio) if ratio is not None else None,
             )
         )
@@ -107,9 +107,9 @@ def read_bench(folder: str | Path) -> list[dict[str, Any]]:
     (the older single-release files there have another shape)."""
     docs = []
     for path in sorted(Path(folder).glob("*.json")):
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
+        try:  # bounded, regular files only (results.read_json): a FIFO here would block
+            doc = read_json(path)
+        except SchemaError as e:
             raise DataFileError(path, "", f"a readable benchmark JSON file ({e})") from e
         if isinstance(doc, dict) and doc.get("kind") == BENCH_KIND:
             for key in ("release", "column", "machine", "records", "ratios"):

@@ -9,7 +9,6 @@ or not used (listed apart, never blocking).
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -34,12 +33,13 @@ from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
 from matrix.analyze.profile.reader import Context, Helper, module_globals
+from matrix.cli import resolved
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.measure.results import Run
-from matrix.scan import Imports, Project, iter_python_files, parse_module
+from matrix.scan import Imports, Project, iter_python_files, parse_module, read_source
 
 TEST_PREFIX = test_finding_name("")
 KERNEL_PREFIX = kernel_finding_name("")
@@ -70,7 +70,7 @@ def _launches_by_file(
             roots = [Path(t) for t in tests] + ([Path(suite)] if suite else [])
             file = None
             for root in roots:
-                candidate = (root / str(launch.get("file", ""))).resolve()
+                candidate = resolved(root / str(launch.get("file", "")))
                 if candidate.is_file():
                     file = str(candidate)
                     break
@@ -98,16 +98,23 @@ def build_profile(
     runs = list(runs)
     ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline))
     launches, elsewhere = _launches_by_file(runs, tests)
-    files = list(dict.fromkeys(str(p.resolve()) for p in iter_python_files([*scan, *tests])))
+    files = list(dict.fromkeys(str(resolved(p)) for p in iter_python_files([*scan, *tests])))
     files += [f for f in launches if f not in files]
+    roots = [*scan, *tests]
+
+    def _show(path: str) -> str:
+        return shown_path(path, roots)
+
     parsed = []
     profile = Profile()
     for file in files:
         try:
-            source = Path(file).read_text(encoding="utf-8")
+            # as Python reads it (PEP 263 coding line, BOM): the scanner's own reader
+            source = read_source(Path(file))[1]
             parsed.append(parse_module(Path(file), source))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError) as e:
-            profile.notes.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError) as e:
+            # its kernels' uses are unknown: the gate cannot say SAFE (profile.unread)
+            profile.unread.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
     project = Project(parsed)
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in parsed}
     host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
@@ -182,12 +189,12 @@ def _from_recorded_source(launch: dict[str, Any]) -> Profile:
     if not isinstance(text, str):
         return Profile(notes=[f"kernel {name} ({where}): its file is not here and no source was "
                               "recorded: not in the profile"])  # fmt: skip
-    try:
-        tree = ast.parse(textwrap.dedent(text))
-    except SyntaxError as e:
-        return Profile(notes=[f"kernel {name} ({where}): recorded source does not parse: {e}"])
-    module = parse_module(Path(where), textwrap.dedent(text))
-    module.tree = tree
+    try:  # the scanner's parse, with its limits: a recorded source comes from a results file
+        module = parse_module(Path(where), textwrap.dedent(text))
+    except (SyntaxError, ValueError) as e:
+        # its kernel's uses are unknown, as those of a file that cannot be read
+        return Profile(unread=[f"kernel {name} ({where}): recorded source not read: {e}"])
+    tree = module.tree
     imports = Imports(module)
     return profile_module(
         tree, imports, where, textwrap.dedent(text), {name.split(".")[-1]: [launch["_launch"]]}
@@ -200,11 +207,22 @@ def coverage_text(sides: Sides) -> str:
     return coverage_line(sides)
 
 
-def _show(path: str) -> str:
+def shown_path(path: str | Path, roots: Sequence[str | Path] = ()) -> str:
+    """How the gate names a file of the team's code, in uses and in the acknowledgements it
+    offers: relative to the current folder where the file lies under it, else relative to the
+    folder above the scanned root that holds it (``--scan /abs/src/kern`` gives
+    ``kern/a.py``): never a path that only this machine has."""
+    file = resolved(path)
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
+        return file.relative_to(resolved(Path.cwd())).as_posix()
     except ValueError:
-        return path
+        pass
+    for root in roots:
+        base = resolved(root)
+        base = base if base.is_dir() else base.parent
+        if file.is_relative_to(base):
+            return (Path(base.name) / file.relative_to(base)).as_posix()
+    return str(path)
 
 
 def _split(probe: str) -> tuple[str, str | None]:

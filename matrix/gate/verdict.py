@@ -4,7 +4,7 @@ Compares results already recorded (``--results``: a folder of raw files or a ``m
 it installs nothing and needs no Triton, torch or numpy::
 
     python -m matrix.gate --candidate 3.9.0 --results reports/raw [--baseline 3.8.0]
-                          [--scan my_kernels/ ...] [--out reports/gate]
+                          [--scan my_kernels/ ...] [--out triton-compat-gate]
 
 ``--baseline`` defaults to the release pinned in ``matrix/data/pinned.toml``. ``--candidate``
 is required here: ``nox -s gate`` resolves its default (the newest release on the package index),
@@ -51,18 +51,29 @@ from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.analyze.census import CensusError
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, Matcher, Profile
+from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import DataFileError, Release, ReleaseError
-from matrix.gate import api, timing
+from matrix.gate import api, policy, summary, timing
 from matrix.gate import compare as gc
 from matrix.gate.config import (
     ACCEPTED_PATH,
     PINNED_PATH,
     AcceptedChange,
     load_accepted,
+    matches_path,
     pinned_release,
 )
-from matrix.gate.usage import build_profile, coverage_text, relevance
-from matrix.measure.results import Run, SchemaError, atomic_write_text, read_folder, read_runs
+from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
+from matrix.measure.results import (
+    NoValidator,
+    Run,
+    SchemaError,
+    atomic_write_text,
+    raw_files,
+    read_folder,
+    read_runs,
+    release_named,
+)
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
@@ -70,11 +81,43 @@ VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECID
 PROJECT_KERNELS = "kernels"
 
 
-def default_out(results: str) -> Path:
-    """Where the gate writes when ``--out`` is not given: ``gate/`` beside the results folder
-    (or beside a merged ``matrix.json``): ``reports/raw`` gives ``reports/gate``."""
-    # Beside the path as given, not its target: a symlinked reports/raw keeps gate/ here.
-    return Path(os.path.abspath(results)).parent / "gate"
+# Where the gate writes without ``--out``: a folder of the current directory that no checkout
+# commits (.gitignore), so that a team's gate run never dirties the project's committed files.
+DEFAULT_OUT = "triton-compat-gate"
+
+
+def default_out() -> Path:
+    """Where the gate writes when ``--out`` is not given: ``DEFAULT_OUT`` in the current
+    directory."""
+    return Path(DEFAULT_OUT)
+
+
+def check_out(out: str | Path, results: str | Path) -> None:
+    """Refuse an ``--out`` that is the results folder or inside it: the gate.json left there
+    would sit among the raw files of every later run."""
+    folder = cli.resolved(results)
+    if not folder.is_dir():
+        return
+    target = cli.resolved(out)
+    if target == folder or target.is_relative_to(folder):
+        raise UsageError(
+            f"--out {str(out)!r}: inside the --results folder {str(results)!r}; expected a "
+            "folder outside it (gate.md and gate.json must not sit among the raw files)"
+        )
+
+
+def recorded_releases(results: Path) -> list[Release] | None:
+    """The releases a results folder holds cells of, told from the raw files' names alone (no
+    file is read); None where a name does not spell a cell (the contents decide then)."""
+    if not results.is_dir():
+        return None
+    found: set[Release] = set()
+    for path in raw_files(results):
+        release = release_named(path)
+        if release is None:
+            return None
+        found.add(release)
+    return sorted(found) or None
 
 
 SECTIONS = (
@@ -82,6 +125,7 @@ SECTIONS = (
     (gc.REGRESSION, "Regressions"),
     (gc.BEHAVIOUR, "Behaviour changes, not acknowledged"),
     (gc.ACCEPTED, "Behaviour changes, acknowledged"),
+    (gc.RELAXATION, "New on the candidate (relaxations, never blocking)"),
 )
 
 
@@ -112,6 +156,27 @@ class GateReport:
     # Each blocking (or acknowledged, or fixed) finding with the profile's uses it maps onto:
     # what the pages lay out kernel by kernel.
     tied: list[tuple[gc.GateFinding, list[Any]]] = field(default_factory=list)
+    # acknowledgements for this upgrade that matched nothing (never blocking; listed)
+    stale_accepted: list[str] = field(default_factory=list)
+    # The team's declaration ([tool.triton-compat]: targets, dtypes); Declaration() when none.
+    # The profile's type inference reads its dtypes (``declaration.dtypes_of``).
+    declaration: Declaration = field(default_factory=Declaration)
+    # What changed only in columns outside the declared targets (never blocking).
+    off_target: list[gc.GateFinding] = field(default_factory=list)
+    off_target_undecidable: list[str] = field(default_factory=list)
+    # Why each "may affect" finding may (by identity): what decides it when no use says.
+    may_why: dict[int, str] = field(default_factory=dict)
+    _entries: tuple[Any, list[summary.Entry]] | None = field(default=None, repr=False)
+
+    def blocking(self) -> list[summary.Entry]:
+        """The blocking findings as entries, one per change x kernel (``matrix.gate.summary``);
+        gate.md and gate.json both ask, once the report is decided: kept while the findings
+        and their ties are the same lists."""
+        key = (id(self.comparison.findings), len(self.comparison.findings), len(self.tied))
+        if self._entries is None or self._entries[0] != key:
+            entries = summary.entries(self.comparison.findings, self.tied, self.may_why)
+            self._entries = (key, entries)
+        return self._entries[1]
 
     @property
     def verdict(self) -> str:
@@ -151,6 +216,14 @@ class GateReport:
             "not_used_undecidable": self.unused_undecidable,
             "fixed_used": [f.to_dict() for f in self.fixed],
             "coverage": self.coverage,
+            "stale_accepted": self.stale_accepted,
+            "counts": summary.counts(self, blocking := self.blocking()),
+            "blocking": [e.to_dict() for e in blocking],
+            "relaxations": [f.to_dict() for f in c.findings if f.kind == gc.RELAXATION],
+            "targets": list(self.declaration.targets or []) or None,
+            "declaration": self.declaration.source or None,
+            "not_on_targets": [f.to_dict() for f in self.off_target],
+            "not_on_targets_undecidable": self.off_target_undecidable,
         }
 
 
@@ -167,7 +240,7 @@ def _headline(report: GateReport) -> str:
         why = "no regression, breaking API or unacknowledged behaviour change"
     elif report.exit_code == EXIT_UNSAFE:
         why = ", ".join(
-            f"{title}: {counts[k]}" for k, title in SECTIONS if k != gc.ACCEPTED and counts[k]
+            f"{title}: {counts[k]}" for k, title in SECTIONS if k in gc.UNSAFE_KINDS and counts[k]
         )
     else:
         n = len(report.errors) + len(c.undecidable)
@@ -196,6 +269,9 @@ def _group_key(f: gc.GateFinding) -> tuple[Any, ...]:
 
 
 CELLS_SHOWN = 12  # cells listed per grouped fingerprint entry; gate.json keeps them all
+# Entries listed per section of gate.md (a PR comment must stay readable: 100,000 results of one
+# cell made it 8 MB); gate.json keeps them all.
+ENTRIES_SHOWN = 100
 
 
 def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
@@ -205,8 +281,9 @@ def _toml_ack(f: gc.GateFinding, where: str, probe: str) -> str:
     )
 
 
-def _toml_scope(members: Sequence[gc.GateFinding]) -> str:
-    """The code a team's acknowledgement is justified for: the files and kernels it names."""
+def _toml_scope(members: Sequence[gc.GateFinding], roots: Sequence[str] = ()) -> str:
+    """The code a team's acknowledgement is justified for: the files and kernels it names,
+    each file as the profile names it (``shown_path``: never a path only this machine has)."""
     paths: dict[str, None] = {}
     kernels: dict[str, None] = {}
     for m in members:
@@ -214,7 +291,7 @@ def _toml_scope(members: Sequence[gc.GateFinding]) -> str:
             head = use.split(": ", 1)[0]
             path = head.split(":", 1)[0]
             if path:
-                paths[path] = None
+                paths[shown_path(path, roots)] = None
             if " in " in head:
                 kernels[head.split(" in ", 1)[1].split(" ", 1)[0]] = None
     out = "\npaths = [" + ", ".join(f'"{p}"' for p in paths) + "]"
@@ -273,13 +350,56 @@ def _profile_sections(report: GateReport) -> list[str]:
     return lines
 
 
+def _relaxations(groups: dict[tuple[Any, ...], list[gc.GateFinding]]) -> list[str]:
+    """One line per relaxation group: refused on the baseline, so no code that runs there
+    uses it (never blocking)."""
+    lines = [
+        "Refused (or absent) on the baseline, something else on the candidate: code that runs "
+        "on the baseline cannot be using it."
+    ]
+    for members in groups.values():
+        f = members[0]
+        wheres = ", ".join(dict.fromkeys(m.where for m in members))
+        cells = list(dict.fromkeys(filter(None, (_split_cell(m.probe)[1] for m in members))))
+        shown = f" ({len(cells)} cell(s), e.g. `{cells[0]}`)" if cells else ""
+        uses = list(dict.fromkeys(u for m in members for u in m.uses))
+        named = f"; your code names it at `{uses[0]}`" if uses else ""
+        more = f" and {len(uses) - 1} more" if len(uses) > 1 else ""
+        lines.append(
+            f"- `{_split_cell(f.probe)[0]}`: `{f.baseline}` → `{f.candidate}` on "
+            f"{wheres}{shown}{named}{more}"
+        )
+    return lines
+
+
+def _off_target_section(report: GateReport) -> list[str]:
+    """What changed only in columns the team does not run on: counts per group and column."""
+    groups = Counter((_split_cell(f.probe)[0], f.where, f.kind) for f in report.off_target)
+    n = len(report.off_target) + len(report.off_target_undecidable)
+    targets = ", ".join(report.declaration.targets or ())
+    lines = ["", f"### Not on your targets ({n})", ""]
+    lines.append(
+        f"Changes in columns outside the declared targets ({targets}, from "
+        f"`{_display_path(report.declaration.source)}`); they never block. Per group, column "
+        "and kind, in findings:"
+    )
+    lines.append("")
+    for (group, where, kind), k in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
+        lines.append(f"- `{group}` on {where} ({kind}): {k}")
+    if report.off_target_undecidable:
+        lines.append(
+            f"- undecidable items about those columns: {len(report.off_target_undecidable)}"
+        )
+    return lines
+
+
 def _coverage(report: GateReport) -> str:
     return report.coverage
 
 
 def _display_path(path: str) -> str:
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd()))
+        return str(cli.resolved(path).relative_to(cli.resolved(Path.cwd())))
     except ValueError:
         return path
 
@@ -288,6 +408,12 @@ def render_markdown(report: GateReport) -> str:
     """The PR-comment summary: verdict first, then each finding with evidence and fix."""
     c = report.comparison
     lines = [_headline(report), ""]
+    if report.errors:
+        lines += ["### Cannot decide", ""]
+        lines += [f"- {e}" for e in report.errors]
+        lines.append("")
+    lines += summary.first_screen(report, report.blocking())
+    lines += ["", "## Details", ""]
     lines.append(f"- results: `{report.results}`")
     if c.compared:
         lines.append(f"- compared: {', '.join(c.compared)}")
@@ -302,9 +428,11 @@ def render_markdown(report: GateReport) -> str:
             "- scanned for API uses: nothing (no kernels/ folder or --no-project-scan, and no"
             " --scan), so no breaking-API check"
         )
-    if report.errors:
-        lines += ["", "### Cannot decide", ""]
-        lines += [f"- {e}" for e in report.errors]
+    if report.declaration.source:
+        targets = ", ".join(report.declaration.targets or ()) or "not declared (every column)"
+        lines.append(
+            f"- declaration: `{_display_path(report.declaration.source)}`; targets: {targets}"
+        )
     for kind, title in SECTIONS:
         groups: dict[tuple[Any, ...], list[gc.GateFinding]] = {}
         for f in c.findings:
@@ -313,7 +441,12 @@ def render_markdown(report: GateReport) -> str:
         if not groups:
             continue
         lines += ["", f"### {title} ({len(groups)})", ""]
-        for members in groups.values():
+        if kind == gc.RELAXATION:
+            lines += _relaxations(groups)
+            continue
+        if len(groups) > ENTRIES_SHOWN:
+            lines += [f"The first {ENTRIES_SHOWN}; gate.json lists all {len(groups)}.", ""]
+        for members in list(groups.values())[:ENTRIES_SHOWN]:
             f = members[0]
             wheres = list(dict.fromkeys(m.where for m in members))
             uses = list(dict.fromkeys(u for m in members for u in m.uses))
@@ -352,17 +485,28 @@ def render_markdown(report: GateReport) -> str:
                 probe = f.probe if len(cells) < 2 else f"{group}[[]*"
                 ack = _toml_ack(f, where, probe)
                 if report.profile is not None:
-                    ack += _toml_scope(members)
+                    ack += _toml_scope(members, report.scanned)
                 lines += [f"    {t}" for t in ack.splitlines()]
                 lines.append("    ```")
     if report.profile is not None:
         lines += _profile_sections(report)
+    if report.off_target or report.off_target_undecidable:
+        lines += _off_target_section(report)
     if c.undecidable:
         lines += ["", f"### Undecidable ({len(c.undecidable)})", ""]
-        lines += [f"- {u}" for u in c.undecidable]
+        lines += [f"- {u}" for u in c.undecidable[:ENTRIES_SHOWN]]
+        if len(c.undecidable) > ENTRIES_SHOWN:
+            lines.append(f"- ... and {len(c.undecidable) - ENTRIES_SHOWN} more (gate.json)")
+    if report.stale_accepted:
+        lines += ["", f"### Acknowledgements that match nothing ({len(report.stale_accepted)})",
+                  "", f"In `{_display_path(report.accepted_file)}` (never blocking; remove or "
+                  "fix them):", ""]  # fmt: skip
+        lines += [f"- {s}" for s in report.stale_accepted]
     if c.notes:
         lines += ["", f"<details><summary>Notes ({len(c.notes)})</summary>", ""]
-        lines += [f"- {n}" for n in c.notes]
+        lines += [f"- {n}" for n in c.notes[:ENTRIES_SHOWN]]
+        if len(c.notes) > ENTRIES_SHOWN:
+            lines.append(f"- ... and {len(c.notes) - ENTRIES_SHOWN} more (gate.json)")
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
@@ -378,19 +522,30 @@ class _Parser(argparse.ArgumentParser):
         )
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser(session: bool = False) -> argparse.ArgumentParser:
+    """The gate's one argument parser: abbreviations refused (``--cand`` is no ``--candidate``),
+    unknown options refused. ``session``: ``nox -s gate``'s (``matrix.gate.session``), where
+    ``--candidate`` and ``--results`` have defaults it resolves, and ``--exit-code-file``."""
     p = _Parser(
-        prog="python -m matrix.gate",
+        prog="nox -s gate --" if session else "python -m matrix.gate",
         description="Compare recorded matrix results of a baseline and a candidate Triton release.",
         epilog="Exit status: 0 safe, 1 unsafe, 2 undecidable (missing/failed data, bad arguments).",
+        allow_abbrev=False,
     )
     p.add_argument("--baseline", help=f"release to upgrade from (default: {PINNED_PATH.name})")
     p.add_argument(
         "--candidate",
-        required=True,
-        help="release to upgrade to (nox -s gate passes the newest on the index by default)",
+        required=not session,
+        help="release to upgrade to (nox -s gate: default the newest on the package index)",
     )
-    p.add_argument("--results", required=True, help="raw results folder or a merged matrix.json")
+    p.add_argument(
+        "--results",
+        required=not session,
+        help="raw results folder or a merged matrix.json (nox -s gate: default, run the two "
+        "releases' cells into reports/raw)",
+    )
+    if session:
+        p.add_argument("--exit-code-file", help="where nox -s gate's session reads the code")
     p.add_argument(
         "--scan", action="append", default=[], metavar="PATH", help="more sources to scan"
     )
@@ -416,10 +571,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--pinned", default=str(PINNED_PATH), help="file with the pinned release")
     p.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="the team's declaration: a pyproject.toml with [tool.triton-compat] (targets, "
+        "dtypes), or a TOML file that is that table (default: the nearest pyproject.toml above "
+        "the --scan/--tests paths that has one; none: every column counts)",
+    )
+    p.add_argument(
         "--out",
         default=None,
-        help="folder for gate.md and gate.json (default: gate/ beside the results: "
-        "reports/raw -> reports/gate, so a run on other results never rewrites the committed one)",
+        help=f"folder for gate.md and gate.json (default: {DEFAULT_OUT}/ in the current "
+        "directory; never inside the --results folder)",
     )
     p.add_argument(
         "--bench",
@@ -447,7 +610,7 @@ def bench_folder(args: argparse.Namespace) -> Path | None:
 
 def default_bench_folder(results: str | Path) -> Path | None:
     """``bench/`` beside a results folder or file, where it exists."""
-    path = Path(results).resolve().parent / "bench"
+    path = cli.resolved(results).parent / "bench"
     return path if path.is_dir() else None
 
 
@@ -486,6 +649,16 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         results = Path(args.results)
         if not results.exists():
             raise UsageError(f"--results {args.results!r}: no such folder or file")
+        recorded = recorded_releases(results)
+        for side, release in (("baseline", baseline), ("candidate", candidate)):
+            # told from the file names before anything is read: a mistyped release costs
+            # a second, not the reading of every cell
+            if recorded is not None and release not in recorded:
+                raise UsageError(
+                    f"--{side} {release}: no results for the {side} Triton {release} in "
+                    f"--results {args.results!r}; recorded releases: "
+                    + ", ".join(map(str, recorded))
+                )
         accepted = load_accepted(accepted_path, scoped=team) if accepted_path else []
         slowdowns = timing.load_slowdowns(accepted_path) if accepted_path else []
         if not 0 <= args.slowdown_threshold < 10:
@@ -501,11 +674,16 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if not team and not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
+        # Read before the profile: its dtypes type what the sources cannot (report.declaration).
+        config = getattr(args, "config", None)
+        report.declaration = load_declaration(config, [*args.scan, *args.tests] if team else ())
         profile = (
-            build_profile(args.scan, args.tests, runs, baseline=args.baseline) if team else None
+            build_profile(args.scan, args.tests, runs, report.declaration, baseline=args.baseline)
+            if team
+            else None
         )
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
-    except (UsageError, DataFileError, SchemaError, FileNotFoundError) as e:
+    except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:
         report.errors.append(str(e))
         return report
     except OSError as e:
@@ -513,7 +691,10 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         return report
 
     report.scanned = scan_targets
-    decide_runs(report, runs, baseline, candidate, accepted, scan, timings, profile)
+    decide_runs(
+        report, runs, baseline, candidate, accepted, scan, timings, profile, report.declaration
+    )
+    report.stale_accepted = stale_acknowledgements(report, accepted, baseline, candidate)
     # A folder's unreadable raw file may hold a cell of either side: never safe.
     report.comparison.undecidable += [
         f"a raw file could not be read (it may hold a cell of either side): {m}" for m in unreadable
@@ -541,10 +722,14 @@ def decide_runs(
     scan: ScanReport,
     timings: GpuTimings = GpuTimings(),
     profile: Profile | None = None,
+    declaration: Declaration | None = None,
 ) -> GateReport:
     """The gate's comparison of ``baseline`` and ``candidate`` over recorded ``runs``, into
     ``report`` (call ``report.decide()`` for the exit code). The report's upgrade pages call
     this too, so that a page's verdict is the gate's own.
+
+    With ``declaration`` targets, what changed only in other columns moves to
+    ``report.off_target`` (``matrix.gate.policy``), never blocking.
 
     With a team's ``profile`` the verdict is about that code (``apply_profile``): ``accepted``
     are then the team's own acknowledgements, applied only where they were justified."""
@@ -594,10 +779,40 @@ def decide_runs(
         timed.notes.append("no GPU benchmark folder (--bench): GPU timings not compared")
     for name in ("findings", "undecidable", "notes", "compared"):
         getattr(report.comparison, name).extend(getattr(timed, name))
+    if declaration is not None:
+        report.declaration = declaration
+    moved, items = policy.split_targets(report.comparison, report.declaration)
+    report.off_target += moved
+    report.off_target_undecidable += items
     if profile is not None:
         apply_profile(report, profile, accepted, baseline, candidate)
         report.coverage = coverage_text(sel.sides)
+        # a file of the team's code that could not be read may use anything that changed
+        report.comparison.undecidable += [
+            f"your code: a file was not read, so its uses are unknown: {u}" for u in profile.unread
+        ]
     return report
+
+
+def stale_acknowledgements(
+    report: GateReport, accepted: Sequence[AcceptedChange], baseline: Release, candidate: Release
+) -> list[str]:
+    """The acknowledgements for this upgrade that match no change (a probe renamed, a change
+    that went away, a path from another machine): named, so that a dead entry is noticed
+    before it hides a later change nobody looked at. Never blocking."""
+    found = [*report.comparison.findings, *report.unused, *report.fixed]
+    files = {u.path for u in report.profile.uses} if report.profile is not None else set()
+    out = []
+    for ack in accepted:
+        if not ack.for_upgrade(baseline, candidate):
+            continue
+        hit = any(ack.matches(f.probe, f.where, f.baseline or "", f.candidate or "", baseline,
+                              candidate) for f in found)  # fmt: skip
+        if not hit:
+            out.append(f"{ack.describe()}: matches no change of this upgrade")
+        elif ack.paths and not any(matches_path(p, ack.path_globs()) for p in files):
+            out.append(f"{ack.describe()}: its paths match no file of the scanned code")
+    return out
 
 
 USES_SHOWN = 10  # profile uses listed per finding in gate.md; gate.json keeps them all
@@ -630,6 +845,10 @@ def apply_profile(
         if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED):
             kept.append(f)
             continue
+        # (a finding the scanner or the census tied to the code's own sites is about them)
+        if not f.uses and policy.never_team_relevant(f.probe, matcher.map.probes):
+            report.unused.append(f)
+            continue
         m = rel(f)
         if m.status == NOT_USED:
             report.unused.append(f)
@@ -639,6 +858,7 @@ def apply_profile(
         shown = list(dict.fromkeys(u.describe() for u in m.uses))
         f.uses = [*f.uses, *shown]
         if m.status == MAY_AFFECT:
+            report.may_why[id(f)] = m.why
             f.evidence.append(
                 f"may affect your code: {m.why or 'an operand kind is not inferable'}; "
                 "type the value (e.g. `.to(tl.float16)`) or run the kernel through --tests"
@@ -650,14 +870,17 @@ def apply_profile(
             for ack in accepted:
                 if ack.matches(
                     f.probe, f.where, f.baseline or "", f.candidate or "", baseline, candidate
-                ) and matcher.covers(ack.paths, ack.kernels, m.uses):
+                ) and matcher.covers(ack.path_globs(), ack.kernels, m.uses):
                     f.kind, f.reason = gc.ACCEPTED, ack.reason
                     break
         kept.append(f)
     c.findings = kept
     for text in list(c.undecidable):
         probe = c.undecidable_probe.get(text)
-        if probe is not None and rel(gc.GateFinding("", probe, "", None, None)).status == NOT_USED:
+        if probe is not None and (
+            policy.never_team_relevant(probe, matcher.map.probes)
+            or rel(gc.GateFinding("", probe, "", None, None)).status == NOT_USED
+        ):
             c.undecidable.remove(text)
             report.unused_undecidable.append(text)
 
@@ -681,10 +904,40 @@ def write_outputs(report: GateReport, out: str | Path) -> str:
     return markdown
 
 
+def device_of(argv: Sequence[str]) -> str:
+    """``--device`` of the gate's arguments (``cpu`` when absent): ``cuda`` runs the GPU legs
+    (``matrix.gate.legs``) instead of comparing recorded results."""
+    for i, a in enumerate(argv):
+        if a == "--device" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--device="):
+            return a.split("=", 1)[1]
+    return "cpu"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    device = device_of(argv)
+    if device == "cuda":
+        from matrix.gate import legs
+
+        return legs.main(argv)
+    if device != "cpu":
+        print(f"matrix.gate: --device {device!r}: expected cpu or cuda (exit 2)", file=sys.stderr)
+        return EXIT_UNDECIDABLE
+    argv = [a for i, a in enumerate(argv) if not _is_device_arg(argv, i)]
+    return gate(parser().parse_args(argv))
+
+
+def gate(args: argparse.Namespace) -> int:
+    """The gate on parsed arguments (``parser``): decide, write gate.md/gate.json, print."""
     if args.out is None:
-        args.out = str(default_out(args.results))
+        args.out = str(default_out())
+    try:
+        check_out(args.out, args.results)
+    except UsageError as e:
+        print(f"matrix.gate: {e} (exit 2: undecidable)", file=sys.stderr)
+        return EXIT_UNDECIDABLE
     try:
         report = run_gate(args)
         report.decide()
@@ -701,6 +954,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_UNDECIDABLE
     _print(markdown)
     return report.exit_code
+
+
+def _is_device_arg(argv: Sequence[str], i: int) -> bool:
+    a = argv[i]
+    return a.startswith("--device=") or a == "--device" or (i > 0 and argv[i - 1] == "--device")
 
 
 def _print(text: str) -> None:

@@ -11,6 +11,17 @@ Events (the runner in ``matrix.measure.suite`` reads them):
   teardown), where TEST is ``{"id", "outcome", "seconds", "detail"}``; outcome is one of
   ``passed``, ``failed``, ``error``, ``skipped``, ``xfailed``, ``xpassed``. A collection
   error is a ``done`` with outcome ``error`` and no ``start``.
+- ``{"event": "partial", "id": NODEID, "record": TEST}`` once its call has run (the record so
+  far): a teardown that then hangs keeps the call's failure (``supervise.timed_out_record``).
+- ``{"event": "collected", "ids": [NODEID, ...]}`` the tests this run will run, and
+  ``{"event": "finished", "stopped_early": WHY}`` when pytest is done with them (WHY: pytest's
+  own reason for stopping early, ``-x``/``--maxfail``, or ""): a test collected and never
+  done was not run (``matrix.measure.suite``), and a process still alive well after
+  ``finished`` is held by what a test left running (``matrix.measure.supervise``).
+- ``{"event": "overridden", "text": ...}`` when the suite's own configuration (``addopts`` of
+  its ``pytest.ini``, ``PYTEST_ADDOPTS``) stops at the first failures (``-x``, ``--maxfail``):
+  the plugin lifts that limit so that every test has an outcome, and says so. Given on the
+  command line (``--tests-args``), the limit stays, and the tests it stops are ``not run``.
 - ``{"event": "launch", "launch": LAUNCH}`` the first time each distinct specialization of a
   ``@triton.jit`` function is launched. LAUNCH is::
 
@@ -70,7 +81,8 @@ flags, same filename ``<string>``: nothing the test sees changes).
 (``matrix.backends.kernels.replay``).
 
 ``MATRIX_SKIP`` may name a file of node ids (one a line) that are deselected: the runner uses
-it to resume a suite after a test crashed or hung the process.
+it to resume a suite after a test crashed or hung the process. ``MATRIX_ONLY`` may name a
+file of node ids that are the only ones run (a GPU leg's re-run of its regressions).
 
 The hook wraps the interpreter's ``GridExecutor.__call__`` (every interpreted launch goes
 through it on Triton 3.0-3.9, direct or via an autotuner) and ``JITFunction.run`` (compiled
@@ -115,6 +127,7 @@ from matrix.measure import standin
 
 EVENTS_ENV = "MATRIX_EVENTS"
 SKIP_ENV = "MATRIX_SKIP"
+ONLY_ENV = "MATRIX_ONLY"
 # The suite's root: recorded paths are relative to it, so that they do not depend on where
 # the checkout lives (``matrix.backends.kernels.load_kernel`` resolves them again).
 SUITE_ROOT_ENV = "MATRIX_SUITE_ROOT"
@@ -168,6 +181,7 @@ class _Writer:
 
 
 _writer: _Writer | None = None
+_owner: dict[str, Any] = {}  # the pytest config that made the writer
 
 
 def triton_type(value: Any) -> str | None:
@@ -763,13 +777,64 @@ def pytest_configure(config: Any) -> None:
     if not path or _writer is not None:
         return
     _writer = _Writer(path)
+    _owner["config"] = config
     standin.take_fd()
     remember_exec_sources()
     hooks = install_hooks()
     _writer.write({"event": "hooks", "wrapped": hooks})
+    lifted = lift_configured_maxfail(config)
+    if lifted:
+        _writer.write({"event": "overridden", "text": lifted})
+
+
+def _maxfail_given(args: list[str]) -> bool:
+    """Whether command-line ``args`` set ``-x``/``--exitfirst``/``--maxfail`` (``-xq`` too)."""
+    for arg in args:
+        if arg.startswith(("--maxfail", "--exitfirst")):
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and "x" in arg[1:2]:
+            return True
+    return False
+
+
+def lift_configured_maxfail(config: Any) -> str:
+    """Lift a stop-at-first-failures limit that came from the suite's configuration (ini
+    ``addopts``, ``PYTEST_ADDOPTS``), not from the command line; return what was lifted ("")."""
+    maxfail = getattr(config.option, "maxfail", 0) or 0
+    given = list(getattr(getattr(config, "invocation_params", None), "args", ()) or ())
+    if maxfail <= 0 or _maxfail_given([str(a) for a in given]):
+        return ""
+    config.option.maxfail = 0
+    return (
+        f"the suite's configuration stops pytest after {maxfail} failure(s) (-x or --maxfail "
+        "in addopts): lifted, so that every test runs and has an outcome"
+    )
+
+
+def pytest_collection_finish(session: Any) -> None:
+    if _writer is not None and session.config is _owner.get("config"):
+        _writer.write({"event": "collected", "ids": [i.nodeid for i in session.items]})
+
+
+_stopped_early = {"why": ""}
+
+
+def pytest_sessionfinish(session: Any, exitstatus: Any) -> None:
+    if session.config is not _owner.get("config"):
+        return
+    why = getattr(session, "shouldfail", False) or getattr(session, "shouldstop", False)
+    _stopped_early["why"] = why if isinstance(why, str) else ""
+
+
+def pytest_unconfigure(config: Any) -> None:
+    # The last hook pytest calls: what runs after it is the interpreter's exit. Only the
+    # session that made the writer finishes (a test running pytest in-process has its own).
+    if _writer is not None and config is _owner.get("config"):
+        _writer.write({"event": "finished", "stopped_early": _stopped_early["why"]})
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    _keep_only(config, items)
     skip_file = os.environ.get(SKIP_ENV)
     if not skip_file or not Path(skip_file).exists():
         return
@@ -779,6 +844,18 @@ def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
+
+
+def _keep_only(config: Any, items: list[Any]) -> None:
+    """Deselect every item that the ``MATRIX_ONLY`` file does not name (module docstring)."""
+    only_file = os.environ.get(ONLY_ENV)
+    if not only_file or _writer is None:
+        return
+    only = set(Path(only_file).read_text(encoding="utf-8").splitlines())
+    deselected = [i for i in items if i.nodeid not in only]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [i for i in items if i.nodeid in only]
 
 
 _reports: dict[str, dict[str, Any]] = {}
@@ -848,6 +925,12 @@ def _failure_tail(report: Any) -> str:
 
 
 def pytest_runtest_logreport(report: Any) -> None:
+    _note_report(report)
+    _send_partial(report)
+
+
+def _note_report(report: Any) -> None:
+    """Fold one phase's report (setup, call, teardown) into its test's record."""
     rec = _reports.get(report.nodeid)
     if _writer is None or rec is None:
         return
@@ -867,6 +950,18 @@ def pytest_runtest_logreport(report: Any) -> None:
             rec["failure"] = _failure_tail(report)
     elif outcome == TEST_ERROR and rec["outcome"] != TEST_ERROR:  # a teardown error after a failure
         rec["detail"] += f" (and in {report.when}: {_detail(report)})"
+
+
+def _send_partial(report: Any) -> None:
+    """Once a test's call has run, the record so far (module docstring: ``partial``)."""
+    rec = _reports.get(report.nodeid)
+    # After the call, or after a setup that did not pass (no call comes then).
+    last = report.when == "call" or (report.when == "setup" and not report.passed)
+    if _writer is not None and rec is not None and last:
+        _writer.write(
+            {"event": "partial", "id": report.nodeid,
+             "record": {k: v for k, v in rec.items() if k != "t0"}}
+        )  # fmt: skip
 
 
 def pytest_runtest_logfinish(nodeid: str, location: Any) -> None:

@@ -4,6 +4,8 @@ Its backend was fixed by the parent through the environment before Triton is imp
 task it appends a ``start`` event, runs the probe, then appends a ``row`` event for each of the
 observation's ``rows`` (a probe answering many questions at once: ``fp``) and a ``result`` event,
 flushing each line, so the parent knows which probe was running if this process dies or hangs.
+Before a task's rows and result, a ``triton`` event says which Triton the process imported (its
+file and version; again only when that changed), which the runner checks against the cell's.
 
 Events are written with ``results.to_json``: a detail with lone surrogates or bytes, or data
 holding bytes, reaches the raw file unchanged. A probe that could not observe for a reason
@@ -21,6 +23,7 @@ import sys
 import time
 from typing import Any
 
+from matrix.measure import triton_identity
 from matrix.measure.results import DETAIL_CAP, cap_text, to_json
 from matrix.probes.support.base import (
     CannotObserve,
@@ -95,10 +98,17 @@ def main(argv: list[str]) -> int:
     tasks_path, events_path = argv
     with open(tasks_path, encoding="utf-8") as f:
         tasks = json.load(f)
+    said = None
     with open(events_path, "a", encoding="utf-8") as events:
         for i, task in enumerate(tasks):
             _emit(events, {"event": "start", "index": i})
             *rows, result = run_task(task)
+            # Which Triton the probe ran on, before its result: the runner refuses a result
+            # from another Triton than the cell's (matrix.measure.triton_identity).
+            identity = triton_identity.imported()
+            if identity != said:
+                _emit(events, {"event": "triton", "index": i, **identity.to_json()})
+                said = identity
             for row in rows:
                 _emit(events, {"event": "row", "index": i, "result": row})
             _emit(events, {"event": "result", "index": i, "result": result})

@@ -27,7 +27,8 @@ import triton
 import triton.language as tl
 
 from matrix import cli
-from matrix.core import Release, names_release
+from matrix.core import Release
+from matrix.measure import triton_identity
 
 
 @triton.jit
@@ -63,16 +64,16 @@ def vector_add(n: int = 98_437) -> dict[str, Any]:
 def preflight(release: Release | str, site: Path | None) -> dict[str, Any]:
     release = Release.parse(release, "--release")
     out: dict[str, Any] = {"release": str(release), "ok": False, "stage": "version"}
-    out["triton_version"] = triton.__version__
-    out["metadata_version"] = importlib.metadata.version("triton")
-    out["triton_file"] = triton.__file__
-    for dist in ("torch", "numpy"):
-        out[dist] = importlib.metadata.version(dist)
-    wrong = [
-        k for k in ("triton_version", "metadata_version") if not names_release(out[k], release)
-    ]
+    # The same check as every CPU cell's probe processes (matrix.measure.triton_identity).
+    seen, dist = triton_identity.imported(), triton_identity.distribution()
+    out["triton_version"] = seen.version
+    out["metadata_version"] = dist.version if dist else None
+    out["triton_file"] = seen.file
+    for name in ("torch", "numpy"):
+        out[name] = importlib.metadata.version(name)
+    wrong = triton_identity.mismatch(seen, release, dist)
     if wrong:
-        out["error"] = "; ".join(f"{k} is {out[k]!r}, expected {str(release)!r}" for k in wrong)
+        out["error"] = wrong
         return out
     if site is not None and not Path(triton.__file__).resolve().is_relative_to(site.resolve()):
         out["error"] = f"triton was imported from {triton.__file__}, not from --site {site}"

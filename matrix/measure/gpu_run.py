@@ -184,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             str(raw),
             "--id",
             run_id,
+            "--release",
+            args.release,
             "--install",
             json.dumps(install),
             "--env",

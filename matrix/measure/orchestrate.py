@@ -23,7 +23,8 @@ What happens on a fault of the matrix itself:
   its cell redone;
 - a release older than the harness supports (``supported_from`` in the data file) is refused
   before anything runs; a release that does not exist on the index and is not in the data file
-  gets no raw file (it would add a column to every page): the summary says so, exit 1.
+  gets no raw file (it would add a column to every page). Both are the same mistake, one line
+  listing the known releases, exit 2.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from typing import Any
 from matrix import cli
 from matrix.core import (
     COMPILED,
+    INSTALL_ERROR,
     NO_SUCH_RELEASE,
     REPO_ROOT,
     DataFileError,
@@ -58,8 +60,15 @@ from matrix.core import (
     passed_test,
     release_key,
 )
-from matrix.measure import incremental, lock, migrate, procs, runner
-from matrix.measure.cells import Cell, MatrixConfigError, load_matrix, parse_list, plan
+from matrix.measure import incremental, lock, migrate, procs, runner, triton_identity
+from matrix.measure.cells import (
+    Cell,
+    MatrixConfig,
+    MatrixConfigError,
+    load_matrix,
+    parse_list,
+    plan,
+)
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
 from matrix.measure.kernel_compiles import coverage_text, run_coverage
@@ -75,6 +84,10 @@ from matrix.measure.suite import suite_identity
 from matrix.probes.support import run_cache
 
 DEFAULT_RAW = REPO_ROOT / "reports" / "raw"
+# Where a run with a team's suite (``--tests``) keeps its raw files and pages by default: never
+# this project's committed reports/, which such a run would otherwise rewrite (the suite's
+# outcomes in every raw file, every page rebuilt). Listed in .gitignore.
+TEAM_RAW = REPO_ROOT / "team-results" / "raw"
 DEFAULT_ENVS = REPO_ROOT / ".nox" / "matrix-envs"
 
 
@@ -218,7 +231,8 @@ def run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOu
 
 def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellOutcome:
     out = cell.raw_path(args.raw_dir)
-    adopted = migrate.adopt_legacy(out)  # a plain X.json from before becomes X.json.gz
+    seeded = seed_from_committed(out, cell) if args.seed_from_committed else ""
+    adopted = seeded + migrate.adopt_legacy(out)  # a plain X.json from before becomes X.json.gz
     state = "missing" if args.force else existing_state(out, cell, args.suite)
     outcome = CellOutcome(cell, note=adopted)
     # A complete cell that lacks a probe of the catalog, holds a changed one or is named by
@@ -265,6 +279,8 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
             ",".join(cell.backends),
             "--install",
             json.dumps(install.record()),
+            "--release",
+            str(cell.release),
             "--quiet",
             "--phases",
             "--timeout",
@@ -288,10 +304,12 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
                 cmd,
                 cwd=REPO_ROOT,
                 stdout=None if args.tests else subprocess.PIPE,
-                env={**os.environ, "TMPDIR": tmp},
+                env={**args.cell_environ, "TMPDIR": tmp},
                 death_signal=signal.SIGTERM,
             )
             output = (proc.stdout or "") + (proc.stderr or "")
+            if proc.returncode == runner.EXIT_WRONG_TRITON:
+                return _wrong_triton(cell, output, out, outcome, t0, progress)
             wrote = proc.returncode == 0 and out.exists()
             log = None if wrote else runner.keep_log(args.envs_dir / "logs", cell.id, output)
             crash = "" if wrote else runner.crash_note(cell.id, proc.returncode, output, log)
@@ -304,6 +322,23 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         if done is not None:
             outcome.counts = _counts(done)
             outcome.tests = _test_counts(done)
+    outcome.seconds = time.monotonic() - t0
+    progress.end(outcome)
+    return outcome
+
+
+def _wrong_triton(
+    cell: Cell, output: str, out: Path, outcome: CellOutcome, t0: float, progress: Progress
+) -> CellOutcome:
+    """The runner refused the cell: a probe process imported another Triton than the cell's
+    (``runner.TritonCheck``). Recorded as the cell's install error, left incomplete so that the
+    next run measures it again; a complete raw file from before is kept as it was."""
+    said = [ln for ln in output.splitlines() if ln.startswith(runner.REFUSED)]
+    detail = said[-1].removeprefix(runner.REFUSED) if said else output.strip()[-600:]
+    install = Install(INSTALL_ERROR, 0.0, detail, None, transient=True)
+    note, _ = record_failure(cell, install, out)
+    outcome.install, outcome.failed = INSTALL_ERROR, True
+    outcome.note += f" [not measured: {detail}]{note}"
     outcome.seconds = time.monotonic() - t0
     progress.end(outcome)
     return outcome
@@ -432,7 +467,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="cells run at once")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per probe")
-    p.add_argument("--raw-dir", type=Path, default=DEFAULT_RAW, help="where raw files go")
+    p.add_argument(
+        "--raw-dir",
+        type=Path,
+        help="where raw files go (default: reports/raw; with --tests team-results/raw, which "
+        "starts from the committed cells: the team's run never rewrites reports/)",
+    )
     p.add_argument("--envs-dir", type=Path, default=DEFAULT_ENVS, help="cell environments")
     p.add_argument(
         "--report-dir", type=Path, help="where the pages go (default: the folder above --raw-dir)"
@@ -464,6 +504,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.tests = args.tests.resolve()
     if args.tests_args and args.tests is None:
         p.error("--tests-args: options for a suite, and no --tests suite was given")
+    args.seed_from_committed = args.raw_dir is None and args.tests is not None
+    if args.raw_dir is None:
+        args.raw_dir = default_raw_dir(args.tests is not None)
     try:
         pytest_args = shlex.split(args.tests_args)
     except ValueError as e:
@@ -479,6 +522,42 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     except ValueError as e:
         p.error(str(e))
     return args
+
+
+def default_raw_dir(team_suite: bool) -> Path:
+    """The raw folder of a run without ``--raw-dir``: with a team's suite ``TEAM_RAW``, else
+    this project's committed results (the gate session reads the same one back)."""
+    return TEAM_RAW if team_suite else DEFAULT_RAW
+
+
+def seed_from_committed(out: Path, cell: Cell) -> str:
+    """Start a team folder's cell from this project's committed one: its probes are kept (as
+    a fresh clone's run keeps them) and only the suite, and any probe changed since, run.
+    Returns what to say; nothing where there is no complete committed cell to start from."""
+    committed = cell.raw_path(DEFAULT_RAW)
+    if out.exists() or partial_path(out).exists() or not committed.is_file():
+        return ""
+    try:
+        if not read_raw(committed).complete:
+            return ""
+    except SchemaError:
+        return ""  # measured afresh; the committed file's own problem is the project's
+    out.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(committed, out)
+    return f" [started from the committed {committed.name}]"
+
+
+# Exit code of a run given a release that does not exist or is older than the harness supports:
+# bad input (``matrix.cli``), whichever of the two checks finds it.
+EXIT_UNKNOWN_RELEASE = 2
+
+
+def known_releases(config: MatrixConfig) -> str:
+    """The releases a user may name, for the line that refuses one that is not."""
+    return (
+        f"known releases: {', '.join(map(str, sorted(config.releases)))} "
+        "(matrix/data/matrix.toml; --discover adds newer ones from the package index)"
+    )
 
 
 # The step after the cells: build the pages (``matrix.orchestrate`` passes it; the report is
@@ -526,10 +605,10 @@ def _main(args: argparse.Namespace) -> int:
             f"matrix: --releases: {', '.join(map(str, old))} older than "
             f"{config.supported_from}, the oldest release the harness supports "
             "(matrix/data/matrix.toml: supported_from); refused: its probes would record the "
-            "harness's own failures as Triton behaviour",
+            f"harness's own failures as Triton behaviour; {known_releases(config)}",
             file=sys.stderr,
         )
-        return 2
+        return EXIT_UNKNOWN_RELEASE
     extra: list[Release] = []
     if args.discover:
         try:
@@ -544,6 +623,13 @@ def _main(args: argparse.Namespace) -> int:
     cells = plan(
         config, releases=releases, numpys=numpys, extra_releases=extra, aot_numpy=args.aot_numpy
     )
+    # Each cell measures the Triton of its own environment: one on PYTHONPATH would come first
+    # in every cell (the runner would then refuse each one). It is left out, and said.
+    args.cell_environ, shadows = triton_identity.without_shadowing(dict(os.environ))
+    if shadows:
+        print(f"matrix: PYTHONPATH entries holding another triton are left out of every cell's "
+              f"environment (each cell measures its own release): {', '.join(shadows)}",
+              flush=True)  # fmt: skip
     uv_binary()  # resolved here, once, before the worker threads (see uv_binary)
     try:
         with lock.hold([args.raw_dir, args.envs_dir], wait=not args.no_wait):
@@ -562,7 +648,9 @@ def _main(args: argparse.Namespace) -> int:
         )
     unrecorded = [o for o in outcomes if o.unrecorded]
     failed = [o for o in outcomes if o.failed]
-    status = 1 if unrecorded or failed else 0
+    # A release that does not exist is a mistake in the command, as one older than the harness
+    # supports is (refused above): the same exit code for both.
+    status = EXIT_UNKNOWN_RELEASE if unrecorded else 1 if failed else 0
     if failed:
         print(
             f"matrix: {len(failed)} cell(s) could not be measured or recorded (see the summary): "
@@ -570,9 +658,10 @@ def _main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if unrecorded:
+        gone = sorted({o.cell.release for o in unrecorded})
         print(
-            "matrix: no such release, so no raw file: "
-            + ", ".join(str(o.cell.release) for o in unrecorded),
+            f"matrix: --releases: no such release, so no raw file: {', '.join(map(str, gone))} "
+            f"(the package index has none); {known_releases(config)}",
             file=sys.stderr,
         )
     if args.no_report:
@@ -582,7 +671,8 @@ def _main(args: argparse.Namespace) -> int:
               "runs it, builds them; --no-report says so quietly)", flush=True)  # fmt: skip
         return status
     measured = {o.cell.raw_path(args.raw_dir).name for o in outcomes if not o.kept}
-    return args.report_step(args, measured) or status
+    # The pages of the cells that did run are built; a bad release still decides the code.
+    return max(status, args.report_step(args, measured))
 
 
 @contextlib.contextmanager

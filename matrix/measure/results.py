@@ -40,9 +40,11 @@ from __future__ import annotations
 import base64
 import functools
 import gzip
+import io
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 import time
@@ -67,6 +69,18 @@ SCHEMA_PATH = DATA_DIR / "raw.schema.json"
 # What JSON has no number for is written as these strings (``finite_json``); readers take them
 # and a bare NaN/Infinity of older files alike (``number``).
 NONFINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+# Limits on what a results file may hold (docs/raw-files.md): the largest committed cell is
+# 1.6 MB of JSON with 229 results, the merged matrix.json 17 MB; a file past a limit is named
+# and not read (a folder's reader then cannot say SAFE), never decompressed or parsed whole.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a document's JSON, after gzip
+# results of one run: the report writes a page per probe (5,000 results: 5,038 pages in 327 s
+# on a busy 2-core machine; 100,000 never finished)
+MAX_RESULTS = 5_000
+MAX_LIST_ENTRIES = 20_000  # each other list a run keeps (``LISTS_BOUNDED``): a team's tests
+# Documents the tools write beside raw files that are no cell: the merged matrix and the
+# gate's verdict. A folder reader never takes them for a raw file.
+CELL_NAME_PREFIX = "triton-"  # how matrix.core.run_id spells every cell's id
+NOT_CELLS = frozenset({"matrix.json", "gate.json"})
 
 # Schema 1 -> 2: statuses that meant "the release refuses the code", by probe. A schema 1
 # ``error`` whose detail says the probe itself failed (it could not read the IR, or an
@@ -75,8 +89,18 @@ _RENAMED_IN_2: dict[tuple[object, object], str] = {("dot_acc_out_dtype", "error"
 _STILL_BROKEN = ("could not read", "Traceback")
 
 
+# Lists a run keeps beside its results, bounded by ``MAX_LIST_ENTRIES``.
+LISTS_BOUNDED = ("launches", "tests", "kernel_compiles")
+
+
 class SchemaError(InputError):
     """A results document lacks the shape this module promises; the message names the field."""
+
+
+class NoValidator(InputError):
+    """This Python can check no raw file against the schema: neither fastjsonschema nor
+    jsonschema is installed. Not a ``SchemaError``: it is about this Python, not one file, so
+    a folder's reader says it once (its first read) instead of once per file."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +181,14 @@ class Run:
         if not isinstance(d, dict):
             raise SchemaError(f"{where}: expected an object, got {type(d).__name__}")
         _require(d, where, {"id": str, "env": dict, "install": dict, "results": list})
+        for key in ("results", *LISTS_BOUNDED):
+            n = len(d[key]) if isinstance(d.get(key), list) else 0
+            limit = MAX_RESULTS if key == "results" else MAX_LIST_ENTRIES
+            if n > limit:
+                raise SchemaError(
+                    f"{where}.{key}: {n} entries, more than the {limit} one run may hold "
+                    "(docs/raw-files.md); not read"
+                )
         results = []
         for i, r in enumerate(d["results"]):
             at = f"{where}.results[{i}]"
@@ -253,13 +285,28 @@ def number(value: Any) -> float:
     return float(value)
 
 
+def known_seconds(value: Any) -> float | None:
+    """A recorded duration as seconds, or None where none is known: ``"nan"``, ``"inf"`` (valid
+    in a raw file: docs/raw-files.md), a bare NaN, a negative or non-numeric value. Sums and
+    charts of time leave such a value out; pages show it as unknown, never as a time.
+
+    >>> known_seconds(1.5), known_seconds("nan"), known_seconds(float("inf")), known_seconds(None)
+    (1.5, None, None, None)
+    """
+    try:
+        seconds = number(value)
+    except TypeError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
 @functools.cache
 def _validator() -> Callable[[Any], str | None]:
     """The schema check: a function giving None for a valid document, else ``path: what``.
 
     fastjsonschema compiles the schema to code (about 10 ms for a 1 MB raw file); jsonschema,
     the fallback where it is not installed, takes 20 times as long. With neither, nothing can
-    be vouched for: every read fails, naming what to install."""
+    be vouched for: ``NoValidator`` (raised again on every call: an exception is not cached)."""
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     fast = _fast_validator(schema)
     if fast is not None:
@@ -268,14 +315,11 @@ def _validator() -> Callable[[Any], str | None]:
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import best_match
     except ImportError:
-
-        def none(doc: Any) -> str:
-            return (
-                f"cannot be checked against {SCHEMA_PATH.name}: install fastjsonschema "
-                "(or jsonschema)"
-            )
-
-        return none
+        raise NoValidator(
+            f"raw files cannot be checked against matrix/data/{SCHEMA_PATH.name}: this Python "
+            f"({sys.executable}) has neither fastjsonschema nor jsonschema; install this "
+            "project's dependencies: pip install -e . (README, Gate your own kernels in CI)"
+        ) from None
     validator = Draft202012Validator(schema)
 
     def slow(doc: Any) -> str | None:
@@ -523,12 +567,27 @@ def run_id_of(path: str | os.PathLike[str]) -> str | None:
     return None
 
 
+def release_named(path: str | os.PathLike[str]) -> Release | None:
+    """The Triton release a raw file's name spells (``triton-3.9.0-numpy-...``), or None for a
+    name that spells no cell. Only a name: ``read_folder`` checks it against the content."""
+    run_id = run_id_of(path) or ""
+    if not run_id.startswith(CELL_NAME_PREFIX):
+        return None
+    try:
+        return Release.parse(run_id[len(CELL_NAME_PREFIX) :].split("-", 1)[0])
+    except ReleaseError:
+        return None
+
+
 def raw_files(folder: str | os.PathLike[str]) -> list[Path]:
     """Every raw file in ``folder``, sorted by name: ``*.json.gz`` and legacy ``*.json`` alike
-    (never a ``.partial``, an ``.unreadable-...`` file moved aside, or a hidden temporary)."""
+    (never a ``.partial``, an ``.unreadable-...`` file moved aside, a hidden temporary, or a
+    document of ``NOT_CELLS``). Entries named like a raw file that are no regular file (a
+    dangling symlink, a symlink loop, a folder) are listed too: reading one fails naming it,
+    so that a cell that is missing is never skipped without a word."""
     folder = Path(folder)
     found = [*folder.glob("*" + RAW_SUFFIX), *folder.glob("*" + LEGACY_SUFFIX)]
-    return sorted(p for p in found if not p.name.startswith(".") and p.is_file())
+    return sorted(p for p in found if not p.name.startswith(".") and p.name not in NOT_CELLS)
 
 
 def partial_files(folder: str | os.PathLike[str]) -> list[Path]:
@@ -574,9 +633,24 @@ def read_folder(path: str | os.PathLike[str]) -> tuple[list[Run], list[str]]:
     runs, bad = [], []
     for p in files:
         try:
-            runs.append(read_raw(p))
+            run = read_raw(p)
         except SchemaError as e:
             bad.append(str(e) if str(p) in str(e) else f"{p}: {e}")
+            continue
+        named_id = run_id_of(p) or ""
+        named = release_named(p)
+        if (named is not None and named != run.release) or (
+            "-numpy-" in named_id and named_id != run.id
+        ):
+            # A cell saved under another cell's name (a candidate's file copied over the
+            # baseline's): which side it is cannot be told, so neither is believed. (A name
+            # that spells no release, or only the release, claims no more than it says.)
+            bad.append(
+                f"{p}: the name says run {named_id!r} but the file holds run {run.id!r} "
+                f"(triton {run.triton}); name and content disagree"
+            )
+            continue
+        runs.append(run)
     if not runs:
         raise SchemaError(f"{path}: no raw file here can be read: " + "; ".join(bad))
     return runs, bad
@@ -601,9 +675,7 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     whatever the name says); a SchemaError naming the file if it is neither."""
     path = Path(path)
     try:
-        data = path.read_bytes()
-        if data[:2] == GZIP_MAGIC:
-            data = gzip.decompress(data)
+        data = _read_bounded(path)
         return json.loads(data.decode("utf-8"))
     except json.JSONDecodeError as e:
         raise SchemaError(f"{path}: not JSON ({e})") from e
@@ -613,6 +685,43 @@ def read_json(path: str | os.PathLike[str]) -> Any:
         raise SchemaError(f"{path}: a damaged gzip file ({e})") from e
     except OSError as e:
         raise SchemaError(f"{path}: cannot read ({e.strerror or e})") from e
+
+
+def _read_bounded(path: Path) -> bytes:
+    """The JSON bytes of a results file, at most ``MAX_DOCUMENT_BYTES`` after gzip; a
+    SchemaError naming it for anything that is not a regular file (a FIFO would block, a
+    device never ends) or past the limit (a gzip bomb is stopped at the limit, not inflated)."""
+    try:
+        mode = path.stat().st_mode  # before opening: opening a FIFO nobody writes would block
+    except FileNotFoundError:
+        if path.is_symlink():  # a cache volume not mounted
+            target = os.readlink(path)
+            missing = f"{path}: a symlink to {target!r}, which is missing; not read"
+            raise SchemaError(missing) from None
+        raise
+    if not stat.S_ISREG(mode):
+        raise SchemaError(f"{path}: not a regular file ({_kind(mode)}); not read")
+    with open(path, "rb") as f:
+        data = f.read(MAX_DOCUMENT_BYTES + 1)
+    if data[:2] == GZIP_MAGIC:
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as z:
+            data = z.read(MAX_DOCUMENT_BYTES + 1)
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise SchemaError(
+            f"{path}: more than {MAX_DOCUMENT_BYTES // 2**20} MiB of JSON (the limit on a results "
+            "document, docs/raw-files.md); not read"
+        )
+    return data
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"),
+    ):  # fmt: skip
+        if test(mode):
+            return name
+    return "not a plain file"
 
 
 def merge(raw_dir: str | os.PathLike[str], out: str | os.PathLike[str]) -> list[Run]:

@@ -43,7 +43,7 @@ from matrix.backends import compile_cache
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
-from matrix.measure import preload, probe_hashes, procs, suite
+from matrix.measure import preload, probe_hashes, procs, suite, triton_identity
 from matrix.measure.child import exit_now, probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
 from matrix.measure.results import (
@@ -70,6 +70,45 @@ PHASE = "[phase] "
 # (``crash_note``) is newer than what this process had read when it died.
 EVENTS = "events: "
 _say_phases = False
+# Exit code and line prefix of a cell refused because a probe process imported another Triton
+# than the one the cell is labelled with (``TritonCheck``); the matrix records the line as the
+# cell's install failure.
+EXIT_WRONG_TRITON = 3
+REFUSED = "matrix.measure.runner: refused: "
+
+
+# The raw file's key for the Triton the cell's probe processes imported (``TritonCheck.record``).
+TRITON_KEY = "triton_imported"
+
+IDENTITY_QUERY = (
+    "import json; from matrix.measure import triton_identity; "
+    "print(json.dumps(triton_identity.imported().to_json()))"
+)
+
+
+class WrongTriton(Exception):
+    """A probe process ran on another Triton than the cell's; the message names both."""
+
+
+class TritonCheck:
+    """Holds every probe process of a cell to the cell's Triton: each says which one it
+    imported (a ``triton`` event, ``matrix.measure.child``) before its first result."""
+
+    def __init__(self, release: str, dist: triton_identity.Distribution | None) -> None:
+        self.release, self.dist = release, dist
+        self.proven: triton_identity.Identity | None = None
+
+    def __call__(self, identity: triton_identity.Identity) -> None:
+        why = triton_identity.mismatch(identity, self.release, self.dist)
+        if why is not None:
+            raise WrongTriton(f"a probe process {why}")
+        if identity.imported or self.proven is None:
+            self.proven = identity
+
+    def record(self) -> dict[str, Any]:
+        """What the raw file keeps: the Triton the probes imported, where it was."""
+        seen = self.proven or triton_identity.Identity(None, None, False)
+        return {"distribution": self.dist.version if self.dist else None, **seen.portable()}
 
 
 def phase(text: str) -> None:
@@ -250,10 +289,12 @@ def run_group(
     workdir: Path,
     compile_cache: Path | None = None,
     fork: bool = False,
+    check_triton: TritonCheck | None = None,
 ) -> None:
     """Run ``tasks`` (one backend and environment) in children until each has a result;
     ``compile_cache``: the kept compile cache for the tasks that may use one; ``fork``: the
-    children are forked from this process (``matrix.measure.preload``)."""
+    children are forked from this process (``matrix.measure.preload``); ``check_triton``:
+    refuses (``WrongTriton``) a child that imported another Triton than the cell's."""
     remaining = list(tasks)
     attempt_no = 0
     while remaining:
@@ -288,7 +329,7 @@ def run_group(
                     stderr=subprocess.STDOUT,
                 )
             try:
-                done = _watch(proc, remaining, events, log, timeout_s, on_result)
+                done = _watch(proc, remaining, events, log, timeout_s, on_result, check_triton)
             except BaseException:
                 procs.kill_group(proc)
                 raise
@@ -305,9 +346,13 @@ def _watch(
     log_file: Any,
     timeout_s: float,
     on_result: Callable[[Result], None],
+    check_triton: Callable[[triton_identity.Identity], None] | None = None,
 ) -> int:
-    """Follow one child's events; return how many of ``tasks`` got a result (incl. a failure)."""
+    """Follow one child's events; return how many of ``tasks`` got a result (incl. a failure).
+    With ``check_triton``, a result is taken only after the child said which Triton it
+    imported, and ``check_triton`` accepted it (it raises otherwise)."""
     finished = 0
+    identified = False
     started_at: float | None = None
     pending = b""
     spawned = time.monotonic()
@@ -324,6 +369,13 @@ def _watch(
             if event["event"] == "start":
                 started_at = time.monotonic()
                 clock = ProbeClock.start(proc.pid)
+            elif event["event"] == "triton":
+                if check_triton is not None:
+                    check_triton(triton_identity.Identity.from_json(event))
+                identified = True
+            elif check_triton is not None and not identified:
+                raise WrongTriton(f"a probe process gave a {event['event']} without saying "
+                                  "which triton it imported")  # fmt: skip
             elif event["event"] == "row":  # one of a probe's many rows: the probe still runs
                 on_result(Result.from_dict(event["result"]))
             elif event["event"] == "result":
@@ -488,6 +540,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--tests-args", default="", help="options for pytest on the suite (one string, shell words)"
     )
+    p.add_argument(
+        "--release",
+        help="the Triton release this cell is labelled with (the matrix passes it): the "
+        "environment's distribution and every probe process's import must be it; default: the "
+        "installed distribution's version",
+    )
     p.add_argument("--install", help="install record as JSON (status, seconds, detail)")
     p.add_argument("--env", help="JSON object of extra env fields (e.g. the torch pairing)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -514,6 +572,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p.error(f"--timeout: expected seconds > 0, got {args.timeout}")
     if args.tests is not None and not args.tests.exists():
         p.error(f"--tests: {args.tests} does not exist")
+    if args.release is not None:
+        try:
+            args.release = str(Release.parse(args.release, "--release"))
+        except ValueError as e:
+            p.error(str(e))
     return args
 
 
@@ -616,6 +679,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run_main(args: argparse.Namespace) -> int:
     try:
         return _main(args)
+    except WrongTriton as e:
+        return refuse(args, str(e))
     except KeyboardInterrupt as e:
         procs.stop_all()
         why = str(e) or "interrupted"
@@ -625,6 +690,31 @@ def _run_main(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+
+
+def triton_identity_of_children(check: TritonCheck) -> triton_identity.Identity:
+    """The Triton a probe process of this cell would import, asked of a process started as
+    the children are (for a cell whose every child died before it could say)."""
+    with tempfile.TemporaryDirectory(prefix="matrix-identity-") as cache:
+        env = child_environment("aot", (), cache)
+        try:
+            out = procs.run([sys.executable, "-c", IDENTITY_QUERY], env=env, cwd=REPO_ROOT,
+                            timeout=120)  # fmt: skip
+            said = json.loads(out.stdout.strip().splitlines()[-1])
+        except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError) as e:
+            raise WrongTriton(f"no probe process could say which triton it imports ({e})") from e
+    return triton_identity.Identity.from_json(said)
+
+
+def refuse(args: argparse.Namespace, why: str) -> int:
+    """End a cell whose Triton is not the one it is labelled with: nothing it measured is kept
+    (its partial file goes, or a resume would keep another release's results), one line names
+    both Tritons, and the matrix records the cell as not measured (``EXIT_WRONG_TRITON``)."""
+    partial_path(args.out).unlink(missing_ok=True)
+    label = args.release or "its installed release"
+    hint = "; remove the other triton from PYTHONPATH (or the environment), then rerun"
+    print(f"{REFUSED}cell labelled triton {label}: {why}{hint}", file=sys.stderr, flush=True)
+    return EXIT_WRONG_TRITON
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -639,6 +729,11 @@ def _main(args: argparse.Namespace) -> int:
     if refused:
         print(f"matrix.measure.runner: {refused}", file=sys.stderr)
         return 2
+    dist = triton_identity.distribution()
+    wrong = triton_identity.distribution_mismatch(dist, args.release or env["triton"])
+    if wrong:
+        raise WrongTriton(wrong)
+    check = TritonCheck(args.release or env["triton"], dist)
     install = json.loads(args.install) if args.install else {"status": "ok", "seconds": 0.0,
                                                                "detail": ""}  # fmt: skip
     run = Run(
@@ -702,10 +797,15 @@ def _main(args: argparse.Namespace) -> int:
         for key, group in sorted(groups.items(), key=_group_order):
             backend, extra_env, _ = key
             forked = fork and key in forkable
-            run_group(group, backend, extra_env, args.timeout, record, Path(workdir), kept, forked)
+            run_group(group, backend, extra_env, args.timeout, record, Path(workdir), kept,
+                      forked, check)  # fmt: skip
         if args.tests is not None:
             Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it
             add_team_suite(run, args, Path(workdir), partial)
+    if todo and check.proven is None:  # every child died before its first result
+        check(triton_identity_of_children(check))
+    if check.proven is not None:
+        run.extra[TRITON_KEY] = check.record()
     order = {t.key: i for i, t in enumerate(tasks)}
     run.results.sort(key=lambda r: order.get(r.task, len(order)))
     run.extra["complete"] = True

@@ -16,6 +16,19 @@ What a cell's raw file gets (keys of the run, beside ``results``)::
     "launches": [LAUNCH, ...]        # matrix.measure.capture's docstring; one per specialization
     "kernel_sources": {ID: KERNEL DEFINITION, ...}   # matrix.measure.capture; what each ran
 
+Bounds (issue 40): the suite as a whole runs at most ``suite_timeout_s`` (default
+``DEFAULT_SUITE_TIMEOUT_S``, 4 hours; restarts included), then it is stopped: every test that
+finished keeps its outcome, the tests it had not reached are ``skipped`` with a ``not run:``
+detail, and one ``error`` entry names the limit. A pytest that has finished its tests but does
+not exit (a test left non-daemon threads) is stopped ``SUITE_EXIT_GRACE_S`` later, every
+outcome kept. A suite whose own configuration stops at the first failure (``-x`` in its
+``pytest.ini``) has that lifted and the console says so; ``-x`` given in ``--tests-args``
+stays, and each test it stopped is ``skipped``, ``not run: pytest stopped early ...``.
+
+pytest starts from ``PYTEST_BOOT``, not ``python -m pytest``: the tool's plugins are imported
+from the matrix's checkout first and then dropped from ``sys.modules``, so a team module named
+``matrix`` (or a ``matrix`` package of its own) is the team's, and cannot hide the plugin.
+
 A suite is the same suite only with the same files, the same pytest options and the same
 per-test time limit: a test that passes only under a longer limit, or only with ``-k``, is not
 comparable (the orchestrator reruns such a cell; the gate calls a difference undecidable).
@@ -37,11 +50,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from matrix.core import REPO_ROOT, passed_test
+from matrix.core import REPO_ROOT, TEST_SKIPPED, passed_test
 from matrix.measure import capture
-from matrix.measure.supervise import supervise
+from matrix.measure.supervise import Supervised, supervise
 
 DEFAULT_TEST_TIMEOUT_S = 300.0
+# The whole suite's bound (module docstring), and how long a pytest that said it had finished
+# its tests may take to exit before it is stopped.
+DEFAULT_SUITE_TIMEOUT_S = 4 * 3600.0
+SUITE_EXIT_GRACE_S = 30.0
+NOT_RUN = "not run: "
 # Files that change what a suite does; caches and bytecode do not.
 _SKIP_DIRS = {"__pycache__", ".pytest_cache", ".git", ".nox", ".venv", "node_modules"}
 
@@ -95,6 +113,60 @@ def _error(suite: Path, detail: str) -> dict[str, Any]:
     return {"id": str(suite), "outcome": "error", "seconds": 0.0, "detail": detail}
 
 
+# ``python -c PYTEST_BOOT REPO_ROOT PYTEST_ARGS...``: pytest with the tool's own plugins (``-p
+# matrix.…``) imported from the checkout before the suite's folder (first on ``sys.path``, as
+# with ``python -m pytest``) could shadow them, and then forgotten by name, so that the team's
+# own ``matrix`` module imports as theirs. The plugin modules stay alive as pytest's plugins.
+PYTEST_BOOT = (
+    "import importlib, os, sys\n"
+    "repo, args = sys.argv[1], sys.argv[2:]\n"
+    "path = sys.path[:]\n"
+    "sys.path[:] = [repo] + [p for p in path if p not in ('', os.getcwd())]\n"
+    "plugins, rest, i = [], [], 0\n"
+    "while i < len(args):\n"
+    "    if args[i] == '-p' and i + 1 < len(args) and args[i + 1].split('.')[0] == 'matrix':\n"
+    "        plugins.append(importlib.import_module(args[i + 1]))\n"
+    "        i += 2\n"
+    "        continue\n"
+    "    rest.append(args[i])\n"
+    "    i += 1\n"
+    "sys.path[:] = path\n"
+    "for name in [n for n in sys.modules if n == 'matrix' or n.startswith('matrix.')]:\n"
+    "    del sys.modules[name]\n"
+    "import pytest\n"
+    "sys.exit(int(pytest.main(rest, plugins=plugins)))\n"
+)
+
+
+def pytest_launcher() -> list[str]:
+    """The start of the command that runs pytest on a team's suite (``PYTEST_BOOT``)."""
+    return [sys.executable, "-c", PYTEST_BOOT, str(REPO_ROOT)]
+
+
+def suite_environment(base: dict[str, str]) -> dict[str, str]:
+    """``base`` without the matrix's checkout on ``PYTHONPATH``: the suite's ``import matrix``
+    finds the team's module or none (``PYTEST_BOOT`` loads the tool's plugins itself)."""
+    env = dict(base)
+    root = str(REPO_ROOT)
+    kept = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
+    if kept:
+        env["PYTHONPATH"] = os.pathsep.join(kept)
+    else:
+        env.pop("PYTHONPATH", None)
+    return env
+
+
+def not_run_records(
+    collected: Sequence[str], records: dict[str, dict[str, Any]], why: str
+) -> list[dict[str, Any]]:
+    """A ``skipped`` record (``not run: why``) for each ``collected`` test with no record."""
+    return [
+        {"id": tid, "outcome": TEST_SKIPPED, "seconds": 0.0, "detail": NOT_RUN + why}
+        for tid in dict.fromkeys(collected)
+        if tid not in records
+    ]
+
+
 class SuiteRun(NamedTuple):
     """What one run of a suite recorded (module docstring: the raw file's keys)."""
 
@@ -120,21 +192,23 @@ def run_suite_recorded(
     log: Callable[..., None],
     test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
     pytest_args: Sequence[str] = (),
+    suite_timeout_s: float = DEFAULT_SUITE_TIMEOUT_S,
+    interpret: bool = True,
 ) -> SuiteRun:
     """Run ``suite`` with ``pytest_args`` added to pytest's command line (in the suite's
     folder, ``suite_root``: a relative path in them is relative to it); return all it
-    recorded (module docstring)."""
-    env = dict(os.environ)
-    env["TRITON_INTERPRET"] = "1"
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    recorded (module docstring). ``interpret=False``: natively, on the machine's GPU (a GPU
+    leg, ``matrix.measure.legs``)."""
+    env = suite_environment(dict(os.environ))
+    env.pop("TRITON_INTERPRET", None)
+    if interpret:
+        env["TRITON_INTERPRET"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     root = suite_root(suite)
     env[capture.SUITE_ROOT_ENV] = str(root)
     env.setdefault("TRITON_CACHE_DIR", str(workdir / "triton-cache"))
     cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
+        *pytest_launcher(),
         str(suite),
         "-q",
         # Test ids relative to the suite's root wherever the checkout and the suite live:
@@ -152,6 +226,8 @@ def run_suite_recorded(
     sources: dict[str, dict[str, Any]] = {}
     hooks: list[str] = []
     counts = {"n": 0, "passed": 0}
+    collected: list[str] = []
+    stopped_early: list[str] = []
 
     def on_record(item: str, rec: dict[str, Any]) -> None:
         counts["n"] += 1
@@ -170,6 +246,8 @@ def run_suite_recorded(
             sources.setdefault(event["id"], event["definition"])
         elif event.get("event") == "hooks":
             hooks[:] = event.get("wrapped", [])
+        else:
+            _session_event(event, collected, stopped_early, log)
 
     shown = f", pytest options {' '.join(pytest_args)}" if pytest_args else ""
     log(f"running user tests {suite} (each test limited to {test_timeout_s:g} s{shown})")
@@ -185,7 +263,11 @@ def run_suite_recorded(
         # pytest runs in the suite's folder: paths in ``--tests-args`` (``--ignore=sub/x.py``)
         # mean what they mean where the team runs its suite, not the matrix checkout's.
         cwd=root,
+        total_timeout_s=suite_timeout_s,
+        exit_grace_s=SUITE_EXIT_GRACE_S,
     )
+    if result.lingered:
+        log(f"  {result.lingered}")
     tests = [
         {k: rec.get(k, "") for k in ("id", "outcome", "seconds", "detail", "failure")}
         for rec in result.records.values()
@@ -197,10 +279,34 @@ def run_suite_recorded(
         tail = " ".join(result.output_tail.split())[-600:]
         why = "collected no tests" if result.last_exit == 5 else "recorded no test"
         tests = [_error(suite, f"pytest {why} (exit {result.last_exit}): {tail}")]
-    elif result.stopped:
-        tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
+    else:
+        tests += not_run_records(collected, result.records, _not_run_why(result, stopped_early))
+        if result.stopped:
+            tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
     log(
         f"  tests: {sum(passed_test(t) for t in tests)} of {len(tests)} passed; "
         f"{len(launches)} kernel specializations captured (hooks: {', '.join(hooks) or 'none'})"
     )
     return SuiteRun(tests, list(launches.values()), sources)
+
+
+def _session_event(
+    event: dict[str, Any], collected: list[str], stopped_early: list[str], log: Callable[..., None]
+) -> None:
+    """The plugin's session events (``matrix.measure.capture``): the tests a run will run, why
+    pytest stopped early, and a suite limit it lifted (said on the console)."""
+    kind = event.get("event")
+    if kind == "collected":
+        collected.extend(str(i) for i in event.get("ids") or ())
+    elif kind == "finished" and event.get("stopped_early"):
+        stopped_early.append(str(event["stopped_early"]))
+    elif kind == "overridden":
+        log(f"  {event.get('text')}")
+
+
+def _not_run_why(result: Supervised, stopped_early: Sequence[str]) -> str:
+    if result.stopped:
+        return f"the suite was stopped ({result.stopped})"
+    if stopped_early:
+        return f"pytest stopped early ({stopped_early[-1]})"
+    return "pytest ended before it ran this test"

@@ -17,6 +17,14 @@ process group is killed when it ends, dies or hangs.
   item done); this process lives on and restarts the child past it.
 - A child that dies again without finishing any item stops the loop (its output tail is given
   back), so a child that cannot start at all costs one attempt, not one per item.
+- The child may report what an item did before it ended (``{"event": "partial", "id": X,
+  "record": {...}}``: a test's call failed, its teardown is still to run). An item that then
+  runs past its limit keeps that record (``timed_out_record``): a session fixture whose
+  teardown never returns does not turn the last test's real failure into a bare ``timeout``.
+- The child may say it is done with all its items (``{"event": "finished"}``); one that has
+  not exited ``exit_grace_s`` later (a test left non-daemon threads or processes that the
+  interpreter waits for at exit) is stopped, every record kept, and ``lingered`` says so.
+  ``total_timeout_s`` bounds the whole run, restarts included.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from matrix.core import TEST_CRASHED, TEST_TIMEOUT
+from matrix.core import FAILED_TEST_OUTCOMES, TEST_CRASHED, TEST_TIMEOUT
 from matrix.measure import procs
 from matrix.measure.standin import STAND_IN
 
@@ -49,6 +57,8 @@ class Supervised:
     last_exit: int | None = None
     output_tail: str = ""
     stopped: str = ""  # why the loop gave up early ("" when the child finished its items)
+    # Why the child was stopped after it said it had finished ("" when it exited by itself).
+    lingered: str = ""
 
 
 def death(returncode: int) -> str:
@@ -94,6 +104,7 @@ def supervise(
     cwd: str | os.PathLike[str] | None = None,
     total_timeout_s: float | None = None,
     max_attempts: int = 50,
+    exit_grace_s: float = 30.0,
 ) -> Supervised:
     """Run ``cmd`` until it has worked through its items (module docstring). ``events_env`` and
     ``skip_env`` are the environment variables that tell the child its events and skip files."""
@@ -129,6 +140,8 @@ def supervise(
         started_at = 0.0
         offset = 0
         why_stopped = ""
+        partial: dict[str, dict[str, Any]] = {}  # what an item reported before it ended
+        finished_at: float | None = None  # when the child said it was done with its items
         while True:
             exited = proc.poll() is not None
             with events.open("rb") as f:
@@ -148,7 +161,11 @@ def supervise(
                     record(item, dict(event.get("record") or {}))
                     if item == running:
                         running = None
+                elif event.get("event") == "partial":
+                    partial[str(event.get("id"))] = dict(event.get("record") or {})
                 else:
+                    if event.get("event") == "finished" and finished_at is None:
+                        finished_at = time.monotonic()
                     on_event(event)
             if exited:
                 break
@@ -158,12 +175,9 @@ def supervise(
                 proc.wait()
                 record(
                     running,
-                    {
-                        "id": running,
-                        "outcome": TEST_TIMEOUT,
-                        "seconds": round(now - started_at, 3),
-                        "detail": f"ran past the {item_timeout_s:g} s limit and was killed",
-                    },
+                    timed_out_record(
+                        running, partial.get(running), now - started_at, item_timeout_s
+                    ),
                 )
                 running = None
                 why_stopped = TEST_TIMEOUT
@@ -173,6 +187,11 @@ def supervise(
                 proc.wait()
                 out.stopped = f"the whole run passed its {total_timeout_s:g} s limit"
                 break
+            if finished_at is not None and running is None and now - finished_at > exit_grace_s:
+                _kill_group(proc)
+                proc.wait()
+                out.lingered = lingered_note(exit_grace_s)
+                break
             time.sleep(POLL_S)
         _kill_group(proc)  # whatever the child left behind (a daemon holding its stdout)
         proc.wait()
@@ -180,7 +199,7 @@ def supervise(
         procs.kill_strays()  # and what left its group (setsid, a double fork)
         out.last_exit = proc.returncode
         out.output_tail = tail(log)
-        if out.stopped:
+        if out.stopped or out.lingered:
             return out
         if why_stopped == TEST_TIMEOUT:
             continue
@@ -199,3 +218,30 @@ def supervise(
         return out  # the child ended between items: it finished (or failed outside any item)
     out.stopped = f"gave up after {max_attempts} restarts"
     return out
+
+
+def timed_out_record(
+    item: str, partial: dict[str, Any] | None, seconds: float, limit_s: float
+) -> dict[str, Any]:
+    """The record of ``item``, killed after ``seconds`` past its ``limit_s``: ``timeout``, unless
+    it had already reported a failure (``partial``: its call failed, then a teardown hung),
+    which stays its outcome with its text, the hang added to its detail."""
+    killed = f"ran past the {limit_s:g} s limit and was killed"
+    base = {"id": item, "outcome": TEST_TIMEOUT, "seconds": round(seconds, 3), "detail": killed}
+    if not partial:
+        return base
+    if partial.get("outcome") not in FAILED_TEST_OUTCOMES or partial.get("outcome") == TEST_TIMEOUT:
+        # Its call was over and did not fail: what hung came after it (a fixture's teardown).
+        base["detail"] = f"its call ended {partial.get('outcome')}, then its teardown {killed}"
+        return base
+    rec = {**partial, "id": item, "seconds": base["seconds"]}
+    rec["detail"] = f"{partial.get('detail') or ''} (then its teardown {killed})".strip()
+    return rec
+
+
+def lingered_note(grace_s: float) -> str:
+    """Why a child that said it had finished was stopped (``Supervised.lingered``)."""
+    return (
+        f"the child finished its items but had not exited {grace_s:g} s later (a test left "
+        "threads or processes running that it waits for at exit): stopped, every outcome kept"
+    )

@@ -39,6 +39,7 @@ class Built:
     runs: int
     claims: verdicts.ClaimsOutcome
     skipped: bool = False  # nothing it reads changed since the last build (``stamp``)
+    why: str = ""  # what changed since the last build (``stamp.changes``), where it built
 
 
 def without_fingerprint_groups(run: Run) -> Run:
@@ -68,8 +69,8 @@ def build(
     bench_dir = bench_dir if bench_dir is not None else out_dir / "bench"
     fresh = freshness.of_raw_folder(raw_dir, commit, date)
 
-    def digest(suites: list[str]) -> str:
-        return stamp.inputs_digest(
+    def digest(suites: list[str]) -> stamp.Inputs:
+        return stamp.read_inputs(
             raw_dir=raw_dir,
             bench_dir=bench_dir,
             probes_dir=probes_dir,
@@ -81,7 +82,7 @@ def build(
     last = None if rebuild else stamp.read(out_dir)
     if (
         last is not None
-        and digest(last.suites) == last.inputs
+        and digest(last.suites).digest == last.inputs
         and stamp.outputs_intact(out_dir, last)
     ):
         pages = [out_dir / rel for rel in last.outputs]
@@ -130,4 +131,7 @@ def build(
     )
     written = [out_dir / "matrix.json", *pages]
     stamp.write(out_dir, inputs, written, suites, len(runs), claims.error)
-    return Built(written, len(runs), claims)
+    why = stamp.changes(last, inputs) if not rebuild else "asked to (--rebuild)"
+    if last is not None and not why:
+        why = "a page it wrote was changed or removed since"
+    return Built(written, len(runs), claims, why=why)

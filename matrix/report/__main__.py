@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
             " code and suites they were built from are unchanged (--rebuild to build anyway)"
         )
     else:
-        print(f"matrix.report: {built.runs} runs -> {len(built.pages)} files in {args.out}")
+        print(f"matrix.report: {built.runs} runs -> {len(built.pages)} files in {args.out}; built "
+              f"because of {built.why}")  # fmt: skip
     if built.claims.error:
         print(f"matrix.report: claims evaluation failed: {built.claims.error}", file=sys.stderr)
         return 1

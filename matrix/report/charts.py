@@ -17,7 +17,7 @@ from typing import Any
 from matrix.core import release_key
 from matrix.measure.results import Run, SchemaError
 from matrix.report import perf
-from matrix.report.model import is_gpu_run
+from matrix.report.model import install_seconds, is_gpu_run, probe_seconds
 
 # Colours match the page's CSS variables (style.css); SVG is inlined, so they are spelled out.
 INSTALL_COLOUR = "#9db4d0"
@@ -103,8 +103,7 @@ def time_chart(runs: Sequence[Run]) -> str:
     )
     rows = []
     for r in runs:
-        install = float(r.install.get("seconds") or 0.0)
-        probes = sum(x.seconds for x in r.results)
+        install, probes = install_seconds(r), probe_seconds(r)
         rows.append((run_label(r), install, probes, r))
     top = max(i + p for _, i, p, _ in rows) or 1.0
     top = _axis_top(top)

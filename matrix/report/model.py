@@ -12,7 +12,7 @@ Layout of the matrix:
 - an interpreter row has one cell per (release, numpy); an aot or gpu row has one cell per
   release, spanning that release's numpy sub-columns.
 
->>> from matrix.measure.results import Result, Run
+>>> from matrix.measure.results import Result, Run, known_seconds
 >>> run = Run("a", {"triton": "3.9.0", "numpy": "2.4.6"},
 ...           results=[Result("splitk", "interpret", None, "pass")])
 >>> m = build([run])
@@ -33,7 +33,7 @@ from typing import Any
 from matrix.catalog import AOT_TARGETS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, ProbeSpec
 from matrix.catalog import meaning_of as catalog_meaning
 from matrix.core import BACKENDS, Column, install_ok, pair_numpy, release_key
-from matrix.measure.results import Result, Run
+from matrix.measure.results import Result, Run, known_seconds
 
 # The probes that run the project's own kernels: the summary says where they pass.
 KERNEL_PROBES = ("splitk", "tiled")
@@ -74,8 +74,10 @@ def clip(text: str, limit: int = EVIDENCE_TEXT_LIMIT) -> str:
     return f"{text[:limit]}… (cut: {len(text)} characters in all; full text in matrix.json)"
 
 
-def fmt_seconds(seconds: float) -> str:
-    return f"{seconds:.2f} s"
+def fmt_seconds(seconds: Any) -> str:
+    """A duration for a page; one that is not known (``"nan"``, ``"inf"``) says so."""
+    known = known_seconds(seconds)
+    return "unknown" if known is None else f"{known:.2f} s"
 
 
 @dataclass(frozen=True, order=True)
@@ -356,8 +358,19 @@ class Matrix:
 
 
 def run_seconds(run: Run) -> float:
-    """Time a cell cost: installing plus every probe (what the timing chart shows)."""
-    return float(run.install.get("seconds") or 0.0) + sum(r.seconds for r in run.results)
+    """Time a cell cost: installing plus every probe (what the timing chart shows); a
+    duration recorded as not known (``known_seconds``) counts for nothing."""
+    return install_seconds(run) + probe_seconds(run)
+
+
+def install_seconds(run: Run) -> float:
+    """The install's recorded seconds, 0 where none is known."""
+    return known_seconds(run.install.get("seconds")) or 0.0
+
+
+def probe_seconds(run: Run) -> float:
+    """The sum of the results' known seconds."""
+    return sum(known_seconds(r.seconds) or 0.0 for r in run.results)
 
 
 def is_gpu_run(run: Run) -> bool:

@@ -32,6 +32,7 @@ from matrix.report.model import (
     Matrix,
     Row,
     fmt_seconds,
+    probe_seconds,
     run_seconds,
     slug,
     sorted_results,
@@ -143,8 +144,8 @@ def environment() -> jinja2.Environment:
         SUITE_KEYS=team.SUITE_KEYS,
         MEANING_COLOURS=MEANING_COLOURS, FP_KIND_MEANINGS=FP_KIND_MEANINGS, MD_MARKS=MD_MARKS,
         KERNEL_TONES=KERNEL_TONES, VERDICT_TONES=VERDICT_TONES, DECISION_TONES=team.DECISION_TONES,
-        run_seconds=run_seconds, sorted_results=sorted_results, run_label=charts.run_label,
-        tone=tone, md_cell=_md_cell,
+        run_seconds=run_seconds, probe_seconds=probe_seconds, sorted_results=sorted_results,
+        run_label=charts.run_label, tone=tone, md_cell=_md_cell,
     )  # fmt: skip
     return env
 

@@ -28,7 +28,7 @@ from matrix.core import REPO_ROOT, release_key
 from matrix.gate import compare as gc
 from matrix.gate import kernel_compiles as gk
 from matrix.measure.kernel_compiles import coverage_text, run_coverage
-from matrix.measure.results import Run
+from matrix.measure.results import Run, known_seconds
 from matrix.measure.runner import SUITE_KEYS as SUITE_KEYS  # the release pages leave them out
 from matrix.report.model import is_gpu_run, slug
 
@@ -350,7 +350,7 @@ def _tests(runs: Sequence[Run], view: TeamView) -> None:
                         c.numpy,
                         t["outcome"],
                         str(t.get("detail") or ""),
-                        float(seconds) if isinstance(seconds, int | float) else 0.0,
+                        known_seconds(seconds) or 0.0,
                     )
                 )
         view.tests.append(TestRow(test, cells))
@@ -568,6 +568,26 @@ class TeamVerdict:
     @property
     def shown_suites(self) -> list[str]:
         return [shown_suite(s) for s in self.suites]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """gate.md's first-screen counts (``matrix.gate.summary.counts``)."""
+        from matrix.gate.summary import counts
+
+        return counts(self.gate, self.gate.blocking())
+
+    @property
+    def entries(self) -> list[tuple[Any, str]]:
+        """gate.md's blocking entries, one per change x kernel, each with its lines folded as
+        a page shows paths (relative to the suite; never absolute)."""
+        out = []
+        for e in self.gate.blocking():
+            folded = "; ".join(
+                f"{shown_path(path, self.suites)}:{', '.join(map(str, lines))}"
+                for path, lines in e.locations.items()
+            )
+            out.append((e, folded))
+        return out
 
     @property
     def command_suites(self) -> list[str]:

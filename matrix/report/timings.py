@@ -13,7 +13,7 @@ from pathlib import Path
 
 from matrix import cli
 from matrix.core import Column, release_key
-from matrix.measure.results import Run, read_runs
+from matrix.measure.results import Run, known_seconds, read_runs
 
 
 def table(runs: list[Run]) -> str:
@@ -26,9 +26,9 @@ def table(runs: list[Run]) -> str:
     ]
     for release in sorted(by_release, key=release_key):
         cells = by_release[release]
-        install = sum(float(r.install.get("seconds", 0.0)) for r in cells)
-        runner = sum(float(r.extra.get("seconds", 0.0)) for r in cells)
-        results = [res for r in cells for res in r.results]
+        install = sum(known_seconds(r.install.get("seconds")) or 0.0 for r in cells)
+        runner = sum(known_seconds(r.extra.get("seconds")) or 0.0 for r in cells)
+        results = [res for r in cells for res in r.results if known_seconds(res.seconds)]
         slow = max(results, key=lambda res: res.seconds, default=None)
         where = str(Column(slow.backend, slow.target)) if slow else ""
         slowest = f"{slow.probe} [{where}] {slow.seconds:.1f} s" if slow else "-"
@@ -47,7 +47,9 @@ def parts_table(runs: list[Run]) -> str:
             if isinstance(spent, dict):
                 where = str(Column(res.backend, res.target))
                 for part, secs in spent.items():
-                    seen[(part, where)][str(run.env.get("triton"))].append(float(secs))
+                    known = known_seconds(secs)
+                    if known is not None:
+                        seen[(part, where)][str(run.env.get("triton"))].append(known)
     if not seen:
         return "no fp row records part_seconds (measured before parts were timed)"
     lines = ["| fingerprint part | column | releases | min s | median s | max s |",
@@ -70,9 +72,11 @@ def probes_table(runs: list[Run], top: int = 12) -> str:
     for run in runs:
         for res in run.results:
             if not res.is_row:  # a task's own result: ``fp.binary.add`` is one of fp's rows
-                spent[(res.probe, str(Column(res.backend, res.target)))].append(res.seconds)
+                spent[(res.probe, str(Column(res.backend, res.target)))].append(
+                    known_seconds(res.seconds) or 0.0
+                )
     ranked = sorted(spent.items(), key=lambda kv: -sum(kv[1]))
-    runner = sum(float(r.extra.get("seconds", 0.0)) for r in runs)
+    runner = sum(known_seconds(r.extra.get("seconds")) or 0.0 for r in runs)
 
     def share(seconds: float) -> str:
         return f"{seconds / runner:.0%}" if runner else "-"

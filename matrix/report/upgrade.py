@@ -59,6 +59,7 @@ KIND_TONES = {
     gc.REGRESSION: "regression",
     gc.BEHAVIOUR: "changed",
     gc.ACCEPTED: "neutral",
+    gc.RELAXATION: "neutral",  # refused on the baseline: new, never blocking
 }
 # What every verdict the pages show applies to: the gate scanned this project's kernels only.
 TOP_REASONS = 5  # entries named right under an upgrade page's verdict

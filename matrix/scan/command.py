@@ -156,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     why = nothing_scanned(report, args.paths)
     if why:
+        for skipped in report.skipped:
+            print(f"skipped: {skipped}", file=sys.stderr)
         print(f"matrix.scan: {why}", file=sys.stderr)
         return 2
     if args.candidate is not None:

@@ -17,8 +17,9 @@ from matrix.analyze.census import (
 from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
 from matrix.scan.findings import ApiUse, Finding, ScanReport
 from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
-from matrix.scan.guards import VersionGuard, version_guards
+from matrix.scan.guards import Guard, branch_guards, branch_test, try_imports
 from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
+from matrix.scan.internals import match_runtime_member
 from matrix.scan.matchers import (
     _finding,
     _matches_prefix,
@@ -28,8 +29,16 @@ from matrix.scan.matchers import (
     match_keyword,
     match_name,
 )
+from matrix.scan.pycalls import case_of, match_autotune_names, match_python_call
 from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, _positional_count, load_rules
-from matrix.scan.sources import import_words, iter_python_files, may_reach_triton, read_source
+from matrix.scan.sources import (
+    MAX_AST_DEPTH,
+    MAX_PARSED_BYTES,
+    import_words,
+    iter_python_files,
+    may_reach_triton,
+    read_source,
+)
 
 
 def _no_match(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
@@ -45,6 +54,9 @@ MATCHERS: dict[str, Matcher] = {
     "global-read": match_global_read,
     "int-true-division": match_int_true_division,
     "dot-acc-dtype": match_dot_acc_dtype,
+    "python-call": match_python_call,
+    "autotune-names": match_autotune_names,
+    "runtime-member": match_runtime_member,
     "census-missing": _no_match,
     "census-keyword": _no_match,
     "census-positional": _no_match,
@@ -66,6 +78,9 @@ def _jit_functions(
     ]
 
 
+# Words without which a file has no guard branch_guards could read (a cheap test first).
+_MAY_GUARD = re.compile(r"version|hasattr|getattr|signature|\btry:")
+
 NOQA = re.compile(r"#\s*noqa:\s*([A-Z]+\d+(?:[\s,]+[A-Z]+\d+)*)", re.IGNORECASE)
 
 
@@ -86,9 +101,41 @@ def noqa_codes(source: str) -> dict[int, set[str]]:
 
 
 def parse_module(path: Path, source: str) -> SourceModule:
-    """Raises SyntaxError (or ValueError for NUL bytes) if the file does not parse."""
+    """Raises SyntaxError if the file does not parse, ValueError for NUL bytes or past a limit
+    (``MAX_PARSED_BYTES``, ``MAX_AST_DEPTH``: the scan of one file stays bounded)."""
     name, is_package = module_name(path)
-    return SourceModule(str(path), name, is_package, source, ast.parse(source, filename=str(path)))
+    if len(source) > MAX_PARSED_BYTES:
+        raise ValueError(
+            f"{len(source) // 1024} KiB of source, more than the {MAX_PARSED_BYTES // 1024} KiB "
+            "the scanner parses in one file"
+        )
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except RecursionError:
+        raise ValueError("nested too deeply for Python's own parser") from None
+    if nested_deeper(tree, MAX_AST_DEPTH):
+        raise ValueError(f"nested more than {MAX_AST_DEPTH} levels deep, the scanner's limit")
+    return SourceModule(str(path), name, is_package, source, tree)
+
+
+def nested_deeper(tree: ast.AST, limit: int) -> bool:
+    """Whether ``tree`` is more than ``limit`` levels deep; level by level, never recursing
+    (the scanner's recursive walks would overflow on such a tree)."""
+    level, depth = [tree], 0
+    while level:
+        depth += 1
+        if depth > limit:
+            return True
+        below: list[ast.AST] = []
+        for node in level:
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    below.append(value)
+                elif isinstance(value, list):
+                    below += [v for v in value if isinstance(v, ast.AST)]
+        level = below
+    return False
 
 
 def derive_carriers(project: Project, rules: Sequence[Rule]) -> dict[str, dict[str, str]]:
@@ -139,6 +186,7 @@ def scan_module(
     imports = project.imports(m)
     kernels = _jit_functions(m.nodes, imports)
     module = Module(m.tree, imports, kernels, carriers or {}, m.nodes, source=m)
+    module.censuses = censuses  # type: ignore[attr-defined]  # what a triton.* name is (pycalls)
     module.lines = m.source.splitlines()  # type: ignore[attr-defined]
     found: dict[tuple[int, int, str], Finding] = {}
     for rule in rules:
@@ -146,15 +194,37 @@ def scan_module(
             qualname = module.qualnames.get(id(node), "")
             call = None
             if rule.census_decides and isinstance(node, ast.Call):
-                # a call rule the census decides: its signature per release, as called
-                qualname = imports.qualname(node.func) or ""
+                # a call rule the census decides: its signature per release, as called (a
+                # matcher may have named the member called: super().run -> Autotuner.run)
+                qualname = module.qualnames.get(id(node)) or imports.qualname(node.func) or ""
                 count = _positional_count(node)
                 given = tuple(k.arg for k in node.keywords if k.arg)
                 call = (given, -1 if count is None else count)  # -1: *args, count unknown
+                if rule.kind == "runtime-member" and count is None:
+                    # super().run(*args, config=c, **kw) forwards what it gets: whether the
+                    # member exists and takes the keywords named is the release's to decide
+                    call = (given, 0) if given else None
+                    if censuses and len(works_on(censuses, qualname, given).ok) == len(censuses):
+                        continue
+                elif (
+                    rule.kind == "runtime-member"
+                    and censuses
+                    and count is not None
+                    and len(works_on(censuses, qualname, given, count).ok) == len(censuses)
+                ):
+                    continue  # accepted as called on every release: nothing moved
             elif rule.census_decides and censuses and _same_everywhere(censuses, qualname):
                 continue
             f = _finding(m.path, node, rule, snippet, module)
             f.qualname, f.call = qualname, call
+            if rule.cases:
+                f.cell = case_of(rule, snippet)
+                rebound = getattr(module, "rebound_calls", {}).get(id(node))
+                if rebound is not None:
+                    # NAME = triton.constexpr_function(NAME) in one if-branch: where that
+                    # branch does not run, the call is what NAME was before
+                    test, other = rebound
+                    f.alternative = (branch_test(test, imports), case_of(rule, f" [{other}]"))
             f.anchor = id(node.func) if isinstance(node, ast.Call) else id(node)
             found.setdefault((f.line, f.col, rule.id), f)
     works: set[str] | None = None
@@ -169,13 +239,17 @@ def scan_module(
         return [], uses, works, 0
     # Tokenizing is the slow part of reading comments: only files with findings pay for it.
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
-    # Branches for some releases only (if Version(triton.__version__) >= ...): the judge
-    # decides per candidate whether the finding's line runs at all.
-    guards = version_guards(m.tree, imports) if "version" in m.source else []
+    # Branches for some releases only (if Version(triton.__version__) >= ..., hasattr, a
+    # signature test, try/except with a fallback): the judge decides per candidate whether
+    # the finding's line runs at all, or falls back.
+    guards = branch_guards(m.tree, imports) if _MAY_GUARD.search(m.source) else []
+    tried = try_imports(m.tree, imports) if guards else {}
     out, suppressed = [], 0
-    first: dict[tuple[str, str, str, tuple[VersionGuard, ...]], Finding] = {}
+    first: dict[tuple[str, str, str, tuple[Guard, ...]], Finding] = {}
     for f in kept:
         f.guards = tuple(g for g in guards if g.first <= f.line <= g.last)
+        if f.qualname in tried and tried[f.qualname] not in f.guards:
+            f.guards += (tried[f.qualname],)  # a use of a name a guarded try imports
         codes = noqa.get(f.line, set()) | noqa.get(f.end_line, set())
         if f.rule.id in codes:
             suppressed += 1
@@ -320,8 +394,8 @@ def _parse(file: Path, source: str, report: ScanReport, parsed: list[SourceModul
             f"{file}:{e.lineno}:{e.offset}: not valid Python {py} ({e.msg}: newer syntax or "
             "broken); skipped"
         )
-    except ValueError as e:  # source with NUL bytes
-        report.skipped.append(f"{file}: cannot parse ({e}); skipped")
+    except ValueError as e:  # source with NUL bytes, past a limit
+        report.skipped.append(f"{file}: not parsed ({e}); skipped")
     return False
 
 
@@ -368,6 +442,9 @@ def scan_paths(
     if censuses:
         tl_names |= name_index(censuses).children.get(TL, set())
     project = Project(parsed, tl_names)
+    # Modules of the tree that cannot reach Triton: whatever a kernel calls from one of them
+    # is plain Python (a file that never spells triton defines no @triton.jit function).
+    project.plain_modules = {module_name(file)[0] for file, _, _ in pending}  # type: ignore[attr-defined]
     derived = derive_carriers(project, rules)
     memo: dict[tuple[Any, ...], Any] = {}
     for m in parsed:

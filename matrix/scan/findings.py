@@ -34,6 +34,12 @@ class Finding:
     guards: tuple[Any, ...] = ()
     # call rules the census decides: the call's keywords and positional count, as written
     call: tuple[tuple[str, ...], int] | None = None
+    # python-call rules: the probe case whose cell decides this finding (None: none measures it)
+    cell: str | None = None
+    # ... and where the call means something else on releases a module-level branch rules out
+    # (a name rebound to constexpr_function under a version test): (the branch's guard or None
+    # when the scanner cannot evaluate it, the case there)
+    alternative: tuple[Any, str | None] | None = None
 
     @property
     def message(self) -> str:

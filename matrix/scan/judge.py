@@ -15,22 +15,38 @@ rules file):
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from matrix.analyze.census import works_on
 from matrix.core import Column, Release, ReleaseError
 from matrix.measure.results import Run
 from matrix.scan.census_checks import Censuses, CensusProblem, _spans
 from matrix.scan.findings import Finding
-from matrix.scan.rules import BREAKS, CHANGES, NOT_AFFECTED, UNKNOWN, Rule
+from matrix.scan.guards import TryGuard, guard_effect
+from matrix.scan.rules import (
+    BREAKS,
+    CHANGES,
+    NOT_AFFECTED,
+    UNKNOWN,
+    Rule,
+    load_raises,
+    raised_by,
+)
 
 # --------------------------------------------------------------------------- releases affected
 
+# (control cell, the statuses that mean it failed): see probe_statuses
+Control = tuple[str, frozenset[str]]
+
 
 def probe_statuses(
-    runs: Iterable[Run], probe: str, cell: str | None = None
+    runs: Iterable[Run], probe: str, cell: str | None = None, control: Control | None = None
 ) -> dict[Release, dict[str, set[str]]]:
     """``{release: {status: {"backend[:target]", ...}}}`` for one probe over recorded runs; with
-    ``cell``, the status of that cell of a fingerprint group (``data.cells[cell]``)."""
+    ``cell``, the status of that cell of a fingerprint group (``data.cells[cell]``). With
+    ``control`` (a cell and the statuses that mean it failed), a column whose control case
+    failed too is left out: what fails there fails whatever the use (3.2.0's interpreter
+    launches no autotuned kernel at all), so it says nothing about this use."""
     out: dict[Release, dict[str, set[str]]] = {}
     for run in runs:
         release = run.release
@@ -45,6 +61,8 @@ def probe_statuses(
                 if cell not in cells:
                     continue
                 status = str(cells[cell])
+                if control is not None and str(cells.get(control[0])) in control[1]:
+                    continue
             where = str(Column(r.backend, r.target))
             out.setdefault(release, {}).setdefault(status, set()).add(where)
     return out
@@ -62,6 +80,12 @@ def releases_note(rule: Rule, runs: Sequence[Run] | None, candidate: str | None)
     """Which recorded releases the rule's probe marks affected (``block_ptr: removed on 3.9.0``)."""
     return judge_rule(rule, runs, candidate)[1]
 
+
+# What a failing import raises (ImportError, ModuleNotFoundError), as opposed to an attribute.
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+# Statuses of a control case that say the column could not tell anything about the use.
+CONTROL_FAILED = frozenset({"wrong", "error", "skipped", "crashed", "timeout"})
 
 WORDS = {BREAKS: "breaks", CHANGES: "changes", NOT_AFFECTED: "does not affect"}
 
@@ -87,7 +111,11 @@ def judge_rule(rule: Rule, runs: Sequence[Run] | None, candidate: str | None) ->
         return UNKNOWN, ""
     if runs is None:
         return UNKNOWN, ""
-    by_release = probe_statuses(runs, rule.probe, rule.cell)
+    control = None
+    if rule.control and rule.cell != rule.control:
+        failed = frozenset(rule.breaking) | frozenset(rule.concerns) | CONTROL_FAILED
+        control = (rule.control, failed)
+    by_release = probe_statuses(runs, rule.probe, rule.cell, control)
     if not by_release:
         return UNKNOWN, f"{_source(rule)}: no results recorded"
     per_release = {r: _effect_of(rule, s) for r, s in sorted(by_release.items())}
@@ -172,22 +200,40 @@ def judge(
     for f in findings:
         _judge_one(f, runs, candidate, censuses, cand, ref, notes, cache)
     if candidate is not None:
-        _rule_out_branches(findings, candidate)
+        _rule_out_branches(findings, candidate, censuses)
     return notes
 
 
-def _rule_out_branches(findings: list[Finding], candidate: str) -> None:
+def _rule_out_branches(
+    findings: list[Finding], candidate: str, censuses: Censuses | None = None
+) -> None:
     """A finding in a branch that runs only on other releases does not affect the candidate
-    (``else:`` of ``if Version(triton.__version__) >= Version("3.0.0")`` on 3.9.0)."""
+    (``else:`` of ``if Version(triton.__version__) >= Version("3.0.0")`` on 3.9.0, the body
+    of ``if hasattr(tl, "x")`` where the census has no ``tl.x``), nor does one whose failure a
+    ``try/except`` with a fallback catches (matrix.scan.guards)."""
     try:
         release = Release.parse(candidate)
     except ReleaseError:
         return
+    raises = load_raises() if any(f.guards for f in findings) else {}
     for f in findings:
-        skipped = [g for g in f.guards if not g.runs_on(release)]
-        if skipped and f.effect != NOT_AFFECTED:
-            f.effect = NOT_AFFECTED
-            f.note = f"in a branch for {skipped[0].text()} only: not run on {release}"
+        if not f.guards or f.effect == NOT_AFFECTED:
+            continue
+        # only a failure raises: a changed default or result is not caught by a try
+        raised = raised_by(f.rule, raises) if f.effect in (BREAKS, UNKNOWN) else ()
+        # a missing name raises ImportError in an import statement, AttributeError (NameError)
+        # anywhere else: `except ImportError` around `x = triton.language.libdevice` catches
+        # nothing
+        if any(e.endswith(IMPORT_ERRORS) for e in raised):  # a missing name
+            # (a use of a name a guarded try imports carries that try: its failure is the
+            # import's)
+            is_import = f.source_line.strip().startswith(("import ", "from ")) or any(
+                isinstance(g, TryGuard) and not g.first <= f.line <= g.last for g in f.guards
+            )
+            raised = tuple(e for e in raised if e.endswith(IMPORT_ERRORS) == is_import)
+        got = guard_effect(f.guards, raised, release, censuses)
+        if got is not None:
+            f.effect, f.note = NOT_AFFECTED, got[1]
 
 
 def _judge_one(
@@ -204,6 +250,30 @@ def _judge_one(
     if not f.rule.census:
         if f.rule.census_decides:
             f.effect, f.note = judge_name(censuses, f.qualname, candidate, f.call)
+            return
+        if f.rule.cases:
+            # one rule, one measured case per kind of use: the finding's own cell decides
+            if f.cell is None:
+                kind = f.snippet.rsplit(" [", 1)[-1].rstrip("]")
+                f.effect = UNKNOWN
+                f.note = f"no case of {f.rule.probe} measures a use of kind {kind}"
+                return
+            cell, where = f.cell, ""
+            if f.alternative is not None and candidate is not None:
+                guard, other = f.alternative
+                runs_there = (
+                    None if guard is None else guard.decide(Release.parse(candidate), censuses)
+                )
+                if runs_there is False:  # the rebinding's branch does not run on the candidate
+                    cell, where = other, f" (not rebound on {candidate}: {guard.text()} fails)"
+                if cell is None:
+                    f.effect, f.note = UNKNOWN, f"no case of {f.rule.probe} measures it{where}"
+                    return
+            key = f"{f.rule.id}[{cell}]"
+            if key not in cache:
+                cache[key] = judge_rule(replace(f.rule, cell=cell), runs, candidate)
+            f.effect, f.note = cache[key]
+            f.note += where
             return
         if f.rule.id not in cache:
             cache[f.rule.id] = judge_rule(f.rule, runs, candidate)

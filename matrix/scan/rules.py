@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,9 @@ MATCH_KINDS = (
     "global-read",
     "int-true-division",
     "dot-acc-dtype",
+    "python-call",
+    "autotune-names",
+    "runtime-member",
     "census-missing",
     "census-keyword",
     "census-positional",
@@ -129,6 +132,11 @@ class Rule:
     census_decides: bool = False
     cell: str | None = None  # with a fingerprint group as probe: the cell whose status decides
     same_default: tuple[SameDefault, ...] = ()
+    # python-call rules: {"callee:arguments": probe case} (matrix.scan.pycalls)
+    cases: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    # with cases: the probe case that uses nothing hazardous (key_argument); a column where it
+    # fails too says nothing about the use (matrix.scan.judge.probe_statuses)
+    control: str | None = None
 
     def __str__(self) -> str:
         return self.id
@@ -180,6 +188,16 @@ def _same_defaults(raw: Any, where: str) -> tuple[SameDefault, ...]:
     return tuple(out)
 
 
+def _cases(raw: Any, where: str) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(
+        isinstance(k, str) and ":" in k and isinstance(v, str) and v for k, v in raw.items()
+    ):
+        raise RuleError(f'{where}: expected a table of "callee:arguments" = "case", got {raw!r}')
+    return dict(raw)
+
+
 def _strings(raw: Any, where: str) -> tuple[str, ...]:
     if raw is None:
         return ()
@@ -200,6 +218,7 @@ MATCH_KEYS = {
     "all_present",
     "absent",
     "max_positional",
+    "cases",
 }
 
 
@@ -209,6 +228,7 @@ NEEDS_NAMES = {
     "call": (("calls", "methods"), "call name"),
     "name": (("names",), "name"),
     "keyword": (("keywords",), "keyword"),
+    "runtime-member": (("names",), "class name"),
 }
 
 
@@ -273,7 +293,11 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
             census_decides=raw.get("census_decides", False),
             cell=raw.get("cell"),
             same_default=_same_defaults(raw.get("same_default"), f"{where}.same_default"),
+            cases=_cases(match.get("cases"), f"{where}.match.cases"),
+            control=raw.get("control"),
         )
+        if rule.control is not None and not (isinstance(rule.control, str) and rule.cases):
+            raise RuleError(f"{where}.control: expected a case name, with match.cases")
         if rule.same_default and kind != "census-default":
             raise RuleError(f"{where}.same_default: only a census-default rule takes it")
         if not isinstance(rule.census_decides, bool):
@@ -290,6 +314,25 @@ def load_rules(path: str | Path = RULES_PATH) -> list[Rule]:
     if dupes:
         raise RuleError(f"{path}: rule ids must be unique, repeated: {dupes}")
     return rules
+
+
+def load_raises(path: str | Path = RULES_PATH) -> dict[str, tuple[str, ...]]:
+    """``{rule id or match kind: exception names}`` from the rules file's ``[raises]`` table:
+    what a finding's failure raises, for try/except guards (matrix.scan.guards)."""
+    raw = load_toml(path).get("raises", {})
+    if not isinstance(raw, dict):
+        raise RuleError(f"{path}: raises: expected a table, got {raw!r}")
+    out = {}
+    for key, names in raw.items():
+        if key not in MATCH_KINDS and not re.fullmatch(r"TRI\d{3}", key):
+            raise RuleError(f"{path}: raises.{key}: expected a rule id or one of {MATCH_KINDS}")
+        out[key] = _strings(names, f"{path}: raises.{key}")
+    return out
+
+
+def raised_by(rule: Rule, raises: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """What ``rule``'s failure raises (its id's entry, else its kind's; () when unlisted)."""
+    return raises.get(rule.id) or raises.get(rule.kind) or ()
 
 
 def select_rules(

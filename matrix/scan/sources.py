@@ -9,6 +9,7 @@ import functools
 import io
 import json
 import re
+import stat
 import tokenize
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +17,14 @@ from pathlib import Path
 from matrix.scan.rules import DEFAULT_EXCLUDE
 
 SUFFIXES = (".py", ".ipynb")
+# Limits on one scanned file (docs/scanner.md): past one the file is skipped, named, and the
+# gate cannot say SAFE for it; the other files are scanned. The largest source of five Triton
+# kernel libraries is 167 kB and no AST of theirs is deeper than 26 levels; a 2 MB generated
+# file took the scanner about 2 minutes, and a tree nested 1,200 levels deep overflows the
+# recursion of Python's own parser and of the scanner's walks.
+MAX_READ_BYTES = 32 * 1024 * 1024  # any file read (most are only searched for "triton")
+MAX_PARSED_BYTES = 1024 * 1024  # a file parsed (one that may reach Triton)
+MAX_AST_DEPTH = 200
 # A notebook line that is IPython, not Python (%magic, !shell, ?help): blanked, so that line
 # numbers within the cells stay the notebook's.
 IPYTHON_LINE = re.compile(r"^\s*[%!?]")
@@ -46,14 +55,16 @@ def iter_python_files(
         if p.is_dir():
             found = sorted(q for s in SUFFIXES for q in p.rglob(f"*{s}"))
             for q in found:
-                if not q.is_file():
+                # a folder named x.py is walked into; anything else (a dangling symlink, a
+                # symlink loop, a FIFO) is yielded, and reading it fails naming it
+                if q.is_dir():
                     continue
                 rel = q.relative_to(p)
                 if not excluded(rel, exclude):
                     yield q
                 elif left_out is not None and excluded(rel, defaults):
                     left_out.append(str(q))
-        elif p.is_file():
+        elif p.exists() or p.is_symlink():
             if not excluded(p, [e for e in exclude if e not in DEFAULT_EXCLUDE]):
                 yield p
         else:
@@ -90,11 +101,29 @@ def notebook_source(data: bytes, path: Path) -> str:
 
 
 def read_source(path: Path) -> tuple[bytes, str]:
-    """(raw bytes, source text) of a ``.py`` or ``.ipynb`` file."""
-    data = path.read_bytes()
+    """(raw bytes, source text) of a ``.py`` or ``.ipynb`` file, decoded as Python reads it
+    (PEP 263 coding line, UTF-8 BOM): the one reader of a team's sources (the scanner, the
+    gate's usage profile). Raises OSError, UnicodeDecodeError, or ValueError naming why for a
+    file that is not a regular file or is larger than ``MAX_READ_BYTES``."""
+    data = read_bounded(path, MAX_READ_BYTES)
     if path.suffix == ".ipynb":
         return data, notebook_source(data, path)
     return data, decode_python(data)
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, at most ``limit``; ValueError naming it otherwise (checked
+    before opening: a FIFO nobody writes would block the read)."""
+    if path.is_symlink() and not path.exists():
+        raise ValueError(f"a symlink to {str(path.readlink())!r}, which does not exist (or loops)")
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise ValueError("not a regular file (a FIFO, device or socket)")
+    with path.open("rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit // 1024} KiB, the limit on a scanned file")
+    return data
 
 
 _PUNCTUATION = b"(),;\\"

@@ -68,37 +68,35 @@ class Declaration:
         """Check a ``[tool.triton-compat]`` table; a wrong key or value names it and raises
         ``DataFileError`` (the gate exits 2: a typo must not narrow a verdict)."""
         if not isinstance(table, Mapping):
-            raise DataFileError(f"{source}: [{TABLE}] must be a table, got {table!r}")
+            raise DataFileError(source, f"[{TABLE}]", "a table", table)
         unknown = sorted(set(table) - set(KEYS))
         if unknown:
-            raise DataFileError(f"{source}: [{TABLE}] unknown key(s) {unknown}; expected {KEYS}")
+            raise DataFileError(source, f"[{TABLE}] {unknown[0]}", f"only the keys {KEYS}", unknown)
         targets = table.get("targets")
         if targets is not None:
             if not isinstance(targets, list) or not targets:
                 raise DataFileError(
-                    f"{source}: [{TABLE}] targets: expected a non-empty list such as "
-                    f'["cuda:90"], got {targets!r}'
+                    source, f"[{TABLE}] targets", 'a non-empty list such as ["cuda:90"]', targets
                 )
             for t in targets:
                 if not isinstance(t, str) or not TARGET.match(t):
                     raise DataFileError(
-                        f"{source}: [{TABLE}] targets: {t!r} is not interpret, cuda:NN or "
-                        "hip:gfxNNN"
+                        source, f"[{TABLE}] targets", "interpret, cuda:NN or hip:gfxNNN", t
                     )
             targets = tuple(dict.fromkeys(targets))
         raw = table.get("dtypes", {})
         if not isinstance(raw, Mapping):
-            raise DataFileError(f"{source}: [{TABLE}.dtypes] must be a table, got {raw!r}")
+            raise DataFileError(source, f"[{TABLE}.dtypes]", "a table", raw)
         dtypes: dict[str, tuple[str, ...]] = {}
         for key, value in raw.items():
-            where = f'{source}: [{TABLE}.dtypes] "{key}"'
+            where = f'[{TABLE}.dtypes] "{key}"'
             if not all(part.strip() for part in key.split(".")):
-                raise DataFileError(f"{where}: expected KERNEL or KERNEL.PARAM (globs allowed)")
+                raise DataFileError(source, where, "KERNEL or KERNEL.PARAM (globs allowed)")
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, list) or not value:
-                raise DataFileError(f"{where}: expected a non-empty list of dtypes")
-            dtypes[key] = tuple(_dtype(v, where) for v in value)
+                raise DataFileError(source, where, "a non-empty list of dtypes", value)
+            dtypes[key] = tuple(_dtype(v, source, where) for v in value)
         return cls(targets, dtypes, source)
 
     def dtypes_of(self, kernel: str, param: str) -> tuple[str, ...] | None:
@@ -125,13 +123,13 @@ class Declaration:
         return (target or backend) in self.targets
 
 
-def _dtype(value: object, where: str) -> str:
+def _dtype(value: object, source: str, where: str) -> str:
     if not isinstance(value, str):
-        raise DataFileError(f"{where}: {value!r} is not a dtype name")
+        raise DataFileError(source, where, "dtype names", value)
     name = ALIASES.get(value.strip().lower().removeprefix("tl.").removeprefix("torch."))
     name = name or value.strip().removeprefix("tl.").removeprefix("torch.")
     if name not in DTYPES:
-        raise DataFileError(f"{where}: unknown dtype {value!r}; expected one of {DTYPES}")
+        raise DataFileError(source, where, f"dtypes from {DTYPES}", value)
     return name
 
 
@@ -152,7 +150,7 @@ def _table_of(path: Path) -> Mapping[str, Any] | None:
         with path.open("rb") as f:
             doc = tomllib.load(f)
     except (OSError, tomllib.TOMLDecodeError) as e:
-        raise DataFileError(f"{path}: cannot read it as TOML: {e}") from None
+        raise DataFileError(path, "", f"a readable TOML file ({e})") from None
     table = doc.get("tool", {}).get("triton-compat")
     return table if table is not None else None
 
@@ -164,7 +162,7 @@ def load_declaration(config: str | Path | None, search: Sequence[str | Path] = (
     if config is not None:
         path = Path(config)
         if not path.is_file():
-            raise DataFileError(f"--config {config}: not a regular file")
+            raise DataFileError(f"--config {config}", "", "a regular file")
         table = _table_of(path)
         if table is None:  # a file that is the table itself
             with path.open("rb") as f:

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from matrix.catalog import unmapped_probes
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
 MAP_PATH = DATA_DIR / "usage_map.toml"
@@ -74,8 +75,12 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
         if not isinstance(doc.get(key), dict):
             raise DataFileError(path, key, "a table", doc.get(key))
     for name, row in doc["probes"].items():
-        if not isinstance(row, dict) or set(row) - {"project", "names", "keywords", "ops"}:
-            raise DataFileError(path, f"probes.{name}", "project/names/keywords/ops", row)
+        keys = {"project", "names", "keywords", "ops", "never"}
+        if not isinstance(row, dict) or set(row) - keys or ("never" in row and len(row) > 1):
+            raise DataFileError(path, f"probes.{name}", "project/names/keywords/ops or never", row)
+    unmapped = unmapped_probes(doc["probes"])  # each probe has one owner of its usage
+    if unmapped:
+        raise DataFileError(path, "probes", "a row for every probe of probes.toml", unmapped)
     groups = {}
     for i, v in enumerate(load_toml(fingerprint).get("values", [])):
         if not isinstance(v, dict) or not isinstance(v.get("group"), str):
@@ -171,12 +176,16 @@ class Profile:
     kernels: dict[str, str] = field(default_factory=dict)  # kernel -> "path:line"
     sources: list[str] = field(default_factory=list)  # what was read: paths, launches
     notes: list[str] = field(default_factory=list)
+    # Files of the team's code that could not be read: their uses are unknown (the gate is
+    # then undecidable, naming each).
+    unread: list[str] = field(default_factory=list)
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses
         self.kernels.update(other.kernels)
         self.sources += other.sources
         self.notes += other.notes
+        self.unread += other.unread
 
     def by_op(self) -> dict[str, list[Use]]:
         table: dict[str, list[Use]] = {}
@@ -189,6 +198,7 @@ class Profile:
             "kernels": self.kernels,
             "sources": self.sources,
             "notes": self.notes,
+            "unread": self.unread,
             "uses": [u.to_dict() for u in self.uses],
         }
 

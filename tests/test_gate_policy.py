@@ -1,0 +1,335 @@
+"""The gate's decision policy and its first screen, on small synthetic runs (statuses made up:
+they test the gate's logic, not claims about Triton releases).
+
+- a relaxation (refused on the baseline, anything else on the candidate) never blocks;
+- with declared targets, what changed only in other columns is "not on your targets";
+- every catalog probe has one usage row, and one marked never team-relevant never blocks;
+- gate.md opens with the verdict, counts and one line per change x kernel, lines folded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from matrix.analyze.profile import MAY_AFFECT, USED, Profile, Use
+from matrix.analyze.profile.declaration import Declaration
+from matrix.core import DataFileError, Release
+from matrix.gate import compare as gc
+from matrix.gate import policy, summary
+from matrix.gate import verdict as gv
+from matrix.measure.results import Result, Run, write_raw
+from matrix.scan import ScanReport
+
+OLD, NEW = Release.parse("3.8.0"), Release.parse("3.9.0")
+
+
+def _run(release: str, results: list[Result]) -> Run:
+    return Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
+               results=results)  # fmt: skip
+
+
+def _fp(cells: dict[str, str], backend: str = "interpret", target: str | None = None) -> Result:
+    return Result("fp.binary.add", backend, target, "observed", "", 0.0, {"cells": cells})
+
+
+def _both(base: list[Result], cand: list[Result]) -> list[Run]:
+    return [_run("3.8.0", base), _run("3.9.0", cand)]
+
+
+def _decide(runs, profile=None, declaration=None) -> gv.GateReport:
+    report = gv.GateReport("3.8.0", "3.9.0", "raw")
+    gv.decide_runs(report, runs, OLD, NEW, [], ScanReport(), profile=profile,
+                   declaration=declaration)  # fmt: skip
+    report.decide()
+    return report
+
+
+# ------------------------------------------------------------------------------- relaxations
+
+
+def test_a_cell_refused_on_the_baseline_is_new_on_the_candidate_never_blocking():
+    runs = _both([_fp({"int8,fp8e5": "rejected", "int8,int16": "int16"})],
+                 [_fp({"int8,fp8e5": "fp8e5", "int8,int16": "int16"})])  # fmt: skip
+    report = _decide(runs)
+    assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
+    [f] = report.comparison.findings
+    assert (f.kind, f.probe, f.baseline, f.candidate) == (
+        gc.RELAXATION,
+        "fp.binary.add[int8,fp8e5]",
+        "rejected",
+        "fp8e5",
+    )
+    md = gv.render_markdown(report)
+    assert "1 new on the candidate (relaxations)" in md
+    assert "### New on the candidate (relaxations, never blocking) (1)" in md
+
+
+def test_the_reverse_a_cell_the_candidate_refuses_still_blocks():
+    runs = _both([_fp({"int8,fp8e5": "fp8e5"})], [_fp({"int8,fp8e5": "rejected"})])
+    report = _decide(runs)
+    assert report.exit_code == gv.EXIT_UNSAFE
+    assert [f.kind for f in report.comparison.findings] == [gc.BEHAVIOUR]
+
+
+def test_a_probe_row_refused_at_runtime_then_accepted_is_a_relaxation_even_if_scanned():
+    """``rejected-runtime`` -> ``accepted`` (a check the candidate dropped) and ``absent`` ->
+    anything: no code that runs on the baseline does it, whatever the scanner saw."""
+    row = "descriptor_misaligned_stride"
+    runs = _both([Result(row, "interpret", None, "rejected-runtime"),
+                  Result("tensor_descriptor", "interpret", None, "absent")],
+                 [Result(row, "interpret", None, "accepted"),
+                  Result("tensor_descriptor", "interpret", None, "broken")])  # fmt: skip
+    report = _decide(runs)
+    assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
+    assert {f.kind for f in report.comparison.findings} == {gc.RELAXATION}
+
+
+# ----------------------------------------------------------------------------------- targets
+
+
+def _on_two_columns(change_on_aot: bool) -> list[Run]:
+    base = [_fp({"int8,int16": "int16"}), _fp({"int8,int16": "int16"}, "aot", "cuda:90")]
+    aot = "int32" if change_on_aot else "int16"
+    cand = [_fp({"int8,int16": "int32"}), _fp({"int8,int16": aot}, "aot", "cuda:90")]
+    return _both(base, cand)
+
+
+def test_a_change_only_outside_the_declared_targets_does_not_block():
+    cuda = Declaration(targets=("cuda:90",), source="pyproject.toml")
+    report = _decide(_on_two_columns(change_on_aot=False), declaration=cuda)
+    assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
+    assert [(f.probe, f.where) for f in report.off_target] == [
+        ("fp.binary.add[int8,int16]", "interpret")
+    ]
+    md = gv.render_markdown(report)
+    assert "1 not on your targets" in md and "### Not on your targets (1)" in md
+    # undeclared: every column counts (fail closed)
+    assert _decide(_on_two_columns(change_on_aot=False)).exit_code == gv.EXIT_UNSAFE
+    # the same change on a column the team runs on still blocks, and only there
+    report = _decide(_on_two_columns(change_on_aot=True), declaration=cuda)
+    assert report.exit_code == gv.EXIT_UNSAFE
+    assert [f.where for f in report.comparison.unsafe] == ["aot:cuda:90"]
+
+
+def test_an_unobserved_cell_outside_the_targets_is_not_a_reason_to_be_undecided():
+    base = [_fp({"a,b": "int16"}), _fp({"a,b": "int16"}, "aot", "cuda:90")]
+    cand = [_fp({"a,b": "error"}), _fp({"a,b": "int16"}, "aot", "cuda:90")]
+    assert _decide(_both(base, cand)).exit_code == gv.EXIT_UNDECIDABLE
+    interp = Declaration(targets=("cuda:90",))
+    report = _decide(_both(base, cand), declaration=interp)
+    assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
+    assert len(report.off_target_undecidable) == 1
+
+
+def test_columns_the_policy_reads():
+    assert policy.column_of("aot:cuda:90") == "aot:cuda:90"
+    assert policy.column_of("interpret") == "interpret"
+    # an API name, the census's target-less column and the tests are about every target
+    assert policy.column_of("triton.language.advance") is None
+    assert policy.column_of("aot") is None
+    assert policy.column_of("tests (numpy 2.4.6)") is None
+
+
+def _raw(tmp_path: Path, runs: list[Run]) -> Path:
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for run in runs:
+        write_raw(run, raw / f"{run.id}.json")
+    return raw
+
+
+def _cli(tmp_path: Path, raw: Path, *extra: str) -> tuple[int, str, dict]:
+    out = tmp_path / "out"
+    args = ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(raw),
+            "--out", str(out), "--no-project-scan", *extra]  # fmt: skip
+    code = gv.main(args)
+    return code, (out / "gate.md").read_text(), json.loads((out / "gate.json").read_text())
+
+
+KERNEL = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    tl.store(out_ptr + offs, x + y)
+"""
+
+
+def test_the_declaration_is_found_above_the_scanned_code_and_narrows_the_columns(tmp_path):
+    team = tmp_path / "team"
+    (team / "src").mkdir(parents=True)
+    (team / "src" / "k.py").write_text(KERNEL)
+    raw = _raw(tmp_path, _on_two_columns(change_on_aot=False))
+    code, md, doc = _cli(tmp_path, raw, "--scan", str(team / "src"))
+    assert code == gv.EXIT_UNSAFE, md  # nothing declared: the interpreter's change counts
+    (team / "pyproject.toml").write_text('[tool.triton-compat]\ntargets = ["cuda:90"]\n')
+    code, md, doc = _cli(tmp_path, raw, "--scan", str(team / "src"))
+    # (undecidable only because these made-up runs hold no API census for the names it uses)
+    assert code == gv.EXIT_UNDECIDABLE and doc["counts"]["blocking"] == 0, md
+    assert not [f for f in doc["findings"] if f["kind"] in gc.UNSAFE_KINDS], md
+    assert doc["targets"] == ["cuda:90"] and doc["declaration"].endswith("pyproject.toml")
+    assert doc["counts"]["not_on_targets"] == 1 and doc["not_on_targets"]
+    # --config names the file instead: one that is the table itself
+    other = tmp_path / "decl.toml"
+    other.write_text('targets = ["interpret"]\n')
+    code, md, doc = _cli(tmp_path, raw, "--scan", str(team / "src"), "--config", str(other))
+    assert code == gv.EXIT_UNSAFE, md
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [('targets = "cuda:90"', "targets"), ('targets = ["cuda90"]', "targets"),
+     ('target = ["cuda:90"]', "target"),
+     ('[tool.triton-compat.dtypes]\n"k.x" = ["fp17"]', '"k.x"')],
+)  # fmt: skip
+def test_a_bad_declaration_is_exit_2_naming_the_file_and_the_key(tmp_path, table, key):
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "k.py").write_text(KERNEL)
+    (team / "pyproject.toml").write_text(f"[tool.triton-compat]\n{table}\n")
+    raw = _raw(tmp_path, _on_two_columns(change_on_aot=False))
+    code, md, doc = _cli(tmp_path, raw, "--scan", str(team))
+    assert code == gv.EXIT_UNDECIDABLE, md
+    [error] = doc["errors"]
+    assert str(team / "pyproject.toml") in error and key in error and "\n" not in error
+
+
+# -------------------------------------------------------------------- usage rows, one owner
+
+
+def test_every_catalog_probe_has_a_usage_row_and_a_missing_one_is_refused(tmp_path):
+    from matrix.analyze.profile.model import FINGERPRINT_PATH, MAP_PATH, load_map
+    from matrix.catalog import PROBES, unmapped_probes
+
+    rows = load_map().probes
+    assert unmapped_probes(rows) == []
+    assert {p.name for p in PROBES} <= set(rows)
+    lacking = tmp_path / "usage_map.toml"
+    text = MAP_PATH.read_text()
+    assert "[probes.allocator_required]\n" in text
+    lacking.write_text(text.replace("[probes.allocator_required]\n", "[probes.not_a_probe]\n"))
+    with pytest.raises(DataFileError, match="allocator_required"):
+        load_map(lacking, FINGERPRINT_PATH)
+
+
+def test_a_never_relevant_or_project_row_never_blocks_a_team_but_decides_the_project():
+    runs = _both([Result("splitk", "interpret", None, "pass")],
+                 [Result("splitk", "interpret", None, "fail")])  # fmt: skip
+    assert _decide(runs).exit_code == gv.EXIT_UNSAFE  # the project's own verdict
+    team = Profile(uses=[Use("binary.add", (frozenset({"int8"}),) * 2, path="k.py", line=3,
+                             kernel="k")])  # fmt: skip
+    report = _decide(runs, profile=team)
+    assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
+    assert [f.probe for f in report.unused] == ["splitk"]
+    rows = {"api_surface": {"never": "why"}, "splitk": {"project": True}}
+    assert policy.never_team_relevant("api_surface", rows) == "why"
+    assert policy.never_team_relevant("splitk", rows)
+    assert policy.never_team_relevant("allocator_required", rows)  # unmapped: never blocks
+    assert policy.never_team_relevant("fp.binary.add[a,b]", rows) == ""
+
+
+def test_allocator_required_concerns_only_code_that_builds_descriptors_in_kernels():
+    runs = _both([Result("allocator_required", "gpu", "cuda:90", "not-required")],
+                 [Result("allocator_required", "gpu", "cuda:90", "required")])  # fmt: skip
+    plain = Profile(uses=[Use("binary.add", (frozenset({"int8"}),) * 2, path="k.py", line=3,
+                              kernel="k")])  # fmt: skip
+    assert _decide(runs, profile=plain).exit_code == gv.EXIT_SAFE
+    builds = Profile(uses=[Use("name", attrs=(("name", "triton.language.make_tensor_descriptor"),),
+                               path="d.py", line=7, kernel="d")])  # fmt: skip
+    assert _decide(runs, profile=builds).exit_code == gv.EXIT_UNSAFE
+
+
+# ------------------------------------------------------------------------------ first screen
+
+
+def _use(line: int, kernel: str = "_fwd", kinds=None, path: str = "a.py", **extra) -> Use:
+    u = Use("binary.add", (kinds, kinds), path=path, line=line, kernel=kernel, code="x + y")
+    for k, v in extra.items():
+        object.__setattr__(u, k, v)
+    return u
+
+
+def _report_with(uses_by_finding) -> gv.GateReport:
+    report = gv.GateReport("3.8.0", "3.9.0", "raw", exit_code=gv.EXIT_UNSAFE)
+    for f, uses in uses_by_finding:
+        f.uses = [u.describe() for u in uses]
+        report.comparison.findings.append(f)
+        report.tied.append((f, uses))
+    return report
+
+
+def test_blocking_entries_are_one_line_per_change_and_kernel_with_lines_folded():
+    bf16 = frozenset({"bfloat16"})
+    f1 = gc.GateFinding(gc.BEHAVIOUR, "fp.binary.add[bfloat16,bfloat16]", "aot:cuda:90",
+                        "bf16", "fp32", relevance=USED)  # fmt: skip
+    f2 = gc.GateFinding(gc.BEHAVIOUR, "fp.binary.add[bfloat16,lit_int]", "interpret",
+                        "bf16", "fp32", relevance=USED)  # fmt: skip
+    f3 = gc.GateFinding(gc.BEHAVIOUR, "fp.binary.add[bfloat16,bfloat16]", "aot:cuda:90",
+                        "bf16", "fp32", relevance=USED)  # fmt: skip
+    report = _report_with([
+        (f1, [_use(12, kinds=bf16), _use(88, kinds=bf16)]),
+        (f2, [_use(40, kinds=bf16), _use(12, kinds=bf16)]),
+        (f3, [_use(7, "_bwd", kinds=bf16, path="b.py")]),
+    ])  # fmt: skip
+    entries = report.blocking()
+    assert [(e.kernel, e.folded()) for e in entries] == [
+        ("_bwd", "b.py:7"),
+        ("_fwd", "a.py:12, 40, 88"),
+    ]
+    fwd = entries[1]
+    assert fwd.columns == ["aot:cuda:90", "interpret"]
+    assert fwd.cells == ["bfloat16,bfloat16", "bfloat16,lit_int"]
+    md = gv.render_markdown(report)
+    head = md.split("## Details")[0].splitlines()
+    assert head[0].startswith("**UNSAFE**")
+    assert "**2** blocking, **0** may affect" in head[2]
+    line = next(ln for ln in head if "kernel `_fwd`" in ln)
+    assert line.endswith("— kernel `_fwd` at a.py:12, 40, 88")
+    assert "`bf16` → `fp32`" in line
+    many = summary.Entry(gc.BEHAVIOUR, "g", "a", "b", USED, "k",
+                         locations={f"f{i}.py": list(range(1, 12)) for i in range(5)})  # fmt: skip
+    assert many.folded() == "; ".join(f"f{i}.py:1, 2, 3, 4, 5, 6, 7, 8 +3" for i in range(3)) + (
+        " and 2 more file(s)"
+    )
+    doc = report.to_dict()
+    assert doc["counts"]["blocking"] == 2
+    assert {"path": "a.py", "lines": [12, 40, 88]} in doc["blocking"][1]["locations"]
+    assert doc["findings"]  # the existing fields stay
+
+
+def test_a_may_affect_entry_says_what_decides_it(tmp_path):
+    src = tmp_path / "k.py"
+    src.write_text(KERNEL)
+    f = gc.GateFinding(gc.BEHAVIOUR, "fp.binary.add[bfloat16,bfloat16]", "interpret", "bf16",
+                       "fp32", relevance=MAY_AFFECT)  # fmt: skip
+    g = gc.GateFinding(gc.BEHAVIOUR, "fp.binary.add[int8,int8]", "interpret", "int16", "int32",
+                       relevance=MAY_AFFECT)  # fmt: skip
+    named = _use(10, "add_kernel", path=str(src), decides="declare `x_ptr` of `add_kernel`")
+    report = _report_with([(f, [_use(10, "add_kernel", path=str(src))]), (g, [named])])
+    by_group = {e.before: e for e in report.blocking()}
+    [generated] = by_group["bf16"].decides
+    assert generated == (
+        "declare the element types of `x_ptr`, `y_ptr`, `out_ptr` of `add_kernel` in "
+        "[tool.triton-compat].dtypes, or run a test that launches `add_kernel` (--tests)"
+    )
+    assert by_group["int16"].decides == ["declare `x_ptr` of `add_kernel`"]
+    md = gv.render_markdown(report)
+    assert "**0** blocking, **2** may affect" in md
+    assert md.split("## Details")[0].count("  - decides: ") == 2
+
+
+def test_the_first_screen_stays_short_however_many_entries():
+    fs = [(gc.GateFinding(gc.BEHAVIOUR, f"fp.binary.add[c{i}]", "interpret", "a", f"b{i}",
+                          relevance=USED), [_use(i + 1, f"k{i}")]) for i in range(60)]  # fmt: skip
+    md = gv.render_markdown(_report_with(fs))
+    head = md.split("## Details")[0].splitlines()
+    assert len(head) <= 30
+    shown = summary.FIRST_SCREEN_LINES
+    assert f"- ... and {60 - shown} more entries (details below)" in head
