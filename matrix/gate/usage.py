@@ -29,8 +29,10 @@ from matrix.analyze.profile import (
     profile_module,
     ttir,
 )
+from matrix.analyze.profile.admits import Admits
+from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
-from matrix.analyze.profile.reader import Helper, module_globals
+from matrix.analyze.profile.reader import Context, Helper, module_globals
 from matrix.cli import resolved
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
@@ -81,10 +83,20 @@ def _launches_by_file(
     return table, elsewhere
 
 
-def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]) -> Profile:
+def build_profile(
+    scan: Sequence[str],
+    tests: Sequence[str],
+    runs: Iterable[Run],
+    declaration: Declaration | None = None,
+    baseline: str | None = None,
+) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
-    source, each kernel a captured launch ran typed by that launch (and tied to its test)."""
+    source, each kernel a captured launch ran typed by that launch (and tied to its test),
+    else by what the tree's host code passes, else by the team's ``declaration`` of its
+    pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
+    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals)."""
     runs = list(runs)
+    ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline))
     launches, elsewhere = _launches_by_file(runs, tests)
     files = list(dict.fromkeys(str(resolved(p)) for p in iter_python_files([*scan, *tests])))
     files += [f for f in launches if f not in files]
@@ -131,9 +143,13 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
                 m.source,
                 typed,
                 kernels=kernels[m.path],
-                lookup=lambda q: helpers.get(q, []),
+                lookup=lambda q: _helper_named(helpers, q),
+                ctx=ctx,
+                launched=host.launched,
             )
         )
+    # helpers typed per call site replace their own readings (parameters guessed)
+    profile.uses = ctx.uses(profile.uses)
     for m in parsed:  # what host code names: variables (fp.env_values) and Triton's hooks
         lines = m.source.splitlines()
         profile.uses += env_uses(m.tree, _show(m.path), lines)
@@ -147,6 +163,21 @@ def build_profile(scan: Sequence[str], tests: Sequence[str], runs: Iterable[Run]
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
     return profile
+
+
+def _helper_named(helpers: dict[str, list[Helper]], q: str) -> list[Helper]:
+    """The helpers a qualified name calls: by the whole name, else by its longest tail that
+    names one (``pkg.utils.ext.program_id`` of a tree scanned from inside ``pkg``, whose
+    modules are named ``utils.ext``)."""
+    found = helpers.get(q)
+    if found:
+        return found
+    parts = q.split(".")
+    for i in range(1, len(parts) - 1):
+        found = helpers.get(".".join(parts[i:]))
+        if found:
+            return found
+    return []
 
 
 def _from_recorded_source(launch: dict[str, Any]) -> Profile:

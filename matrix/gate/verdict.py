@@ -684,7 +684,11 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         # Read before the profile: its dtypes type what the sources cannot (report.declaration).
         config = getattr(args, "config", None)
         report.declaration = load_declaration(config, [*args.scan, *args.tests] if team else ())
-        profile = build_profile(args.scan, args.tests, runs) if team else None
+        profile = (
+            build_profile(args.scan, args.tests, runs, report.declaration, baseline=args.baseline)
+            if team
+            else None
+        )
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:
         report.errors.append(str(e))

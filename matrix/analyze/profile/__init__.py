@@ -36,12 +36,13 @@ from matrix.analyze.profile.model import (
     Use,
     load_map,
 )
-from matrix.analyze.profile.reader import KernelReader, jit_functions, profile_module
+from matrix.analyze.profile.reader import Context, KernelReader, jit_functions, profile_module
 
 __all__ = [
     "MAY_AFFECT",
     "NOT_USED",
     "USED",
+    "Context",
     "HostTypes",
     "KernelReader",
     "Launch",

@@ -46,9 +46,12 @@ class HostTypes:
         self.statements: dict[int, list[ast.stmt]] = {}
         for tree, kernels in trees:  # each tree with its @triton.jit functions
             self.kernel_names |= {f.name for f in kernels}
+            inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
             stack: list[tuple[ast.AST, Any]] = [(tree, None)]
             while stack:
                 node, fn = stack.pop()
+                if id(node) in inside:
+                    continue
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
                     fn = node
@@ -64,6 +67,7 @@ class HostTypes:
                             self.launch_sites.append((k, node, fn))
                 stack.extend((child, fn) for child in ast.iter_child_nodes(node))
         self._memo: dict[tuple[int, int], str | None] = {}
+        self.launched = frozenset(name for name, _, _ in self.launch_sites)  # kernel[grid](...)
 
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
         params = [a.arg for a in [*kernel.args.posonlyargs, *kernel.args.args]]
@@ -91,10 +95,9 @@ class HostTypes:
             return INT_SIG
         if dt is None:
             return None
-        for spelling, name in self.map.dtypes.items():
-            if name == dt and spelling in self.map.launch_scalars:
-                return f"*{spelling}"
-        return None
+        # a tensor: a pointer to its dtype, spelt by its own name (every dtype's name is one
+        # of its spellings in usage_map.toml [dtypes]: uint8 and the fp8s too)
+        return f"*{dt}" if self.map.dtypes.get(dt) == dt else None
 
     def _torch_dtype(self, expr: ast.expr | None) -> str | None:
         if (
@@ -244,18 +247,28 @@ def host_name_uses(
     """A ``name`` use for every Triton name the file's host code refers to (``triton.Config``,
     ``triton.set_allocator``, ``triton.knobs...``): kernels' own names are read with their
     kernels. ``qualname`` resolves an expression through the file's imports."""
-    inside = {id(n) for k in kernels for n in ast.walk(k)}
-    parents = {id(c) for n in ast.walk(tree) if isinstance(n, ast.Attribute) for c in [n.value]}
+    skip = {id(k) for k in kernels}
     out = []
-    for node in ast.walk(tree):
-        if id(node) in inside or id(node) in parents:
-            continue  # a kernel's own, or the base of a longer name (read as the longer one)
-        if not isinstance(node, ast.Attribute | ast.Name):
+    # one walk, top-down: a kernel is not entered (read with its kernel), nor a type
+    # annotation (``-> triton.Config`` runs nothing of Triton's); the base of a longer name
+    # is no name of its own (``triton.language`` of ``triton.language.dot``)
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, is_base = stack.pop()
+        if id(node) in skip or isinstance(node, ast.arg):
             continue
-        q = qualname(node)
-        if isinstance(q, str) and (q == "triton" or q.startswith("triton.")):
-            line = getattr(node, "lineno", 0)
-            code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            out.append(Use("name", (), (("name", q),), path, line, code=code[:120],
-                           col=getattr(node, "col_offset", 0)))  # fmt: skip
+        if isinstance(node, ast.Attribute | ast.Name) and not is_base:
+            q = qualname(node)
+            if isinstance(q, str) and (q == "triton" or q.startswith("triton.")):
+                line = getattr(node, "lineno", 0)
+                code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                out.append(Use("name", (), (("name", q),), path, line, code=code[:120],
+                               col=getattr(node, "col_offset", 0)))  # fmt: skip
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            skip.add(id(node.returns))
+        elif isinstance(node, ast.AnnAssign):
+            skip.add(id(node.annotation))
+        base = node.value if isinstance(node, ast.Attribute) else None
+        stack.extend((c, c is base) for c in ast.iter_child_nodes(node))
+    out.sort(key=lambda u: (u.line, u.col))
     return out

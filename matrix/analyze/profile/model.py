@@ -27,6 +27,7 @@ FLOAT_DTYPES = frozenset(
 SCALAR_KINDS = frozenset(
     {"lit_int", "lit_float", "lit_bool", "cx_int", "cx_float", "arg_i32", "arg_i64", "arg_f32"}
 )
+ELEM_DTYPES = INT_DTYPES | FLOAT_DTYPES | {"int1"}  # what a pointer may point to
 RUNTIME_INT = frozenset({"arg_i32", "arg_i64"})
 RUNTIME_ANY = frozenset({"arg_i32", "arg_i64", "arg_f32"})
 WIDTH = {
@@ -59,6 +60,11 @@ class UsageMap:
     probes: Mapping[str, Mapping[str, Any]]
     values_groups: Mapping[str, str]  # fingerprint values group -> its op (fingerprint.toml)
     same_dtype_calls: Sequence[str] = ()  # Triton name prefixes whose result has arg 0's dtype
+    # tl.dot's result dtype by input dtype ("*": any other) with no acc= and no out_dtype=
+    dot_result: Mapping[str, str] = field(default_factory=lambda: {"*": "float32"})
+    sum_names: frozenset[str] = frozenset()  # reductions that widen narrow integers
+    sum_result: Mapping[str, str] = field(default_factory=dict)  # their widened dtypes
+    call_result: Mapping[str, str] = field(default_factory=dict)  # tl.<name> -> its dtype
 
 
 @lru_cache(maxsize=4)
@@ -84,7 +90,20 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     same = doc.get("same_dtype_calls", [])
     if not isinstance(same, list) or not all(isinstance(x, str) for x in same):
         raise DataFileError(path, "same_dtype_calls", "a list of Triton name prefixes", same)
-    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same))
+    results = doc.get("result_types", {})
+    dot = results.get("dot", {"*": "float32"})
+    if not isinstance(dot, dict) or "*" not in dot:
+        raise DataFileError(path, "result_types.dot", 'a table with a "*" entry', dot)
+    sums = results.get("sum", {})
+    if not isinstance(sums, dict) or not isinstance(sums.get("names", []), list):
+        raise DataFileError(path, "result_types.sum", "names = [...] and dtype = dtype", sums)
+    names = frozenset(sums.get("names", []))
+    widen = {k: v for k, v in sums.items() if k != "names"}
+    calls = results.get("calls", {})
+    if not isinstance(calls, dict) or not all(isinstance(v, str) for v in calls.values()):
+        raise DataFileError(path, "result_types.calls", "tl function = its result dtype", calls)
+    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
+                    dot, names, widen, calls)  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -108,6 +127,9 @@ class Use:
     code: str = ""
     col: int = 0  # the node's column (ast, 0-based): tells two ops of one line apart
     casts: tuple[int, ...] = ()  # operands that are explicit casts in the source
+    # What would decide an operand the source leaves open (a type variable, an unknown
+    # value), in words for gate.md: "declare the element type of `x_ptr` of `k` ..."
+    decides: str = ""
 
     def attr(self, name: str, default: str = "") -> str:
         return dict(self.attrs).get(name, default)
@@ -142,6 +164,7 @@ class Use:
             "test": self.test,
             "code": self.code,
             "col": self.col,
+            "decides": self.decides,
         }
 
 
@@ -205,6 +228,9 @@ class Val:
     dtype: Kinds | bool = False  # False: not a dtype; None: a dtype, not inferable
     items: tuple[Val, ...] | None = None
     cast: bool = False  # the result of an explicit cast (``.to``): its TTIR type is the op's own
+    # The type variables ``kinds`` stands for ("kernel:x_ptr": the element type of x_ptr):
+    # a value whose dtype comes only from what a pointer parameter points to.
+    vars: frozenset[str] = frozenset()
 
 
 UNKNOWN = Val()
@@ -244,11 +270,41 @@ def _promote(a: Kinds, b: Kinds) -> Kinds:
 
 def _union(vals: Iterable[Val]) -> Val:
     kinds: set[str] = set()
+    tvars: frozenset[str] = frozenset()
     for v in vals:
+        tvars |= v.vars
         if v.kinds is None:
             return UNKNOWN
         kinds |= v.kinds
-    return Val(frozenset(kinds))
+    return Val(frozenset(kinds), vars=tvars)
+
+
+def type_var(kernel: str, param: str, dtype: bool = False) -> str:
+    """The name of a type variable: the element type of pointer ``param`` of ``kernel``, or
+    (``dtype``) the dtype a constexpr ``param`` holds (``x.to(OUT_DTYPE)``)."""
+    return f"{kernel}:{param}" + (":dtype" if dtype else "")
+
+
+def decides_text(tvars: Iterable[str], unknown: bool, kernel: str = "") -> str:
+    """What would decide an operand left open, in words: the type variables it depends on
+    (declare them, or run a test that launches their kernel), else how to type the value."""
+    by_kernel: dict[str, list[str]] = {}
+    for v in sorted(tvars):
+        kernel, _, param = v.partition(":")
+        name, _, what = param.partition(":")
+        by_kernel.setdefault(kernel, []).append(
+            f"the dtype `{name}` holds" if what == "dtype" else f"the element type of `{name}`"
+        )
+    parts = [
+        "declare " + ", ".join(params) + f" of `{kernel}` in [tool.triton-compat].dtypes "
+        f"(pyproject.toml, or --config), or run a test that launches `{kernel}` (--tests)"
+        for kernel, params in by_kernel.items()
+    ]
+    if unknown:
+        who = f"`{kernel}`" if kernel else "the kernel"
+        parts.append(f"type the value in the code (e.g. `.to(tl.float32)`), or run a test that "
+                     f"launches {who} (--tests)")  # fmt: skip
+    return "; ".join(parts)
 
 
 def _scalar_of(value: Any) -> str | None:

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from matrix.analyze.profile.admits import OPS as ADMIT_OPS
+from matrix.analyze.profile.admits import Admits
+from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import (
+    ELEM_DTYPES,
+    FLOAT_DTYPES,
     INT_DTYPES,
     RUNTIME_ANY,
     RUNTIME_INT,
@@ -23,7 +28,9 @@ from matrix.analyze.profile.model import (
     _promote,
     _scalar_of,
     _union,
+    decides_text,
     load_map,
+    type_var,
 )
 
 PASS_THROUGH = frozenset(
@@ -33,7 +40,10 @@ PASS_THROUGH = frozenset(
 INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
 INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
 POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descriptor": 0}
-MAX_INLINE = 3  # helper calls followed for their return kinds (a helper calling a helper...)
+MAX_INLINE = 6  # helper calls followed for their return kinds (a helper calling a helper...)
+MAX_SETTLE = 2  # passes over a loop body before its uses are recorded
+INT_ELEM = frozenset(INT_DTYPES | {"int1"})
+MAX_NARROW = 3  # readings of a kernel while what its code admits narrows its type variables
 BUILTIN_RULES = {
     "min": "rule.builtin_min", "max": "rule.builtin_max", "abs": "rule.builtin_abs",
     "len": "rule.builtin_len", "isinstance": "rule.builtin_isinstance",
@@ -56,6 +66,42 @@ class Helper:
 HelperLookup = Callable[[str], Sequence[Helper]]  # a qualified name -> its definitions
 
 
+class Context:
+    """What the readings of one scanned tree share: a ``@triton.jit`` helper is read once per
+    distinct set of argument types its callers pass (typed per call site), its uses kept
+    once; a helper read at a call site is not also read alone (where its parameters would be
+    guessed), unless no call of it could be followed."""
+
+    def __init__(
+        self, declaration: Declaration | None = None, admits: Admits | None = None
+    ) -> None:
+        self.declaration = declaration or Declaration()
+        self.admits = admits or Admits()  # what the baseline refuses everywhere
+        self.memo: dict[tuple[Any, ...], Val] = {}
+        self.int_vars: dict[tuple[Any, ...], frozenset[str]] = {}  # per memo key
+        self.excluded: dict[tuple[Any, ...], dict[str, set[str]]] = {}  # per memo key
+        # per function (id): its pointer parameters and its integer (offset) names
+        self.shapes: dict[int, tuple[set[str], set[str]]] = {}
+        self.site_uses: dict[tuple[Any, ...], list[Use]] = {}
+        self.called: set[int] = set()  # ids of helpers read at a call site
+        self.unfollowed: set[int] = set()  # ids of helpers a call of which was not followed
+        self.alone: list[tuple[int, list[Use]]] = []  # (helper id, uses of its own reading)
+
+    def uses(self, own: list[Use]) -> list[Use]:
+        """``own`` (every reading's uses) with each called helper's own reading replaced by
+        its call-site readings (each distinct use once)."""
+        read = self.called - self.unfollowed
+        drop = {id(u) for fid, us in self.alone if fid in read for u in us}
+        out = [u for u in own if id(u) not in drop]
+        seen: set[Use] = set()
+        for us in self.site_uses.values():
+            for u in us:
+                if u not in seen:
+                    seen.add(u)
+                    out.append(u)
+        return out
+
+
 class KernelReader:
     """Reads one ``@triton.jit`` function: every op with the kinds of its operands."""
 
@@ -72,6 +118,11 @@ class KernelReader:
         helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
         depth: int = 0,
         lookup: HelperLookup | None = None,
+        *,
+        ctx: Context | None = None,
+        variant: int = 0,
+        narrow: Mapping[str, frozenset[str]] | None = None,
+        site: bool = False,
     ) -> None:
         self.fn, self.r, self.map, self.path = fn, resolver, umap, path
         self.launch = launch
@@ -81,6 +132,13 @@ class KernelReader:
         self.helpers = helpers or {}
         self.lookup = lookup
         self.depth = depth
+        self.ctx = ctx or Context()
+        self.variant = variant  # which of several declared dtypes each pointer takes
+        self.narrow = dict(narrow or {})  # type variable -> the dtypes the code admits
+        self.site = site  # read for a call site: parameters the caller did not type stay open
+        self.int_vars: set[str] = set()  # type variables the code uses as an integer
+        self.excluded: dict[str, set[str]] = {}  # type variable -> dtypes the baseline refuses
+        self.settling = False
         self.returns: list[Val] = []
         self.uses: list[Use] = []
         self.env: dict[str, Val] = {}
@@ -94,7 +152,9 @@ class KernelReader:
             own = self.env.get(name)
             if own is None or (own.pointer and not v.pointer):
                 continue  # the helper reads it as a pointer: the caller's default guess is not
-            if v.kinds is not None or v.pointer or v.dtype is not False:
+            if self.site or v.kinds is not None or v.pointer or v.dtype is not False:
+                # typed per call site: what the caller passes, unknown included (the
+                # helper's own guess, a runtime scalar, would be wrong for a tensor)
                 self.env[name] = v
         self.run()
         if not self.returns:
@@ -109,48 +169,66 @@ class KernelReader:
         return _union(self.returns) if len(self.returns) > 1 else self.returns[0]
 
     # -- parameters
-    def _pointer_params(self) -> set[str]:
-        """Parameters that reach the pointer argument of a load/store/atomic/descriptor."""
+    def _shape(self) -> tuple[set[str], set[str], set[str]]:
+        """What the body says of its names, in one walk: those that reach the pointer
+        argument of a load/store/atomic/descriptor as its pointer, and the integers: every
+        other name of those expressions (offsets), and names inside masks, shapes, ranges
+        and aranges (a float cannot index)."""
         names: set[str] = set()
+        every: set[str] = set()
+        ints: set[str] = set()
+        dtypes: set[str] = set()  # names used as a dtype: x.to(D), dtype=D, tl.full(s, v, D)
+        assigns: list[tuple[set[str], set[str], set[str]]] = []
         for node in ast.walk(self.fn):
+            if isinstance(node, ast.Assign):
+                targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+                if targets:
+                    all_names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                    assigns.append((targets, _pointer_terms(node.value), all_names))
+                continue
             if not isinstance(node, ast.Call):
                 continue
+            for k in node.keywords:
+                if k.arg in ("dtype", "out_dtype") and isinstance(k.value, ast.Name):
+                    dtypes.add(k.value.id)
+            if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
+                spot = node.args[1] if node.func.attr == "cast" and len(node.args) > 1 else (
+                    node.args[0] if node.args else None
+                )  # fmt: skip
+                if isinstance(spot, ast.Name):
+                    dtypes.add(spot.id)
             tl = self.r.tl_name(node.func)
+            at = {"zeros": 1, "full": 2}.get(tl or "")
+            if at is not None and len(node.args) > at and isinstance(node.args[at], ast.Name):
+                dtypes.add(node.args[at].id)
             if tl is None and isinstance(node.func, ast.Attribute) and node.func.attr in (
                 "load", "store"
             ):  # fmt: skip
                 tl = node.func.attr
-            if (tl in POINTER_ARG or (tl or "").startswith("atomic_")) and node.args:
-                names |= {n.id for n in ast.walk(node.args[0]) if isinstance(n, ast.Name)}
-        # names assigned from pointer expressions: follow assignments back to parameters
-        changed = True
-        assigns = [n for n in ast.walk(self.fn) if isinstance(n, ast.Assign)]
-        while changed:
-            changed = False
-            for a in assigns:
-                targets = {t.id for t in a.targets if isinstance(t, ast.Name)}
-                if targets & names:
-                    roots = {n.id for n in ast.walk(a.value) if isinstance(n, ast.Name)}
-                    if not roots <= names:
-                        names |= roots
-                        changed = True
-        return names
-
-    def _offset_params(self) -> set[str]:
-        """Names inside masks, shapes, ranges and aranges: integers (a float cannot index)."""
-        names: set[str] = set()
-        for node in ast.walk(self.fn):
-            if not isinstance(node, ast.Call):
-                continue
-            tl = self.r.tl_name(node.func)
             exprs: list[ast.expr] = []
-            if tl in ("load", "store"):
-                exprs = [k.value for k in node.keywords if k.arg == "mask"]
+            if tl in POINTER_ARG or (tl or "").startswith("atomic_"):
+                first = node.args[0] if node.args else self.kw(node, "base")
+                if first is not None:
+                    names |= _pointer_terms(first)
+                    every |= {n.id for n in ast.walk(first) if isinstance(n, ast.Name)}
+                if tl in ("load", "store"):
+                    exprs = [k.value for k in node.keywords if k.arg == "mask"]
             elif tl in INT_CONTEXT or (isinstance(node.func, ast.Name) and node.func.id == "range"):
                 exprs = list(node.args)
             for e in exprs:
-                names |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
-        return names
+                ints |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+        # names assigned from pointer expressions: follow assignments back to parameters
+        changed = True
+        while changed:
+            changed = False
+            for targets, terms, all_names in assigns:
+                if targets & names and not terms <= names:
+                    names |= terms
+                    changed = True
+                if targets & every and not all_names <= every:
+                    every |= all_names
+                    changed = True
+        return names, ints | (every - names) | names, dtypes
 
     def _params(self) -> None:
         args = self.fn.args
@@ -163,8 +241,10 @@ class KernelReader:
         for p, kd in zip(args.kwonlyargs, args.kw_defaults, strict=True):
             if kd is not None:
                 defaults[p.arg] = kd
-        pointers = self._pointer_params()
-        offsets = self._offset_params() | pointers
+        known = self.ctx.shapes.get(id(self.fn))
+        if known is None:  # what the body says of its parameters: once per function
+            known = self.ctx.shapes[id(self.fn)] = self._shape()
+        pointers, offsets, dtype_names = known
         sig = self.launch.signature if self.launch else {}
         cx = self.launch.constexprs if self.launch else {}
         for p in params:
@@ -203,6 +283,8 @@ class KernelReader:
                     self.env[name] = _k(kind) if kind else UNKNOWN
                 elif default is not None and self._dtype_of_expr(default):
                     self.env[name] = Val(dtype=self._dtype_of_expr(default))
+                elif name in dtype_names:  # a dtype the caller picks: a type variable
+                    self.env[name] = self._dtype_param(name)
                 elif name in offsets:  # a block size: shapes, aranges, masks
                     self.env[name] = _k("cx_int")
                 else:
@@ -211,11 +293,31 @@ class KernelReader:
                     self.env[name] = Val(frozenset({"cx_int", "cx_float"}))
                 continue
             if name in pointers:
-                self.env[name] = Val(None, pointer=True)
+                self.env[name] = self._pointer_param(name)
             elif name in offsets:
                 self.env[name] = Val(RUNTIME_INT)
             else:
                 self.env[name] = Val(RUNTIME_ANY)
+
+    def _dtype_param(self, name: str) -> Val:
+        """A constexpr parameter used as a dtype (``x.to(OUT_DTYPE)``) that no launch gave:
+        the declared dtypes, else a type variable admitting every dtype."""
+        declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
+        if declared:
+            pick = declared[self.variant] if self.variant < len(declared) else None
+            return Val(dtype=frozenset({pick} if pick else declared))
+        var = type_var(self.fn.name, name, dtype=True)
+        return Val(dtype=self.narrow.get(var, ELEM_DTYPES), vars=frozenset({var}))
+
+    def _pointer_param(self, name: str) -> Val:
+        """A pointer parameter no launch typed: the team's declared dtypes, else a type
+        variable (its element type), admitting every dtype the code does not rule out."""
+        declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
+        if declared:
+            pick = declared[self.variant] if self.variant < len(declared) else None
+            return Val(frozenset({pick} if pick else declared), pointer=True)
+        var = type_var(self.fn.name, name)
+        return Val(self.narrow.get(var, ELEM_DTYPES), pointer=True, vars=frozenset({var}))
 
     # -- helpers
     def _dtype_name(self, text: str) -> str | None:
@@ -224,8 +326,13 @@ class KernelReader:
     def _dtype_of_expr(self, expr: ast.expr | None) -> frozenset[str] | None:
         """The dtypes a dtype expression names: ``tl.float16``, ``torch.half``, a constexpr
         parameter holding one (from a launch), ``x.dtype``; None when unknown."""
+        return self._dtype_val(expr).kinds
+
+    def _dtype_val(self, expr: ast.expr | None) -> Val:
+        """The dtypes a dtype expression names, as a value: kinds, and the type variables
+        they stand for (``x_ptr.dtype.element_ty`` names the element type of ``x_ptr``)."""
         if expr is None:
-            return None
+            return UNKNOWN
         if isinstance(expr, ast.Attribute):
             base = expr.value
             if (
@@ -234,28 +341,62 @@ class KernelReader:
                 and base.attr == "dtype"
             ):
                 v = self.ev(base.value, record=False)  # ptr.dtype.element_ty: what it points to
-                return v.kinds if v.pointer and v.kinds else None
+                return Val(v.kinds, vars=v.vars) if v.pointer and v.kinds else UNKNOWN
             if expr.attr == "dtype":
                 v = self.ev(expr.value, record=False)
-                return v.kinds if v.kinds and not (v.kinds & SCALAR_KINDS) else None
+                ok = v.kinds and not (v.kinds & SCALAR_KINDS)
+                return Val(v.kinds, vars=v.vars) if ok else UNKNOWN
             name = self._dtype_name(expr.attr)
             q = self.r.qualname(expr) or ""
             if name and (q.startswith(("triton.", "torch.")) or self.r.tl_name(expr)):
-                return frozenset({name})
+                return _k(name)
         if isinstance(expr, ast.Name):
             known = self.env.get(expr.id)
             if known is not None and known.dtype not in (False, None):
-                return known.dtype  # type: ignore[return-value]
+                return Val(known.dtype, vars=known.vars)  # type: ignore[arg-type]
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             name = self._dtype_name(expr.value)
-            return frozenset({name}) if name else None
-        return None
+            return _k(name) if name else UNKNOWN
+        return UNKNOWN
 
     def _code(self, node: ast.AST) -> str:
         line = getattr(node, "lineno", 0)
         return self.lines[line - 1].strip()[:120] if 0 < line <= len(self.lines) else ""
 
+    def _admitted(self, op: str, operands: Sequence[Val]) -> None:
+        """An operand that is a type variable as it stands (its kinds are the variable's) in
+        an op the baseline refuses for some of its dtypes, everywhere it was measured: the
+        variable is none of those (code that runs on the baseline does not do what it
+        refuses)."""
+        if not (op.startswith(ADMIT_OPS) or op == "where") or len(operands) > 2:
+            return
+        for i, v in enumerate(operands):
+            if len(v.vars) != 1 or v.kinds is None or len(v.kinds) < 2:
+                continue
+            (var,) = v.vars
+            if v.kinds != self.narrow.get(var, ELEM_DTYPES):
+                continue  # a value computed from the variable, not the variable itself
+            other = operands[1 - i] if len(operands) == 2 else None
+            if other is not None and other.kinds is None:
+                continue
+            # refused with every kind the other operand may have
+            rests = [(k,) for k in other.kinds] if other is not None and other.kinds else [()]
+            for d in v.kinds:
+                cases = [(d, *r) if i == 0 else (*r, d) for r in rests]
+                if all(self.ctx.admits.rejects(op, c) for c in cases):
+                    self.excluded.setdefault(var, set()).add(d)
+
     def use(self, op: str, node: ast.AST, operands: Sequence[Val] = (), **attrs: str) -> None:
+        if self.ctx.admits:
+            self._admitted(op, operands)
+        open_vars: set[str] = set()
+        unknown = False
+        for v in operands:
+            if v.kinds is None:
+                unknown = True
+            elif len(v.kinds) > 1:
+                open_vars |= v.vars
+                unknown = unknown or not v.vars
         self.uses.append(
             Use(
                 op,
@@ -268,6 +409,7 @@ class KernelReader:
                 self._code(node),
                 getattr(node, "col_offset", 0),
                 tuple(i for i, v in enumerate(operands) if v.cast),
+                decides_text(open_vars, unknown, self.fn.name) if open_vars or unknown else "",
             )
         )
 
@@ -296,6 +438,8 @@ class KernelReader:
                 return _k("lit_int")
             if isinstance(v, float):
                 return _k("lit_float")
+            if isinstance(v, str):  # a compile-time string (``reduction == "mean"``)
+                return _k("lit_str")
             return UNKNOWN
         if isinstance(node, ast.Name):
             if node.id in self.env:
@@ -303,12 +447,19 @@ class KernelReader:
             g = self.globals.get(node.id)
             if g is not None:
                 self.use("rule.global_read", node, name=node.id)
+                if isinstance(g, ast.Call) and len(g.args) == 1:
+                    # NAME = tl.constexpr(0) (or -1): a constexpr of that value
+                    try:
+                        kind = _scalar_of(ast.literal_eval(g.args[0]))
+                    except (ValueError, TypeError, SyntaxError, RecursionError):
+                        kind = None
+                    return _k(kind) if kind else UNKNOWN
                 return self.ev(g, record=False) if isinstance(g, ast.Constant) else UNKNOWN
             return UNKNOWN
         if isinstance(node, ast.Attribute):
-            dt = self._dtype_of_expr(node)
-            if dt is not None:
-                return Val(dtype=dt)
+            named = self._dtype_val(node)
+            if named.kinds is not None:
+                return Val(dtype=named.kinds, vars=named.vars)
             base = self.ev(node.value)
             if node.attr == "T":
                 return base
@@ -331,7 +482,10 @@ class KernelReader:
             a, b = self.ev(node.left), self.ev(node.right)
             op = self.map.operators.get(type(node.op).__name__)
             if a.pointer or b.pointer:
-                return Val(a.kinds if a.pointer else b.kinds, pointer=True)
+                ptr, offset = (a, b) if a.pointer else (b, a)
+                if not offset.pointer:
+                    self._is_int(offset)  # an offset is an integer: so is what it came from
+                return ptr
             if op:
                 self.use(op, node, (a, b))
             if (
@@ -340,8 +494,8 @@ class KernelReader:
                 and b.kinds
                 and (a.kinds | b.kinds) <= (INT_DTYPES | SCALAR_KINDS)
             ):
-                return _k("float32")
-            return Val(_promote(a.kinds, b.kinds))
+                return Val(frozenset({"float32"}), vars=a.vars | b.vars)
+            return _binop(a, b)
         if isinstance(node, ast.UnaryOp):
             a = self.ev(node.operand)
             op = self.map.operators.get(type(node.op).__name__)
@@ -378,7 +532,8 @@ class KernelReader:
         method = None
         if tl is None and isinstance(func, ast.Attribute):
             q = self.r.qualname(func)
-            if q is None or not q.startswith("triton."):
+            helper = bool(q and self.lookup and self.lookup(q))  # mod.helper(x): a call
+            if (q is None or not q.startswith("triton.")) and not helper:
                 method = func.attr
         if tl is None and method is None:
             q = self.r.qualname(func)  # a Name too: `from ...libdevice import tanh`
@@ -404,30 +559,59 @@ class KernelReader:
             if name in self.jit_names:
                 self.use("rule.jit_call", node, name=name)
                 helper = self.helpers.get(name or "")
+                if helper is not None and self.depth >= MAX_INLINE:
+                    self.ctx.unfollowed.add(id(helper))  # its own reading stays in the profile
                 if helper is not None and self.depth < MAX_INLINE and helper is not self.fn:
                     kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
-                    sub = KernelReader(
-                        helper, self.r, self.map, self.path, self.globals, None,
-                        self.jit_names, self.lines, self.helpers, self.depth + 1, self.lookup,
-                    )  # fmt: skip
-                    return sub.returned(args, kwargs)
-            elsewhere = self.lookup(q) if self.lookup and q and self.depth < MAX_INLINE else []
+                    here = Helper(helper, self.r, self.globals, self.path, self.lines,
+                                  self.jit_names)  # fmt: skip
+                    return self._follow(here, args, kwargs, self.helpers)
+            elsewhere = self.lookup(q) if self.lookup and q else []
+            if elsewhere and self.depth >= MAX_INLINE:
+                self.ctx.unfollowed |= {id(h.fn) for h in elsewhere}
+                elsewhere = []
             if elsewhere:  # a @triton.jit helper of another file of the tree
                 self.use("rule.jit_call", node, name=name or q or "")
                 kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
-                got = []
-                for h in elsewhere:  # every definition (one per branch of an if/try)
-                    sub = KernelReader(
-                        h.fn, h.resolver, self.map, h.path, h.globals, None,
-                        h.jit_names, h.lines, None, self.depth + 1, self.lookup,
-                    )  # fmt: skip
-                    got.append(sub.returned(args, kwargs))
+                # every definition (one per branch of an if/try)
+                got = [self._follow(h, args, kwargs, None) for h in elsewhere]
                 return _union(got) if len(got) > 1 else got[0]
             return UNKNOWN
         if method is not None:
             base = self.ev(func.value)  # type: ignore[attr-defined]
             return self._method(node, method, base)
         return self._tl_call(node, tl or "")
+
+    def _follow(
+        self,
+        h: Helper,
+        args: Sequence[Val],
+        kwargs: Mapping[str, Val],
+        helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
+    ) -> Val:
+        """What helper ``h`` returns for these argument types, reading it once per distinct
+        set of them (typed per call site); its uses are kept in the shared context."""
+        key = (id(h.fn), tuple(args), tuple(sorted(kwargs.items())), self.depth)
+        if key in self.ctx.memo:
+            self.int_vars |= self.ctx.int_vars.get(key, frozenset())
+            self._exclude(self.ctx.excluded.get(key, {}))
+            return self.ctx.memo[key]
+        self.ctx.memo[key] = UNKNOWN  # a recursive call of itself: not followed
+        sub = KernelReader(
+            h.fn, h.resolver, self.map, h.path, h.globals, None, h.jit_names, h.lines,
+            helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True,
+        )  # fmt: skip
+        got = sub.returned(args, kwargs)
+        if self.launch is not None and self.launch.test:
+            sub.uses = [replace(u, test=self.launch.test) for u in sub.uses]
+        self.ctx.memo[key] = got
+        self.ctx.int_vars[key] = frozenset(sub.int_vars)
+        self.ctx.excluded[key] = {k: set(v) for k, v in sub.excluded.items()}
+        self.int_vars |= sub.int_vars
+        self._exclude(sub.excluded)
+        self.ctx.site_uses[key] = sub.uses
+        self.ctx.called.add(id(h.fn))
+        return got
 
     def _method(self, node: ast.Call, name: str, base: Val) -> Val:
         args = [self.ev(a) for a in node.args]
@@ -439,26 +623,51 @@ class KernelReader:
             return self._cast(node, base, target, self.kw(node, "bitcast"))
         if name in ("load", "store"):  # desc.load([..]) on a tensor descriptor
             self.use(f"descriptor.{name}", node, (base,))
-            return Val(base.kinds) if name == "load" else UNKNOWN
+            return Val(base.kinds, vars=base.vars) if name == "load" else UNKNOWN
         fam = self.map.functions.get(name)
         if fam and fam.startswith(("reduce.", "unary.")):
             self.use(fam, node, (base,))
-            return _k("int32") if name in INT32_RESULTS else base
+            return self._reduced(name, base, self.kw(node, "dtype"))
         if name in PASS_THROUGH:
             return base
         del args
         return UNKNOWN
 
+    def _exclude(self, more: Mapping[str, set[str]]) -> None:
+        for var, dtypes in more.items():
+            self.excluded.setdefault(var, set()).update(dtypes)
+
+    def _is_int(self, v: Val) -> None:
+        """``v`` is used where only an integer can be (a pointer offset): the type variables
+        it came from admit integers only (an index array, a label)."""
+        if v.vars and v.kinds is not None and v.kinds & FLOAT_DTYPES:
+            self.int_vars |= v.vars
+
+    def _reduced(self, name: str, x: Val, dtype: ast.expr | None) -> Val:
+        """The result of a reduction or unary function of ``x``: argmax/argmin's int32, a
+        ``dtype=`` given, a sum's widened narrow integers (data: ``sum_result``), else x's."""
+        if name in INT32_RESULTS:
+            return _k("int32")
+        given = self._dtype_of_expr(dtype) if dtype is not None else None
+        if given:
+            return Val(given)
+        if name in self.map.sum_names and x.kinds is not None:
+            widen = self.map.sum_result
+            return Val(frozenset(widen.get(k, k) for k in x.kinds), vars=x.vars)
+        return x
+
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
-        dst = self._dtype_of_expr(target)
+        named = self._dtype_val(target)
+        dst = named.kinds
         is_bitcast: bool | None = isinstance(bitcast, ast.Constant) and bitcast.value is True
         if bitcast is not None and not isinstance(bitcast, ast.Constant):
             is_bitcast = None  # a constexpr flag: either
         op = "cast.bitcast" if is_bitcast else "cast.to"
-        self.use(op, node, (src, Val(dst)))
+        target_val = Val(dst, vars=named.vars)
+        self.use(op, node, (src, target_val))
         if is_bitcast is None:
-            self.use("cast.to", node, (src, Val(dst)))
-        return Val(dst, cast=True)
+            self.use("cast.to", node, (src, target_val))
+        return Val(dst, cast=True, vars=named.vars)
 
     def _tl_call(self, node: ast.Call, name: str) -> Val:
         q = f"triton.language.{name}"
@@ -466,6 +675,10 @@ class KernelReader:
         self.use("name", node, name=q)
         for k in keywords:
             self.use("keyword", node, name=k, call=q)
+        if self._dtype_name(name) == name:  # tl.float32(-inf): a scalar of that dtype
+            for a in node.args:
+                self.ev(a)
+            return _k(name)
         if name == "to" or name == "cast":
             src = self.ev(node.args[0]) if node.args else UNKNOWN
             target = node.args[1] if len(node.args) > 1 else self.kw(node, "dtype")
@@ -477,21 +690,27 @@ class KernelReader:
         if name in INT32_RESULTS and name not in ("argmax", "argmin"):
             return _k("int32")
         if name in ("zeros", "full", "zeros_like", "full_like"):
-            dt = self._dtype_of_expr(self.kw(node, "dtype"))
-            if dt is None and name == "full" and len(node.args) > 2:
-                dt = self._dtype_of_expr(node.args[2])
-            if dt is None and name.endswith("_like") and args:
-                return Val(args[0].kinds)
-            return Val(dt)
+            dt = self._dtype_val(self.kw(node, "dtype"))
+            at = {"zeros": 1, "full": 2}.get(name)  # tl.zeros(shape, dtype), tl.full(s, v, dt)
+            if dt.kinds is None and at is not None and len(node.args) > at:
+                dt = self._dtype_val(node.args[at])
+            if dt.kinds is None and name.endswith("_like") and args:
+                return Val(args[0].kinds, vars=args[0].vars)
+            return dt
         if name == "load":
             ptr = args[0] if args else UNKNOWN
-            held = ptr.kinds if ptr.pointer else None  # what a pointer holds; else unknown
-            self.use("load", node, (Val(held),), masked=str("mask" in kws).lower())
-            return Val(held)
+            # what a pointer holds (its element type, a type variable if only the pointer
+            # parameter says); else unknown
+            held = Val(ptr.kinds, vars=ptr.vars) if ptr.pointer else UNKNOWN
+            self.use("load", node, (held,), masked=str("mask" in kws).lower())
+            return held
         if name == "store":
             ptr = args[0] if args else UNKNOWN
-            self.use("store", node, (Val(ptr.kinds),), masked=str("mask" in kws).lower())
+            self.use("store", node, (Val(ptr.kinds, vars=ptr.vars),),
+                     masked=str("mask" in kws).lower())  # fmt: skip
             return UNKNOWN
+        if name in self.map.call_result:  # tl.rand, tl.randn: a fixed result dtype
+            return _k(self.map.call_result[name])
         if name == "dot":
             a = args[0] if args else UNKNOWN
             b = args[1] if len(args) > 1 else UNKNOWN
@@ -508,12 +727,13 @@ class KernelReader:
             self.use("dot", node, (_union([a, b]),), acc=acc_text, out=out_text, prec=str(prec))
             if out:
                 return Val(out)
-            if acc.kinds and acc.kinds != {"none"}:
-                return acc
-            ab = _union([a, b]).kinds
-            if ab is None:
-                return UNKNOWN
-            return _k("int32") if ab <= INT_DTYPES else _k("float32")
+            if acc.kinds != {"none"}:
+                return acc  # the accumulator's dtype (acc= or the third argument)
+            ab = _union([a, b])
+            table = self.map.dot_result
+            if ab.kinds is None:  # inputs not inferable: any result a dot can have
+                return Val(frozenset(table.values()))
+            return Val(frozenset(table.get(k, table["*"]) for k in ab.kinds), vars=ab.vars)
         if fam and fam.startswith("atomic."):
             ptr = args[0] if args else UNKNOWN
             sem = self.kw(node, "sem")
@@ -525,7 +745,7 @@ class KernelReader:
                 return str(e.value) if isinstance(e, ast.Constant) else "*"
 
             # the op's dtype is the pointer's element type (the value is cast to it)
-            elem = Val(ptr.kinds) if ptr.pointer else UNKNOWN
+            elem = Val(ptr.kinds, vars=ptr.vars) if ptr.pointer else UNKNOWN
             self.use(fam, node, (elem,), sem=text(sem), scope=text(scope))
             return elem
         if fam and fam.startswith(("binary_fn.", "binary_int_fn.")):
@@ -534,12 +754,12 @@ class KernelReader:
             nan = self.kw(node, "propagate_nan")
             attrs = {"propagate_nan": ast.unparse(nan)} if nan is not None else {}
             self.use(fam, node, (a, b), **attrs)
-            return Val(_promote(a.kinds, b.kinds))
+            return _binop(a, b)
         if name == "where":
             a = args[1] if len(args) > 1 else UNKNOWN
             b = args[2] if len(args) > 2 else UNKNOWN
             self.use("where", node, (a, b))
-            return Val(_promote(a.kinds, b.kinds))
+            return _binop(a, b)
         if name == "clamp":
             x = args[0] if args else UNKNOWN
             lo = args[1] if len(args) > 1 else kw_vals.get("min", UNKNOWN)
@@ -548,7 +768,7 @@ class KernelReader:
         if fam and fam.startswith(("unary.", "reduce.")):
             x = args[0] if args else UNKNOWN
             self.use(fam, node, (x,))
-            return _k("int32") if name in INT32_RESULTS else x
+            return self._reduced(name, x, self.kw(node, "dtype"))
         if name == "static_range":
             self.use("rule.static_range", node)
             return UNKNOWN
@@ -558,11 +778,11 @@ class KernelReader:
             "_experimental_make_tensor_descriptor",
         ):
             base = kw_vals.get("base", args[0] if args else UNKNOWN)
-            return Val(base.kinds, pointer=True)
+            return Val(base.kinds, pointer=True, vars=base.vars)
         if name in PASS_THROUGH:
             return args[0] if args else UNKNOWN
         if name == "cdiv":
-            return Val(_promote(args[0].kinds, args[1].kinds)) if len(args) > 1 else UNKNOWN
+            return _binop(args[0], args[1]) if len(args) > 1 else UNKNOWN
         return UNKNOWN
 
     # -- statements
@@ -596,7 +816,10 @@ class KernelReader:
                 return
             if op:
                 self.use(op, s, (cur, v))
-            self.bind(s.target, Val(_promote(cur.kinds, v.kinds)))
+            # ``acc += x`` of a tensor keeps acc's dtype (a loop-carried value must: Triton
+            # refuses a loop whose carried type changes); a scalar is promoted as ``+`` does
+            keep = cur.kinds is not None and not (cur.kinds & SCALAR_KINDS)
+            self.bind(s.target, cur if keep else _binop(cur, v))
         elif isinstance(s, ast.For):
             it = self.ev(s.iter)
             loop_var = _k("cx_int") if self._is_static(s.iter) else _k("arg_i32")
@@ -637,16 +860,47 @@ class KernelReader:
         """Run a loop body once without recording, so that the values it carries round take
         their loop type: Triton makes a scalar initial value (``m = float("-inf")``) a tensor
         of the type the body gives it, so the first iteration never computes on the literal."""
-        saved = self.uses
-        self.uses = []
+        saved, settling = self.uses, self.settling
+        self.uses, self.settling = [], True
         try:
-            for b in body:
-                self.stmt(b)
+            # to a fixpoint (two passes at most; one inside a loop being settled, so that
+            # nested loops stay linear): a value carried round may change what it feeds
+            for _ in range(1 if settling else MAX_SETTLE):
+                before = dict(self.env)
+                for b in body:
+                    self.stmt(b)
+                if self.env == before:
+                    break
         finally:
-            self.uses = saved
+            self.uses, self.settling = saved, settling
 
     def _is_static(self, it: ast.expr) -> bool:
         return isinstance(it, ast.Call) and self.r.tl_name(it.func) == "static_range"
+
+
+def _pointer_terms(e: ast.expr) -> set[str]:
+    """The names that may be the pointer of a pointer expression: the terms of its top-level
+    ``+``/``-`` (``x_ptr + offs``), through subscripts, conditionals and calls' first
+    argument (``tl.multiple_of(p, 16)``); never a name inside ``*``, ``%`` or ``//``, an
+    offset's (``(pid * B + r) % N`` makes N no pointer)."""
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):
+        return _pointer_terms(e.left) | _pointer_terms(e.right)
+    if isinstance(e, ast.Name):
+        return {e.id}
+    if isinstance(e, ast.Subscript):
+        return _pointer_terms(e.value)
+    if isinstance(e, ast.IfExp):
+        return _pointer_terms(e.body) | _pointer_terms(e.orelse)
+    if isinstance(e, ast.Call):
+        if isinstance(e.func, ast.Attribute) and not e.args:  # p.to(...), p.cast(...)
+            return _pointer_terms(e.func.value)
+        return _pointer_terms(e.args[0]) if e.args else set()
+    return set()
+
+
+def _binop(a: Val, b: Val) -> Val:
+    """The result of a binary op of ``a`` and ``b``, with the type variables of both."""
+    return Val(_promote(a.kinds, b.kinds), vars=a.vars | b.vars)
 
 
 def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
@@ -659,7 +913,7 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
             out[name] = va
         elif va.pointer and vb.pointer:
             kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
-            out[name] = Val(kinds, pointer=True)
+            out[name] = Val(kinds, pointer=True, vars=va.vars | vb.vars)
         else:
             out[name] = _union([va, vb])
     return out
@@ -684,10 +938,28 @@ def jit_functions(
     """Every ``@triton.jit`` function of ``tree`` (nested ones, in test functions, too)."""
     return [
         n
-        for n in ast.walk(tree)
+        for n in _statements(tree)
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
         and any(resolver.is_jit(d) for d in n.decorator_list)
     ]
+
+
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    """Every statement of ``tree``, nested ones too, in ``ast.walk``'s order: a function
+    definition is a statement, so finding one needs no walk through expressions."""
+    out: list[ast.stmt] = []
+    queue: list[ast.AST] = [tree]
+    i = 0
+    while i < len(queue):
+        node = queue[i]
+        i += 1
+        if isinstance(node, ast.stmt):
+            out.append(node)
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                queue.extend(block)
+    return out
 
 
 def profile_module(
@@ -700,10 +972,14 @@ def profile_module(
     only: Iterable[str] | None = None,
     kernels: Sequence[ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
     lookup: HelperLookup | None = None,
+    ctx: Context | None = None,
+    launched: Iterable[str] = (),
 ) -> Profile:
     """The uses of every ``@triton.jit`` function in one parsed file. A kernel with captured
     launches (``launches[name]``) is read once per launch, typed by it; one without is read
-    from its source alone. ``only`` restricts to those kernel names."""
+    from its source alone. ``only`` restricts to those kernel names. ``ctx`` is shared by every
+    file of one tree (helpers typed per call site; ``ctx.uses`` settles them once all are
+    read); without one, this file is its own tree."""
     umap = umap or load_map()
     launches = launches or {}
     lines = source.splitlines()
@@ -713,14 +989,69 @@ def profile_module(
     out = Profile(sources=[path])
     glob = module_globals(tree)
     helpers = {f.name: f for f in fns}
+    shared = ctx or Context()
+    host_launched = set(launched)  # launched from host code: its own reading is a kernel's
     for fn in fns:
         if wanted is not None and fn.name not in wanted:
             continue
         out.kernels[fn.name] = f"{path}:{fn.lineno}"
         typed: Sequence[Launch | None] = launches.get(fn.name) or [None]
         for launch in typed:
-            reader = KernelReader(
-                fn, resolver, umap, path, glob, launch, names, lines, helpers, 0, lookup
-            )
-            out.uses += reader.run()
+            for variant in range(_variants(fn, shared.declaration)):
+                uses = _read(fn, resolver, umap, path, glob, launch, names, lines, helpers,
+                             lookup, shared, variant)  # fmt: skip
+                if launch is None and fn.name not in host_launched:
+                    # its own reading, parameters guessed: replaced by its call sites' if any
+                    shared.alone.append((id(fn), uses))
+                out.uses += uses
+    if ctx is None:
+        out.uses = shared.uses(out.uses)
     return out
+
+
+def _variants(fn: ast.FunctionDef | ast.AsyncFunctionDef, declaration: Declaration) -> int:
+    """How many readings the declaration asks for: one per declared dtype of a parameter
+    (the i-th reading gives each parameter its i-th declared dtype)."""
+    params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]]
+    if not declaration.dtypes:
+        return 1
+    return max([1] + [len(declaration.dtypes_of(fn.name, p) or ()) for p in params])
+
+
+def _read(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    resolver: Resolver,
+    umap: UsageMap,
+    path: str,
+    glob: Mapping[str, ast.expr],
+    launch: Launch | None,
+    names: frozenset[str],
+    lines: Sequence[str],
+    helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    lookup: HelperLookup | None,
+    ctx: Context,
+    variant: int,
+) -> list[Use]:
+    """One reading of a kernel; read again when the code shows that a type variable is an
+    integer (a loaded value used as a pointer offset), its uses then typed as such."""
+    narrow: dict[str, frozenset[str]] = {}
+    for _ in range(MAX_NARROW):
+        keys = set(ctx.memo)
+        reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines, helpers, 0,
+                              lookup, ctx=ctx, variant=variant, narrow=narrow)  # fmt: skip
+        uses = reader.run()
+        more: dict[str, frozenset[str]] = {}
+        for var in reader.int_vars | set(reader.excluded):
+            now = narrow.get(var, ELEM_DTYPES)
+            new = now - frozenset(reader.excluded.get(var, ()))
+            if var in reader.int_vars:
+                new &= INT_ELEM
+            if new and new != now:  # never to nothing: a contradiction stays open
+                more[var] = new
+        if not more:
+            return uses
+        narrow.update(more)
+        for key in set(ctx.memo) - keys:  # call sites read with the wider types
+            ctx.memo.pop(key, None)
+            ctx.site_uses.pop(key, None)
+    return uses
