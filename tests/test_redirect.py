@@ -77,7 +77,7 @@ def write(folder: Path, name: str, body: str) -> Path:
 @pytest.mark.interpreter
 def test_a_gpu_written_suite_runs_under_the_redirect_and_its_launches_are_captured(tmp_path):
     suite = write(tmp_path / "gpu_suite", "test_gpu.py", GPU_SUITE)
-    got = run_suite_recorded(suite, tmp_path / "w", quiet, 120.0, (), test_device.CUDA_ON_CPU)
+    got = run_suite_recorded(suite, tmp_path / "w", quiet, 120.0, (), device=test_device.CUDA_ON_CPU)
     by_name = {t["id"].split("::")[-1]: t for t in got.tests}
     assert by_name["test_gpu_written"]["outcome"] == "passed", by_name["test_gpu_written"]
     # inline asm cannot run in the interpreter: classed, and its launch captured before it ran
@@ -98,7 +98,7 @@ def test_a_gpu_written_suite_runs_under_the_redirect_and_its_launches_are_captur
 @pytest.mark.interpreter
 def test_without_the_redirect_the_same_suite_does_not_run(tmp_path):
     suite = write(tmp_path / "gpu_suite", "test_gpu.py", GPU_SUITE)
-    got = run_suite_recorded(suite, tmp_path / "w", quiet, 120.0, (), test_device.CPU)
+    got = run_suite_recorded(suite, tmp_path / "w", quiet, 120.0, (), device=test_device.CPU)
     assert not any(t["outcome"] == "passed" for t in got.tests), got.tests
     assert not any(test_device.CLASS_KEY in t for t in got.tests)
 

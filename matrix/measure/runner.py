@@ -621,7 +621,9 @@ def add_team_suite(run: Run, args: argparse.Namespace, workdir: Path, out: Path)
     device, why = test_device.resolve(args.tests_device, args.tests)
     say(f"tests device: {device} ({why})")
     run.extra["suite"] = suite.suite_identity(args.tests, pytest_args, args.timeout, device)
-    got = suite.run_suite_recorded(args.tests, workdir, say, args.timeout, pytest_args, device)
+    got = suite.run_suite_recorded(
+        args.tests, workdir, say, args.timeout, pytest_args, device=device
+    )
     run.extra["tests"], run.extra["launches"] = got.tests, got.launches
     run.extra["kernel_sources"] = got.kernel_sources
     write_raw(run, out, partial=True)

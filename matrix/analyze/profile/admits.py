@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from matrix.analyze.fingerprint import PREFIX
-from matrix.core import Release
+from matrix.core import REJECTED, Release
 from matrix.measure.results import Run
 
 # The usage ops whose fingerprint group is spelt as the op (``binary.lt``) or as its family
@@ -47,7 +47,7 @@ class Admits:
                     continue
                 for case, status in cells.items():
                     key = (group, str(case))
-                    seen[key] = seen.get(key, True) and status == "rejected"
+                    seen[key] = seen.get(key, True) and status == REJECTED
         return cls((k for k, v in seen.items() if v), str(want))
 
     def rejects(self, op: str, operands: tuple[str, ...]) -> bool:
