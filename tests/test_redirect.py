@@ -77,7 +77,9 @@ def write(folder: Path, name: str, body: str) -> Path:
 @pytest.mark.interpreter
 def test_a_gpu_written_suite_runs_under_the_redirect_and_its_launches_are_captured(tmp_path):
     suite = write(tmp_path / "gpu_suite", "test_gpu.py", GPU_SUITE)
-    got = run_suite_recorded(suite, tmp_path / "w", quiet, 120.0, (), device=test_device.CUDA_ON_CPU)
+    got = run_suite_recorded(
+        suite, tmp_path / "w", quiet, 120.0, (), device=test_device.CUDA_ON_CPU
+    )
     by_name = {t["id"].split("::")[-1]: t for t in got.tests}
     assert by_name["test_gpu_written"]["outcome"] == "passed", by_name["test_gpu_written"]
     # inline asm cannot run in the interpreter: classed, and its launch captured before it ran
