@@ -106,7 +106,7 @@ def test_the_pages_verdict_is_the_command_lines(pair: tuple[str, str]) -> None:
     argv = ["--baseline", a, "--candidate", b, "--results", str(RAW)]
     for path in upgrade.own_paths():
         argv += ["--scan", path]
-    cli = gv.run_gate(gv._parser().parse_args(argv))
+    cli = gv.run_gate(gv.parser().parse_args(argv))
     cli.decide()
     assert (mine.verdict, mine.exit_code) == (cli.verdict, cli.exit_code)
     assert gv.render_markdown(mine).splitlines()[0] == gv.render_markdown(cli).splitlines()[0]
