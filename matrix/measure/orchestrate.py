@@ -305,7 +305,9 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
                 cmd,
                 cwd=REPO_ROOT,
                 stdout=None if args.tests else subprocess.PIPE,
-                env={**args.cell_environ, "TMPDIR": tmp},
+                # os.environ as it is now: the run's cache folder (MATRIX_RUN_CACHE, set once
+                # the cells start) must reach them, less a Triton on PYTHONPATH.
+                env={**triton_identity.without_shadowing(dict(os.environ))[0], "TMPDIR": tmp},
                 death_signal=signal.SIGTERM,
             )
             output = (proc.stdout or "") + (proc.stderr or "")
@@ -643,7 +645,7 @@ def _main(args: argparse.Namespace) -> int:
     )
     # Each cell measures the Triton of its own environment: one on PYTHONPATH would come first
     # in every cell (the runner would then refuse each one). It is left out, and said.
-    args.cell_environ, shadows = triton_identity.without_shadowing(dict(os.environ))
+    _, shadows = triton_identity.without_shadowing(dict(os.environ))
     if shadows:
         print(f"matrix: PYTHONPATH entries holding another triton are left out of every cell's "
               f"environment (each cell measures its own release): {', '.join(shadows)}",
