@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -165,6 +166,16 @@ PART_NAMES = {
 NAMED_FILES = 3
 
 
+def _brief(value: object) -> str:
+    """A value as a rebuild's reason names it: a footer's commit by its hash, anything else cut
+    to one short line (a whole Freshness record ran to thousands of characters)."""
+    text = str(value)
+    commit = re.search(r"commit='([0-9a-f]+)'", text)
+    if commit:
+        return commit.group(1)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 def changes(before: Stamp | None, now: Inputs) -> str:
     """What changed between the last build's inputs and ``now``, in words: each part that
     changed, with its first few changed files ("" where nothing did)."""
@@ -182,7 +193,7 @@ def changes(before: Stamp | None, now: Inputs) -> str:
     for key in sorted({*old.values, *now.values}):
         if old.values.get(key) != now.values.get(key):
             was, now_is = old.values.get(key), now.values.get(key)
-            said.append(f"{PART_NAMES.get(key, key)} ({was} -> {now_is})")
+            said.append(f"{PART_NAMES.get(key, key)} ({_brief(was)} -> {_brief(now_is)})")
     return "; ".join(said)
 
 
