@@ -233,7 +233,7 @@ def _redirect_autocast() -> None:
     casts other operators than CUDA's, so an emulation would be another program."""
     import torch
 
-    real = torch.amp.autocast_mode.autocast
+    real: Any = torch.amp.autocast_mode.autocast  # patched below, as a value
 
     class autocast(real):
         def __init__(self, device_type: str, *args: Any, **kwargs: Any) -> None:
@@ -242,8 +242,8 @@ def _redirect_autocast() -> None:
                 args = ()
             super().__init__(device_type, *args, **kwargs)
 
-    torch.autocast = autocast
-    torch.amp.autocast = autocast
+    setattr(torch, "autocast", autocast)  # noqa: B010 (torch's own names, replaced on purpose)
+    setattr(torch.amp, "autocast", autocast)  # noqa: B010
     _installed.append("autocast")
 
 
@@ -260,7 +260,7 @@ def _redirect_registrations() -> None:
             dispatch_key = "CPU"
         return original(self, op_name, fn, dispatch_key, *args, **kw)
 
-    lib.impl = impl
+    setattr(lib, "impl", impl)  # noqa: B010 (torch's own method, replaced on purpose)
     _installed.append("torch.library CUDA key")
 
 

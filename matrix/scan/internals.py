@@ -119,8 +119,11 @@ def _launch_results(module: Module, kernels: dict[str, str]) -> set[str]:
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         func = node.value.func
-        launched = isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)
-        launched = launched and func.value.id in kernels  # type: ignore[union-attr]
+        launched = (
+            isinstance(func, ast.Subscript)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in kernels
+        )
         warmed = (
             isinstance(func, ast.Attribute)
             and func.attr == "warmup"

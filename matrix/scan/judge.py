@@ -258,7 +258,8 @@ def _judge_one(
                 f.effect = UNKNOWN
                 f.note = f"no case of {f.rule.probe} measures a use of kind {kind}"
                 return
-            cell, where = f.cell, ""
+            cell: str | None = f.cell
+            where = ""
             if f.alternative is not None and candidate is not None:
                 guard, other = f.alternative
                 runs_there = (

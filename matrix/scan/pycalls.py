@@ -126,7 +126,12 @@ class Kinds:
 
 
 # What a call into a module of the tree that cannot reach Triton is (see _plain_def).
-UNPARSED = ast.FunctionDef("(a module without Triton)", decorator_list=[])
+UNPARSED = ast.FunctionDef(
+    "(a module without Triton)",
+    args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+    body=[],
+    decorator_list=[],
+)
 
 
 def _plain_def(module: Module, qualname: str) -> ast.FunctionDef | None:

@@ -81,7 +81,7 @@ class Context:
         self.int_vars: dict[tuple[Any, ...], frozenset[str]] = {}  # per memo key
         self.excluded: dict[tuple[Any, ...], dict[str, set[str]]] = {}  # per memo key
         # per function (id): its pointer parameters and its integer (offset) names
-        self.shapes: dict[int, tuple[set[str], set[str]]] = {}
+        self.shapes: dict[int, tuple[set[str], set[str], set[str]]] = {}
         self.site_uses: dict[tuple[Any, ...], list[Use]] = {}
         self.called: set[int] = set()  # ids of helpers read at a call site
         self.unfollowed: set[int] = set()  # ids of helpers a call of which was not followed
@@ -199,8 +199,9 @@ class KernelReader:
                     dtypes.add(spot.id)
             tl = self.r.tl_name(node.func)
             at = {"zeros": 1, "full": 2}.get(tl or "")
-            if at is not None and len(node.args) > at and isinstance(node.args[at], ast.Name):
-                dtypes.add(node.args[at].id)
+            spot_at = node.args[at] if at is not None and len(node.args) > at else None
+            if isinstance(spot_at, ast.Name):
+                dtypes.add(spot_at.id)
             if tl is None and isinstance(node.func, ast.Attribute) and node.func.attr in (
                 "load", "store"
             ):  # fmt: skip
@@ -532,8 +533,8 @@ class KernelReader:
         method = None
         if tl is None and isinstance(func, ast.Attribute):
             q = self.r.qualname(func)
-            helper = bool(q and self.lookup and self.lookup(q))  # mod.helper(x): a call
-            if (q is None or not q.startswith("triton.")) and not helper:
+            is_helper = bool(q and self.lookup and self.lookup(q))  # mod.helper(x): a call
+            if (q is None or not q.startswith("triton.")) and not is_helper:
                 method = func.attr
         if tl is None and method is None:
             q = self.r.qualname(func)  # a Name too: `from ...libdevice import tanh`
@@ -676,8 +677,8 @@ class KernelReader:
         for k in keywords:
             self.use("keyword", node, name=k, call=q)
         if self._dtype_name(name) == name:  # tl.float32(-inf): a scalar of that dtype
-            for a in node.args:
-                self.ev(a)
+            for arg in node.args:
+                self.ev(arg)
             return _k(name)
         if name == "to" or name == "cast":
             src = self.ev(node.args[0]) if node.args else UNKNOWN
