@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from matrix.core import TEST_SKIPPED
 from matrix.measure.suite import NOT_RUN, not_run_records
 from matrix.measure.supervise import timed_out_record
@@ -98,6 +100,7 @@ def test_c_never_reached():
 """
 
 
+@pytest.mark.slow  # waits out a 30 s suite limit by design: tests_slow runs it (CI too)
 def test_the_suite_as_a_whole_is_bounded_and_keeps_what_finished(tmp_path):
     suite = write(tmp_path / "s", {"test_slow.py": SLOW})
     # 30 s: pytest's start and test_a fit in it even on a loaded machine; test_b does not.
