@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matrix.core import TEST_ERROR, DataFileError, load_toml, table_keys, text_at
+from matrix.core import TEST_ERROR
 from matrix.measure import test_device
+from matrix.measure.outcome_rules import OutcomeRule, read_rules
 from matrix.measure.results import Run
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "data" / "test_outcomes.toml"
@@ -36,47 +35,10 @@ SUITE_KEYS = ("path", "hash", "pytest_args", "test_timeout_s", "device", "capabi
 FAILURE_LINES = 15
 
 
-@dataclass(frozen=True)
-class OutcomeRule:
-    """One row of the rules file: tests with ``outcomes`` (any, when empty) whose text
-    matches ``match`` (anything, when None) are of class ``cls``."""
-
-    cls: str
-    why: str
-    outcomes: tuple[str, ...] = ()
-    match: re.Pattern[str] | None = None
-
-    def applies(self, outcome: str, text: str) -> bool:
-        if self.outcomes and outcome not in self.outcomes:
-            return False
-        return self.match is None or bool(self.match.search(text))
-
-
 @functools.cache
 def load_rules(path: Path = RULES_FILE) -> tuple[OutcomeRule, ...]:
-    """The ordered rules of ``path``; a malformed row is a DataFileError naming it."""
-    rows = load_toml(path).get("rule")
-    if not isinstance(rows, list) or not rows:
-        raise DataFileError(path, "rule", "a non-empty array of [[rule]] tables", rows)
-    rules = []
-    for i, row in enumerate(rows):
-        where = f"rule[{i}]"
-        row = table_keys(path, where, row, {"class", "why", "outcome", "match"})
-        cls = text_at(path, where, row, "class")
-        if cls not in CLASSES:
-            raise DataFileError(path, f"{where}.class", f"one of {', '.join(CLASSES)}", cls)
-        outcomes = row.get("outcome", [])
-        if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):
-            raise DataFileError(path, f"{where}.outcome", "a list of test outcomes", outcomes)
-        match = row.get("match")
-        try:
-            pattern = re.compile(match) if match is not None else None
-        except (re.error, TypeError) as e:
-            raise DataFileError(path, f"{where}.match", f"a regular expression ({e})", match) from e
-        rules.append(OutcomeRule(cls, text_at(path, where, row, "why"), tuple(outcomes), pattern))
-    if rules[-1].outcomes or rules[-1].match is not None:
-        raise DataFileError(path, f"rule[{len(rules) - 1}]", "a last rule that matches all")
-    return tuple(rules)
+    """The ordered ``[[rule]]`` rules of ``path`` (``matrix.measure.outcome_rules``)."""
+    return read_rules(path, "rule", CLASSES)
 
 
 def classify(record: Mapping[str, Any]) -> tuple[str, str]:

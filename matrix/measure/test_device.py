@@ -23,7 +23,6 @@ import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +33,8 @@ from matrix.core import (
     TEST_TIMEOUT,
     DataFileError,
     load_toml,
-    table_keys,
-    text_at,
 )
+from matrix.measure.outcome_rules import OutcomeRule, read_rules
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "redirect.toml"
 
@@ -127,39 +125,10 @@ def device_properties(capability: str, path: Path = DATA_FILE) -> dict[str, Any]
     return props
 
 
-@dataclass(frozen=True)
-class FailureRule:
-    """One ``[[failure]]`` row: failed tests with ``outcomes`` (any, when empty) whose text
-    matches ``match`` (anything, when None) are of class ``cls``."""
-
-    cls: str
-    why: str
-    outcomes: tuple[str, ...] = ()
-    match: re.Pattern[str] | None = None
-
-
 @functools.cache
-def failure_rules(path: Path = DATA_FILE) -> tuple[FailureRule, ...]:
-    """The ordered failure rules of ``path``; a malformed row is a DataFileError naming it."""
-    rows = load_toml(path).get("failure")
-    if not isinstance(rows, list) or not rows:
-        raise DataFileError(path, "failure", "a non-empty array of [[failure]] tables", rows)
-    rules = []
-    for i, row in enumerate(rows):
-        where = f"failure[{i}]"
-        row = table_keys(path, where, row, {"class", "why", "outcome", "match"})
-        outcomes = row.get("outcome", [])
-        if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):
-            raise DataFileError(path, f"{where}.outcome", "a list of test outcomes", outcomes)
-        try:
-            match = re.compile(row["match"]) if "match" in row else None
-        except (re.error, TypeError) as e:
-            raise DataFileError(path, f"{where}.match", f"a regular expression ({e})") from e
-        cls, why = text_at(path, where, row, "class"), text_at(path, where, row, "why")
-        rules.append(FailureRule(cls, why, tuple(outcomes), match))
-    if rules[-1].outcomes or rules[-1].match is not None:
-        raise DataFileError(path, f"failure[{len(rules) - 1}]", "a last rule that matches all")
-    return tuple(rules)
+def failure_rules(path: Path = DATA_FILE) -> tuple[OutcomeRule, ...]:
+    """The ordered ``[[failure]]`` rules of ``path`` (``matrix.measure.outcome_rules``)."""
+    return read_rules(path, "failure")
 
 
 FAILED = (TEST_FAILED, TEST_ERROR, TEST_TIMEOUT, TEST_CRASHED)
@@ -172,9 +141,7 @@ def failure_class(record: Mapping[str, Any]) -> str | None:
         return None
     text = "\n".join(str(record.get(k, "")) for k in ("id", "detail", "failure"))
     for rule in failure_rules():
-        if (not rule.outcomes or outcome in rule.outcomes) and (
-            rule.match is None or rule.match.search(text)
-        ):
+        if rule.applies(outcome, text):
             return rule.cls
     raise AssertionError("the last rule matches everything (failure_rules checks it)")
 
