@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import InputError
+from matrix.exitcodes import ExitCode
 
-OS_ERROR_EXIT = 2
-BROKEN_PIPE_EXIT = 128 + 13  # what a shell reports for a process ended by SIGPIPE
-INTERRUPT_EXIT = 130
+OS_ERROR_EXIT = ExitCode.UNDECIDABLE
+BROKEN_PIPE_EXIT = ExitCode.BROKEN_PIPE  # what a shell reports for a process ended by SIGPIPE
+INTERRUPT_EXIT = ExitCode.INTERRUPTED
 EXIT_CODE_FILE = "MATRIX_EXIT_CODE_FILE"
 # A full disk or a read-only file system that a call names no file for: say where temporary
 # files go, the one folder every command writes to without being told.
@@ -99,8 +100,14 @@ def run(
     where = os.environ.get(EXIT_CODE_FILE)
     if where:
         with suppress(OSError):
-            Path(where).write_text(f"{code}\n", encoding="utf-8")
+            Path(where).write_text(f"{int(code)}\n", encoding="utf-8")
     return code
+
+
+def deprecated(old: str, command: str) -> None:
+    """One line on stderr for an old module entry point (``python -m matrix.gate``): it still
+    runs the command, and says the name that replaces it (``python -m matrix gate``)."""
+    _say(f"{old}: deprecated name, use `python -m matrix {command}` (same arguments)")
 
 
 def safe_output() -> None:
@@ -139,13 +146,13 @@ def _run(main: Callable[[list[str] | None], int], prog: str, argv: list[str] | N
         _silence_stdout()
         return BROKEN_PIPE_EXIT
     except OSError as e:
-        _say(f"{prog}: {describe(e)} (exit {OS_ERROR_EXIT})")
+        _say(f"{prog}: {describe(e)} (exit {OS_ERROR_EXIT:d})")
         return OS_ERROR_EXIT
     except InputError as e:
-        _say(f"{prog}: {e} (exit {OS_ERROR_EXIT})")
+        _say(f"{prog}: {e} (exit {OS_ERROR_EXIT:d})")
         return OS_ERROR_EXIT
     except KeyboardInterrupt:
-        _say(f"\n{prog}: interrupted (exit {INTERRUPT_EXIT})")
+        _say(f"\n{prog}: interrupted (exit {INTERRUPT_EXIT:d})")
         return INTERRUPT_EXIT
 
 

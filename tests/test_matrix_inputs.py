@@ -34,7 +34,7 @@ def _runner(out: Path, pythonpath: list[Path], *extra: str) -> subprocess.Comple
     env = {**os.environ, "MATRIX_PROBE_PACKAGE": "tests.fixtures.probes",
            "FIXTURE_PROBES": "ok_first,ok_last",
            "PYTHONPATH": os.pathsep.join(map(str, [*pythonpath, ROOT]))}  # fmt: skip
-    cmd = [sys.executable, "-m", "matrix.run", "--out", str(out), "--backends", "interpret",
+    cmd = [sys.executable, "-m", "matrix", "run", "--out", str(out), "--backends", "interpret",
            "--quiet", "--release", INSTALLED, *extra]  # fmt: skip
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
