@@ -70,11 +70,11 @@ COMMANDS = (
 BY_NAME = {c.name: c for c in COMMANDS}
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The tree: one sub-parser per command (its options are its own parser's: ``--help``
     after a command reaches that parser, not this one)."""
     p = argparse.ArgumentParser(
-        prog=PROG,
+        prog=prog,
         description="Is it safe to upgrade Triton? The compatibility matrix's commands.",
         epilog="Exit status (every command): 0 done, nothing wrong found (gate: safe); "
         "1 something wrong found (gate: unsafe); 2 could not decide (bad arguments, "
@@ -89,17 +89,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
     """Run ``argv[0]``'s command on the rest of ``argv``; the tree itself answers ``--help``
     and refuses an unknown command or option (exit 2)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0].startswith("-") or args[0] not in BY_NAME:
-        parser().parse_args(args[:1])  # prints the help, or one usage error and exits 2
+        parser(prog).parse_args(args[:1])  # prints the help, or one usage error and exits 2
         return ExitCode.UNDECIDABLE  # not reached: every such first word is help or an error
     command = BY_NAME[args[0]]
-    return cli.run(command.main(), f"{PROG} {command.name}", args[1:])
+    return cli.run(command.main(), f"{prog} {command.name}", args[1:])
 
 
 def entry() -> None:
     """The ``triton-compat`` console script (pyproject's [project.scripts])."""
-    sys.exit(main())
+    sys.exit(main(prog="triton-compat"))
