@@ -126,6 +126,7 @@ LAYER_OF = (
     ("matrix.core", "core"),
     ("matrix.cli", "core"),
     ("matrix.exitcodes", "core"),
+    ("matrix.release_range", "core"),
     ("compat", "compat"),
     ("kernels", "kernels"),
     ("matrix.backends", "backends"),

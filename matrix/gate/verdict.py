@@ -79,7 +79,11 @@ from matrix.measure.results import (
 from matrix.scan import ScanReport, load_rules, scan_paths
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = ExitCode.OK, ExitCode.FAILED, ExitCode.UNDECIDABLE
-VERDICTS: dict[int, str] = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECIDABLE"}
+VERDICTS: dict[int, str] = {
+    EXIT_SAFE: "SAFE",
+    EXIT_UNSAFE: "UNSAFE",
+    EXIT_UNDECIDABLE: "UNDECIDABLE",
+}
 PROJECT_KERNELS = "kernels"
 
 
