@@ -1,4 +1,4 @@
-"""How every ``python -m matrix...`` command ends when the machine, not the code, stops it.
+"""How every ``python -m matrix COMMAND`` ends when the machine, not the code, stops it.
 
 A full disk, an unwritable ``--out``, a missing ``--raw`` or a closed pipe is a fault of the
 machine or of the command line: a traceback would bury the one fact that matters, which path
@@ -6,13 +6,15 @@ and why. ``run`` calls a command's ``main`` and turns what escapes it into one l
 and a documented exit code (issue 11):
 
 - ``OSError``: ``<prog>: reports/index.html: No space left on device (exit 2)``;
-- a closed stdout (``python -m matrix.scan ... | head``): silence, exit 141 as for SIGPIPE;
+- a closed stdout (``python -m matrix scan ... | head``): silence, exit 141 as for SIGPIPE;
 - ``matrix.core.InputError`` (a raw file that cannot be read, a malformed data file, a text
   that is not a release): ``<prog>: <its message> (exit 2)``;
 - Ctrl-C: ``<prog>: interrupted (exit 130)``.
 
-Every entry point ends with ``sys.exit(cli.run(main, "matrix.report"))``. Writers that fail
-on a file object (whose ``OSError`` names no file) attach the path first: ``named``.
+Every command runs through ``run`` (``matrix.commands``; an old module entry point ends with
+``sys.exit(cli.run(main, "matrix.report"))``); the codes are ``matrix.exitcodes.ExitCode``.
+Writers that fail on a file object (whose ``OSError`` names no file) attach the path first:
+``named``.
 
 Output never decides the exit code: ``run`` makes stdout and stderr write what their encoding
 cannot hold as ``\\u2192`` escapes (``LC_ALL=C``, ``PYTHONIOENCODING=latin-1``) instead of

@@ -410,4 +410,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.analyze.fingerprint", "fingerprint")
     raise SystemExit(cli.run(main, "matrix.analyze.fingerprint"))

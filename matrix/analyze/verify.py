@@ -108,4 +108,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.analyze.verify", "verify")
     sys.exit(cli.run(main, "matrix.verify"))

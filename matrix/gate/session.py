@@ -87,4 +87,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.gate.session", "gate-session")
     sys.exit(cli.run(main, "matrix.gate.session"))

@@ -994,4 +994,5 @@ def split_cell(probe: str) -> tuple[str, str | None]:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.gate.verdict", "gate")
     sys.exit(cli.run(main, "matrix.gate"))

@@ -223,4 +223,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.measure.gpu_run", "gpu-run")
     sys.exit(cli.run(main, "matrix.measure.gpu_run"))

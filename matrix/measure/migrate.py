@@ -129,4 +129,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.measure.migrate", "migrate")
     sys.exit(cli.run(main, "matrix.measure.migrate"))

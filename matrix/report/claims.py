@@ -807,4 +807,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.report.claims", "claims")
     sys.exit(cli.run(main, "matrix.report.claims"))

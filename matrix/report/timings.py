@@ -118,4 +118,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.report.timings", "timings")
     sys.exit(cli.run(main, "matrix.timings"))
