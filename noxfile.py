@@ -112,7 +112,7 @@ def run_keeping_code(session: nox.Session, *cmd: str) -> None:
         text = code_file.read_text().strip() if code_file.exists() else ""
     code = int(text) if text.isdigit() else 2  # died before it could say: not a success
     if code:
-        session.log(f"{cmd[2] if len(cmd) > 2 else cmd[0]}: exit {code}")
+        session.log(f"{' '.join(cmd[:4])}: exit {code}")
         raise SystemExit(code)  # past nox's own handling, which knows only success and 1
 
 
@@ -126,7 +126,7 @@ def find_links() -> list[str]:
 def matrix(session: nox.Session) -> None:
     """Every default cell (release x numpy), each in its own environment, then the report."""
     session.install(*TOOLING)
-    run_keeping_code(session, "python", "-m", "matrix.orchestrate", *session.posargs)
+    run_keeping_code(session, "python", "-m", "matrix", "matrix", *session.posargs)
 
 
 @nox.session
@@ -139,7 +139,7 @@ def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:
     """One cell: its environment, its probes, its raw file (for CI fan-out)."""
     session.install(*TOOLING)
     session.run(
-        "python", "-m", "matrix.orchestrate", "--releases", release, "--numpy", numpy,
+        "python", "-m", "matrix", "matrix", "--releases", release, "--numpy", numpy,
         "--jobs", "1", "--no-report", "--aot-numpy", MATRIX.aot_numpy, *session.posargs,
     )  # fmt: skip
 
@@ -148,7 +148,7 @@ def matrix_cell(session: nox.Session, release: str, numpy: str) -> None:
 def report(session: nox.Session) -> None:
     """Merge reports/raw into reports/matrix.json and rebuild the pages."""
     session.install("packaging", "jinja2", "fastjsonschema")
-    run_keeping_code(session, "python", "-m", "matrix.report", "--raw", "reports/raw",
+    run_keeping_code(session, "python", "-m", "matrix", "report", "--raw", "reports/raw",
                      "--out", "reports", *session.posargs)  # fmt: skip
 
 
@@ -157,17 +157,11 @@ def gate(session: nox.Session) -> None:
     """Is it safe to upgrade? Runs the cells it needs (unless --results), then compares.
 
     Exits nox with the gate's own code, 0 safe / 1 unsafe / 2 undecidable: nox would turn any
-    failure into 1, so the work runs in ``matrix.gate.session``, which reports its code here.
+    failure into 1, so the session ends with the code ``python -m matrix gate-session`` (its
+    parser reads the arguments, this file never does) reports.
     """
     session.install(*TOOLING)
-    with tempfile.TemporaryDirectory(prefix="gate-") as tmp:
-        code_file = Path(tmp) / "exit-code"
-        session.run("python", "-m", "matrix.gate.session", "--exit-code-file", str(code_file),
-                    *session.posargs, success_codes=[0, 1, 2])  # fmt: skip
-        code = int(code_file.read_text().strip()) if code_file.exists() else 2
-    if code:
-        session.log(f"gate: exit {code} ({'unsafe' if code == 1 else 'undecidable'})")
-        raise SystemExit(code)  # past nox's own handling, which knows only success and 1
+    run_keeping_code(session, "python", "-m", "matrix", "gate-session", *session.posargs)
 
 
 def _pytest_env(session: nox.Session, triton: str) -> dict[str, str | None]:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's gate and scanner commands on a clean Python: a fresh venv gets only what the
 # README's "Gate your own kernels in CI" section says to `pip install`, then runs
-# `python -m matrix.scan` and `python -m matrix.gate` on the committed results, scanning this
+# `python -m matrix scan` and `python -m matrix gate` on the committed results, scanning this
 # project's kernels/. Either may find hazards (exit 1, documented); exit 2 (undecidable, or a
 # missing dependency) fails CI. This machine's own Python has jsonschema, which would hide a
 # missing install step (issue 40): hence the venv.
@@ -41,8 +41,10 @@ check() {
     fi
     echo "ci: README $name on a clean Python: exit $rc"
 }
-check scan -m matrix.scan kernels --results reports/raw --candidate 3.9.0
-check gate -m matrix.gate --baseline 3.8.0 --candidate 3.9.0 --results reports/raw \
+check scan -m matrix scan kernels --results reports/raw --candidate 3.9.0
+check gate -m matrix gate --baseline 3.8.0 --candidate 3.9.0 --results reports/raw \
     --scan kernels --out "$scratch/gate"
 test -s "$scratch/gate/gate.md" || { echo "ci: the gate wrote no $scratch/gate/gate.md" >&2; exit 1; }
+# The install gives the one command its console script too (pyproject's [project.scripts]).
+"$venv/bin/triton-compat" --help >/dev/null || { echo "ci: no working triton-compat script" >&2; exit 1; }
 echo "ci: README commands on a clean Python in $(( $(date +%s) - started )) s"

@@ -1,4 +1,4 @@
-"""How every ``python -m matrix...`` command ends when the machine, not the code, stops it.
+"""How every ``python -m matrix COMMAND`` ends when the machine, not the code, stops it.
 
 A full disk, an unwritable ``--out``, a missing ``--raw`` or a closed pipe is a fault of the
 machine or of the command line: a traceback would bury the one fact that matters, which path
@@ -6,13 +6,15 @@ and why. ``run`` calls a command's ``main`` and turns what escapes it into one l
 and a documented exit code (issue 11):
 
 - ``OSError``: ``<prog>: reports/index.html: No space left on device (exit 2)``;
-- a closed stdout (``python -m matrix.scan ... | head``): silence, exit 141 as for SIGPIPE;
+- a closed stdout (``python -m matrix scan ... | head``): silence, exit 141 as for SIGPIPE;
 - ``matrix.core.InputError`` (a raw file that cannot be read, a malformed data file, a text
   that is not a release): ``<prog>: <its message> (exit 2)``;
 - Ctrl-C: ``<prog>: interrupted (exit 130)``.
 
-Every entry point ends with ``sys.exit(cli.run(main, "matrix.report"))``. Writers that fail
-on a file object (whose ``OSError`` names no file) attach the path first: ``named``.
+Every command runs through ``run`` (``matrix.commands``; an old module entry point ends with
+``sys.exit(cli.run(main, "matrix.report"))``); the codes are ``matrix.exitcodes.ExitCode``.
+Writers that fail on a file object (whose ``OSError`` names no file) attach the path first:
+``named``.
 
 Output never decides the exit code: ``run`` makes stdout and stderr write what their encoding
 cannot hold as ``\\u2192`` escapes (``LC_ALL=C``, ``PYTHONIOENCODING=latin-1``) instead of
@@ -36,10 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import InputError
+from matrix.exitcodes import ExitCode
 
-OS_ERROR_EXIT = 2
-BROKEN_PIPE_EXIT = 128 + 13  # what a shell reports for a process ended by SIGPIPE
-INTERRUPT_EXIT = 130
+OS_ERROR_EXIT = ExitCode.UNDECIDABLE
+BROKEN_PIPE_EXIT = ExitCode.BROKEN_PIPE  # what a shell reports for a process ended by SIGPIPE
+INTERRUPT_EXIT = ExitCode.INTERRUPTED
 EXIT_CODE_FILE = "MATRIX_EXIT_CODE_FILE"
 # A full disk or a read-only file system that a call names no file for: say where temporary
 # files go, the one folder every command writes to without being told.
@@ -99,8 +102,14 @@ def run(
     where = os.environ.get(EXIT_CODE_FILE)
     if where:
         with suppress(OSError):
-            Path(where).write_text(f"{code}\n", encoding="utf-8")
+            Path(where).write_text(f"{int(code)}\n", encoding="utf-8")
     return code
+
+
+def deprecated(old: str, command: str) -> None:
+    """One line on stderr for an old module entry point (``python -m matrix.gate``): it still
+    runs the command, and says the name that replaces it (``python -m matrix gate``)."""
+    _say(f"{old}: deprecated name, use `python -m matrix {command}` (same arguments)")
 
 
 def safe_output() -> None:
@@ -139,13 +148,13 @@ def _run(main: Callable[[list[str] | None], int], prog: str, argv: list[str] | N
         _silence_stdout()
         return BROKEN_PIPE_EXIT
     except OSError as e:
-        _say(f"{prog}: {describe(e)} (exit {OS_ERROR_EXIT})")
+        _say(f"{prog}: {describe(e)} (exit {OS_ERROR_EXIT:d})")
         return OS_ERROR_EXIT
     except InputError as e:
-        _say(f"{prog}: {e} (exit {OS_ERROR_EXIT})")
+        _say(f"{prog}: {e} (exit {OS_ERROR_EXIT:d})")
         return OS_ERROR_EXIT
     except KeyboardInterrupt:
-        _say(f"\n{prog}: interrupted (exit {INTERRUPT_EXIT})")
+        _say(f"\n{prog}: interrupted (exit {INTERRUPT_EXIT:d})")
         return INTERRUPT_EXIT
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from matrix import cli
 from matrix.core import REPO_ROOT
+from matrix.exitcodes import ExitCode
 from matrix.measure import orchestrate, procs
 
 
@@ -33,7 +34,7 @@ def report_step(args: argparse.Namespace, measured: Collection[str] = ()) -> int
         kept = before is not None and after == before
     except OSError as e:
         print(f"matrix: the report step could not write {report_dir}: {e}", file=sys.stderr)
-        return 1
+        return ExitCode.UNDECIDABLE  # a machine fault, as cli.run's OSError: not a finding
     changed = changed_committed(report_dir)
     raw = changed_committed(args.raw_dir)
     # The stamp records what the pages were built from: not a page, and it changes whenever
@@ -98,4 +99,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.orchestrate", "matrix")
     sys.exit(cli.run(main, "matrix.orchestrate"))

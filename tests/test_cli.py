@@ -36,11 +36,11 @@ def blocker(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     "make_args, named",
     [
-        (lambda b: ["matrix.report", "--raw", str(RAW), "--out", f"{b}/pages"], "{b}/pages"),
-        (lambda b: ["matrix.verify", f"{b}/raw"], "{b}/raw"),
-        (lambda b: ["matrix.analyze.fingerprint", f"{b}/x.json", f"{b}/y.json"], "{b}/x.json"),
-        (lambda b: ["matrix.timings", f"{b}/raw"], "{b}/raw"),
-        (lambda b: ["matrix.measure.migrate", f"{b}/raw"], "{b}/raw"),
+        (lambda b: ["matrix", "report", "--raw", str(RAW), "--out", f"{b}/pages"], "{b}/pages"),
+        (lambda b: ["matrix", "verify", f"{b}/raw"], "{b}/raw"),
+        (lambda b: ["matrix", "fingerprint", f"{b}/x.json", f"{b}/y.json"], "{b}/x.json"),
+        (lambda b: ["matrix", "timings", f"{b}/raw"], "{b}/raw"),
+        (lambda b: ["matrix", "migrate", f"{b}/raw"], "{b}/raw"),
     ],
     ids=["report-out", "verify-raw", "fingerprint", "timings", "migrate"],
 )

@@ -8,6 +8,7 @@ the fixtures are made up; they test the gate's logic, not claims about Triton re
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -540,10 +541,11 @@ def test_gate_into_a_closed_pipe_exits_with_its_code(tmp_path: Path, results: Pa
 def test_gate_session_says_a_malformed_pin_in_one_line(tmp_path: Path) -> None:
     pinned = tmp_path / "pinned.toml"
     pinned.write_text("[triton\nrelease = 3.8")
-    code_file = tmp_path / "code"
-    cmd = [sys.executable, "-m", "matrix.gate.session", "--candidate", "3.9.0", "--pinned",
-           str(pinned), "--exit-code-file", str(code_file)]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    code_file = tmp_path / "code"  # where nox -s gate reads the code (noxfile.run_keeping_code)
+    cmd = [sys.executable, "-m", "matrix", "gate-session", "--candidate", "3.9.0", "--pinned",
+           str(pinned)]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "MATRIX_EXIT_CODE_FILE": str(code_file)})  # fmt: skip
     assert proc.returncode == 2 and code_file.read_text().strip() == "2"
     assert "pinned.toml" in proc.stderr and "valid TOML" in proc.stderr
     assert "Traceback" not in proc.stderr, proc.stderr

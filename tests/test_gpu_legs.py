@@ -410,13 +410,24 @@ def test_a_slowdown_that_does_not_repeat_when_timed_again_does_not_block():
     assert "did not repeat" in legs.render_markdown(report)
 
 
-def test_nox_gate_with_device_cuda_runs_no_cells_and_fills_the_pinned_baseline():
+def test_nox_gate_with_device_cuda_runs_no_cells_and_fills_the_pinned_baseline(
+    tmp_path, monkeypatch
+):
+    import matrix.measure.orchestrate as orchestrate
+    from matrix.gate import session
     from matrix.gate.config import pinned_release
-    from matrix.gate.session import legs_argv
 
-    args = ["--device", "cuda", "--candidate", "3.6.0", "--tests", "t", "--out", "o"]
-    got, exit_file = legs_argv([*args, "--exit-code-file", "e"])  # no cells on this path
-    assert got == [*args, "--baseline", str(pinned_release())] and exit_file == "e"
+    seen = []
+
+    def side(args, which, tmp):
+        seen.append(args)
+        raise legs.SideError("a stand-in side")
+
+    monkeypatch.setattr(orchestrate, "main", lambda argv: pytest.fail("ran cells"))
+    monkeypatch.setattr(legs, "_side", side)
+    args = ["--device", "cuda", "--candidate", "3.6.0", "--tests", str(tmp_path), "--out", "o"]
+    assert session.main(args) == legs.EXIT_UNDECIDABLE  # the stand-in side cannot be set up
+    assert seen[0].baseline == str(pinned_release())
 
 
 @pytest.mark.parametrize("release", ["installed", "3.0.0"])

@@ -125,6 +125,8 @@ LAYERS = ("core", "compat", "kernels", "backends", "probes", "measure", "analyze
 LAYER_OF = (
     ("matrix.core", "core"),
     ("matrix.cli", "core"),
+    ("matrix.exitcodes", "core"),
+    ("matrix.release_range", "core"),
     ("compat", "compat"),
     ("kernels", "kernels"),
     ("matrix.backends", "backends"),
@@ -135,6 +137,8 @@ LAYER_OF = (
     ("matrix.scan", "scan"),
     ("matrix.gate", "gate"),
     ("matrix.report", "report"),
+    ("matrix.__main__", "entry"),
+    ("matrix.commands", "entry"),
     ("matrix.orchestrate", "entry"),
     ("matrix.run", "entry"),
     ("matrix.verify", "entry"),

@@ -34,7 +34,7 @@ def _runner(out: Path, pythonpath: list[Path], *extra: str) -> subprocess.Comple
     env = {**os.environ, "MATRIX_PROBE_PACKAGE": "tests.fixtures.probes",
            "FIXTURE_PROBES": "ok_first,ok_last",
            "PYTHONPATH": os.pathsep.join(map(str, [*pythonpath, ROOT]))}  # fmt: skip
-    cmd = [sys.executable, "-m", "matrix.run", "--out", str(out), "--backends", "interpret",
+    cmd = [sys.executable, "-m", "matrix", "run", "--out", str(out), "--backends", "interpret",
            "--quiet", "--release", INSTALLED, *extra]  # fmt: skip
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
 
@@ -188,8 +188,8 @@ WITHOUT_VALIDATORS = (
 )
 
 
-README_SCAN = ["matrix.scan", "kernels", "--results", "reports/raw", "--candidate", "3.9.0"]
-README_GATE = ["matrix.gate", "--baseline", "3.8.0", "--candidate", "3.9.0", "--results",
+README_SCAN = ["matrix", "scan", "kernels", "--results", "reports/raw", "--candidate", "3.9.0"]
+README_GATE = ["matrix", "gate", "--baseline", "3.8.0", "--candidate", "3.9.0", "--results",
                "reports/raw", "--scan", "kernels"]  # fmt: skip
 
 
@@ -197,7 +197,7 @@ README_GATE = ["matrix.gate", "--baseline", "3.8.0", "--candidate", "3.9.0", "--
 def test_no_schema_validator_is_one_line_naming_the_install_once(command, tmp_path):
     """The README's scan and gate on a Python without fastjsonschema (issue 40: one 6.5 kB line
     repeating the hint per raw file): exit 2, the hint once, naming the Python and the fix."""
-    extra = ["--out", str(tmp_path / "gate")] if command[0] == "matrix.gate" else []
+    extra = ["--out", str(tmp_path / "gate")] if command[1] == "gate" else []
     done = subprocess.run([sys.executable, "-c", WITHOUT_VALIDATORS, *command, *extra],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)  # fmt: skip
     said = done.stdout + done.stderr

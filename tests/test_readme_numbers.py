@@ -3,7 +3,7 @@
 The convention (for whoever writes README.md): a measured number or table sits between two
 HTML comments that name the command it came from, run from the repository root::
 
-    <!-- measured: python -m matrix.timings reports/raw -->
+    <!-- measured: python -m matrix timings reports/raw -->
     | release | cells | install s | runner s | total s | slowest probe |
     |---|---|---|---|---|---|
     | 3.0.0 | 3 | 0.0 | 63.7 | 63.7 | splitk [aot:cuda:80] 10.2 s |
@@ -14,7 +14,7 @@ HTML comments that name the command it came from, run from the repository root::
     raw files with both backends are
     <!-- measured: stat -c %s reports/raw/*-gpu-*.json -->1.07-1.21 MB<!-- /measured -->
 
-Commands this file can check (``CHECKERS``): ``python -m matrix.timings DIR`` (the block's
+Commands this file can check (``CHECKERS``): ``python -m matrix timings DIR`` (the block's
 table rows are exactly the rows it prints), ``du -sb PATH`` (a size), ``stat -c %s PATH...``
 (a size, or a range ``A-B UNIT`` over a glob). A size is checked to the digits shown, in SI
 units (kB = 1000 B, MB = 10^6 B) or binary ones (KiB, MiB). A marker naming any other command
@@ -39,7 +39,7 @@ UNITS = {"B": 1, "kB": 10**3, "MB": 10**6, "GB": 10**9, "KiB": 2**10, "MiB": 2**
          "GiB": 2**30}  # fmt: skip
 SIZE = re.compile(r"^\s*([\d.]+)(?:\s*-\s*([\d.]+))?\s*(B|kB|MB|GB|KiB|MiB|GiB)\s*$")
 # What the README must mark (the issue's stale numbers): the timing table and reports/'s size.
-REQUIRED = ("python -m matrix.timings reports/raw", "du -sb reports")
+REQUIRED = ("python -m matrix timings reports/raw", "du -sb reports")
 
 
 def blocks(text: str) -> list[tuple[str, str]]:
@@ -67,10 +67,10 @@ def _run(argv: list[str]) -> str:
 
 
 def check_timings(args: list[str], marked: str, where: str) -> None:
-    printed = _run([sys.executable, "-m", "matrix.timings", *args])
+    printed = _run([sys.executable, "-m", "matrix", "timings", *args])
     want = [ln.strip() for ln in printed.splitlines() if ln.strip().startswith("|")]
     have = [ln.strip() for ln in marked.splitlines() if ln.strip().startswith("|")]
-    assert want, f"{where}: matrix.timings printed no table"
+    assert want, f"{where}: matrix timings printed no table"
     assert have == want, f"{where}: the README's table differs from the command's:\n" + "\n".join(
         [f"README:  {ln}" for ln in have if ln not in want]
         + [f"command: {ln}" for ln in want if ln not in have]
@@ -91,7 +91,7 @@ def check_stat(args: list[str], marked: str, where: str) -> None:
     _size_matches(marked, sizes, where)
 
 
-CHECKERS = {("python", "-m", "matrix.timings"): check_timings, ("du",): check_du,
+CHECKERS = {("python", "-m", "matrix", "timings"): check_timings, ("du",): check_du,
             ("stat",): check_stat}  # fmt: skip
 
 

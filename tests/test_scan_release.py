@@ -51,7 +51,7 @@ def kernel(tmp_path: Path, body: str, head: str = HEAD, name: str = "k.py") -> P
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "matrix.scan", *args],
+        [sys.executable, "-m", "matrix", "scan", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -32,6 +32,7 @@ from typing import Any
 from matrix import cli
 from matrix.catalog import COMMON_MEANINGS
 from matrix.core import ERROR, NO_OBSERVATION_STATUSES, Column, release_key
+from matrix.exitcodes import ExitCode
 from matrix.measure.results import Result
 
 PREFIX = "fp."
@@ -388,7 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     from matrix.measure.results import read_raw
 
     p = argparse.ArgumentParser(
-        prog="python -m matrix.analyze.fingerprint", description=main.__doc__
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.analyze.fingerprint",
+        description=main.__doc__,
     )
     p.add_argument("before", help="raw results file of the older release")
     p.add_argument("after", help="raw results file of the newer release")
@@ -403,8 +406,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {backend}: {len(changes)} cells changed")
         for line in summary_lines(changes, args.per_group):
             print("  " + line)
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.analyze.fingerprint", "fingerprint")
     raise SystemExit(cli.run(main, "matrix.analyze.fingerprint"))

@@ -22,6 +22,7 @@ from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import CRASHED, ERROR, TIMEOUT, install_ok
+from matrix.exitcodes import ExitCode
 from matrix.measure import incremental
 from matrix.measure.results import Run, SchemaError, partial_files, read_folder, read_runs
 
@@ -70,7 +71,9 @@ def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m matrix.analyze.verify", description=__doc__.split("\n")[0]
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.analyze.verify",
+        description=__doc__.split("\n")[0],
     )
     p.add_argument("raw", type=Path, help="folder of raw files (or a matrix.json)")
     p.add_argument("--cells", type=int, help="how many cells there must be")
@@ -82,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             runs, unreadable = read_runs(args.raw), []
     except (OSError, SchemaError) as e:
         print(f"matrix.analyze.verify: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     found = [f"unreadable raw file: {m}" for m in unreadable] + problems(runs, args.cells)
     if args.raw.is_dir():
         found += [
@@ -101,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
             "hashes were kept: a later change to those probes' source is not seen there "
             "(re-measure with --probes NAME or --force)"
         )
-    return 1 if found else 0
+    return ExitCode.FAILED if found else ExitCode.OK
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.analyze.verify", "verify")
     sys.exit(cli.run(main, "matrix.verify"))

@@ -5,4 +5,5 @@ import sys
 from matrix import cli
 from matrix.gate.verdict import main
 
+cli.deprecated("python -m matrix.gate", "gate")
 sys.exit(cli.run(main, "matrix.gate"))

@@ -2,7 +2,7 @@
 
 Both are TOML under ``matrix/data/``. A malformed file is a ``DataFileError``, which the gate
 turns into exit 2 (undecidable): a typo in an acknowledgement must never silently accept a change.
-Release globs match the one spelling of a release (``Release``: ``3.8`` is ``3.8.0``).
+Release fields are ranges of releases (``matrix.release_range``: ``3.8.*`` never takes ``3.80``).
 
 >>> from matrix.core import Release
 >>> AcceptedChange("block_ptr", "*", "deprecated", "removed", "unused here", "3.8.*").matches(
@@ -26,11 +26,11 @@ from matrix.core import (
     NO_OBSERVATION_STATUSES,
     DataFileError,
     Release,
-    ReleaseError,
     release_at,
     table_keys,
     text_at,
 )
+from matrix.release_range import EXPECTED, ReleaseRangeError, in_range, parse_range
 
 DATA = DATA_DIR
 PINNED_PATH = DATA / "pinned.toml"
@@ -96,30 +96,15 @@ def reason_at(
 
 
 def release_spec(path: str | Path, where: str, value: Any) -> str:
-    """A release glob of an acknowledgement, in the one spelling ``Release`` matches: a release
-    (``3.9`` is ``3.9.0``) or a glob over one (``3.8.*``, ``*``). Anything else (``banana``)
-    would match nothing, silently: a DataFileError."""
-    if not isinstance(value, str) or not value.strip():
-        raise DataFileError(path, where, "a release or a glob over releases (3.9.0, 3.8.*)", value)
-    text = value.strip()
-    if not any(c in text for c in "*?["):
-        try:
-            return str(Release.parse(text, where))
-        except ReleaseError:
-            raise DataFileError(path, where, "a release X.Y.Z (e.g. 3.9.0) or a glob (3.8.*)",
-                                value) from None  # fmt: skip
-    probe = text.replace("*", "0").replace("?", "0")
-    if text != "*" and ("[" in text or not _parses(probe)):
-        raise DataFileError(path, where, "a glob over releases like 3.8.* or 3.*", value)
-    return text
-
-
-def _parses(text: str) -> bool:
+    """A release field of an acknowledgement, checked to be a range of releases
+    (``matrix.release_range``: ``3.9.0``, ``3.8.*``, ``>=3.4,<3.8``, ``*``); anything else
+    (``banana``, ``3.1*``) would match nothing a reader meant, silently: a DataFileError."""
+    if not isinstance(value, str):
+        raise DataFileError(path, where, EXPECTED, value)
     try:
-        Release.parse(text)
-        return True
-    except ReleaseError:
-        return False
+        return parse_range(value).text
+    except ReleaseRangeError:
+        raise DataFileError(path, where, EXPECTED, value) from None
 
 
 def pinned_release(path: str | Path = PINNED_PATH) -> Release:
@@ -167,8 +152,8 @@ class AcceptedChange:
         return tuple(dict.fromkeys(g for p in self.paths for g in (p, relative_glob(p))))
 
     def for_upgrade(self, baseline: Release, candidate: Release) -> bool:
-        """Whether the entry's release globs take this upgrade."""
-        return baseline.matches(self.baseline) and candidate.matches(self.candidate)
+        """Whether the entry's release ranges take this upgrade."""
+        return in_range(baseline, self.baseline) and in_range(candidate, self.candidate)
 
     def describe(self) -> str:
         """The entry in a few words, for a report that names it."""

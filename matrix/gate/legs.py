@@ -43,11 +43,12 @@ from matrix.core import (
     TEST_XPASSED,
     Release,
 )
+from matrix.exitcodes import ExitCode
 from matrix.gate.user_tests import collection_errors, module_of
 from matrix.measure import suite as suite_mod
 from matrix.measure.legs import LegLimits, LegRunner, RecordingRunner, Side, SubprocessRunner
 
-EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
+EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = ExitCode.OK, ExitCode.FAILED, ExitCode.UNDECIDABLE
 DEFAULT_SLOWDOWN_MIN = 0.10
 
 # Crater's outcome labels, per test and pair: what each means.
@@ -520,7 +521,7 @@ def write_outputs(report: LegsReport, out: Path) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m matrix.gate --device cuda",
+        prog="python -m matrix gate --device cuda",
         allow_abbrev=False,
         description=__doc__.split("\n")[0],
     )

@@ -1,10 +1,10 @@
-"""``nox -s gate``'s work, as one entry point that keeps the gate's exit code (0/1/2).
+"""``nox -s gate``'s work, as one command that keeps the gate's exit code (0/1/2).
 
-    python -m matrix.gate.session [--baseline X] [--candidate Y] [--results DIR] [gate args...]
+    python -m matrix gate-session [--baseline X] [--candidate Y] [--results DIR] [gate args...]
 
 nox turns any failed command into exit 1, so the session cannot just run the gate: it runs this,
-which resolves the defaults, runs the cells it needs, gates, and writes its code to
-``--exit-code-file``; the session then ends the nox process with that code.
+which resolves the defaults, runs the cells it needs and gates; ``matrix.cli.run`` writes its
+code to ``MATRIX_EXIT_CODE_FILE`` and the session ends the nox process with that code.
 
 - no ``--candidate``: the newest release on the package index (its JSON listing: nox's uv
   environments have no pip);
@@ -26,12 +26,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from matrix import cli
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate.config import pinned_release
-from matrix.gate.verdict import EXIT_UNDECIDABLE, device_of, gate, parser
+from matrix.gate.verdict import EXIT_UNDECIDABLE, gate, parser, split_device
 
 PROG = "nox -s gate"
 
@@ -73,49 +72,20 @@ def resolve(args: argparse.Namespace) -> argparse.Namespace:
     return args
 
 
-def legs_argv(argv: list[str]) -> tuple[list[str], str | None]:
-    """The GPU legs' arguments (``matrix.gate.legs`` parses them; it runs no cells) with the
-    pinned baseline filled in, and the session's ``--exit-code-file``, taken out."""
-    exit_file = None
-    out: list[str] = []
-    it = iter(argv)
-    for a in it:
-        if a == "--exit-code-file":
-            exit_file = next(it, None)
-        elif a.startswith("--exit-code-file="):
-            exit_file = a.partition("=")[2]
-        else:
-            out.append(a)
-    if not any(a == "--baseline" or a.startswith("--baseline=") for a in out):
-        out += ["--baseline", str(pinned_release())]
-    return out, exit_file
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if device_of(argv) == "cuda":
-        from matrix.gate import legs
-
-        legs_args, exit_file = legs_argv(argv)
-        try:
-            code = legs.main(legs_args)
-        except (DataFileError, ReleaseError) as e:
-            print(f"{PROG}: {e} (exit 2: undecidable)", file=sys.stderr)
-            code = EXIT_UNDECIDABLE
-        if exit_file is not None:
-            Path(exit_file).write_text(f"{code}\n", encoding="utf-8")
-        return code
-    args = parser(session=True).parse_args(argv)
-    exit_file = args.exit_code_file
+    device, rest = split_device(argv)
     try:
-        code = gate(resolve(args))
+        if device == "cuda":
+            from matrix.gate import legs
+
+            return legs.main(argv)  # its parser reads everything; no cells on this path
+        return gate(resolve(parser(session=True).parse_args(rest)))
     except (DataFileError, ReleaseError, RuntimeError, OSError) as e:
         print(f"{PROG}: {e} (exit 2: undecidable)", file=sys.stderr)
-        code = EXIT_UNDECIDABLE
-    if exit_file is not None:
-        Path(exit_file).write_text(f"{code}\n", encoding="utf-8")
-    return code
+        return EXIT_UNDECIDABLE
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.gate.session", "gate-session")
     sys.exit(cli.run(main, "matrix.gate.session"))

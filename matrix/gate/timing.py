@@ -14,7 +14,7 @@ A slowdown is a regression with its numbers unless ``[[slowdown]]`` in
     case = "256x256x32768 fp32-ieee *"   # glob over "MxNxK dtype layout"
     impl = "splitk"                      # default "splitk"
     where = "gpu:cuda:90"                # column glob, default "*"
-    baseline = "3.8.*"                   # release globs, default "*"
+    baseline = "3.8.*"                   # release ranges (matrix.release_range), default "*"
     candidate = "3.9.*"
     max_ratio = 40.0                     # optional: acknowledged up to this candidate ratio
     reason = "fp32 ieee at this shape is not on our hot path"
@@ -36,6 +36,7 @@ from matrix.core import DataFileError, Release, table_keys, text_at
 from matrix.gate.compare import ACCEPTED, REGRESSION, Comparison, GateFinding
 from matrix.gate.config import entries_at, read_bounded_toml, reason_at, release_spec
 from matrix.measure.results import SchemaError, read_json
+from matrix.release_range import in_range
 
 BENCH_KIND = "triton-gpu-bench"
 DEFAULT_THRESHOLD = 0.10
@@ -62,8 +63,8 @@ class AcceptedSlowdown:
             fnmatchcase(case, self.case)
             and fnmatchcase(impl, self.impl)
             and fnmatchcase(where, self.where)
-            and baseline.matches(self.baseline)
-            and candidate.matches(self.candidate)
+            and in_range(baseline, self.baseline)
+            and in_range(candidate, self.candidate)
             and (self.max_ratio is None or ratio <= self.max_ratio)
         )
 

@@ -53,6 +53,7 @@ from matrix.analyze.census import CensusError
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, Matcher, Profile
 from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import DataFileError, Release, ReleaseError
+from matrix.exitcodes import ExitCode
 from matrix.gate import api, policy, summary, timing
 from matrix.gate import compare as gc
 from matrix.gate.config import (
@@ -77,8 +78,12 @@ from matrix.measure.results import (
 )
 from matrix.scan import ScanReport, load_rules, scan_paths
 
-EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
-VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECIDABLE"}
+EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = ExitCode.OK, ExitCode.FAILED, ExitCode.UNDECIDABLE
+VERDICTS: dict[int, str] = {
+    EXIT_SAFE: "SAFE",
+    EXIT_UNSAFE: "UNSAFE",
+    EXIT_UNDECIDABLE: "UNDECIDABLE",
+}
 PROJECT_KERNELS = "kernels"
 
 
@@ -526,9 +531,9 @@ class _Parser(argparse.ArgumentParser):
 def parser(session: bool = False) -> argparse.ArgumentParser:
     """The gate's one argument parser: abbreviations refused (``--cand`` is no ``--candidate``),
     unknown options refused. ``session``: ``nox -s gate``'s (``matrix.gate.session``), where
-    ``--candidate`` and ``--results`` have defaults it resolves, and ``--exit-code-file``."""
+    ``--candidate`` and ``--results`` have defaults it resolves."""
     p = _Parser(
-        prog="nox -s gate --" if session else "python -m matrix.gate",
+        prog="nox -s gate --" if session else "python -m matrix gate",
         description="Compare recorded matrix results of a baseline and a candidate Triton release.",
         epilog="Exit status: 0 safe, 1 unsafe, 2 undecidable (missing/failed data, bad arguments).",
         allow_abbrev=False,
@@ -545,8 +550,6 @@ def parser(session: bool = False) -> argparse.ArgumentParser:
         help="raw results folder or a merged matrix.json (nox -s gate: default, run the two "
         "releases' cells into reports/raw)",
     )
-    if session:
-        p.add_argument("--exit-code-file", help="where nox -s gate's session reads the code")
     p.add_argument(
         "--scan", action="append", default=[], metavar="PATH", help="more sources to scan"
     )
@@ -911,20 +914,19 @@ def write_outputs(report: GateReport, out: str | Path) -> str:
     return markdown
 
 
-def device_of(argv: Sequence[str]) -> str:
-    """``--device`` of the gate's arguments (``cpu`` when absent): ``cuda`` runs the GPU legs
-    (``matrix.gate.legs``) instead of comparing recorded results."""
-    for i, a in enumerate(argv):
-        if a == "--device" and i + 1 < len(argv):
-            return argv[i + 1]
-        if a.startswith("--device="):
-            return a.split("=", 1)[1]
-    return "cpu"
+def split_device(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """``--device`` of the gate's arguments (``cpu`` when absent), read by argparse, and the
+    other arguments: ``cuda`` runs the GPU legs (``matrix.gate.legs``, their own parser) instead
+    of comparing recorded results, so the device picks the parser that reads the rest."""
+    p = _Parser(prog="python -m matrix gate", add_help=False, allow_abbrev=False)
+    p.add_argument("--device", default="cpu")
+    known, rest = p.parse_known_args(list(argv))
+    return known.device, rest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    device = device_of(argv)
+    device, rest = split_device(argv)
     if device == "cuda":
         from matrix.gate import legs
 
@@ -932,8 +934,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if device != "cpu":
         print(f"matrix.gate: --device {device!r}: expected cpu or cuda (exit 2)", file=sys.stderr)
         return EXIT_UNDECIDABLE
-    argv = [a for i, a in enumerate(argv) if not _is_device_arg(argv, i)]
-    return gate(parser().parse_args(argv))
+    return gate(parser().parse_args(rest))
 
 
 def gate(args: argparse.Namespace) -> int:
@@ -961,11 +962,6 @@ def gate(args: argparse.Namespace) -> int:
         return EXIT_UNDECIDABLE
     _print(markdown)
     return report.exit_code
-
-
-def _is_device_arg(argv: Sequence[str], i: int) -> bool:
-    a = argv[i]
-    return a.startswith("--device=") or a == "--device" or (i > 0 and argv[i - 1] == "--device")
 
 
 def _print(text: str) -> None:
@@ -998,4 +994,5 @@ def split_cell(probe: str) -> tuple[str, str | None]:
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.gate.verdict", "gate")
     sys.exit(cli.run(main, "matrix.gate"))

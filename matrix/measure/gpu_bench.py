@@ -54,6 +54,7 @@ from kernels.bench import suite as bench
 from kernels.bench.impls import impl_fn
 from matrix import cli as matrix_cli
 from matrix.core import Release
+from matrix.exitcodes import ExitCode
 
 SCHEMA = 1
 KIND = "triton-gpu-bench"
@@ -175,7 +176,9 @@ def convert_suite(doc: dict[str, Any], release: str, machine: str, source: str) 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m matrix.measure.gpu_bench", description=__doc__.split("\n")[0]
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.measure.gpu_bench",
+        description=__doc__.split("\n")[0],
     )
     ap.add_argument("--release", required=True, help="the release expected to be imported")
     ap.add_argument("--out", type=Path, required=True)
@@ -191,13 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         )
         args.out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
         print(f"wrote {args.out}: {len(doc['records'])} records, {len(doc['ratios'])} ratios")
-        return 0
+        return ExitCode.OK
     import torch
     import triton
 
     if not torch.cuda.is_available():
         print("gpu_bench: no CUDA device", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     if Release.parse(triton.__version__, "triton.__version__") != Release.parse(
         args.release, "--release"
     ):
@@ -205,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
             f"gpu_bench: triton {triton.__version__} imported, expected {args.release}",
             file=sys.stderr,
         )
-        return 2
+        return ExitCode.UNDECIDABLE
     t0 = time.monotonic()
     env = {**output.environment(), **json.loads(args.env)}
     ceil = timing.ceilings()
@@ -250,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(doc, indent=1), encoding="utf-8")
-    return 1 if doc["failed_checks"] else 0
+    return ExitCode.FAILED if doc["failed_checks"] else ExitCode.OK
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from typing import Any
 
 from matrix import cli
 from matrix.core import REPO_ROOT
+from matrix.exitcodes import ExitCode
 from matrix.measure.results import Run, raw_name, write_raw
 
 
@@ -96,12 +97,14 @@ def record_not_run(release: str, numpy: str, machine: str, out_dir: Path, why: s
     path = out_dir / "raw" / raw_name(run_id)
     write_raw(run, path)
     print(f"wrote {path}")
-    return 0
+    return ExitCode.OK
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
-        prog="python -m matrix.measure.gpu_run", description=__doc__.split("\n")[0]
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.measure.gpu_run",
+        description=__doc__.split("\n")[0],
     )
     ap.add_argument("--release", required=True)
     ap.add_argument("--pack", type=Path, help="slim package (.tar.xz); default: installed Triton")
@@ -167,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             write_raw(run, raw)
             log(f"wrote {raw}: {detail}")
-            return 1
+            return ExitCode.FAILED
         install = {
             "status": "ok",
             "seconds": round(unpack_s, 1),
@@ -177,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [
             sys.executable,
             "-m",
-            "matrix.run",
+            "matrix.measure.runner",
             "--backends",
             "gpu",
             "--out",
@@ -216,8 +219,9 @@ def main(argv: list[str] | None = None) -> int:
             rc_bench = subprocess.run(cmd, env=env, cwd=REPO_ROOT).returncode
             log(f"bench exit {rc_bench} -> {out}")
     log(f"done in {time.monotonic() - t0:.0f} s")
-    return 0 if rc_probes == 0 and rc_bench == 0 else 1
+    return ExitCode.OK if rc_probes == 0 and rc_bench == 0 else ExitCode.FAILED
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.measure.gpu_run", "gpu-run")
     sys.exit(cli.run(main, "matrix.measure.gpu_run"))

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from matrix import cli
+from matrix.exitcodes import ExitCode
 from matrix.measure import results
 
 
@@ -89,7 +90,11 @@ def adopt_legacy(raw_path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m matrix.measure.migrate", description=__doc__)
+    p = argparse.ArgumentParser(
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.measure.migrate",
+        description=__doc__,
+    )
     p.add_argument(
         "files",
         nargs="+",
@@ -108,20 +113,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not_dirs:
                 print(f"matrix.measure.migrate: --gzip takes folders, got {not_dirs}",
                       file=sys.stderr)  # fmt: skip
-                return 2
+                return ExitCode.UNDECIDABLE
             todo = [f for d in args.files for f in legacy_files(d)]
             before = sum(f.stat().st_size for f in todo)
             done = [to_gzip(f) for f in todo]
             after = sum(f.stat().st_size for f in done)
             print(f"{len(done)} raw files compressed: {before} bytes -> {after} bytes")
-            return 0
+            return ExitCode.OK
         changed = [f for f in args.files if migrate(f)]
     except (OSError, json.JSONDecodeError, results.SchemaError) as e:
         print(f"matrix.measure.migrate: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     print(f"{len(changed)} of {len(args.files)} files rewritten in schema {results.SCHEMA}")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.measure.migrate", "migrate")
     sys.exit(cli.run(main, "matrix.measure.migrate"))

@@ -60,6 +60,7 @@ from matrix.core import (
     passed_test,
     release_key,
 )
+from matrix.exitcodes import ExitCode
 from matrix.measure import incremental, lock, migrate, procs, runner, test_device, triton_identity
 from matrix.measure.cells import (
     Cell,
@@ -442,7 +443,11 @@ def summary_table(outcomes: Sequence[CellOutcome]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="nox -s matrix --", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="nox -s matrix --",
+        description=__doc__.split("\n")[0],
+    )
     p.add_argument("--releases", help="comma-separated Triton releases (default: the data file)")
     p.add_argument("--numpy", help="comma-separated numpy releases (default: the data file)")
     p.add_argument(
@@ -569,7 +574,7 @@ def seed_from_committed(out: Path, cell: Cell) -> str:
 
 # Exit code of a run given a release that does not exist or is older than the harness supports:
 # bad input (``matrix.cli``), whichever of the two checks finds it.
-EXIT_UNKNOWN_RELEASE = 2
+EXIT_UNKNOWN_RELEASE = ExitCode.UNDECIDABLE
 
 
 def known_releases(config: MatrixConfig) -> str:
@@ -607,7 +612,7 @@ def _interruptible_main(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-        return 130
+        return ExitCode.INTERRUPTED
 
 
 def _main(args: argparse.Namespace) -> int:
@@ -617,7 +622,7 @@ def _main(args: argparse.Namespace) -> int:
         numpys = parse_list(args.numpy, "--numpy") if args.numpy else None
     except (MatrixConfigError, DataFileError) as e:
         print(f"matrix: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     args.config = config
     old = [r for r in releases or () if r < config.supported_from]
     if old:
@@ -635,7 +640,7 @@ def _main(args: argparse.Namespace) -> int:
             extra = discover_releases(config)
         except DiscoverError as e:
             print(f"matrix: --discover: {e}", file=sys.stderr)
-            return 2
+            return ExitCode.UNDECIDABLE
         print(
             f"discover: {', '.join(map(str, extra)) or 'no releases beyond the data file'}",
             flush=True,
@@ -656,7 +661,7 @@ def _main(args: argparse.Namespace) -> int:
             outcomes = _run_cells(cells, args)
     except lock.LockBusy as e:
         print(f"matrix: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     kept = [o for o in outcomes if o.kept]
     if kept:
         print(
@@ -670,7 +675,7 @@ def _main(args: argparse.Namespace) -> int:
     failed = [o for o in outcomes if o.failed]
     # A release that does not exist is a mistake in the command, as one older than the harness
     # supports is (refused above): the same exit code for both.
-    status = EXIT_UNKNOWN_RELEASE if unrecorded else 1 if failed else 0
+    status = EXIT_UNKNOWN_RELEASE if unrecorded else ExitCode.FAILED if failed else ExitCode.OK
     if failed:
         print(
             f"matrix: {len(failed)} cell(s) could not be measured or recorded (see the summary): "

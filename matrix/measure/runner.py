@@ -43,6 +43,7 @@ from matrix.backends import compile_cache
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.catalog import PROBES, ProbeSpec
 from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
+from matrix.exitcodes import ExitCode
 from matrix.measure import preload, probe_hashes, procs, suite, test_device, triton_identity
 from matrix.measure.child import exit_now, probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
@@ -73,7 +74,7 @@ _say_phases = False
 # Exit code and line prefix of a cell refused because a probe process imported another Triton
 # than the one the cell is labelled with (``TritonCheck``); the matrix records the line as the
 # cell's install failure.
-EXIT_WRONG_TRITON = 3
+EXIT_WRONG_TRITON = ExitCode.WRONG_TRITON
 REFUSED = "matrix.measure.runner: refused: "
 
 
@@ -512,7 +513,9 @@ def default_run_id(env: dict[str, Any]) -> str:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="python -m matrix.measure.runner", description=__doc__.split("\n")[0]
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.measure.runner",
+        description=__doc__.split("\n")[0],
     )
     p.add_argument("--out", required=True, type=Path, help="raw results file to write")
     p.add_argument("--id", help="run id (default: triton-<ver>-numpy-<ver>[-gpu-<name>])")
@@ -698,7 +701,7 @@ def _run_main(args: argparse.Namespace) -> int:
             "(--resume finishes them)",
             file=sys.stderr,
         )
-        return 130
+        return ExitCode.INTERRUPTED
 
 
 def triton_identity_of_children(check: TritonCheck) -> triton_identity.Identity:
@@ -733,11 +736,11 @@ def _main(args: argparse.Namespace) -> int:
     env = {**collect_env(gpu), **(json.loads(args.env) if args.env else {})}
     if env["triton"] is None:
         print("matrix.measure.runner: triton is not installed in this environment", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     refused = unsupported(env["triton"])
     if refused:
         print(f"matrix.measure.runner: {refused}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     dist = triton_identity.distribution()
     wrong = triton_identity.distribution_mismatch(dist, args.release or env["triton"])
     if wrong:
@@ -827,7 +830,7 @@ def _main(args: argparse.Namespace) -> int:
         counts[r.status] = counts.get(r.status, 0) + 1
     log(f"[{run.id}] done in {run.extra['seconds']} s: "
         + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))  # fmt: skip
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

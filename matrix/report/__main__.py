@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from matrix import cli
+from matrix.exitcodes import ExitCode
 from matrix.measure.results import SchemaError
 from matrix.report import build
 from matrix.report.sources import PROBES_DIR
@@ -18,7 +19,9 @@ from matrix.report.sources import PROBES_DIR
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m matrix.report", description=__doc__.splitlines()[0]
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.report",
+        description=__doc__.splitlines()[0],
     )
     parser.add_argument(
         "--raw", type=Path, default=Path("reports/raw"), help="folder of raw run files"
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except (FileNotFoundError, SchemaError) as e:
         print(f"matrix.report: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     if built.skipped:
         print(
             f"matrix.report: {len(built.pages)} files in {args.out} kept: the raw and bench files,"
@@ -65,9 +68,10 @@ def main(argv: list[str] | None = None) -> int:
               f"because of {built.why}")  # fmt: skip
     if built.claims.error:
         print(f"matrix.report: claims evaluation failed: {built.claims.error}", file=sys.stderr)
-        return 1
-    return 0
+        return ExitCode.FAILED
+    return ExitCode.OK
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.report", "report")
     sys.exit(cli.run(main, "matrix.report"))

@@ -79,6 +79,7 @@ from matrix.core import (
     ReleaseError,
     load_toml,
 )
+from matrix.exitcodes import ExitCode
 from matrix.measure.results import NONFINITE, Result, Run, number
 
 DEFAULT_PATH = DATA_DIR / "claims.toml"
@@ -780,7 +781,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from matrix.measure.results import SchemaError, read_runs
 
     parser = argparse.ArgumentParser(
-        prog="python -m matrix.report.claims", description=main.__doc__
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.report.claims",
+        description=main.__doc__,
     )
     parser.add_argument("results", help="matrix.json, a raw file, or a folder of raw files")
     parser.add_argument("--claims", default=str(DEFAULT_PATH), help="claims file (TOML)")
@@ -791,17 +794,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         runs = read_runs(args.results)
     except (DataFileError, SchemaError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     verdicts = evaluate(runs, claims)
     if args.json:
         print(json.dumps([v.to_dict() for v in verdicts], indent=1, ensure_ascii=False))
-        return 0
+        return ExitCode.OK
     for v in verdicts:
         print(f"{v.verdict:9} {v.id} ({v.note})")
         for line in v.evidence:
             print(f"          {line}")
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.report.claims", "claims")
     sys.exit(cli.run(main, "matrix.report.claims"))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from matrix import cli
 from matrix.core import Column, release_key
+from matrix.exitcodes import ExitCode
 from matrix.measure.results import Run, known_seconds, read_runs
 
 
@@ -100,7 +101,9 @@ def probes_table(runs: list[Run], top: int = 12) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m matrix.report.timings", description=__doc__.split("\n")[0]
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
+        prog="python -m matrix.report.timings",
+        description=__doc__.split("\n")[0],
     )
     p.add_argument("raw", type=Path, nargs="?", default=Path("reports/raw"))
     shown = p.add_mutually_exclusive_group()
@@ -111,8 +114,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     cpu = [r for r in read_runs(args.raw) if not r.env.get("gpu")]
     print(parts_table(cpu) if args.parts else probes_table(cpu) if args.probes else table(cpu))
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.report.timings", "timings")
     sys.exit(cli.run(main, "matrix.timings"))

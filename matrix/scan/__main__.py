@@ -6,4 +6,5 @@ from matrix import cli
 from matrix.scan.command import main
 
 if __name__ == "__main__":
+    cli.deprecated("python -m matrix.scan", "scan")
     sys.exit(cli.run(main, "matrix.scan"))

@@ -14,6 +14,7 @@ from matrix.analyze.census import (
     censuses_from_runs,
 )
 from matrix.core import DataFileError, Release, ReleaseError
+from matrix.exitcodes import ExitCode
 from matrix.measure.results import SchemaError, read_runs
 from matrix.scan.baseline import BaselineError, drop_known, read_baseline, write_baseline
 from matrix.scan.engine import scan_paths
@@ -31,6 +32,7 @@ def _codes(values: Sequence[str]) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
+        allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
         prog="python -m matrix.scan",
         description="Report Triton upgrade hazards in kernel sources "
         "(rules: matrix/data/scan_rules.toml; the API census from --results).",
@@ -122,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "matrix.scan: --candidate needs --results DIR to know what the candidate does",
             file=sys.stderr,
         )
-        return 2
+        return ExitCode.UNDECIDABLE
     try:
         for flag in ("candidate", "baseline_release"):
             value = getattr(args, flag)
@@ -130,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 setattr(args, flag, str(Release.parse(value, f"--{flag.replace('_', '-')}")))
     except ReleaseError as e:
         print(f"matrix.scan: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     try:
         rules = select_rules(load_rules(args.rules), _codes(args.select), _codes(args.ignore))
         runs = read_runs(args.results) if args.results is not None else None
@@ -150,16 +152,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         json.JSONDecodeError,
     ) as e:
         print(f"matrix.scan: {e}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     if runs is not None and not runs:
         print(f"matrix.scan: --results {args.results!r}: no runs recorded there", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     why = nothing_scanned(report, args.paths)
     if why:
         for skipped in report.skipped:
             print(f"skipped: {skipped}", file=sys.stderr)
         print(f"matrix.scan: {why}", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     if args.candidate is not None:
         recorded = sorted({*censuses, *(str(r.release) for r in runs or () if r.release)})
         if not any(same_release(r, args.candidate) for r in recorded):
@@ -168,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{args.results} (recorded: {', '.join(recorded)}); cannot say what it does",
                 file=sys.stderr,
             )
-            return 2
+            return ExitCode.UNDECIDABLE
     if args.write_baseline_file:
         write_baseline(report.findings, args.write_baseline_file)
         print(
@@ -176,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{args.write_baseline_file}",
             file=sys.stderr,
         )
-        return 0
+        return ExitCode.OK
     if known is not None:
         report.findings, report.known = drop_known(report.findings, known)
     if args.candidate is not None:
@@ -206,4 +208,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     print(summary_line(report, args.candidate, time.perf_counter() - started), file=sys.stderr)
-    return 1 if any(f.fails for f in report.findings) else 0
+    return ExitCode.FAILED if any(f.fails for f in report.findings) else ExitCode.OK
