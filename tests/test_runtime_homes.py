@@ -113,6 +113,7 @@ def test_tri022_names_the_new_path_and_breaks_only_where_the_old_one_is_gone(rec
     assert old[9][0] == "does-not-affect" and new[9][0] == "breaks"
     assert old[13][0] == "breaks" and new[13][0] == "does-not-affect"
     assert "triton.knobs.runtime.launch_enter_hook on 3.4.0" in new[9][1]
+    assert new[25][0] == "breaks" and "triton.knobs.runtime.launch_exit_hook" in new[25][1]
     # driver.active exists on every release: neither this rule nor the census reports it
     report = scan_for(recorded, [FIXTURE], "3.4.0")
     assert not [f for f in report.findings if f.line == 21], [f.text() for f in report.findings]
