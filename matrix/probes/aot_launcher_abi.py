@@ -47,6 +47,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +82,7 @@ ARGUMENTS = (
 )
 # How many bytes a C type the wrappers use holds (x86-64, as the tool's users compile it).
 C_WIDTHS = {
-    **{"float": 4, "double": 8, "CUdeviceptr": 8},
+    **{"float": 4, "double": 8, "CUdeviceptr": 8, "hipDeviceptr_t": 8},
     **{f"{sign}int{bits}_t": bits // 8 for sign in ("", "u") for bits in (8, 16, 32, 64)},
 }
 # How the kernel reads a parameter of a Triton type (struct format); bf16 is read as the high
@@ -111,44 +112,115 @@ CUresult cuFuncSetAttribute(CUfunction, int, int);
 CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                         unsigned, unsigned, CUstream, void **, void **);
 """
-
+STUB_CUDA_CALLS = """
+CUresult cuGetErrorString(CUresult c, const char **s) { *s = "stub"; return 0; }
+CUresult cuModuleUnload(CUmodule m) { return 0; }
+CUresult cuModuleLoadData(CUmodule *m, const void *b) { *m = (CUmodule)1; return 0; }
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *n) {
+  *f = (CUfunction)1; return 0; }
+CUresult cuDeviceGetAttribute(int *v, int a, CUdevice d) { *v = 0; return 0; }
+CUresult cuFuncSetCacheConfig(CUfunction f, int c) { return 0; }
+CUresult cuFuncSetAttribute(CUfunction f, int a, int v) { return 0; }
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shared, CUstream s, void **args,
+                        void **extra) { print_params(args); return 0; }
+"""
+STUB_HIP_H = """
+#include <stdlib.h>
+typedef int hipError_t; typedef void *hipStream_t; typedef void *hipModule_t;
+typedef void *hipFunction_t; typedef void *hipDeviceptr_t;
+#define hipSuccess 0
+#define hipErrorInvalidValue 1
+/* 3.5.1's C++ template launches with warpSize (ROCm headers before 7 declare it on the host);
+   what it is does not touch the arguments this harness reads */
+static const int warpSize = 64;
+hipError_t hipDrvGetErrorString(hipError_t, const char **);
+hipError_t hipModuleUnload(hipModule_t);
+hipError_t hipModuleLoadData(hipModule_t *, const void *);
+hipError_t hipModuleGetFunction(hipFunction_t *, hipModule_t, const char *);
+hipError_t hipModuleLaunchKernel(hipFunction_t, unsigned, unsigned, unsigned, unsigned,
+                                 unsigned, unsigned, unsigned, hipStream_t, void **, void **);
+"""
+STUB_HIP_CALLS = """
+hipError_t hipDrvGetErrorString(hipError_t c, const char **s) { *s = "stub"; return 0; }
+hipError_t hipModuleUnload(hipModule_t m) { return 0; }
+hipError_t hipModuleLoadData(hipModule_t *m, const void *b) { *m = (hipModule_t)1; return 0; }
+hipError_t hipModuleGetFunction(hipFunction_t *f, hipModule_t m, const char *n) {
+  *f = (hipFunction_t)1; return 0; }
+hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned gy, unsigned gz,
+                                 unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                                 hipStream_t s, void **args, void **extra) {
+  print_params(args); return 0; }
+"""
+# The harness: the stand-in driver calls, whose launch prints each parameter's bytes, as many
+# as the kernel declares (what the driver copies), and a main that calls the entry point.
 HARNESS_C = """
 #include <stdio.h>
 #include "{header}"
 static const int widths[] = {{ {widths} }};
 static const int n_params = {n_params};
-CUresult cuGetErrorString(CUresult c, const char **s) {{ *s = "stub"; return 0; }}
-CUresult cuModuleUnload(CUmodule m) {{ return 0; }}
-CUresult cuModuleLoadData(CUmodule *m, const void *b) {{ *m = (CUmodule)1; return 0; }}
-CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *n) {{
-  *f = (CUfunction)1; return 0; }}
-CUresult cuDeviceGetAttribute(int *v, int a, CUdevice d) {{ *v = 0; return 0; }}
-CUresult cuFuncSetCacheConfig(CUfunction f, int c) {{ return 0; }}
-CUresult cuFuncSetAttribute(CUfunction f, int a, int v) {{ return 0; }}
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, CUstream s, void **args,
-                        void **extra) {{
-  /* what the driver does: copy each parameter's bytes, as many as the kernel declares */
+static void print_params(void **args) {{
   for (int i = 0; i < n_params; i++) {{
     const unsigned char *p = (const unsigned char *)args[i];
     printf("param %d", i);
     for (int b = 0; b < widths[i]; b++) printf(" %02x", p[b]);
     printf("\\n");
   }}
-  return 0;
 }}
+{calls}
 int main(void) {{ {call}; return 0; }}
 """
 
 
+@dataclass(frozen=True)
+class Family:
+    """What differs between the wrappers the tool writes for one GPU family (its templates)."""
+
+    result: str  # the entry point's return type
+    stream: str  # its first parameter's type
+    pointer: str  # how a pointer argument is spelled
+    header: str  # the driver header the wrapper includes (a stand-in is written there)
+    stub_header: str
+    stub_calls: str
+    driver: tuple[str, str]  # the module and class whose map_python_to_cpp_type is the release's
+    templates: str  # the tool's template folder, relative to triton/tools ("" : the tool's own)
+    ir: str  # the compile stage whose kernel signature says what each parameter's width is
+
+
+FAMILIES = {
+    "cuda": Family(
+        "CUresult",
+        "CUstream",
+        "CUdeviceptr",
+        "cuda.h",
+        STUB_CUDA_H,
+        STUB_CUDA_CALLS,
+        ("triton.backends.nvidia.driver", "CudaDriver"),
+        "",
+        "ptx",
+    ),
+    "hip": Family(
+        "hipError_t",
+        "hipStream_t",
+        "hipDeviceptr_t",
+        "hip/hip_runtime.h",
+        STUB_HIP_H,
+        STUB_HIP_CALLS,
+        ("triton.backends.amd.driver", "HIPDriver"),
+        "extra/hip",
+        "llir",
+    ),
+}
+
+
 class StandInDriver:
     """The active driver the tool asks, on a machine with no GPU: it reports the aot target,
-    and hands the type map to the CUDA driver class's own method (the release's answer)."""
+    and hands the type map to the family's driver class's own method (the release's answer)."""
 
-    def __init__(self, target: Any, cuda_driver_cls: Any) -> None:
+    def __init__(self, target: Any, driver_cls: Any, backend: str) -> None:
         self.target = target
-        self.cuda_driver_cls = cuda_driver_cls
-        self.backend = "cuda"
+        self.driver_cls = driver_cls
+        self.backend = backend
 
     @staticmethod
     def is_active() -> bool:
@@ -158,9 +230,9 @@ class StandInDriver:
         return self.target
 
     def map_python_to_cpp_type(self, ty: str) -> str:
-        own = getattr(self.cuda_driver_cls, "map_python_to_cpp_type", None)
+        own = getattr(self.driver_cls, "map_python_to_cpp_type", None)
         if own is None:  # a release whose tool calls it has it; one that has not never calls
-            raise AttributeError("CudaDriver has no map_python_to_cpp_type")
+            raise AttributeError(f"{self.driver_cls.__name__} has no map_python_to_cpp_type")
         return own(self, ty)
 
 
@@ -211,9 +283,10 @@ def ptx_params(ptx: str) -> list[tuple[str, int]]:
     return out
 
 
-def prototype(c_text: str) -> list[tuple[str, str]]:
+def prototype(c_text: str, family: Family = FAMILIES["cuda"]) -> list[tuple[str, str]]:
     """(C type, name) of the entry point's parameters after the stream, from the wrapper."""
-    match = re.search(r"CUresult\s+\w+\(CUstream stream,\s*([^)]*)\)\s*\{", c_text)
+    pattern = rf"{family.result}\s+\w+\({family.stream} stream,\s*([^)]*)\)\s*\{{"
+    match = re.search(pattern, c_text)
     if match is None:
         return []
     out = []
@@ -221,6 +294,42 @@ def prototype(c_text: str) -> list[tuple[str, str]]:
         words = part.split()
         if len(words) >= 2:
             out.append((" ".join(words[:-1]), words[-1]))
+    return out
+
+
+# The width of an LLVM IR parameter type (the HIP kernel's arguments are laid out by them).
+LLIR_WIDTHS = {"ptr": 8, "float": 4, "half": 2, "bfloat": 2, "double": 8}
+
+
+def llir_params(llir: str, kernel: str = "abi_kernel") -> list[tuple[str, int]]:
+    """(LLVM type, width in bytes) of each parameter of ``define ... @kernel(...)``.
+
+    >>> llir_params("define amdgpu_kernel void @k(ptr addrspace(1) nocapture %0, float %1, "
+    ...             "half %2, i64 %3) #0 {", "k")
+    [('ptr', 8), ('float', 4), ('half', 2), ('i64', 8)]
+    """
+    start = re.search(rf"define\b[^\n]*@{kernel}\(", llir)
+    if start is None:
+        return []
+    depth, i, parts, current = 1, start.end(), [], ""
+    while i < len(llir) and depth:
+        ch = llir[i]
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 1 and ch == ",":
+            parts.append(current)
+            current = ""
+        elif depth:
+            current += ch
+        i += 1
+    parts.append(current)
+    out = []
+    for part in (p.strip() for p in parts if p.strip()):
+        ty = part.split()[0]
+        width = LLIR_WIDTHS.get(ty)
+        if width is None and re.fullmatch(r"i\d+", ty):
+            width = max(1, int(ty[1:]) // 8)
+        if width is not None:
+            out.append((ty, width))
     return out
 
 
@@ -236,30 +345,41 @@ def decode(raw: bytes, triton_type: str) -> float | int | None:
 
 
 def _readback(
-    folder: Path, header: Path, c_file: Path, proto: list[tuple[str, str]], widths: list[int]
+    folder: Path,
+    header: Path,
+    c_file: Path,
+    proto: list[tuple[str, str]],
+    widths: list[int],
+    family: Family = FAMILIES["cuda"],
 ) -> dict[str, Any]:
     """What the kernel would read of each argument a C caller passes through the wrapper."""
     values = {name: value for name, _, value in ARGUMENTS}
-    call_args = ["(CUstream)0"]
+    call_args = [f"({family.stream})0"]
     for _, name in proto:
         value = values.get(name)
-        call_args.append("(CUdeviceptr)4096" if value is None else repr(value))
-    kernel = re.search(r"CUresult\s+(\w+)\(CUstream", c_file.read_text())
+        call_args.append(f"({family.pointer})4096" if value is None else repr(value))
+    kernel = re.search(rf"{family.result}\s+(\w+)\({family.stream}", c_file.read_text())
     assert kernel is not None  # prototype() found it in the same text
-    (folder / "cuda.h").write_text(STUB_CUDA_H)
-    harness = folder / "harness.c"
+    stub = folder / family.header
+    stub.parent.mkdir(parents=True, exist_ok=True)
+    stub.write_text(family.stub_header)
+    # a C++ template (3.5.1's HIP one) is built as C++, the harness with it
+    cxx = c_file.suffix == ".cpp"
+    harness = folder / ("harness.cpp" if cxx else "harness.c")
     harness.write_text(
         HARNESS_C.format(
             header=header.name,
             widths=", ".join(map(str, widths)) or "0",
             n_params=len(widths),
+            calls=family.stub_calls,
             call=f"{kernel.group(1)}({', '.join(call_args)})",
         )
     )
     exe = folder / "harness"
+    compiler = "g++" if cxx else "gcc"
     try:
         subprocess.run(
-            ["gcc", "-w", "-I", str(folder), "-o", str(exe), str(harness), str(c_file)],
+            [compiler, "-w", "-I", str(folder), "-o", str(exe), str(harness), str(c_file)],
             check=True,
             capture_output=True,
             text=True,
@@ -272,7 +392,7 @@ def _readback(
             what += ": " + (e.stderr or "")[-300:]
         return {
             "status": "skipped",
-            "reason": f"gcc (outside Triton) could not build or run the wrapper: {what}",
+            "reason": f"{compiler} (outside Triton) could not build or run the wrapper: {what}",
         }
     got: dict[str, Any] = {}
     lines = [ln.split() for ln in run.stdout.splitlines() if ln.startswith("param ")]
@@ -283,34 +403,61 @@ def _readback(
     return {"status": "observed", "values": got}
 
 
-def _jit_launcher() -> dict[str, Any]:
-    """How the CUDA driver's JIT launcher declares and stores each scalar type."""
-    from triton.backends.nvidia import driver as cuda_driver
-
-    storage = getattr(cuda_driver, "FLOAT_STORAGE_TYPE", {})
+def _jit_launcher(driver_module: Any) -> dict[str, Any]:
+    """How the family driver's JIT launcher declares and stores each scalar type."""
+    storage = getattr(driver_module, "FLOAT_STORAGE_TYPE", {})
     out = {}
     for ty in SCALAR_TYPES:
         try:
-            c_type = cuda_driver.ty_to_cpp(ty)
-        except KeyError:
+            c_type = driver_module.ty_to_cpp(ty)
+        except (KeyError, AttributeError):
             c_type = None
         out[ty] = {"c": c_type, "storage": storage.get(ty)}
     return out
 
 
+def _tool_argv(folder: Path) -> list[str]:
+    signature = ", ".join(ty for _, ty, _ in ARGUMENTS)
+    return [
+        str(folder / "abi_kernels.py"),
+        "--kernel-name",
+        "abi_kernel",
+        "--signature",
+        signature,
+        "--grid",
+        "1,1,1",
+        "--out-name",
+        "abi",
+        "--out-path",
+        str(folder / "abi"),
+    ]
+
+
 def observe(ctx: Context) -> Observation:
+    import importlib
+
     import triton
 
-    from matrix.backends.aot import parse_target
+    from matrix.backends.aot import _environ, _hip_lld_env, parse_target, split_target
 
+    backend = split_target(ctx.compile_target)[0]
+    family = FAMILIES[backend]
     try:
-        from triton.backends.nvidia.driver import CudaDriver
-    except ImportError as e:
-        raise CannotObserve("error", f"the CUDA driver module does not import: {e}") from e
+        driver_module = importlib.import_module(family.driver[0])
+        driver_cls = getattr(driver_module, family.driver[1])
+    except (ImportError, AttributeError) as e:
+        raise CannotObserve("error", f"the {backend} driver does not import: {e}") from e
     if importlib_find("triton.tools.compile") is None:
         return Observation("skipped", "this release has no triton.tools.compile")
-    _activate(StandInDriver(parse_target(ctx.compile_target), CudaDriver))
-    data: dict[str, Any] = {"jit_launcher": _jit_launcher()}
+    templates = Path(triton.__file__).parent / "tools" / family.templates
+    if family.templates and not templates.is_dir():
+        return Observation(
+            "skipped",
+            f"this release's AOT tool writes no {backend} wrapper "
+            f"(no triton/tools/{family.templates})",
+        )
+    _activate(StandInDriver(parse_target(ctx.compile_target), driver_cls, backend))
+    data: dict[str, Any] = {"jit_launcher": _jit_launcher(driver_module)}
 
     code, help_text = _run_tool(["--help"])
     data["cli"] = sorted(set(re.findall(r"(--[a-z][a-z-]*)", help_text)) - {"--help"})
@@ -327,63 +474,51 @@ def observe(ctx: Context) -> Observation:
     with tempfile.TemporaryDirectory(prefix="aot_abi_") as tmp:
         folder = Path(tmp)
         (folder / "abi_kernels.py").write_text(KERNEL_SOURCE)
-        signature = ", ".join(ty for _, ty, _ in ARGUMENTS)
-        argv = [
-            str(folder / "abi_kernels.py"),
-            "--kernel-name",
-            "abi_kernel",
-            "--signature",
-            signature,
-            "--grid",
-            "1,1,1",
-            "--out-name",
-            "abi",
-            "--out-path",
-            str(folder / "abi"),
-        ]
         try:
-            code, output = _run_tool(argv)
+            with _environ(_hip_lld_env() if backend == "hip" else {}):
+                code, output = _run_tool(_tool_argv(folder))
         except Exception as e:  # the tool refused the kernel or the signature
             return Observation("rejected", cause_text(e), data)
         finally:
             triton.compile = real_compile
-        c_files = sorted(folder.glob("abi.*.c"))
+        c_files = sorted(folder.glob("abi.*.c")) + sorted(folder.glob("abi.*.cpp"))
         h_files = sorted(folder.glob("abi.*.h"))
         if code != 0 or not c_files or not h_files:
             return Observation(
                 "rejected",
-                f"the tool exited {code} and wrote "
-                f"{len(c_files)} .c files: {output.strip()[-300:]}",
+                f"the tool exited {code} and wrote {len(c_files)} "
+                f"source files: {output.strip()[-300:]}",
                 data,
             )
         c_text = c_files[0].read_text()
-        proto = prototype(c_text)
-        ptx = kept[-1].asm.get("ptx", "") if kept else ""
-        params = ptx_params(ptx if isinstance(ptx, str) else "")
+        proto = prototype(c_text, family)
+        ir = kept[-1].asm.get(family.ir, "") if kept else ""
+        ir = ir if isinstance(ir, str) else ""
+        params = ptx_params(ir) if family.ir == "ptx" else llir_params(ir)
         args_array = re.search(r"void \*args\[(\d+)\]", c_text)
         data["prototype"] = [f"{c} {n}" for c, n in proto]
         data["args_array"] = int(args_array.group(1)) if args_array else None
-        data["ptx_params"] = len(params)
+        data["kernel_params"] = len(params)
         data["wrapper_args"] = len(proto)
         types = {name: ty for name, ty, _ in ARGUMENTS}
         scalars: dict[str, Any] = {}
         for i, (c_type, name) in enumerate(proto):
-            ptx_type, width = params[i] if i < len(params) else (None, None)
+            kernel_type, width = params[i] if i < len(params) else (None, None)
             declared = C_WIDTHS.get(c_type)
             scalars[name] = {
                 "type": types.get(name, "?").split(":")[0],
                 "c": c_type,
                 "c_width": declared,
-                "ptx": ptx_type,
-                "ptx_width": width,
+                "kernel": f"{family.ir} {kernel_type}",
+                "kernel_width": width,
                 "verdict": "match" if declared == width else "mismatch",
             }
         data["scalars"] = scalars
         data["readback"] = _readback(
-            folder, h_files[0], c_files[0], proto, [w for _, w in params[: len(proto)]]
+            folder, h_files[0], c_files[0], proto, [w for _, w in params[: len(proto)]], family
         )
     if not params:
-        return Observation("error", "the compile kept no PTX entry to compare with", data)
+        return Observation("error", f"the compile kept no {family.ir} kernel to compare with", data)
     cells = {s["type"]: s["verdict"] for s in scalars.values()}
     values = data["readback"].get("values", {})
     for name, v in values.items():  # a read-back that differs is a mismatch whatever the widths
@@ -391,7 +526,7 @@ def observe(ctx: Context) -> Observation:
             cells[scalars[name]["type"]] = "mismatch"
     data["cells"] = cells
     bad = [
-        f"{n} ({s['type']}) declared {s['c']} ({s['c_width']} B), kernel reads {s['ptx']}"
+        f"{n} ({s['type']}) declared {s['c']} ({s['c_width']} B), kernel reads {s['kernel']}"
         for n, s in scalars.items()
         if s["verdict"] == "mismatch"
     ]
