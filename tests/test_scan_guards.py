@@ -3,7 +3,9 @@ recorded data: a fix that guards a call is clean, the unguarded original is flag
 
 The fixtures are small sources of our own, modeled on fixes real libraries made (a keyword
 gated on ``inspect.signature``, a driver call in ``try/except`` with a fallback, an import of a
-removed module with a fallback, a version comparison of a number tuple)."""
+removed module with a fallback, a version comparison of a number tuple). The driver call is
+``utils.fill_2d_tma_descriptor``, gone from 3.4.0 (``utils.get_device_properties``, there on
+every release, was flagged only while the census read ``driver.active`` as the module's)."""
 
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ def bench(fn):
 
 
 def props():
-    return triton.runtime.driver.active.utils.get_device_properties(0)
+    return triton.runtime.driver.active.utils.fill_2d_tma_descriptor(0, 0, 0, 0, 0, 0, 0)
 
 
 from triton.ops.matmul import matmul
@@ -68,7 +70,7 @@ def bench_version(fn):
 
 def props():
     try:
-        return triton.runtime.driver.active.utils.get_device_properties(0)
+        return triton.runtime.driver.active.utils.fill_2d_tma_descriptor(0, 0, 0, 0, 0, 0, 0)
     except (AttributeError, RuntimeError):
         return {}
 
@@ -131,7 +133,7 @@ def test_a_handler_that_reraises_is_no_fallback(recorded, tmp_path: Path) -> Non
         "import triton\n"
         "def props():\n"
         "    try:\n"
-        "        return triton.runtime.driver.active.utils.get_device_properties(0)\n"
+        "        return triton.runtime.driver.active.utils.fill_2d_tma_descriptor(0, 0)\n"
         "    except AttributeError as e:\n"
         "        raise RuntimeError('needs a newer Triton') from e\n"
         "def bench(fn):\n"

@@ -48,6 +48,7 @@ compiler's own plumbing: they are kept in the raw data but never diffed or match
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import defaultdict
@@ -56,7 +57,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.core import Release, ReleaseError, release_key
+from matrix.core import DATA_DIR, DataFileError, Release, ReleaseError, load_toml, release_key
 from matrix.measure.results import Run, parse, raw_files, read_json
 from matrix.probes.api_surface import normal_repr as _probe_repr
 
@@ -70,6 +71,24 @@ def normal_repr(text: str) -> str:
     """The probe's ``normal_repr`` (one definition of a comparable repr), with environment
     folders cut back to the package root (``<site-packages>/triton/backends/amd``)."""
     return _SITE.sub("<site-packages>/", _probe_repr(text))
+
+
+# An instance's recorded repr names its class: ``<triton.knobs.runtime_knobs object>``.
+_INSTANCE = re.compile(r"<([A-Za-z_][\w.]*) object>")
+HOMES_PATH = DATA_DIR / "runtime_homes.toml"
+
+
+@functools.cache
+def attribute_types(path: str | Path = HOMES_PATH) -> dict[str, str]:
+    """``{"<class key>.<attribute>": "<class key>"}``: what an instance attribute holds, where
+    the census cannot see it (``DriverConfig.active`` holds the CUDA driver); from
+    ``matrix/data/runtime_homes.toml``'s ``[attribute_types]``."""
+    table = load_toml(path).get("attribute_types", {})
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+    ):
+        raise DataFileError(path, "attribute_types", "a table of class-key strings", table)
+    return dict(table)
 
 
 PROBE = "api_surface"
@@ -269,6 +288,9 @@ class Census:
             return Api(qualname, "module", None, entry.get("file"), None), "present", ""
         ref = (entry.get("names") or {}).get(rest[0])
         if ref is None or (isinstance(ref, dict) and ref.get("kind") == "missing"):
+            shadowed = self._shadowing_instance(modname, rest, _depth)
+            if shadowed is not None:
+                return shadowed
             return None, "absent", f"{modname}.{rest[0]} does not exist on {self.release}"
         api = self._api(f"{modname}.{rest[0]}", ref)
         if api.kind == "module" and rest[1:]:
@@ -277,7 +299,21 @@ class Census:
             if target not in self.modules or _depth > 3:
                 return None, "unknown", f"{target}: a module whose names the census does not record"
             return self.resolve(".".join([target, *rest[1:]]), _depth + 1)
-        for member in rest[1:]:
+        if api.kind == "value" and len(rest) > 1:
+            # An instance bound in a module (triton.knobs.runtime, triton.runtime.driver): its
+            # members are its class's, when the census records that class.
+            api = self._instance_class(api) or api
+        return self.resolve_members(api, rest[1:])
+
+    def resolve_members(self, api: Api, members: Sequence[str]) -> tuple[Api | None, str, str]:
+        """Resolve attribute ``members`` from ``api`` (a class, or an attribute whose class
+        runtime_homes.toml names): what ``resolve`` does after a module's name."""
+        for member in members:
+            if api.kind in ("attribute", "property", "value") and api.key is not None:
+                # what an attribute holds, where runtime_homes.toml says (driver.active)
+                held = attribute_types().get(f"{api.key}.{api.qualname.rsplit('.', 1)[-1]}")
+                if held is not None and isinstance(self.defs.get(held), dict):
+                    api = self._api(api.qualname, held)
             if api.kind != "class" or not (api.file or "").endswith(".py"):
                 return None, "unknown", f"{api.qualname}.{member}: attributes of a {api.kind} " \
                     "defined outside Python source are not recorded"  # fmt: skip
@@ -305,6 +341,32 @@ class Census:
                     else None,
                 )
         return api, "present", ""
+
+    def _instance_class(self, api: Api) -> Api | None:
+        """The class Api of an instance value (``<triton.knobs.runtime_knobs object>``), when
+        the census records that class; None otherwise."""
+        match = _INSTANCE.fullmatch(api.value or "")
+        key = match.group(1) if match else None
+        if key is None or not isinstance(self.defs.get(key), dict):
+            return None
+        found = self._api(api.qualname, key)
+        return found if found.kind == "class" else None
+
+    def _shadowing_instance(
+        self, modname: str, rest: list[str], depth: int
+    ) -> tuple[Api | None, str, str] | None:
+        """``triton.runtime.driver.active``: the package binds ``driver`` to an instance, which
+        hides the submodule of that name for attribute access (``from triton.runtime import
+        driver``); resolve through the instance when the module itself has no such name."""
+        parent, _, last = modname.rpartition(".")
+        ref = (self.modules.get(parent, {}).get("names") or {}).get(last)
+        if not isinstance(ref, dict) or ref.get("kind") != "value" or depth > 3:
+            return None
+        api = self._instance_class(self._api(modname, ref))
+        if api is None:
+            return None
+        found = self.resolve_members(api, rest)
+        return found if found[1] == "present" else None
 
     def lookup(self, qualname: str) -> Api | None:
         """The public name (a module, a module's name, or a class member), or None."""
@@ -672,8 +734,77 @@ def diff(old: Census, new: Census) -> list[Change]:
         kind = "env-private" if new.env[var].get("private", False) else "env-added"
         add(kind, [var], text, [Evidence(cand, *site)])
 
+    # Hooks, knobs and driver utilities that moved to a path of another name
+    # (CompiledKernel.launch_enter_hook -> triton.knobs.runtime.launch_enter_hook): the pairs
+    # are data (matrix/data/runtime_homes.toml).
+    changes.extend(home_moves(old, new))
+
     order = {k: i for i, k in enumerate(CHANGE_KINDS)}
     return sorted(changes, key=lambda c: (order[c.kind], c.module, c.name, c.text))
+
+
+# -- where runtime hooks and knobs live (runtime_homes.toml) ------------------------------
+@dataclass(frozen=True)
+class Home:
+    """One thing host code reaches (a hook, a knob) and every path it has had, oldest first."""
+
+    name: str
+    what: str
+    at: tuple[str, ...]
+
+
+@functools.cache
+def load_homes(path: str | Path = HOMES_PATH) -> tuple[Home, ...]:
+    """The ``[[home]]`` tables of ``matrix/data/runtime_homes.toml`` (each thing host code
+    reaches and every path it has had); a DataFileError names the row and key at fault.
+    ``matrix.analyze.homes`` answers questions about them."""
+    rows = load_toml(path).get("home")
+    if not isinstance(rows, list) or not rows:
+        raise DataFileError(path, "home", "one or more [[home]] tables", rows)
+    out = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict) or set(row) != {"name", "what", "at"}:
+            raise DataFileError(path, f"home[{i}]", "a table with name, what and at", row)
+        at = row["at"]
+        if (
+            not isinstance(at, list)
+            or not at
+            or not all(isinstance(a, str) and a.startswith("triton.") for a in at)
+        ):
+            raise DataFileError(path, f"home[{i}].at", "a list of triton.* paths", at)
+        out.append(Home(str(row["name"]), str(row["what"]), tuple(at)))
+    return tuple(out)
+
+
+def home_moves(old: Census, new: Census) -> list[Change]:
+    """A "moved" change for each home whose path on ``old`` is gone on ``new`` while another
+    of its paths is there: ``launch_enter_hook: CompiledKernel.launch_enter_hook ->
+    triton.knobs.runtime.launch_enter_hook``."""
+    out = []
+    for home in load_homes():
+        before = [p for p in home.at if old.status(p) == "present"]
+        after = [p for p in home.at if new.status(p) == "present"]
+        gone = [p for p in before if new.status(p) == "absent"]
+        came = [p for p in after if p not in before]
+        if not gone or not came:
+            continue
+        was, now = old.lookup(gone[0]), new.lookup(came[0])
+        evidence = tuple(
+            Evidence(c.release, a.file, a.line) for c, a in ((old, was), (new, now)) if a
+        )
+        out.append(
+            Change(
+                "moved",
+                gone[0],
+                f"{home.name}: {gone[0]} -> {came[0]}; {home.what}",
+                old.release,
+                new.release,
+                evidence,
+                breaking=True,
+                aliases=tuple(gone[1:]),
+            )
+        )
+    return out
 
 
 def _bound(raw: list[str]) -> tuple[Param, ...]:

@@ -18,6 +18,7 @@ from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_
 from matrix.scan.findings import ApiUse, Finding, ScanReport
 from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
 from matrix.scan.guards import Guard, branch_guards, branch_test, try_imports
+from matrix.scan.homes import match_runtime_home
 from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
 from matrix.scan.internals import match_runtime_member
 from matrix.scan.matchers import (
@@ -57,6 +58,7 @@ MATCHERS: dict[str, Matcher] = {
     "python-call": match_python_call,
     "autotune-names": match_autotune_names,
     "runtime-member": match_runtime_member,
+    "runtime-home": match_runtime_home,
     "census-missing": _no_match,
     "census-keyword": _no_match,
     "census-positional": _no_match,
@@ -217,6 +219,7 @@ def scan_module(
                 continue
             f = _finding(m.path, node, rule, snippet, module)
             f.qualname, f.call = qualname, call
+            f.detail = module.details.get(id(node), f.detail)
             if rule.cases:
                 f.cell = case_of(rule, snippet)
                 rebound = getattr(module, "rebound_calls", {}).get(id(node))

@@ -325,6 +325,8 @@ class Module:
     nodes: list[ast.AST] = field(default_factory=list)
     # name rules: the dotted name each finding's node refers to (for census_decides)
     qualnames: dict[int, str] = field(default_factory=dict)
+    # what a matcher says of a finding's node beyond its rule's message (the "{detail}")
+    details: dict[int, str] = field(default_factory=dict)
     source: SourceModule | None = None  # the parsed file (its name, for relative imports)
 
     def __post_init__(self) -> None:

@@ -39,6 +39,7 @@ MATCH_KINDS = (
     "python-call",
     "autotune-names",
     "runtime-member",
+    "runtime-home",
     "census-missing",
     "census-keyword",
     "census-positional",
