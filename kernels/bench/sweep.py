@@ -63,10 +63,13 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
 # broadcast multiply-add keeps the loaded layout; the FMA dot reads B from an unswizzled
 # K-major shared tile with 16 threads of a warp on one bank, TTGIR on 3.6). The swap for
 # ieee nk_t was swept once (notes/gpu-logs/splitk-round3, call 3): no case gained beyond
-# the lease-to-lease noise, so it is not swept again.
+# the lease-to-lease noise, so it is not swept again. ``nmajor`` (ieee nk_t too) keeps the plain
+# dot but has Triton stage B N-major in shared memory, where those 16 threads read 16 banks
+# (kernels.dot; on an H100 every ieee nk_t case ran at 0.49-0.80 of cuBLAS with the K-major
+# tile, the kn cases at 0.87-2.7).
 PRODUCT_FORMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("fp32-tf32", "kn"): ("swap",),
-    ("fp32-ieee", "nk_t"): ("fma3d",),
+    ("fp32-ieee", "nk_t"): ("fma3d", "nmajor"),
 }
 # Tiles of a form that does not reuse tiles_for's, by the largest M they serve.
 FORM_TILES: dict[str, tuple[tuple[int, tuple[tuple[int, int, int, int, int], ...]], ...]] = {
@@ -78,6 +81,16 @@ FORM_TILES: dict[str, tuple[tuple[int, tuple[tuple[int, int, int, int, int], ...
               (64, 32, 4, 4, 4))),
         (1 << 30, ((64, 64, 4, 8, 3), (64, 128, 2, 8, 3), (128, 64, 2, 8, 3),
                    (32, 64, 8, 4, 4), (64, 64, 2, 4, 4))),
+    ),
+    # nmajor holds B twice per K step (the loaded tile and the N-major copy): BK 16 at the
+    # larger tiles. Each of these compiles for cuda:90 on 3.6.0 without spills
+    # (tests/test_splitk_nmajor.py); 128x128x16, 64x128x16 at 4 warps and 64x64x32 spilled.
+    "nmajor": (
+        (16, ((16, 128, 32, 4, 4), (16, 64, 32, 4, 4), (16, 128, 16, 4, 4),
+              (16, 256, 16, 8, 3))),
+        (64, ((64, 64, 16, 4, 4), (32, 64, 16, 4, 4), (64, 32, 32, 4, 4), (32, 32, 32, 4, 4),
+              (64, 64, 16, 8, 4))),
+        (1 << 30, ((64, 128, 16, 8, 4), (64, 64, 16, 4, 4), (128, 64, 16, 8, 4))),
     ),
 }  # fmt: skip
 
