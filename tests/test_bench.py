@@ -239,6 +239,13 @@ def test_product_forms_are_swept_where_the_data_names_them():
     case = bench.Case(64, 64, 8192, "fp32-tf32", "kn")
     ((_, cands),) = sweep.plan_sweep([case], lambda c: False, (entry,), "GPU X", ("pointer",))
     assert {c.product for c in cands} == {"dot", "swap"}
+    # --tune-forms: of the untried forms only those named; the entry's neighbours stay.
+    ieee_entry = {**ENTRY, "dtype": "fp32-ieee", "layout": "nk_t", "product": "fma3d"}
+    ieee_case = bench.Case(64, 64, 8192, "fp32-ieee", "nk_t")
+    ((_, only),) = sweep.plan_sweep([ieee_case], lambda c: False, (ieee_entry,), "GPU X",
+                                    ("pointer",), forms=("nmajor",))  # fmt: skip
+    assert {c.product for c in only} == {"fma3d", "nmajor"}
+    assert {c.split_k for c in only if c.product == "fma3d"} == {8, 16, 32}
     assert {c.split_k for c in cands if c.product == "dot"} == {8, 16, 32}
     assert all("product" in sweep.table_entry("GPU X", case, False, {
         **{f: getattr(c, f) for f in sweep.Candidate.__dataclass_fields__}, "us": 1.0})
@@ -296,3 +303,9 @@ def test_repeat_check_needs_a_gpu(tmp_path, capsys):
     assert repeat.main(["--out", str(tmp_path / "r.json")]) == 2
     assert "no CUDA device" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_tune_forms_refuses_an_unknown_form(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--out", "/tmp/unused.json", "--tune-forms", "nmajor,wmma"])
+    assert "--tune-forms" in capsys.readouterr().err

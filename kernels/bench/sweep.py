@@ -229,11 +229,12 @@ def _entries_of(table: tuple[dict, ...], device: str, case: Case) -> list[dict]:
 
 def plan_sweep(
     cases: list[Case], full: Callable[[Case], bool], table: tuple[dict, ...], device: str,
-    loaders: tuple[str, ...],
+    loaders: tuple[str, ...], forms: tuple[str, ...] | None = None,
 ) -> list[tuple[Case, list[Candidate]]]:  # fmt: skip
     """Atomic-mode candidates per case: the full sweep where ``full(case)`` or no entry exists,
     else the entry's neighbours and every candidate of the product forms other than the
-    entry's (a form the table has not tried yet is swept in full). Cases without an entry go
+    entry's (a form the table has not tried yet is swept in full; with ``forms``, only those
+    of them: a short GPU call that tries one new form). Cases without an entry go
     first (they are what the table lacks), then the other full sweeps, then the
     neighbourhoods (a deadline cuts the last). A
     dtype with a loader rule (``kernels/data/loader_rules.toml``) is swept with that loader
@@ -254,7 +255,8 @@ def plan_sweep(
             # alone and lost the faster atomic one (16x4096x4096 fp32-ieee nk_t, 44 -> 62 us).
             near = [c for e in entries for c in neighbours(e, lds)]
             tried = {e.get("product", "dot") for e in entries}
-            others = tuple(p for p in products_for(case) if p not in tried)
+            others = tuple(p for p in products_for(case)
+                           if p not in tried and (forms is None or p in forms))  # fmt: skip
             plans.append((2, case, list(dict.fromkeys(near + candidates(case, lds, others)))))
     return [(case, cands) for _, case, cands in sorted(plans, key=lambda p: p[0])]
 
