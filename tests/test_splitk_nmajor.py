@@ -184,10 +184,11 @@ def _aot_cases() -> list[dict]:
     from kernels.bench.sweep import FORM_TILES
 
     tiles = sorted({t for _, ts in FORM_TILES["nmajor"] for t in ts})
-    cases = [{"id": f"nmajor-{'x'.join(map(str, t))}", "tile": t, "product": "nmajor",
-              "ordered": False} for t in tiles]  # fmt: skip
-    cases.append({**cases[0], "id": cases[0]["id"] + "-ordered", "ordered": True})
-    cases.append({**cases[0], "id": "dot-" + cases[0]["id"], "product": "dot"})
+    ids = [f"nmajor-{'x'.join(map(str, t))}" for t in tiles]
+    cases: list[dict] = [{"id": i, "tile": t, "product": "nmajor", "ordered": False}
+                         for i, t in zip(ids, tiles, strict=True)]  # fmt: skip
+    cases.append({**cases[0], "id": ids[0] + "-ordered", "ordered": True})
+    cases.append({**cases[0], "id": "dot-" + ids[0], "product": "dot"})
     return cases
 
 
