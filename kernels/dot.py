@@ -65,7 +65,13 @@ def product_acc(
       short: the accumulator is BM x BN x BK registers). K is the last axis on purpose:
       ``sum(a[:, :, None] * b[None, :, :], 1)`` is rewritten by Triton's combine pass into a
       ``tl.dot`` of default (tf32) precision (rel. error 7.6e-4 on an H200, Triton 3.6,
-      against 1e-7 for ieee).
+      against 1e-7 for ieee);
+    * ``"nmajor"``: the plain ``tl.dot`` on a B tile the fused kernel first passed through an
+      N-contiguous register layout (``kernels.fused``). For ``nk_t`` (B read K-contiguous)
+      Triton stages an FMA dot's B operand in an unswizzled K-major shared tile, which the
+      dot reads with the lanes of a warp on different rows at one K: one bank for all of
+      them (TTGIR and PTX on 3.6, cuda:90). Through the N-contiguous layout the tile is read
+      once from the K-major buffer, stored N-major, and the dot reads that without conflicts.
     """
     if PRODUCT == "swap":
         bt = tl.trans(b)

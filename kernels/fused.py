@@ -159,6 +159,17 @@ def splitk_fused_kernel(
             cols_in = cols % N
         a_ptrs = a_ptr + rows_in[:, None] * stride_am + (k_start + offs_k)[None, :] * stride_ak
         b_ptrs = b_ptr + (k_start + offs_k)[:, None] * stride_bk + cols_in[None, :] * stride_bn
+        if PRODUCT == "nmajor":
+            # A (BK, BN) tile of -0.0 in an N-contiguous register layout: a load whose pointers
+            # run along N (the coalesce pass orders its layout N-fastest) with a mask that is
+            # false at run time (split_k >= 1, cols >= 0) but unknown to the compiler, so no
+            # memory is read. b + (-0.0) is b exactly (also -0.0 and NaN), but the sum takes
+            # this layout, so Triton stages the dot's B operand in an N-major shared tile
+            # instead of the K-major one an nk_t tile gets (kernels.dot, "nmajor").
+            z_ptrs = b_ptr + offs_k[:, None] * 0 + cols_in[None, :]
+            z_mask = (offs_k[:, None] * 0 + cols_in[None, :]) < -split_k
+            # In float32: the interpreter adds bfloat16 as raw bits (x + -0.0 flipped signs).
+            b_zero = tl.load(z_ptrs, mask=z_mask, other=-0.0).to(tl.float32)
         for i in range(0, k_tiles):
             if EVEN_K:
                 a = tl.load(a_ptrs)
@@ -167,6 +178,8 @@ def splitk_fused_kernel(
                 k_left = k_end - k_start - i * BLOCK_K
                 a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
                 b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
+            if PRODUCT == "nmajor":
+                b = (b.to(tl.float32) + b_zero).to(b.dtype)
             acc = product_acc(a, b, acc, PRODUCT, PRECISION, HAS_INPUT_PRECISION, UPCAST, FENCE)
             a_ptrs += BLOCK_K * stride_ak
             b_ptrs += BLOCK_K * stride_bk

@@ -36,7 +36,7 @@ LOADER_PREFS = ("pointer", "descriptor")
 MODES = ("atomic", "ordered")
 # The fused kernel's product forms (kernels.dot.product_acc); an entry without ``product``
 # takes the first, the plain tl.dot.
-PRODUCTS = ("dot", "swap", "fma3d")
+PRODUCTS = ("dot", "swap", "fma3d", "nmajor")
 # The workspace of ordered mode is addressed with 32-bit offsets in the kernel.
 MAX_WS_ELEMS = 2**31 - 1
 

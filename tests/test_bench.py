@@ -218,22 +218,34 @@ def test_table_product_column_selects_the_form_default_dot(tmp_path):
 
 
 def test_product_forms_are_swept_where_the_data_names_them():
-    """tf32 kn adds the swap on tiles_for's tiles; fp32-ieee nk_t adds fma3d on its own short-K
-    tiles; other cases sweep the plain dot only. An entry's neighbourhood keeps its form and
+    """tf32 kn adds the swap on tiles_for's tiles; fp32-ieee nk_t adds fma3d and nmajor on their
+    own tiles; other cases sweep the plain dot only. An entry's neighbourhood keeps its form and
     adds the forms it was not tuned with."""
     tf32 = bench.Case(256, 256, 32768, "fp32-tf32", "kn")
     forms = {c.product for c in sweep.candidates(tf32, ("pointer",))}
     assert forms == {"dot", "swap"}
     ieee = bench.Case(16, 4096, 14336, "fp32-ieee", "nk_t")
-    assert {c.product for c in sweep.candidates(ieee, ("pointer",))} == {"dot", "fma3d"}
+    forms = {c.product for c in sweep.candidates(ieee, ("pointer",))}
+    assert forms == {"dot", "fma3d", "nmajor"}
     fma = [c for c in sweep.candidates(ieee, ("pointer",)) if c.product == "fma3d"]
     assert fma and max(c.block_k for c in fma) <= 16
+    # nmajor on its own tiles (kernels.bench.sweep.FORM_TILES), not tiles_for's.
+    nmajor = {c.tile() for c in sweep.candidates(ieee, ("pointer",)) if c.product == "nmajor"}
+    assert nmajor and {(t.block_m, t.block_n, t.block_k, t.num_warps, t.num_stages)
+                       for t in nmajor} == set(sweep.form_tiles(ieee, "nmajor"))  # fmt: skip
     assert {c.product for c in sweep.candidates(bench.Case(64, 64, 8192, "fp16", "kn"),
                                                 ("pointer",))} == {"dot"}  # fmt: skip
     entry = {**ENTRY, "dtype": "fp32-tf32", "product": "dot"}
     case = bench.Case(64, 64, 8192, "fp32-tf32", "kn")
     ((_, cands),) = sweep.plan_sweep([case], lambda c: False, (entry,), "GPU X", ("pointer",))
     assert {c.product for c in cands} == {"dot", "swap"}
+    # --tune-forms: of the untried forms only those named; the entry's neighbours stay.
+    ieee_entry = {**ENTRY, "dtype": "fp32-ieee", "layout": "nk_t", "product": "fma3d"}
+    ieee_case = bench.Case(64, 64, 8192, "fp32-ieee", "nk_t")
+    ((_, only),) = sweep.plan_sweep([ieee_case], lambda c: False, (ieee_entry,), "GPU X",
+                                    ("pointer",), forms=("nmajor",))  # fmt: skip
+    assert {c.product for c in only} == {"fma3d", "nmajor"}
+    assert {c.split_k for c in only if c.product == "fma3d"} == {8, 16, 32}
     assert {c.split_k for c in cands if c.product == "dot"} == {8, 16, 32}
     assert all("product" in sweep.table_entry("GPU X", case, False, {
         **{f: getattr(c, f) for f in sweep.Candidate.__dataclass_fields__}, "us": 1.0})
@@ -291,3 +303,9 @@ def test_repeat_check_needs_a_gpu(tmp_path, capsys):
     assert repeat.main(["--out", str(tmp_path / "r.json")]) == 2
     assert "no CUDA device" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_tune_forms_refuses_an_unknown_form(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--out", "/tmp/unused.json", "--tune-forms", "nmajor,wmma"])
+    assert "--tune-forms" in capsys.readouterr().err

@@ -127,6 +127,7 @@ def _cases() -> list[dict]:
         ("fp32", "fp32", "tf32", "pointer", True, (64, 64, 32, 4, 5), "swap"),
         ("fp32", "fp32", "tf32", "descriptor-kn", True, (128, 128, 64, 8, 3), "swap"),
         ("fp32", "fp32", "ieee", "pointer", True, (16, 64, 8, 4, 4), "fma3d"),
+        ("fp32", "fp32", "ieee", "pointer", True, (64, 128, 16, 8, 4), "nmajor"),
     ]
     return [
         {"id": f"{s}->{d}-{p}-{ld}-{'relaxed' if r else 'acqrel'}-{'x'.join(map(str, t))}"

@@ -98,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tune-matching-only", metavar="PATTERNS",
                     help="re-tune only the cases these dtype:layout[:MxNxK] globs match; every "
                          "other entry is kept as it is (the suite still runs in full)")  # fmt: skip
+    ap.add_argument("--tune-forms", metavar="FORMS",
+                    help="around a table entry, sweep only these of the product forms it was "
+                         "not tuned with (comma-separated, e.g. nmajor); default: all")  # fmt: skip
     ap.add_argument("--sweep-out", type=Path, help="every tuning timing, as JSON")
     ap.add_argument("--tune-only", action="store_true",
                     help="stop after --tune has written the table and --sweep-out")  # fmt: skip
@@ -111,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     bad = [i for i in impls if i not in IMPLS]
     if bad:
         ap.error(f"--impls: unknown {bad}; expected some of {sorted(IMPLS)}")
+    forms = None
+    if args.tune_forms is not None:
+        from kernels.gpu_plan import PRODUCTS
+
+        forms = tuple(f.strip() for f in args.tune_forms.split(",") if f.strip())
+        if not forms or any(f not in PRODUCTS for f in forms):
+            ap.error(f"--tune-forms: expected some of {PRODUCTS}, got {args.tune_forms!r}")
     try:
         full = full_sweep_filter(args.tune_full)
         only = full_sweep_filter(args.tune_matching_only) if args.tune_matching_only else None
@@ -134,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         old = gpu_plan.load_table()
         tuned_cases = cases if only is None else [c for c in cases if only(c)]
         log(f"tuning {len(tuned_cases)} of {len(cases)} cases")
-        plans = sweep.plan_sweep(tuned_cases, full, old, env["device"], loaders)
+        plans = sweep.plan_sweep(tuned_cases, full, old, env["device"], loaders, forms)
         entries, timings = sweep.tune(plans, env["device"], args.workers,
                                       t0 + args.tune_seconds, log, env["l2_bytes"])  # fmt: skip
         merged = sweep.merge_entries(old, entries)

@@ -63,10 +63,13 @@ def tiles_for(case: Case) -> list[tuple[int, int, int, int, int]]:
 # broadcast multiply-add keeps the loaded layout; the FMA dot reads B from an unswizzled
 # K-major shared tile with 16 threads of a warp on one bank, TTGIR on 3.6). The swap for
 # ieee nk_t was swept once (notes/gpu-logs/splitk-round3, call 3): no case gained beyond
-# the lease-to-lease noise, so it is not swept again.
+# the lease-to-lease noise, so it is not swept again. ``nmajor`` (ieee nk_t too) keeps the plain
+# dot but has Triton stage B N-major in shared memory, where those 16 threads read 16 banks
+# (kernels.dot; on an H100 every ieee nk_t case ran at 0.49-0.80 of cuBLAS with the K-major
+# tile, the kn cases at 0.87-2.7).
 PRODUCT_FORMS: dict[tuple[str, str], tuple[str, ...]] = {
     ("fp32-tf32", "kn"): ("swap",),
-    ("fp32-ieee", "nk_t"): ("fma3d",),
+    ("fp32-ieee", "nk_t"): ("fma3d", "nmajor"),
 }
 # Tiles of a form that does not reuse tiles_for's, by the largest M they serve.
 FORM_TILES: dict[str, tuple[tuple[int, tuple[tuple[int, int, int, int, int], ...]], ...]] = {
@@ -78,6 +81,16 @@ FORM_TILES: dict[str, tuple[tuple[int, tuple[tuple[int, int, int, int, int], ...
               (64, 32, 4, 4, 4))),
         (1 << 30, ((64, 64, 4, 8, 3), (64, 128, 2, 8, 3), (128, 64, 2, 8, 3),
                    (32, 64, 8, 4, 4), (64, 64, 2, 4, 4))),
+    ),
+    # nmajor holds B twice per K step (the loaded tile and the N-major copy): BK 16 at the
+    # larger tiles. Each of these compiles for cuda:90 on 3.6.0 without spills
+    # (tests/test_splitk_nmajor.py); 128x128x16, 64x128x16 at 4 warps and 64x64x32 spilled.
+    "nmajor": (
+        (16, ((16, 128, 32, 4, 4), (16, 64, 32, 4, 4), (16, 128, 16, 4, 4),
+              (16, 256, 16, 8, 3))),
+        (64, ((64, 64, 16, 4, 4), (32, 64, 16, 4, 4), (64, 32, 32, 4, 4), (32, 32, 32, 4, 4),
+              (64, 64, 16, 8, 4))),
+        (1 << 30, ((64, 128, 16, 8, 4), (64, 64, 16, 4, 4), (128, 64, 16, 8, 4))),
     ),
 }  # fmt: skip
 
@@ -216,11 +229,12 @@ def _entries_of(table: tuple[dict, ...], device: str, case: Case) -> list[dict]:
 
 def plan_sweep(
     cases: list[Case], full: Callable[[Case], bool], table: tuple[dict, ...], device: str,
-    loaders: tuple[str, ...],
+    loaders: tuple[str, ...], forms: tuple[str, ...] | None = None,
 ) -> list[tuple[Case, list[Candidate]]]:  # fmt: skip
     """Atomic-mode candidates per case: the full sweep where ``full(case)`` or no entry exists,
     else the entry's neighbours and every candidate of the product forms other than the
-    entry's (a form the table has not tried yet is swept in full). Cases without an entry go
+    entry's (a form the table has not tried yet is swept in full; with ``forms``, only those
+    of them: a short GPU call that tries one new form). Cases without an entry go
     first (they are what the table lacks), then the other full sweeps, then the
     neighbourhoods (a deadline cuts the last). A
     dtype with a loader rule (``kernels/data/loader_rules.toml``) is swept with that loader
@@ -241,7 +255,8 @@ def plan_sweep(
             # alone and lost the faster atomic one (16x4096x4096 fp32-ieee nk_t, 44 -> 62 us).
             near = [c for e in entries for c in neighbours(e, lds)]
             tried = {e.get("product", "dot") for e in entries}
-            others = tuple(p for p in products_for(case) if p not in tried)
+            others = tuple(p for p in products_for(case)
+                           if p not in tried and (forms is None or p in forms))  # fmt: skip
             plans.append((2, case, list(dict.fromkeys(near + candidates(case, lds, others)))))
     return [(case, cands) for _, case, cands in sorted(plans, key=lambda p: p[0])]
 
