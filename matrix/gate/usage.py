@@ -38,6 +38,7 @@ from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
+from matrix.gate.shapes import Sites, needed_shape
 from matrix.measure.results import Run
 from matrix.scan import Imports, Project, iter_python_files, parse_module, read_source
 
@@ -230,8 +231,24 @@ def _split(probe: str) -> tuple[str, str | None]:
     return (group, cell[:-1]) if bracket and cell.endswith("]") else (probe, None)
 
 
-def relevance(f: GateFinding, matcher: Matcher) -> Match:
-    """What ``f`` means for the profiled code (``Match``)."""
+def relevance(f: GateFinding, matcher: Matcher, sites: Sites | None = None) -> Match:
+    """What ``f`` means for the profiled code (``Match``); with ``sites`` (the team's source),
+    a cell that measures one shape of a call keeps only the uses of that shape
+    (``matrix.gate.shapes``)."""
+    m = _relevance(f, matcher)
+    if sites is None or not m.uses or not f.probe.startswith(fingerprint.PREFIX):
+        return m
+    group, cell = _split(f.probe)
+    shape = needed_shape(fingerprint.group_name(group), cell)
+    if shape is None:
+        return m
+    kept = [u for u in m.uses if sites.has_shape(u, shape) is not False]
+    if not kept:
+        return Match(NOT_USED, [], f"no use has the shape {shape} the cell measures")
+    return Match(m.status, kept, m.why)
+
+
+def _relevance(f: GateFinding, matcher: Matcher) -> Match:
     probe = f.probe
     if f.uses:  # the scanner or the census tied it to the team's own lines already
         return Match(USED, [])
