@@ -50,7 +50,7 @@ from typing import Any, NoReturn
 from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.analyze.census import CensusError
-from matrix.analyze.profile import MAY_AFFECT, NOT_USED, Matcher, Profile
+from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile
 from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.gate import api, policy, summary, timing
@@ -63,6 +63,7 @@ from matrix.gate.config import (
     matches_path,
     pinned_release,
 )
+from matrix.gate.shapes import Sites
 from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
 from matrix.measure import test_device
 from matrix.measure.results import (
@@ -80,6 +81,8 @@ from matrix.scan import ScanReport, load_rules, scan_paths
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
 VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECIDABLE"}
 PROJECT_KERNELS = "kernels"
+# The project's own declaration (targets) for its own verdict: a file beside its kernels.
+PROJECT_CONFIG = "kernels/triton-compat.toml"
 
 
 # Where the gate writes without ``--out``: a folder of the current directory that no checkout
@@ -683,12 +686,20 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
         # Read before the profile: its dtypes type what the sources cannot (report.declaration).
         config = getattr(args, "config", None)
+        own = not team and PROJECT_KERNELS in scan_targets
+        if config is None and own and Path(PROJECT_CONFIG).is_file():
+            config = PROJECT_CONFIG  # the project's own targets for its own verdict
         report.declaration = load_declaration(config, [*args.scan, *args.tests] if team else ())
-        profile = (
-            build_profile(args.scan, args.tests, runs, report.declaration, baseline=args.baseline)
-            if team
-            else None
-        )
+        profile = None
+        if team:
+            profile = build_profile(
+                args.scan, args.tests, runs, report.declaration, baseline=args.baseline
+            )
+        elif own:
+            # the project's verdict is about what kernels/ does, as a team's is about its code
+            profile = build_profile(
+                [PROJECT_KERNELS], [], runs, report.declaration, baseline=args.baseline
+            )
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:
         report.errors.append(str(e))
@@ -699,7 +710,16 @@ def run_gate(args: argparse.Namespace) -> GateReport:
 
     report.scanned = scan_targets
     decide_runs(
-        report, runs, baseline, candidate, accepted, scan, timings, profile, report.declaration
+        report,
+        runs,
+        baseline,
+        candidate,
+        accepted,
+        scan,
+        timings,
+        profile,
+        report.declaration,
+        own=not team and profile is not None,
     )
     report.stale_accepted = stale_acknowledgements(report, accepted, baseline, candidate)
     # A folder's unreadable raw file may hold a cell of either side: never safe.
@@ -730,6 +750,7 @@ def decide_runs(
     timings: GpuTimings = GpuTimings(),
     profile: Profile | None = None,
     declaration: Declaration | None = None,
+    own: bool = False,
 ) -> GateReport:
     """The gate's comparison of ``baseline`` and ``candidate`` over recorded ``runs``, into
     ``report`` (call ``report.decide()`` for the exit code). The report's upgrade pages call
@@ -740,7 +761,8 @@ def decide_runs(
 
     With a team's ``profile`` the verdict is about that code (``apply_profile``): ``accepted``
     are then the team's own acknowledgements, applied only where they were justified."""
-    project_accepted = accepted if profile is None else ()
+    # (``own``: the profile is this project's kernels/, whose acknowledgements are its own)
+    project_accepted = accepted if profile is None or own else ()
     report.scan_findings = [f.to_dict() for f in scan.findings]
     report.errors += [f"scan: {e}" for e in scan.errors]
     sel = gc.select_runs(
@@ -792,7 +814,7 @@ def decide_runs(
     report.off_target += moved
     report.off_target_undecidable += items
     if profile is not None:
-        apply_profile(report, profile, accepted, baseline, candidate)
+        apply_profile(report, profile, accepted, baseline, candidate, own=own)
         report.coverage = coverage_text(sel.sides)
         # a file of the team's code that could not be read may use anything that changed
         report.comparison.undecidable += [
@@ -831,19 +853,23 @@ def apply_profile(
     accepted: Sequence[AcceptedChange],
     baseline: Release,
     candidate: Release,
+    own: bool = False,
 ) -> None:
-    """Make the verdict about the team's code: a finding its profile does not use moves to
+    """Make the verdict about the team's code (``own``: this project's kernels/, which the
+    rows marked ``project`` in usage_map.toml measure, so those always concern it): a
+    finding its profile does not use moves to
     ``report.unused`` (never blocking); one it uses or may be affected by stays, naming each
     use (kernel, file:line, test); a fingerprint value the candidate fixed moves to
     ``report.fixed``; the team's acknowledgements apply where they cover every use."""
     report.profile = profile
     matcher = Matcher(profile)
+    sites = Sites(report.scanned)
     memo: dict[str, Any] = {}
 
     def rel(f: gc.GateFinding) -> Any:
         key = f.probe if not f.uses else f"{f.probe}\0{f.where}\0{f.uses}"
         if key not in memo:
-            memo[key] = relevance(f, matcher)
+            memo[key] = relevance(f, matcher, sites)
         return memo[key]
 
     c = report.comparison
@@ -857,6 +883,14 @@ def apply_profile(
             report.unused.append(f)
             continue
         m = rel(f)
+        if own and matcher.map.probes.get(f.probe, {}).get("project"):
+            m = Match(USED, [], "measures this project's own kernels")
+        if f.ruled_out and m.status != NOT_USED:
+            # lines whose own case did not change, or that a guard keeps off the candidate
+            # (the scanner's reading, matrix.gate.compare.concerned_uses), are not its uses
+            off = {_shown_line(t, report.scanned) for t in f.ruled_out}
+            kept_uses = [u for u in m.uses if f"{u.path}:{u.line}" not in off]
+            m = Match(m.status, kept_uses, m.why) if kept_uses or not m.uses else Match(NOT_USED)
         if m.status == NOT_USED:
             report.unused.append(f)
             continue
@@ -890,6 +924,12 @@ def apply_profile(
         ):
             c.undecidable.remove(text)
             report.unused_undecidable.append(text)
+
+
+def _shown_line(text: str, roots: Sequence[str]) -> str:
+    """A scanner's ``path:line`` as the profile names the same line (``shown_path``)."""
+    path, _, line = text.rpartition(":")
+    return f"{shown_path(path, roots)}:{line}"
 
 
 def _fixed(f: gc.GateFinding) -> bool:
