@@ -36,7 +36,7 @@ from matrix.gate.config import AcceptedChange
 from matrix.gate.sides import DataError, Sides
 from matrix.measure.results import Result, Run
 from matrix.scan import Finding as ScanFinding
-from matrix.scan.judge import guarded_out
+from matrix.scan.judge import CONTROL_FAILED, guarded_out
 
 REGRESSION = "regression"
 BREAKING = "breaking-api"
@@ -417,7 +417,7 @@ def compare(
         for probe in sorted(set(b_res) | set(c_res)):
             b, c = b_res.get(probe), c_res.get(probe)
             scanned = uses_by_probe.get(probe, [])
-            uses = concerned_uses(scanned, b, c, candidate, censuses)
+            uses = concerned_uses(scanned, b, c, candidate, censuses, baseline)
             if not uses and b is not None and c is not None and b.status == c.status:
                 spec = PROBES_BY_NAME.get(probe)
                 if spec is None or spec.behavioural:
@@ -459,12 +459,31 @@ def _cell(r: Result | None, cell: str | None) -> str | None:
     return str(cells[cell]) if cell in cells else None
 
 
+def _control_failed(rule: Any, b: Result | None, c: Result | None) -> bool:
+    """Whether ``rule``'s control case failed on either side (judge.CONTROL_FAILED, or a
+    status that breaks or concerns the rule)."""
+    failed = set(rule.breaking) | set(rule.concerns) | CONTROL_FAILED
+    return any(_cell(r, rule.control) in failed for r in (b, c) if r is not None)
+
+
+def _case_on(u: ScanFinding, release: Release, censuses: Mapping[str, Any] | None) -> str | None:
+    """The case a use is on ``release``: its own, or where it is a name rebound under a guard
+    (``f = triton.constexpr_function(f)`` only from 3.5), the other case on a release whose
+    branch does not run (the scanner's ``alternative``)."""
+    if u.alternative is not None:
+        guard, other = u.alternative
+        if guard is not None and guard.decide(release, censuses) is False:
+            return other
+    return u.cell
+
+
 def concerned_uses(
     uses: Sequence[ScanFinding],
     b: Result | None,
     c: Result | None,
     candidate: Release,
     censuses: Mapping[str, Any] | None = None,
+    baseline: Release | None = None,
 ) -> list[ScanFinding]:
     """The scanned uses a probe's change in one column is about: for a rule with cases
     (python_in_kernel, autotune_validation), a use whose own case changed there (``math.log2``
@@ -474,8 +493,14 @@ def concerned_uses(
     whose case the row does not hold stays (it cannot be told apart: fail closed)."""
     out = []
     for u in uses:
-        before, after = _cell(b, u.cell), _cell(c, u.cell)
-        own_case = u.rule.cases and u.cell is not None
+        case_b = _case_on(u, baseline, censuses) if baseline is not None else u.cell
+        case_c = _case_on(u, candidate, censuses)
+        before, after = _cell(b, case_b), _cell(c, case_c)
+        own_case = u.rule.cases and case_b is not None and case_c is not None
+        if own_case and u.rule.control and _control_failed(u.rule, b, c):
+            # the column's control case failed on a side (3.1.0's interpreter with numpy 2
+            # runs no kernel at all): it says nothing about this use (the scanner's judge too)
+            continue
         if (
             own_case
             and before is not None
@@ -526,7 +551,8 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     relaxed = b is not None and c is not None and fingerprint.relaxation(b.status, c.status)
     if c is not None and not relaxed:
         for use in uses:
-            if _cell(c, use.cell if use.rule.cases else None) in use.rule.breaking:
+            case = _case_on(use, candidate, None) if use.rule.cases else None
+            if _cell(c, case) in use.rule.breaking:
                 evidence = [_detail("candidate", candidate, c)]
                 if b is not None:
                     evidence.insert(0, _detail("baseline", baseline, b))
