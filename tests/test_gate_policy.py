@@ -235,6 +235,23 @@ def test_a_never_relevant_or_project_row_never_blocks_a_team_but_decides_the_pro
     assert policy.never_team_relevant("fp.binary.add[a,b]", rows) == ""
 
 
+def test_the_projects_own_profile_keeps_its_own_rows_and_drops_what_it_never_uses():
+    # the project's verdict through its kernels/' profile (own=True): the rows that measure
+    # its kernels still block; a change of a name its kernels never use does not
+    runs = _both([Result("splitk", "interpret", None, "pass"),
+                  Result("block_ptr", "interpret", None, "deprecated")],
+                 [Result("splitk", "interpret", None, "fail"),
+                  Result("block_ptr", "interpret", None, "removed")])  # fmt: skip
+    mine = Profile(uses=[Use("binary.add", (frozenset({"int32"}),) * 2, path="kernels/k.py",
+                             line=3, kernel="k")])  # fmt: skip
+    report = gv.GateReport("3.8.0", "3.9.0", "raw")
+    gv.decide_runs(report, runs, OLD, NEW, [], ScanReport(), profile=mine, own=True)
+    report.decide()
+    assert report.exit_code == gv.EXIT_UNSAFE
+    assert {f.probe for f in report.comparison.findings if f.kind in gc.UNSAFE_KINDS} == {"splitk"}
+    assert "block_ptr" in {f.probe for f in report.unused}
+
+
 def test_allocator_required_concerns_only_code_that_builds_descriptors_in_kernels():
     runs = _both([Result("allocator_required", "gpu", "cuda:90", "not-required")],
                  [Result("allocator_required", "gpu", "cuda:90", "required")])  # fmt: skip

@@ -52,7 +52,7 @@ from matrix.analyze import fingerprint
 from matrix.analyze.census import CensusError
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile
 from matrix.analyze.profile.declaration import Declaration, load_declaration
-from matrix.core import DataFileError, Release, ReleaseError
+from matrix.core import REPO_ROOT, DataFileError, Release, ReleaseError
 from matrix.gate import api, policy, summary, timing
 from matrix.gate import compare as gc
 from matrix.gate.config import (
@@ -81,8 +81,10 @@ from matrix.scan import ScanReport, load_rules, scan_paths
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = 0, 1, 2
 VERDICTS = {EXIT_SAFE: "SAFE", EXIT_UNSAFE: "UNSAFE", EXIT_UNDECIDABLE: "UNDECIDABLE"}
 PROJECT_KERNELS = "kernels"
-# The project's own declaration (targets) for its own verdict: a file beside its kernels.
-PROJECT_CONFIG = "kernels/triton-compat.toml"
+# The project's own declaration (targets) for its own verdict: a file in its kernels/ (not
+# pyproject.toml's table, which every test fixture under the root would read as its own).
+OWN_CONFIG = "triton-compat.toml"
+PROJECT_CONFIG = f"{PROJECT_KERNELS}/{OWN_CONFIG}"
 
 
 # Where the gate writes without ``--out``: a folder of the current directory that no checkout
@@ -686,9 +688,10 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
         # Read before the profile: its dtypes type what the sources cannot (report.declaration).
         config = getattr(args, "config", None)
-        own = not team and PROJECT_KERNELS in scan_targets
-        if config is None and own and Path(PROJECT_CONFIG).is_file():
-            config = PROJECT_CONFIG  # the project's own targets for its own verdict
+        own_dir = _own_dir(args, scan_targets)
+        own = own_dir is not None
+        if config is None and own_dir is not None and (own_dir / OWN_CONFIG).is_file():
+            config = str(own_dir / OWN_CONFIG)  # the project's own targets, its own verdict
         report.declaration = load_declaration(config, [*args.scan, *args.tests] if team else ())
         profile = None
         if team:
@@ -719,7 +722,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         timings,
         profile,
         report.declaration,
-        own=not team and profile is not None,
+        own=own and profile is not None,
     )
     report.stale_accepted = stale_acknowledgements(report, accepted, baseline, candidate)
     # A folder's unreadable raw file may hold a cell of either side: never safe.
@@ -727,6 +730,21 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         f"a raw file could not be read (it may hold a cell of either side): {m}" for m in unreadable
     ]
     return report
+
+
+def _own_dir(args: argparse.Namespace, scan_targets: Sequence[str]) -> Path | None:
+    """This project's kernels/ folder when it is the code judged: no --scan/--tests (the
+    project scan), or --scan of that folder alone (what the upgrade pages show); else None.
+    Then its declared targets (OWN_CONFIG there) apply and the rows that measure it concern
+    it."""
+    if args.tests:
+        return None
+    if not args.scan:
+        return Path(PROJECT_KERNELS) if PROJECT_KERNELS in scan_targets else None
+    mine = cli.resolved(REPO_ROOT / PROJECT_KERNELS)
+    if all(cli.resolved(p) == mine for p in args.scan):
+        return mine
+    return None
 
 
 @dataclass(frozen=True)
@@ -879,12 +897,15 @@ def apply_profile(
             kept.append(f)
             continue
         # (a finding the scanner or the census tied to the code's own sites is about them)
-        if not f.uses and policy.never_team_relevant(f.probe, matcher.map.probes):
+        project_row = own and bool(matcher.map.probes.get(f.probe, {}).get("project"))
+        if (
+            not f.uses
+            and not project_row
+            and policy.never_team_relevant(f.probe, matcher.map.probes)
+        ):
             report.unused.append(f)
             continue
-        m = rel(f)
-        if own and matcher.map.probes.get(f.probe, {}).get("project"):
-            m = Match(USED, [], "measures this project's own kernels")
+        m = Match(USED, [], "measures this project's own kernels") if project_row else rel(f)
         if f.ruled_out and m.status != NOT_USED:
             # lines whose own case did not change, or that a guard keeps off the candidate
             # (the scanner's reading, matrix.gate.compare.concerned_uses), are not its uses
