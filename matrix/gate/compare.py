@@ -425,8 +425,8 @@ def compare(
             start = len(out.findings)
             _compare_probe(out, upgrade, ProbePair(probe, where, shown, b, c, uses))
             off = [f"{u.path}:{u.line}" for u in scanned if u not in uses]
-            for f in out.findings[start:]:
-                f.ruled_out = off
+            for found in out.findings[start:]:
+                found.ruled_out = off
 
     # A scanned use of an API whose probe the candidate never ran cannot be vouched for.
     for probe, uses in sorted(uses_by_probe.items()):
