@@ -78,3 +78,23 @@ def test_constexpr_stride_cases_need_an_in_kernel_descriptor_with_one(tmp_path):
     assert has("d2 = ", mk) is False  # runtime strides
     assert has("TensorDescriptor.from_tensor", host) is False
     assert has("from triton.tools", host) is False  # the import builds nothing
+
+
+def test_a_global_read_is_tied_to_the_rule_case_of_its_binding(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "g.py").write_text(
+        "import triton\nimport triton.language as tl\n"
+        "PLAIN = 3\nCX = tl.constexpr(3)\nANN: tl.constexpr = 3\n"
+        "from pkg.other import FAR\n"
+    )
+    sites = Sites([tmp_path / "pkg"])
+
+    def has(name: str, case: str) -> bool | None:
+        use = Use("rule.global_read", attrs=(("name", name),), path="pkg/g.py", line=9)
+        return sites.has_shape(use, needed_shape("rules", case) or "")
+
+    assert has("CX", "global_constexpr") is True
+    assert has("CX", "global_annotated") is False
+    assert has("ANN", "global_annotated") is True
+    assert has("PLAIN", "global_plain") is True and has("PLAIN", "global_constexpr") is False
+    assert has("FAR", "global_annotated") is None  # bound elsewhere: stays tied

@@ -35,9 +35,10 @@ def shape_table() -> dict[str, str]:
     if not isinstance(raw, dict):
         raise ValueError(f"{MAP_PATH}: shapes: expected a table, got {raw!r}")
     for key, shape in raw.items():
-        if shape not in SHAPES:
+        if shape not in SHAPES and shape not in GLOBAL_SHAPES:
             raise ValueError(
-                f"{MAP_PATH}: shapes.{key}: {shape!r}; expected one of {sorted(SHAPES)}"
+                f"{MAP_PATH}: shapes.{key}: {shape!r}; expected one of "
+                f"{sorted([*SHAPES, *GLOBAL_SHAPES])}"
             )
     return dict(raw)
 
@@ -55,6 +56,8 @@ def needed_shape(group: str, case: str | None) -> str | None:
     table = shape_table()
     if group in table:
         return table[group]
+    if case is not None and f"{group}[{case}]" in table:
+        return table[f"{group}[{case}]"]
     if group == "layout" and case is not None:
         fields = layout_cases().get(case.split("(", 1)[0], {})
         for key, value in fields.items():
@@ -114,6 +117,9 @@ class Sites:
     def has_shape(self, use: Use, shape: str) -> bool | None:
         """Whether the use's call has ``shape``; None where the source cannot tell."""
         tree = self.tree(use.path)
+        if shape in GLOBAL_SHAPES:
+            name = use.attr("name")
+            return None if tree is None or not name else _global_shape(tree, name, shape)
         if tree is not None and any(
             isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno == use.line
             for n in ast.walk(tree)
@@ -238,7 +244,39 @@ def _constexpr_strides(call: ast.Call, fn: ast.FunctionDef | None) -> bool | Non
     return verdict
 
 
+def _global_kind(node: ast.Assign | ast.AnnAssign) -> str:
+    """How a module global is bound, as fp.rules' cases tell them apart: ``X: tl.constexpr =
+    3`` (annotated), ``X = tl.constexpr(3)`` (constexpr), ``X = 3`` (plain)."""
+    if isinstance(node, ast.AnnAssign):
+        return "global_annotated" if "constexpr" in ast.dump(node.annotation) else "global_plain"
+    value = node.value
+    if isinstance(value, ast.Call) and (_dotted(value.func) or [""])[0] == "constexpr":
+        return "global_constexpr"
+    return "global_plain"
+
+
+def _global_shape(tree: ast.Module, name: str, shape: str) -> bool | None:
+    """Whether the module global ``name`` a kernel reads is bound the way ``shape`` says;
+    None where this module does not bind it (imported: cannot tell here)."""
+    kinds = set()
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        ) or (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+        ):
+            kinds.add(_global_kind(node))
+    if not kinds:
+        return None
+    return shape in kinds
+
+
 SHAPES: dict[str, Callable[[ast.Call, ast.FunctionDef | None], bool | None]] = {
     "select_of_compare": _select_of_compare,
     "constexpr_strides": _constexpr_strides,
 }
+# Shapes of the module global a kernel reads (``rule.global_read`` uses), not of a call.
+GLOBAL_SHAPES = ("global_plain", "global_constexpr", "global_annotated")
