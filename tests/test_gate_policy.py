@@ -67,6 +67,17 @@ def test_a_cell_refused_on_the_baseline_is_new_on_the_candidate_never_blocking()
     assert "### New on the candidate (relaxations, never blocking) (1)" in md
 
 
+def test_a_cell_refused_on_the_baseline_and_unobserved_on_the_candidate_is_not_undecidable():
+    runs = _both([_fp({"int8,fp8e5": "rejected", "int8,int16": "int16"})],
+                 [_fp({"int8,fp8e5": "skipped", "int8,int16": "int16"})])  # fmt: skip
+    report = _decide(runs)
+    assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
+    assert any("refused on 3.8.0" in n for n in report.comparison.notes)
+    # observed on the baseline, unobserved on the candidate: still undecidable
+    runs = _both([_fp({"int8,fp8e5": "fp8e5"})], [_fp({"int8,fp8e5": "skipped"})])
+    assert _decide(runs).exit_code == gv.EXIT_UNDECIDABLE
+
+
 def test_the_reverse_a_cell_the_candidate_refuses_still_blocks():
     runs = _both([_fp({"int8,fp8e5": "fp8e5"})], [_fp({"int8,fp8e5": "rejected"})])
     report = _decide(runs)

@@ -646,6 +646,11 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         # not; a cell one side did not observe cannot be vouched for.
         if fingerprint.classify(b.status, c.status) == fingerprint.UNOBSERVED:
             text = f"{probe} on {shown}: `{b.status}` -> `{c.status}`"
+            if fingerprint.refused(b.status):
+                # refused on the baseline: code that runs there cannot be using it, whatever
+                # the candidate could not observe (the relaxation rule's reason)
+                out.notes.append(f"{text} (refused on {baseline}: no code running there uses it)")
+                return
             out.undecided(text, probe, where)
             return
         out.findings.append(GateFinding(REGRESSION, probe, where, b.status, c.status, evidence))
