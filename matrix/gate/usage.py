@@ -90,17 +90,23 @@ def build_profile(
     runs: Iterable[Run],
     declaration: Declaration | None = None,
     baseline: str | None = None,
+    launches_elsewhere: bool = True,
 ) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
     source, each kernel a captured launch ran typed by that launch (and tied to its test),
     else by what the tree's host code passes, else by the team's ``declaration`` of its
     pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
-    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals)."""
+    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals).
+    ``launches_elsewhere=False``: leave out captured launches of kernels outside ``scan`` and
+    ``tests`` (this project's own profile is its kernels/, not a team suite's recorded runs)."""
     runs = list(runs)
     ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline))
     launches, elsewhere = _launches_by_file(runs, tests)
+    if not launches_elsewhere:
+        elsewhere = []
     files = list(dict.fromkeys(str(resolved(p)) for p in iter_python_files([*scan, *tests])))
-    files += [f for f in launches if f not in files]
+    if launches_elsewhere:  # (a suite's kernels the raw files name, read from their files)
+        files += [f for f in launches if f not in files]
     roots = [*scan, *tests]
 
     def _show(path: str) -> str:

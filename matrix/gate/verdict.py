@@ -696,12 +696,22 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         profile = None
         if team:
             profile = build_profile(
-                args.scan, args.tests, runs, report.declaration, baseline=args.baseline
+                args.scan,
+                args.tests,
+                runs,
+                report.declaration,
+                baseline=args.baseline,
+                launches_elsewhere=not own,
             )
         elif own:
             # the project's verdict is about what kernels/ does, as a team's is about its code
             profile = build_profile(
-                [PROJECT_KERNELS], [], runs, report.declaration, baseline=args.baseline
+                [PROJECT_KERNELS],
+                [],
+                runs,
+                report.declaration,
+                baseline=args.baseline,
+                launches_elsewhere=False,
             )
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:

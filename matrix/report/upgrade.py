@@ -359,7 +359,7 @@ def gate_inputs(
         fixes,
         own,
         scan_paths(own, rules) if own else ScanReport(),
-        build_profile(own, [], runs, own_declaration()) if own else None,
+        build_profile(own, [], runs, own_declaration(), launches_elsewhere=False) if own else None,
         bare,
         any_code_scan(rules),
     )
