@@ -79,3 +79,36 @@ def test_an_autotune_key_under_a_release_branch_is_decided_per_branch(recorded, 
         "        pass\n"
     )
     assert tied(recorded, [guarded], "autotune_validation", "3.8.0", "3.9.0") == set()
+
+
+def test_a_name_use_behind_a_feature_guard_is_not_broken_by_its_removal(recorded, tmp_path):
+    from matrix.gate import api
+
+    src = tmp_path / "k.py"
+    src.write_text(
+        HEAD + "\n\n"
+        "def plain(p):\n"
+        "    return tl.advance(p, (0, 1))\n"  # line 8: unguarded
+        "\n\n"
+        "def checked(p):\n"
+        '    if hasattr(tl, "advance"):\n'
+        "        return tl.advance(p, (0, 1))\n"  # line 13: only where it exists
+        "    return p\n"
+        "\n\n"
+        "def tried(p):\n"
+        "    try:\n"
+        "        return tl.advance(p, (0, 1))\n"  # line 19: falls back where it fails
+        "    except AttributeError:\n"
+        "        return p\n"
+    )
+    b, c = Release.parse("3.8.0"), Release.parse("3.9.0")
+    scan = scan_paths([src], censuses=censuses_from_runs(recorded))
+    out = gc.Comparison()
+    api.check_uses(gc.runs_for(recorded, b), gc.runs_for(recorded, c), b, c, scan.uses, out)
+    lines = {
+        int(u.split(":")[1].split()[0])
+        for f in out.findings
+        if f.kind == gc.BREAKING
+        for u in f.uses
+    }
+    assert lines == {8}
