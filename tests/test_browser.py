@@ -404,7 +404,7 @@ def committed_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def committed_gate(tmp_path_factory: pytest.TempPathFactory):
-    """``python -m matrix.gate --scan kernels --scan compat`` (the pages' verdict: this project's
+    """``python -m matrix.gate --scan kernels`` (the pages' verdict: this project's
     own code) on the committed raw files, once per pair for the module:
     (exit code, its markdown). Four tests read the same three pairs; each gate run reads all
     the committed cells. Its stderr goes with a code outside the verdicts."""

@@ -67,6 +67,17 @@ def test_a_cell_refused_on_the_baseline_is_new_on_the_candidate_never_blocking()
     assert "### New on the candidate (relaxations, never blocking) (1)" in md
 
 
+def test_a_cell_refused_on_the_baseline_and_unobserved_on_the_candidate_is_not_undecidable():
+    runs = _both([_fp({"int8,fp8e5": "rejected", "int8,int16": "int16"})],
+                 [_fp({"int8,fp8e5": "skipped", "int8,int16": "int16"})])  # fmt: skip
+    report = _decide(runs)
+    assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
+    assert any("refused on 3.8.0" in n for n in report.comparison.notes)
+    # observed on the baseline, unobserved on the candidate: still undecidable
+    runs = _both([_fp({"int8,fp8e5": "fp8e5"})], [_fp({"int8,fp8e5": "skipped"})])
+    assert _decide(runs).exit_code == gv.EXIT_UNDECIDABLE
+
+
 def test_the_reverse_a_cell_the_candidate_refuses_still_blocks():
     runs = _both([_fp({"int8,fp8e5": "fp8e5"})], [_fp({"int8,fp8e5": "rejected"})])
     report = _decide(runs)
@@ -233,6 +244,23 @@ def test_a_never_relevant_or_project_row_never_blocks_a_team_but_decides_the_pro
     assert policy.never_team_relevant("splitk", rows)
     assert policy.never_team_relevant("allocator_required", rows)  # unmapped: never blocks
     assert policy.never_team_relevant("fp.binary.add[a,b]", rows) == ""
+
+
+def test_the_projects_own_profile_keeps_its_own_rows_and_drops_what_it_never_uses():
+    # the project's verdict through its kernels/' profile (own=True): the rows that measure
+    # its kernels still block; a change of a name its kernels never use does not
+    runs = _both([Result("splitk", "interpret", None, "pass"),
+                  Result("block_ptr", "interpret", None, "deprecated")],
+                 [Result("splitk", "interpret", None, "fail"),
+                  Result("block_ptr", "interpret", None, "removed")])  # fmt: skip
+    mine = Profile(uses=[Use("binary.add", (frozenset({"int32"}),) * 2, path="kernels/k.py",
+                             line=3, kernel="k")])  # fmt: skip
+    report = gv.GateReport("3.8.0", "3.9.0", "raw")
+    gv.decide_runs(report, runs, OLD, NEW, [], ScanReport(), profile=mine, own=True)
+    report.decide()
+    assert report.exit_code == gv.EXIT_UNSAFE
+    assert {f.probe for f in report.comparison.findings if f.kind in gc.UNSAFE_KINDS} == {"splitk"}
+    assert "block_ptr" in {f.probe for f in report.unused}
 
 
 def test_allocator_required_concerns_only_code_that_builds_descriptors_in_kernels():

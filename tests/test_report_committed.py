@@ -98,7 +98,7 @@ def test_a_changed_verdict_is_caught(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("pair", [("3.8.0", "3.9.0"), ("3.9.0", "3.6.0")])
 def test_the_pages_verdict_is_the_command_lines(pair: tuple[str, str]) -> None:
-    """``decide_pair`` is ``python -m matrix.gate --scan kernels --scan compat`` (the parser's
+    """``decide_pair`` is ``python -m matrix.gate --scan kernels`` (the parser's
     own defaults), upgrade and downgrade."""
     a, b = pair
     runs, _ = read_folder(RAW)

@@ -26,6 +26,7 @@ from matrix.core import Release
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
 from matrix.measure.results import Run
+from matrix.scan.guards import guard_effect
 
 PROBE = "api_surface"
 
@@ -49,6 +50,11 @@ class ApiUse:
 
 def _where(use: Use) -> str:
     return f"{use.path}:{use.line} {use.qualname}"
+
+
+# What a use of a name the candidate lacks, or of a keyword it refuses, raises: a try/except
+# with a fallback that catches one of these runs the fallback there.
+GUARDED_RAISES = ("AttributeError", "ImportError", "TypeError")
 
 
 def check_uses(
@@ -77,9 +83,18 @@ def check_uses(
         return
     entries = diff(base, cand)
     grouped: dict[tuple[str, str, str], list[Use]] = {}
+    censuses = {baseline: base, candidate: cand}
+    cand_release = Release.parse(candidate)
     for use in uses:
         b = support(base, use.qualname, use.keywords, use.positional)
         c = support(cand, use.qualname, use.keywords, use.positional)
+        guards = getattr(use, "guards", ())
+        if guards and c.status != "ok":
+            # the scanner's guard reading: a line that does not run on the candidate, or
+            # whose failure there (a missing name or keyword raises) a fallback catches
+            raised = GUARDED_RAISES if c.status in ("absent", "rejects") else ()
+            if guard_effect(guards, raised, cand_release, censuses) is not None:
+                continue
         if b.status == "ok" and c.status in ("absent", "rejects"):
             grouped.setdefault((BREAKING, use.qualname, c.reason), []).append(use)
         elif b.status == "ok" and c.status == "unknown":

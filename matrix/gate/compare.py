@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from matrix.analyze import fingerprint
+from matrix.analyze.census import censuses_from_runs
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import (
     FAILED_TEST_OUTCOMES,
@@ -35,6 +36,7 @@ from matrix.gate.config import AcceptedChange
 from matrix.gate.sides import DataError, Sides
 from matrix.measure.results import Result, Run
 from matrix.scan import Finding as ScanFinding
+from matrix.scan.judge import CONTROL_FAILED, guarded_out
 
 REGRESSION = "regression"
 BREAKING = "breaking-api"
@@ -65,6 +67,10 @@ class GateFinding:
     uses: list[str] = field(default_factory=list)
     # With a team's code (--scan/--tests): "used" or "may affect" (matrix.gate.usage).
     relevance: str = ""
+    # ``path:line`` of scanned uses of this probe that the change is not about (their own case
+    # did not change, or a feature guard keeps them off the candidate): the profile's uses on
+    # those lines are not tied to it either (matrix.gate.verdict.apply_profile)
+    ruled_out: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -317,6 +323,7 @@ def compare(
     out = Comparison()
     upgrade = Upgrade(baseline, candidate, tuple(accepted))
     base_cols, cand_cols = _columns(base_runs), _columns(cand_runs)
+    censuses = {**censuses_from_runs(base_runs), **censuses_from_runs(cand_runs)}
     uses_by_probe: dict[str, list[ScanFinding]] = {}
     for f in scan_findings:
         if f.rule.probe:
@@ -408,12 +415,18 @@ def compare(
         b_res, c_res = base_cols[b_key], cand_cols[c_key]
         probes_seen_on_candidate.update(p for p in c_res if c_res[p].status != SKIPPED)
         for probe in sorted(set(b_res) | set(c_res)):
-            b, c, uses = b_res.get(probe), c_res.get(probe), uses_by_probe.get(probe, [])
+            b, c = b_res.get(probe), c_res.get(probe)
+            scanned = uses_by_probe.get(probe, [])
+            uses = concerned_uses(scanned, b, c, candidate, censuses, baseline)
             if not uses and b is not None and c is not None and b.status == c.status:
                 spec = PROBES_BY_NAME.get(probe)
                 if spec is None or spec.behavioural:
                     continue  # the same observation on both sides: _compare_probe adds nothing
+            start = len(out.findings)
             _compare_probe(out, upgrade, ProbePair(probe, where, shown, b, c, uses))
+            off = [f"{u.path}:{u.line}" for u in scanned if u not in uses]
+            for found in out.findings[start:]:
+                found.ruled_out = off
 
     # A scanned use of an API whose probe the candidate never ran cannot be vouched for.
     for probe, uses in sorted(uses_by_probe.items()):
@@ -433,6 +446,72 @@ def compare(
         for f in out.findings
         if not (f.kind in (BEHAVIOUR, ACCEPTED) and (f.probe, f.where) in broken)
     ]
+    return out
+
+
+def _cell(r: Result | None, cell: str | None) -> str | None:
+    """The status a use's own case has in ``r`` (the row's status where the use has none)."""
+    if r is None:
+        return None
+    if cell is None:
+        return r.status
+    cells = (r.data or {}).get("cells") or {}
+    return str(cells[cell]) if cell in cells else None
+
+
+def _control_failed(rule: Any, b: Result | None, c: Result | None) -> bool:
+    """Whether ``rule``'s control case failed on either side (judge.CONTROL_FAILED, or a
+    status that breaks or concerns the rule)."""
+    failed = set(rule.breaking) | set(rule.concerns) | CONTROL_FAILED
+    return any(_cell(r, rule.control) in failed for r in (b, c) if r is not None)
+
+
+def _case_on(u: ScanFinding, release: Release, censuses: Mapping[str, Any] | None) -> str | None:
+    """The case a use is on ``release``: its own, or where it is a name rebound under a guard
+    (``f = triton.constexpr_function(f)`` only from 3.5), the other case on a release whose
+    branch does not run (the scanner's ``alternative``)."""
+    if u.alternative is not None:
+        guard, other = u.alternative
+        if guard is not None and guard.decide(release, censuses) is False:
+            return other
+    return u.cell
+
+
+def concerned_uses(
+    uses: Sequence[ScanFinding],
+    b: Result | None,
+    c: Result | None,
+    candidate: Release,
+    censuses: Mapping[str, Any] | None = None,
+    baseline: Release | None = None,
+) -> list[ScanFinding]:
+    """The scanned uses a probe's change in one column is about: for a rule with cases
+    (python_in_kernel, autotune_validation), a use whose own case changed there (``math.log2``
+    allowed -> refused), not a relaxation of it; and never a use whose feature guard keeps it
+    from running on the candidate, or whose failure there a ``try/except`` with a fallback
+    catches (matrix.scan.judge.guarded_out: the scanner's own reading of the guard). A use
+    whose case the row does not hold stays (it cannot be told apart: fail closed)."""
+    out = []
+    for u in uses:
+        case_b = _case_on(u, baseline, censuses) if baseline is not None else u.cell
+        case_c = _case_on(u, candidate, censuses)
+        before, after = _cell(b, case_b), _cell(c, case_c)
+        own_case = u.rule.cases and case_b is not None and case_c is not None
+        if own_case and u.rule.control and _control_failed(u.rule, b, c):
+            # the column's control case failed on a side (3.1.0's interpreter with numpy 2
+            # runs no kernel at all): it says nothing about this use (the scanner's judge too)
+            continue
+        if (
+            own_case
+            and before is not None
+            and after is not None
+            and (before == after or fingerprint.relaxation(before, after))
+        ):
+            continue
+        fails = after is not None and after in u.rule.breaking
+        if guarded_out(u, candidate, censuses, fails) is not None:
+            continue
+        out.append(u)
     return out
 
 
@@ -472,7 +551,8 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     relaxed = b is not None and c is not None and fingerprint.relaxation(b.status, c.status)
     if c is not None and not relaxed:
         for use in uses:
-            if c.status in use.rule.breaking:
+            case = _case_on(use, candidate, None) if use.rule.cases else None
+            if _cell(c, case) in use.rule.breaking:
                 evidence = [_detail("candidate", candidate, c)]
                 if b is not None:
                     evidence.insert(0, _detail("baseline", baseline, b))
@@ -566,6 +646,11 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         # not; a cell one side did not observe cannot be vouched for.
         if fingerprint.classify(b.status, c.status) == fingerprint.UNOBSERVED:
             text = f"{probe} on {shown}: `{b.status}` -> `{c.status}`"
+            if fingerprint.refused(b.status):
+                # refused on the baseline: code that runs there cannot be using it, whatever
+                # the candidate could not observe (the relaxation rule's reason)
+                out.notes.append(f"{text} (refused on {baseline}: no code running there uses it)")
+                return
             out.undecided(text, probe, where)
             return
         out.findings.append(GateFinding(REGRESSION, probe, where, b.status, c.status, evidence))

@@ -38,6 +38,7 @@ from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
+from matrix.gate.shapes import Sites, needed_shape
 from matrix.measure.results import Run
 from matrix.scan import Imports, Project, iter_python_files, parse_module, read_source
 
@@ -89,17 +90,23 @@ def build_profile(
     runs: Iterable[Run],
     declaration: Declaration | None = None,
     baseline: str | None = None,
+    launches_elsewhere: bool = True,
 ) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
     source, each kernel a captured launch ran typed by that launch (and tied to its test),
     else by what the tree's host code passes, else by the team's ``declaration`` of its
     pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
-    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals)."""
+    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals).
+    ``launches_elsewhere=False``: leave out captured launches of kernels outside ``scan`` and
+    ``tests`` (this project's own profile is its kernels/, not a team suite's recorded runs)."""
     runs = list(runs)
     ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline))
     launches, elsewhere = _launches_by_file(runs, tests)
+    if not launches_elsewhere:
+        elsewhere = []
     files = list(dict.fromkeys(str(resolved(p)) for p in iter_python_files([*scan, *tests])))
-    files += [f for f in launches if f not in files]
+    if launches_elsewhere:  # (a suite's kernels the raw files name, read from their files)
+        files += [f for f in launches if f not in files]
     roots = [*scan, *tests]
 
     def _show(path: str) -> str:
@@ -230,8 +237,24 @@ def _split(probe: str) -> tuple[str, str | None]:
     return (group, cell[:-1]) if bracket and cell.endswith("]") else (probe, None)
 
 
-def relevance(f: GateFinding, matcher: Matcher) -> Match:
-    """What ``f`` means for the profiled code (``Match``)."""
+def relevance(f: GateFinding, matcher: Matcher, sites: Sites | None = None) -> Match:
+    """What ``f`` means for the profiled code (``Match``); with ``sites`` (the team's source),
+    a cell that measures one shape of a call keeps only the uses of that shape
+    (``matrix.gate.shapes``)."""
+    m = _relevance(f, matcher)
+    if sites is None or not m.uses or not f.probe.startswith(fingerprint.PREFIX):
+        return m
+    group, cell = _split(f.probe)
+    shape = needed_shape(fingerprint.group_name(group), cell)
+    if shape is None:
+        return m
+    kept = [u for u in m.uses if sites.has_shape(u, shape) is not False]
+    if not kept:
+        return Match(NOT_USED, [], f"no use has the shape {shape} the cell measures")
+    return Match(m.status, kept, m.why)
+
+
+def _relevance(f: GateFinding, matcher: Matcher) -> Match:
     probe = f.probe
     if f.uses:  # the scanner or the census tied it to the team's own lines already
         return Match(USED, [])

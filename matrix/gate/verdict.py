@@ -50,9 +50,9 @@ from typing import Any, NoReturn
 from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.analyze.census import CensusError
-from matrix.analyze.profile import MAY_AFFECT, NOT_USED, Matcher, Profile
+from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile
 from matrix.analyze.profile.declaration import Declaration, load_declaration
-from matrix.core import DataFileError, Release, ReleaseError
+from matrix.core import REPO_ROOT, DataFileError, Release, ReleaseError
 from matrix.exitcodes import ExitCode
 from matrix.gate import api, policy, summary, timing
 from matrix.gate import compare as gc
@@ -64,6 +64,7 @@ from matrix.gate.config import (
     matches_path,
     pinned_release,
 )
+from matrix.gate.shapes import Sites
 from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
 from matrix.measure import test_device
 from matrix.measure.results import (
@@ -85,6 +86,10 @@ VERDICTS: dict[int, str] = {
     EXIT_UNDECIDABLE: "UNDECIDABLE",
 }
 PROJECT_KERNELS = "kernels"
+# The project's own declaration (targets) for its own verdict: a file in its kernels/ (not
+# pyproject.toml's table, which every test fixture under the root would read as its own).
+OWN_CONFIG = "triton-compat.toml"
+PROJECT_CONFIG = f"{PROJECT_KERNELS}/{OWN_CONFIG}"
 
 
 # Where the gate writes without ``--out``: a folder of the current directory that no checkout
@@ -686,12 +691,31 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
         # Read before the profile: its dtypes type what the sources cannot (report.declaration).
         config = getattr(args, "config", None)
+        own_dir = _own_dir(args, scan_targets)
+        own = own_dir is not None
+        if config is None and own_dir is not None and (own_dir / OWN_CONFIG).is_file():
+            config = str(own_dir / OWN_CONFIG)  # the project's own targets, its own verdict
         report.declaration = load_declaration(config, [*args.scan, *args.tests] if team else ())
-        profile = (
-            build_profile(args.scan, args.tests, runs, report.declaration, baseline=args.baseline)
-            if team
-            else None
-        )
+        profile = None
+        if team:
+            profile = build_profile(
+                args.scan,
+                args.tests,
+                runs,
+                report.declaration,
+                baseline=args.baseline,
+                launches_elsewhere=not own,
+            )
+        elif own:
+            # the project's verdict is about what kernels/ does, as a team's is about its code
+            profile = build_profile(
+                [PROJECT_KERNELS],
+                [],
+                runs,
+                report.declaration,
+                baseline=args.baseline,
+                launches_elsewhere=False,
+            )
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:
         report.errors.append(str(e))
@@ -702,7 +726,16 @@ def run_gate(args: argparse.Namespace) -> GateReport:
 
     report.scanned = scan_targets
     decide_runs(
-        report, runs, baseline, candidate, accepted, scan, timings, profile, report.declaration
+        report,
+        runs,
+        baseline,
+        candidate,
+        accepted,
+        scan,
+        timings,
+        profile,
+        report.declaration,
+        own=own and profile is not None,
     )
     report.stale_accepted = stale_acknowledgements(report, accepted, baseline, candidate)
     # A folder's unreadable raw file may hold a cell of either side: never safe.
@@ -710,6 +743,21 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         f"a raw file could not be read (it may hold a cell of either side): {m}" for m in unreadable
     ]
     return report
+
+
+def _own_dir(args: argparse.Namespace, scan_targets: Sequence[str]) -> Path | None:
+    """This project's kernels/ folder when it is the code judged: no --scan/--tests (the
+    project scan), or --scan of that folder alone (what the upgrade pages show); else None.
+    Then its declared targets (OWN_CONFIG there) apply and the rows that measure it concern
+    it."""
+    if args.tests:
+        return None
+    if not args.scan:
+        return Path(PROJECT_KERNELS) if PROJECT_KERNELS in scan_targets else None
+    mine = cli.resolved(REPO_ROOT / PROJECT_KERNELS)
+    if all(cli.resolved(p) == mine for p in args.scan):
+        return mine
+    return None
 
 
 @dataclass(frozen=True)
@@ -733,6 +781,7 @@ def decide_runs(
     timings: GpuTimings = GpuTimings(),
     profile: Profile | None = None,
     declaration: Declaration | None = None,
+    own: bool = False,
 ) -> GateReport:
     """The gate's comparison of ``baseline`` and ``candidate`` over recorded ``runs``, into
     ``report`` (call ``report.decide()`` for the exit code). The report's upgrade pages call
@@ -743,7 +792,8 @@ def decide_runs(
 
     With a team's ``profile`` the verdict is about that code (``apply_profile``): ``accepted``
     are then the team's own acknowledgements, applied only where they were justified."""
-    project_accepted = accepted if profile is None else ()
+    # (``own``: the profile is this project's kernels/, whose acknowledgements are its own)
+    project_accepted = accepted if profile is None or own else ()
     report.scan_findings = [f.to_dict() for f in scan.findings]
     report.errors += [f"scan: {e}" for e in scan.errors]
     sel = gc.select_runs(
@@ -795,7 +845,7 @@ def decide_runs(
     report.off_target += moved
     report.off_target_undecidable += items
     if profile is not None:
-        apply_profile(report, profile, accepted, baseline, candidate)
+        apply_profile(report, profile, accepted, baseline, candidate, own=own)
         report.coverage = coverage_text(sel.sides)
         # a file of the team's code that could not be read may use anything that changed
         report.comparison.undecidable += [
@@ -834,19 +884,23 @@ def apply_profile(
     accepted: Sequence[AcceptedChange],
     baseline: Release,
     candidate: Release,
+    own: bool = False,
 ) -> None:
-    """Make the verdict about the team's code: a finding its profile does not use moves to
+    """Make the verdict about the team's code (``own``: this project's kernels/, which the
+    rows marked ``project`` in usage_map.toml measure, so those always concern it): a
+    finding its profile does not use moves to
     ``report.unused`` (never blocking); one it uses or may be affected by stays, naming each
     use (kernel, file:line, test); a fingerprint value the candidate fixed moves to
     ``report.fixed``; the team's acknowledgements apply where they cover every use."""
     report.profile = profile
     matcher = Matcher(profile)
+    sites = Sites(report.scanned)
     memo: dict[str, Any] = {}
 
     def rel(f: gc.GateFinding) -> Any:
         key = f.probe if not f.uses else f"{f.probe}\0{f.where}\0{f.uses}"
         if key not in memo:
-            memo[key] = relevance(f, matcher)
+            memo[key] = relevance(f, matcher, sites)
         return memo[key]
 
     c = report.comparison
@@ -856,10 +910,21 @@ def apply_profile(
             kept.append(f)
             continue
         # (a finding the scanner or the census tied to the code's own sites is about them)
-        if not f.uses and policy.never_team_relevant(f.probe, matcher.map.probes):
+        project_row = own and bool(matcher.map.probes.get(f.probe, {}).get("project"))
+        if (
+            not f.uses
+            and not project_row
+            and policy.never_team_relevant(f.probe, matcher.map.probes)
+        ):
             report.unused.append(f)
             continue
-        m = rel(f)
+        m = Match(USED, [], "measures this project's own kernels") if project_row else rel(f)
+        if f.ruled_out and m.status != NOT_USED:
+            # lines whose own case did not change, or that a guard keeps off the candidate
+            # (the scanner's reading, matrix.gate.compare.concerned_uses), are not its uses
+            off = {_shown_line(t, report.scanned) for t in f.ruled_out}
+            kept_uses = [u for u in m.uses if f"{u.path}:{u.line}" not in off]
+            m = Match(m.status, kept_uses, m.why) if kept_uses or not m.uses else Match(NOT_USED)
         if m.status == NOT_USED:
             report.unused.append(f)
             continue
@@ -893,6 +958,12 @@ def apply_profile(
         ):
             c.undecidable.remove(text)
             report.unused_undecidable.append(text)
+
+
+def _shown_line(text: str, roots: Sequence[str]) -> str:
+    """A scanner's ``path:line`` as the profile names the same line (``shown_path``)."""
+    path, _, line = text.rpartition(":")
+    return f"{shown_path(path, roots)}:{line}"
 
 
 def _fixed(f: gc.GateFinding) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.analyze.profile import Profile
+from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import REPO_ROOT, DataFileError, Release
 from matrix.gate import compare as gc
 from matrix.gate import timing
@@ -54,15 +55,17 @@ KIND_TONES = {
     gc.ACCEPTED: "neutral",
     gc.RELAXATION: "neutral",  # refused on the baseline: new, never blocking
 }
-# This project's own code, as a team's is given to the gate (``--scan kernels --scan compat``):
-# the verdict every page shows is the gate's on it, through its usage profile.
-OWN_CODE = ("kernels", "compat")
+# This project's own code: the verdict every page shows is the gate's own verdict on it
+# (``python -m matrix.gate`` without ``--scan``): kernels/' usage profile and the targets it
+# declares (gv.PROJECT_CONFIG). compat/ is not in it: its trials try features on purpose and
+# its callers catch what they raise (compat.features.run_trial).
+OWN_CODE = (gv.PROJECT_KERNELS,)
 # Where "any code" uses an API in the scan that asks what changed in Triton for everyone.
 ANY_CODE = "(any code)"
 TOP_REASONS = 5  # entries named right under an upgrade page's verdict
 LIST_SHOWN = 40  # lines of a pair page's "cannot decide" and "not measured" (the gate: all)
 SCOPE = (
-    "for this project's own code (kernels/, compat/); "
+    "for this project's own kernels (kernels/, on the targets it declares); "
     "run `nox -s gate -- --scan YOUR_DIR` for yours"
 )
 # Triton's change classes, as the pages and the feed count them (the gate's kinds; nothing is
@@ -300,6 +303,12 @@ def own_paths(root: Path = REPO_ROOT) -> list[str]:
     return [str(root / p) for p in OWN_CODE if (root / p).is_dir()]
 
 
+def own_declaration(root: Path = REPO_ROOT) -> Declaration:
+    """The targets this project declares for its own kernels (gv.PROJECT_CONFIG)."""
+    path = root / gv.PROJECT_CONFIG
+    return load_declaration(path) if path.is_file() else Declaration()
+
+
 def any_code_scan(rules: Sequence[Rule]) -> ScanReport:
     """A scan in which some code uses every API a scanner rule ties to a probe's removal or
     refusal: with it the gate names, as breaking API, every such API the candidate breaks,
@@ -313,7 +322,7 @@ def any_code_scan(rules: Sequence[Rule]) -> ScanReport:
 class GateInputs:
     """What the gate reads besides the runs, read once for every pair it decides here.
 
-    ``own_*``: ``python -m matrix.gate --scan kernels --scan compat`` (the gate's ``--scan``
+    ``own_*``: ``python -m matrix.gate --scan kernels`` (the gate's ``--scan``
     path: this project's code, its usage profile, no acknowledgements, as for any team that
     passes no ``--accepted``). ``any_scan`` and ``bare_timings``: Triton's changes for any code
     (nothing acknowledged)."""
@@ -350,7 +359,7 @@ def gate_inputs(
         fixes,
         own,
         scan_paths(own, rules) if own else ScanReport(),
-        build_profile(own, [], runs) if own else None,
+        build_profile(own, [], runs, own_declaration(), launches_elsewhere=False) if own else None,
         bare,
         any_code_scan(rules),
     )
@@ -358,8 +367,8 @@ def gate_inputs(
 
 def decide_pair(runs: Sequence[Run], baseline: str, candidate: str, g: GateInputs) -> GateReport:
     """The gate's verdict on this project's own code for ``baseline -> candidate``: what
-    ``python -m matrix.gate --baseline B --candidate C --results R --scan kernels --scan compat``
-    decides (``decide_runs`` with the profile of those folders, as ``run_gate`` calls it)."""
+    ``python -m matrix.gate --baseline B --candidate C --results R`` decides on kernels/ (its
+    profile and declared targets, as ``run_gate`` calls it), with no acknowledgements."""
     report = GateReport(baseline=baseline, candidate=candidate, results=g.results)
     report.accepted_file = "accepted_changes.toml (yours: pass --accepted FILE)"
     report.scanned = [_relative(p) for p in g.own_scanned]
@@ -372,6 +381,8 @@ def decide_pair(runs: Sequence[Run], baseline: str, candidate: str, g: GateInput
         g.own_scan,
         g.bare_timings,
         g.own_profile,
+        own_declaration(),
+        own=g.own_profile is not None,
     )
     report.decide()
     return report
@@ -497,8 +508,9 @@ CELLS_LISTED = 6  # cell names per entry in the feed (the entry's count is exact
 FEED_SCHEMA = "pair-feed/1"  # matrix/data/pair_feed.schema.json
 # The rule the verdict follows, stated in every feed file (matrix.gate.verdict's docstring).
 VERDICT_RULE = (
-    "UNSAFE (exit 1) if this project's own code (kernels/, compat/, read through its usage "
-    "profile) uses or may be affected by a regression, a breaking API or a behaviour change "
+    "UNSAFE (exit 1) if this project's own kernels (kernels/, read through their usage "
+    "profile, on the targets kernels/triton-compat.toml declares) use or may be affected by "
+    "a regression, a breaking API or a behaviour change "
     "(none acknowledged); else UNDECIDABLE (exit 2) if anything it uses could not be compared "
     "on both releases (missing, failed or incomplete data); else SAFE (exit 0). Changes the "
     "code does not use never block. Triton's changes (`triton`) are listed for any code and "

@@ -7,7 +7,8 @@ import io
 import re
 import sys
 import tokenize
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -238,15 +239,17 @@ def scan_module(
         for f in extra:
             found.setdefault((f.line, f.col, f.rule.id + f.detail), f)
     kept = _one_per_hazard(found.values())
+    # Branches for some releases only (if Version(triton.__version__) >= ..., hasattr, a
+    # signature test, try/except with a fallback): the judge decides per candidate whether
+    # the finding's line runs at all, or falls back; the gate, whether a name use does.
+    guards = branch_guards(m.tree, imports) if _MAY_GUARD.search(m.source) else []
+    tried = try_imports(m.tree, imports) if guards else {}
+    if guards:
+        uses = [_guarded(u, guards, tried) for u in uses]
     if not kept:
         return [], uses, works, 0
     # Tokenizing is the slow part of reading comments: only files with findings pay for it.
     noqa = noqa_codes(m.source) if "noqa" in m.source else {}
-    # Branches for some releases only (if Version(triton.__version__) >= ..., hasattr, a
-    # signature test, try/except with a fallback): the judge decides per candidate whether
-    # the finding's line runs at all, or falls back.
-    guards = branch_guards(m.tree, imports) if _MAY_GUARD.search(m.source) else []
-    tried = try_imports(m.tree, imports) if guards else {}
     out, suppressed = [], 0
     first: dict[tuple[str, str, str, tuple[Guard, ...]], Finding] = {}
     for f in kept:
@@ -269,6 +272,14 @@ def scan_module(
         out.append(f)
     kept = out
     return sorted(kept, key=lambda f: (f.line, f.col, f.rule.id)), uses, works, suppressed
+
+
+def _guarded(use: ApiUse, guards: Sequence[Guard], tried: Mapping[str, Guard]) -> ApiUse:
+    """``use`` with the guards around its line (and the try that imports its name)."""
+    around = tuple(g for g in guards if g.first <= use.line <= g.last)
+    if use.qualname in tried and tried[use.qualname] not in around:
+        around += (tried[use.qualname],)
+    return replace(use, guards=around) if around else use
 
 
 def _one_per_hazard(found: Iterable[Finding]) -> list[Finding]:

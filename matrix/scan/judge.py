@@ -220,20 +220,39 @@ def _rule_out_branches(
         if not f.guards or f.effect == NOT_AFFECTED:
             continue
         # only a failure raises: a changed default or result is not caught by a try
-        raised = raised_by(f.rule, raises) if f.effect in (BREAKS, UNKNOWN) else ()
-        # a missing name raises ImportError in an import statement, AttributeError (NameError)
-        # anywhere else: `except ImportError` around `x = triton.language.libdevice` catches
-        # nothing
-        if any(e.endswith(IMPORT_ERRORS) for e in raised):  # a missing name
-            # (a use of a name a guarded try imports carries that try: its failure is the
-            # import's)
-            is_import = f.source_line.strip().startswith(("import ", "from ")) or any(
-                isinstance(g, TryGuard) and not g.first <= f.line <= g.last for g in f.guards
-            )
-            raised = tuple(e for e in raised if e.endswith(IMPORT_ERRORS) == is_import)
-        got = guard_effect(f.guards, raised, release, censuses)
-        if got is not None:
-            f.effect, f.note = NOT_AFFECTED, got[1]
+        why = guarded_out(f, release, censuses, f.effect in (BREAKS, UNKNOWN), raises)
+        if why is not None:
+            f.effect, f.note = NOT_AFFECTED, why
+
+
+def guarded_out(
+    f: Finding,
+    release: Release,
+    censuses: Censuses | None,
+    fails: bool,
+    raises: dict[str, tuple[str, ...]] | None = None,
+) -> str | None:
+    """Why ``f``'s feature guards keep it from mattering on ``release`` (its branch does not
+    run there, or, where it ``fails`` there, a ``try/except`` with a fallback catches what it
+    raises); None when nothing rules it out. The scanner's judge and the gate share it, so a
+    guard the scanner honours never blocks in the gate either."""
+    if not f.guards:
+        return None
+    if raises is None:
+        raises = load_raises()
+    raised = raised_by(f.rule, raises) if fails else ()
+    # a missing name raises ImportError in an import statement, AttributeError (NameError)
+    # anywhere else: `except ImportError` around `x = triton.language.libdevice` catches
+    # nothing
+    if any(e.endswith(IMPORT_ERRORS) for e in raised):  # a missing name
+        # (a use of a name a guarded try imports carries that try: its failure is the
+        # import's)
+        is_import = f.source_line.strip().startswith(("import ", "from ")) or any(
+            isinstance(g, TryGuard) and not g.first <= f.line <= g.last for g in f.guards
+        )
+        raised = tuple(e for e in raised if e.endswith(IMPORT_ERRORS) == is_import)
+    got = guard_effect(f.guards, raised, release, censuses)
+    return None if got is None else got[1]
 
 
 def _judge_one(

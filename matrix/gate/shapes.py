@@ -1,0 +1,282 @@
+"""What a use's own expression does, for fingerprint cases that measure one shape of a call.
+
+Some cells measure a call written one way, not every call of that name: ``fp.values.where``
+is ``tl.where(x < y, x, y)`` (a select of a comparison of its own operands, which a release may
+fold into a min/max), and ``fp.layout[descriptor.*]`` cases with ``strides = "constexpr"``
+build a descriptor in the kernel from constexpr strides (a host ``TensorDescriptor`` takes its
+strides from the tensor at run time). ``matrix/data/usage_map.toml`` (``[shapes]``) names the
+shape each such group or case needs; this module reads the use's call from the team's source
+and says whether it has that shape: yes, no, or None (cannot tell: the gate keeps the use,
+failing closed).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from matrix.analyze.profile import Use
+from matrix.cli import resolved
+from matrix.core import MATRIX_DIR, load_toml
+
+MAP_PATH = MATRIX_DIR / "data" / "usage_map.toml"
+FINGERPRINT_PATH = MATRIX_DIR / "data" / "fingerprint.toml"
+
+_ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+
+
+@lru_cache(maxsize=1)
+def shape_table() -> dict[str, str]:
+    """``{group or layout field: shape}`` from usage_map.toml's ``[shapes]``; a shape named
+    there that this module does not know is refused (a typo would silently keep every use)."""
+    raw = load_toml(MAP_PATH).get("shapes", {})
+    if not isinstance(raw, dict):
+        raise ValueError(f"{MAP_PATH}: shapes: expected a table, got {raw!r}")
+    for key, shape in raw.items():
+        if shape not in SHAPES and shape not in GLOBAL_SHAPES:
+            raise ValueError(
+                f"{MAP_PATH}: shapes.{key}: {shape!r}; expected one of "
+                f"{sorted([*SHAPES, *GLOBAL_SHAPES])}"
+            )
+    return dict(raw)
+
+
+@lru_cache(maxsize=1)
+def layout_cases() -> dict[str, dict[str, object]]:
+    """fingerprint.toml's layout cases by name (``descriptor.stride_constexpr_not_16B``)."""
+    cases = load_toml(FINGERPRINT_PATH).get("layout", {}).get("case", [])
+    return {str(c["name"]): dict(c) for c in cases if isinstance(c, dict) and "name" in c}
+
+
+def needed_shape(group: str, case: str | None) -> str | None:
+    """The shape a cell of ``group`` (``values.where``, ``layout``) with ``case`` needs of a
+    use, or None when any use of its op is concerned."""
+    table = shape_table()
+    if group in table:
+        return table[group]
+    if case is not None and f"{group}[{case}]" in table:
+        return table[f"{group}[{case}]"]
+    if group == "layout" and case is not None:
+        fields = layout_cases().get(case.split("(", 1)[0], {})
+        for key, value in fields.items():
+            shape = table.get(f"layout.{fields.get('kind')}.{key}={value}")
+            if shape is not None:
+                return shape
+    return None
+
+
+class Sites:
+    """The team's source read back at a use's ``file:line`` (each file parsed once)."""
+
+    def __init__(self, roots: Sequence[str | Path]) -> None:
+        self.roots = [resolved(r) for r in roots]
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def _file(self, shown: str) -> Path | None:
+        bases = [Path.cwd()]
+        for root in self.roots:
+            base = root if root.is_dir() else root.parent
+            bases.append(base.parent)
+        for base in bases:
+            path = base / shown
+            if path.is_file():
+                return path
+        return None
+
+    def tree(self, shown: str) -> ast.Module | None:
+        if shown not in self._trees:
+            path = self._file(shown)
+            try:
+                self._trees[shown] = ast.parse(path.read_text()) if path else None
+            except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+                self._trees[shown] = None
+        return self._trees[shown]
+
+    def calls_at(self, use: Use) -> tuple[list[ast.Call], ast.FunctionDef | None]:
+        """The calls that start on the use's line (at its column, where one does), and the
+        function that holds them."""
+        tree = self.tree(use.path)
+        if tree is None:
+            return [], None
+        found: list[ast.Call] = []
+        holder = None
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            if not (fn.lineno <= use.line <= (fn.end_lineno or fn.lineno)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call) and node.lineno == use.line:
+                    found.append(node)
+                    holder = fn
+        at_col = [c for c in found if c.col_offset == use.col]
+        return (at_col or found), holder
+
+    def has_shape(self, use: Use, shape: str) -> bool | None:
+        """Whether the use's call has ``shape``; None where the source cannot tell."""
+        tree = self.tree(use.path)
+        if shape in GLOBAL_SHAPES:
+            name = use.attr("name")
+            return None if tree is None or not name else _global_shape(tree, name, shape)
+        if tree is not None and any(
+            isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno == use.line
+            for n in ast.walk(tree)
+        ):
+            return False  # importing a name does none of what a call of it does
+        calls, fn = self.calls_at(use)
+        if not calls:
+            return None
+        verdicts = [SHAPES[shape](call, fn) for call in calls if _named(call, use)]
+        if not verdicts:
+            return None
+        if any(v is True for v in verdicts):
+            return True
+        return None if any(v is None for v in verdicts) else False
+
+
+def _tail(func: ast.expr) -> str:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _dotted(func: ast.expr) -> list[str]:
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+    return parts
+
+
+def _named(call: ast.Call, use: Use) -> bool:
+    """Whether ``call`` is the call the use records (the last part of its name is a part of
+    the call's: ``TensorDescriptor.from_tensor(...)`` is a use of ``TensorDescriptor``)."""
+    name = use.attr("name") or use.op
+    return name.rsplit(".", 1)[-1] in _dotted(call.func)
+
+
+def _arg(call: ast.Call, i: int, name: str) -> ast.expr | None:
+    if len(call.args) > i:
+        return call.args[i]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def _assigned(fn: ast.FunctionDef | None, name: str) -> list[ast.expr] | None:
+    """Every value ``name`` is assigned in ``fn``; None if it is a parameter or never assigned
+    (its value comes from elsewhere)."""
+    if fn is None:
+        return None
+    values: list[ast.expr] = []
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    values.append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            if isinstance(node.target, ast.Name) and node.target.id == name:
+                if node.value is None or isinstance(node, ast.AugAssign):
+                    return None
+                values.append(node.value)
+        elif isinstance(node, ast.For):
+            if any(isinstance(t, ast.Name) and t.id == name for t in ast.walk(node.target)):
+                return None  # a loop variable: its values come from the iterable
+        elif isinstance(node, ast.NamedExpr) and node.target.id == name:
+            values.append(node.value)
+    return values or None
+
+
+def _select_of_compare(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
+    """``tl.where(x < y, x, y)`` (or ``>``, ``<=``, ``>=``, either order of x and y): a
+    select of an ordering comparison of its own two operands. A condition held in a local
+    variable is followed to its assignments; a parameter or loop variable cannot be told."""
+    cond, a, b = _arg(call, 0, "condition"), _arg(call, 1, "x"), _arg(call, 2, "y")
+    if cond is None or a is None or b is None:
+        return None
+    sides = {ast.dump(a), ast.dump(b)}
+
+    def fits(expr: ast.expr, depth: int = 0) -> bool | None:
+        if isinstance(expr, ast.Compare):
+            if len(expr.ops) != 1 or not isinstance(expr.ops[0], _ORDERING):
+                return False
+            return {ast.dump(expr.left), ast.dump(expr.comparators[0])} == sides
+        if isinstance(expr, ast.Name) and depth < 3:
+            values = _assigned(fn, expr.id)
+            if values is None:
+                return None
+            got = [fits(v, depth + 1) for v in values]
+            if any(g is True for g in got):
+                return True
+            return None if any(g is None for g in got) else False
+        # any other condition (a mask `&`, a call, a constant, an equality) is a plain select
+        return False
+
+    return fits(cond)
+
+
+def _constexpr_strides(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
+    """A descriptor built in the kernel (``tl.make_tensor_descriptor``) whose strides other
+    than the last include a literal or a ``tl.constexpr`` parameter. A host
+    ``TensorDescriptor`` (strides from the tensor at run time) never has that shape."""
+    if "TensorDescriptor" in _dotted(call.func):
+        return False
+    strides = _arg(call, 2, "strides")
+    if strides is None:
+        return None
+    if not isinstance(strides, (ast.List, ast.Tuple)):
+        return None
+    params: dict[str, bool] = {}
+    if fn is not None:
+        for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
+            params[p.arg] = p.annotation is not None and "constexpr" in ast.dump(p.annotation)
+    verdict: bool | None = False
+    for s in strides.elts[:-1]:
+        if isinstance(s, ast.Constant):
+            return True
+        if isinstance(s, ast.Name) and s.id in params:
+            if params[s.id]:
+                return True
+            continue
+        verdict = None  # an expression or a local: cannot tell whether it folds to a constant
+    return verdict
+
+
+def _global_kind(node: ast.Assign | ast.AnnAssign) -> str:
+    """How a module global is bound, as fp.rules' cases tell them apart: ``X: tl.constexpr =
+    3`` (annotated), ``X = tl.constexpr(3)`` (constexpr), ``X = 3`` (plain)."""
+    if isinstance(node, ast.AnnAssign):
+        return "global_annotated" if "constexpr" in ast.dump(node.annotation) else "global_plain"
+    value = node.value
+    if isinstance(value, ast.Call) and (_dotted(value.func) or [""])[0] == "constexpr":
+        return "global_constexpr"
+    return "global_plain"
+
+
+def _global_shape(tree: ast.Module, name: str, shape: str) -> bool | None:
+    """Whether the module global ``name`` a kernel reads is bound the way ``shape`` says;
+    None where this module does not bind it (imported: cannot tell here)."""
+    kinds = set()
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+        ) or (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+        ):
+            kinds.add(_global_kind(node))
+    if not kinds:
+        return None
+    return shape in kinds
+
+
+SHAPES: dict[str, Callable[[ast.Call, ast.FunctionDef | None], bool | None]] = {
+    "select_of_compare": _select_of_compare,
+    "constexpr_strides": _constexpr_strides,
+}
+# Shapes of the module global a kernel reads (``rule.global_read`` uses), not of a call.
+GLOBAL_SHAPES = ("global_plain", "global_constexpr", "global_annotated")
