@@ -111,6 +111,18 @@ def test_a_trial_that_kills_the_process_is_unsupported_with_its_assertion(monkey
     assert "recognized processor" not in why
 
 
+@pytest.mark.parametrize("returncode", [0, 1])
+def test_a_trial_that_ends_without_an_answer_is_not_a_verdict_on_the_release(
+    monkeypatch, returncode
+):
+    def no_answer(*args, **kwargs):
+        return subprocess.CompletedProcess(args, returncode, stdout="", stderr="ImportError: x")
+
+    monkeypatch.setattr(targets.subprocess, "run", no_answer)
+    kind, why = targets.run_trial("cuda:100")
+    assert kind == "tool" and f"exit {returncode}" in why
+
+
 def test_skipped_with_why_in_a_probe_not_a_failure():
     cannot = outside_triton(targets.TargetUnsupported("this release cannot compile for cuda:100"))
     assert cannot is not None and cannot.status == "skipped"

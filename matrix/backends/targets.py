@@ -103,19 +103,24 @@ def run_trial(target: str) -> tuple[str, str | None]:
         except subprocess.TimeoutExpired:
             return "tool", f"the trial compile for {target} took over {TRIAL_TIMEOUT_S} s"
     answer = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
-    if answer:
-        try:
-            kind, why = json.loads(answer[0])
-        except (ValueError, TypeError):
-            kind, why = "tool", f"the trial printed {answer[0][:200]!r}"
-        said = _last_words(proc.stderr) if kind == "unsupported" else ""
-        if "error" in said.lower():  # MLIR prints the reason, the exception only "failed"
-            why = f"{why} ({said})"
-        return kind, why
-    how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
-    return "unsupported", f"compiling a trial kernel for {target} killed the process ({how}): " + (
-        _last_words(proc.stderr + proc.stdout)
-    )
+    if proc.returncode < 0:  # killed by a signal: the compiler aborted on the target
+        return "unsupported", (
+            f"compiling a trial kernel for {target} killed the process (signal "
+            f"{-proc.returncode}): {_last_words(proc.stderr + proc.stdout)}"
+        )
+    if not answer:  # an exit with no answer is the harness failing, not the release refusing
+        return "tool", (
+            f"the trial for {target} ended with exit {proc.returncode} and no answer: "
+            f"{_last_words(proc.stderr + proc.stdout)}"
+        )
+    try:
+        kind, why = json.loads(answer[0])
+    except (ValueError, TypeError):
+        return "tool", f"the trial for {target} printed {answer[0][:200]!r}"
+    said = _last_words(proc.stderr) if kind == "unsupported" else ""
+    if "error" in said.lower():  # MLIR prints the reason, the exception only "failed"
+        why = f"{why} ({said})"
+    return kind, why
 
 
 def check(target: str) -> None:
