@@ -296,3 +296,32 @@ def test_a_real_cubin_gives_what_ptxas_v_prints():
 def test_the_trial_kernels_are_module_level_jit_functions():
     source = Path(targets.__file__).with_name("trial_kernels.py").read_text(encoding="utf-8")
     assert "import triton.language as tl" in source and source.count("@triton.jit") == 2
+
+
+# ---------------------------------------------------------------- the gate's hook
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"registers": 400}, "may slow your kernel: registers"),
+        ({"compile_seconds": [9.0, 9.5]}, "may slow your kernel: compile"),
+    ],
+)
+def test_the_gate_names_a_kernel_that_may_slow_beyond_the_rule(fields, says):
+    from tests.test_gate_kernels import _edit, _kernel_findings, _runs
+
+    base, _ = _runs()
+    base = _edit(base, ":matmul_kernel", "cuda:90", registers=128, compile_seconds=[1.0, 1.1])
+    cand = _edit(base, ":matmul_kernel", "cuda:90", **fields)
+    (f,) = _kernel_findings(base, cand).findings
+    assert f.probe.endswith(":matmul_kernel") and any(says in e for e in f.evidence), f.evidence
+
+
+def test_the_gate_says_nothing_within_the_noise_band():
+    from tests.test_gate_kernels import _edit, _kernel_findings, _runs
+
+    base, _ = _runs()
+    base = _edit(base, ":matmul_kernel", "cuda:90", registers=128, compile_seconds=[1.0, 1.1])
+    cand = _edit(base, ":matmul_kernel", "cuda:90", registers=136, compile_seconds=[1.2, 1.6])
+    assert _kernel_findings(base, cand).findings == []
