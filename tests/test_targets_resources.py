@@ -325,3 +325,10 @@ def test_the_gate_says_nothing_within_the_noise_band():
     base = _edit(base, ":matmul_kernel", "cuda:90", registers=128, compile_seconds=[1.0, 1.1])
     cand = _edit(base, ":matmul_kernel", "cuda:90", registers=136, compile_seconds=[1.2, 1.6])
     assert _kernel_findings(base, cand).findings == []
+
+
+def test_blackwell_tensor_core_instructions_are_a_matrix_class():
+    from matrix.backends.kernels import MATRIX_CLASSES, instruction_classes
+
+    ptx = "\ttcgen05.mma.cta_group::1.kind::f16 [%r1], %rd2, %rd3, %r4, %p1;\n\tfma.rn.f32 %f1;"
+    assert instruction_classes(ptx)[0] == "tcgen05" and "tcgen05" in MATRIX_CLASSES

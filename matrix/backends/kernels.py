@@ -29,7 +29,7 @@ A KERNEL COMPILE record, as a cell's raw file stores it under ``"kernel_compiles
      "compile_seconds": [0.61, 0.58],    # each compile's wall time: the first, then repeats
                                          # (matrix.backends.compile_time: a noise band)
      "classes": ["mma.sync", "fma"],     # instruction classes present in the assembly
-     "instruction_class": "mma.sync",    # the strongest of them (wgmma > mma.sync > mfma >
+     "instruction_class": "mma.sync",    # the strongest (tcgen05 > wgmma > mma.sync > mfma >
                                          # wmma > fma > none)
      "instructions": 812,                # instruction lines in the PTX / AMDGCN
      "ttgir_hash": "<16 hex digits>",    # of the TTGIR without location lines
@@ -78,13 +78,15 @@ from matrix.core import COMPILE_OPTIONS, INT_TYPES, TORCH_TO_TRITON, TUPLE_PREFI
 TARGETS = KNOWN_TARGETS
 # Strongest first: the class a kernel "uses" is the first of these its assembly contains.
 INSTRUCTION_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # Blackwell's (cuda:100) tensor-core MMA: tcgen05.mma, no wgmma or mma.sync there.
+    ("tcgen05", re.compile(r"\btcgen05\.mma")),
     ("wgmma", re.compile(r"\bwgmma\.mma_async")),
     ("mma.sync", re.compile(r"\bmma\.sync\.")),
     ("mfma", re.compile(r"\bv_mfma_")),
     ("wmma", re.compile(r"\bv_wmma_")),
     ("fma", re.compile(r"\bfma\.rn|\bv_fma_|\bv_fmac_|\bv_pk_fma_")),
 )
-MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
+MATRIX_CLASSES = frozenset({"tcgen05", "wgmma", "mma.sync", "mfma", "wmma"})
 
 
 class KernelNotLoadable(LookupError):

@@ -45,7 +45,7 @@ class SharedGrowth:
 
 
 SHARED_GROWTH = SharedGrowth()
-MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
+MATRIX_CLASSES = frozenset({"tcgen05", "wgmma", "mma.sync", "mfma", "wmma"})
 
 Key = tuple[str, str, str]
 

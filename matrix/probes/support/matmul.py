@@ -96,7 +96,7 @@ def compile_variants(ctx: Context, variants: dict[str, tuple[Any, dict, dict]]):
         data[name] = {
             "stages": sorted(asm),
             "matrix_instructions": sorted(
-                {w for w in ("wgmma", "mma.sync", "v_mfma", "fma.rn") if w in text}
+                {w for w in ("tcgen05.mma", "wgmma", "mma.sync", "v_mfma", "fma.rn") if w in text}
             ),
             "asm_lines": text.count("\n"),
             # Answered by Triton's cache kept in the cell (catalog ``compile_cache``): the same
