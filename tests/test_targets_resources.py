@@ -333,3 +333,12 @@ def test_blackwell_tensor_core_instructions_are_a_matrix_class():
 
     ptx = "\ttcgen05.mma.cta_group::1.kind::f16 [%r1], %rd2, %rd3, %r4, %p1;\n\tfma.rn.f32 %f1;"
     assert instruction_classes(ptx)[0] == "tcgen05" and "tcgen05" in MATRIX_CLASSES
+
+
+def test_hip_counts_come_from_the_kernel_metadata_where_there_are_no_comments():
+    # 3.0.0's AMDGCN has the AMDHSA metadata and none of the later "; NumVgprs" comments.
+    text = "  .private_segment_fixed_size: 32\n  .vgpr_count:     48\n  .vgpr_spill_count: 2\n"
+    got = resources.amdgcn_resources(text)
+    assert (got["registers"], got["local_bytes"]) == (48, 32)
+    assert got["resource_source"] == "amdgcn metadata"
+    assert resources.amdgcn_resources("v_add_f32 v0, v1, v2")["registers"] is None

@@ -12,12 +12,15 @@ metadata generated when calling ptxas"). What every release does produce:
   Triton turns into ``n_spills``). Read from the cubin, they cost no second ``ptxas`` run
   (a ``ptxas -v`` of the fused split-K took 4.6 s on this machine). The spill *store* bytes
   alone are not in the cubin.
-- HIP: the AMDGCN text's comments ``; NumVgprs: N`` and ``; ScratchSize: N`` (scratch bytes per
-  work-item, where spills live).
+- HIP: the AMDGCN text's kernel metadata ``.vgpr_count`` and ``.private_segment_fixed_size``
+  (scratch bytes per work-item, where spills live), else its comments ``; NumVgprs: N`` and
+  ``; ScratchSize: N`` (3.0.0 writes only the metadata).
 - Both: ``shared`` (bytes of shared memory / LDS) in the compile's metadata.
 
 >>> amdgcn_resources("; NumVgprs: 40\\n; ScratchSize: 0\\n")
 {'registers': 40, 'local_bytes': 0, 'resource_source': 'amdgcn comments'}
+>>> amdgcn_resources(".private_segment_fixed_size: 16\\n.vgpr_count: 48\\n")["registers"]
+48
 """
 
 from __future__ import annotations
@@ -119,15 +122,28 @@ def cubin_resources(cubin: bytes, kernel: str | None = None) -> dict[str, Any]:
     }
 
 
+# (field, pattern) in the order tried: the AMDHSA kernel metadata every release writes (3.0.0
+# writes no "; NumVgprs" comments), then the comments later releases add.
+_AMDGCN_FIELDS = (
+    ("registers", "amdgcn metadata", re.compile(r"^\s*\.vgpr_count:\s*(\d+)", re.M)),
+    ("registers", "amdgcn comments", re.compile(r";\s*NumVgprs:\s*(\d+)")),
+    ("local_bytes", "amdgcn metadata",
+     re.compile(r"^\s*\.private_segment_fixed_size:\s*(\d+)", re.M)),
+    ("local_bytes", "amdgcn comments", re.compile(r";\s*ScratchSize:\s*(\d+)")),
+)  # fmt: skip
+
+
 def amdgcn_resources(amdgcn: str) -> dict[str, Any]:
-    """VGPRs and scratch bytes from the comments the AMDGPU backend writes into its assembly."""
-    vgprs = re.search(r";\s*NumVgprs:\s*(\d+)", amdgcn)
-    scratch = re.search(r";\s*ScratchSize:\s*(\d+)", amdgcn)
-    return {
-        "registers": int(vgprs.group(1)) if vgprs else None,
-        "local_bytes": int(scratch.group(1)) if scratch else None,
-        "resource_source": "amdgcn comments",
-    }
+    """VGPRs and scratch (private segment) bytes per work-item from the AMDGCN text."""
+    out: dict[str, Any] = {"registers": None, "local_bytes": None}
+    sources = []
+    for key, source, pattern in _AMDGCN_FIELDS:
+        match = pattern.search(amdgcn) if out[key] is None else None
+        if match:
+            out[key] = int(match.group(1))
+            sources.append(source)
+    out["resource_source"] = " + ".join(dict.fromkeys(sources)) or "amdgcn: no VGPR count found"
+    return out
 
 
 def of_compile(asm: Mapping[str, Any], metadata: Mapping[str, Any]) -> dict[str, Any]:
