@@ -123,6 +123,11 @@ def test_a_trial_that_ends_without_an_answer_is_not_a_verdict_on_the_release(
     assert kind == "tool" and f"exit {returncode}" in why
 
 
+def test_the_trials_words_name_no_file_of_this_checkout():
+    said = targets._last_words('loc("/work/x/trial_kernels.py":17:0): error: unsupported target')
+    assert said == "error: unsupported target"
+
+
 def test_skipped_with_why_in_a_probe_not_a_failure():
     cannot = outside_triton(targets.TargetUnsupported("this release cannot compile for cuda:100"))
     assert cannot is not None and cannot.status == "skipped"

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -80,8 +81,9 @@ def _store(path: Path, key: str, why: str | None) -> None:
 def _last_words(text: str) -> str:
     """The line of a dying child's output that says why (an assertion, an error), else its
     last line; LLVM's repeated "is not a recognized processor" notes are left out."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if "is not a recognized processor" not in ln] or lines
+    # MLIR's location prefix names a file of this checkout: left out of a committed reason.
+    lines = [re.sub(r'^loc\("[^"]*":\d+:\d+\):\s*', "", ln.strip()) for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and "is not a recognized processor" not in ln] or lines
     for line in reversed(lines):
         if "Assertion" in line or "error" in line.lower():
             return line[:400]
