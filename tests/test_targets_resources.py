@@ -123,6 +123,20 @@ def test_a_trial_that_ends_without_an_answer_is_not_a_verdict_on_the_release(
     assert kind == "tool" and f"exit {returncode}" in why
 
 
+def test_the_trial_runs_without_the_askers_compile_variables(monkeypatch):
+    seen = {}
+
+    def record(cmd, **kwargs):
+        seen.update(kwargs["env"])
+        return subprocess.CompletedProcess(cmd, 0, stdout='["supported", null]', stderr="")
+
+    monkeypatch.setattr(targets.subprocess, "run", record)
+    monkeypatch.setenv("TRITON_F32_DEFAULT", "ieee")
+    monkeypatch.setenv("TRITON_HIP_LLD_PATH", "/usr/bin/ld.lld-19")
+    assert targets.run_trial("cuda:90") == ("supported", None)
+    assert "TRITON_F32_DEFAULT" not in seen and seen["TRITON_HIP_LLD_PATH"] == "/usr/bin/ld.lld-19"
+
+
 def test_the_trials_words_name_no_file_of_this_checkout():
     said = targets._last_words('loc("/work/x/trial_kernels.py":17:0): error: unsupported target')
     assert said == "error: unsupported target"

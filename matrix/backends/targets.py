@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from matrix.backends import compile_cache
+from matrix.backends.lld import LLD_ENV
 from matrix.core import REPO_ROOT, AotUnavailable
 
 # Targets the aot backend compiles for, with no GPU present, in the order pages show them. A
@@ -92,7 +94,11 @@ def _last_words(text: str) -> str:
 
 def run_trial(target: str) -> tuple[str, str | None]:
     """("supported", None), ("unsupported", why) or ("tool", why): the trial in a child."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    # The answer is kept for every later compile, whichever probe asked first: none of the
+    # asking process's compile variables (a probe's TRITON_F32_DEFAULT, a fingerprint part's
+    # knob) may decide it; only where the linker is stays.
+    drop = {k for k, _ in compile_cache.relevant_environment(os.environ)} - {LLD_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in drop and k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory(prefix="matrix-target-trial-") as tmp:
         env["TRITON_CACHE_DIR"] = tmp
