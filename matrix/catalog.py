@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from matrix.backends.targets import KNOWN_TARGETS
 from matrix.core import (
     BACKENDS,
     COMMON_STATUSES,
@@ -69,8 +70,11 @@ COMMON_MEANINGS = {"skipped": "unmeasured", "error": "unmeasured", "crashed": "b
 # A status the catalog does not list for the probe: someone has to look at it.
 UNLISTED_MEANING = "changed"
 
-# Targets the aot backend compiles for, with no GPU present.
-AOT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
+# Targets the aot backend compiles for (matrix.backends.targets owns the list).
+AOT_TARGETS = KNOWN_TARGETS
+# What a probe compiles for unless probes.toml names its targets: each target is one more
+# compile per probe and release, so the newer ones are named where they answer something.
+DEFAULT_AOT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ class ProbeSpec:
     env: tuple[tuple[str, str], ...] = ()
     # The aot targets it compiles for; frontend-only questions need one target, not three;
     # (None,) for a probe that compiles nothing but must run once per release (api_surface).
-    aot_targets: tuple[str | None, ...] = AOT_TARGETS
+    aot_targets: tuple[str | None, ...] = DEFAULT_AOT_TARGETS
     # On a GPU, run alone in its own child process: what it provokes (a misaligned access) can
     # poison the CUDA context for every later probe in the same process.
     isolated: bool = False
@@ -183,7 +187,7 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
         # TRITON_F32_DEFAULT out of their cache key).
         raise DataFileError(path, f"{where}.compile_cache", "false for a probe with env", True)
     # An empty list: the probe compiles nothing and runs once per release with no target.
-    targets = names("aot_targets", AOT_TARGETS, list(AOT_TARGETS)) or (None,)
+    targets = names("aot_targets", AOT_TARGETS, list(DEFAULT_AOT_TARGETS)) or (None,)
     return ProbeSpec(
         name=text_at(path, where, row, "name"),
         summary=text_at(path, where, row, "summary"),

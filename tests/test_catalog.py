@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.catalog import AOT_TARGETS, PROBES, PROBES_BY_NAME, load_catalog
+from matrix.catalog import DEFAULT_AOT_TARGETS, PROBES, PROBES_BY_NAME, load_catalog
 from matrix.core import DataFileError
 
 GOOD_ROW = """
@@ -27,7 +27,7 @@ def _load(tmp_path: Path, text: str):
 
 def test_the_committed_registry_is_read_with_its_defaults() -> None:
     assert PROBES[0].name == "splitk" and PROBES_BY_NAME["splitk"].behavioural is False
-    assert PROBES_BY_NAME["block_ptr"].aot_targets == AOT_TARGETS
+    assert PROBES_BY_NAME["block_ptr"].aot_targets == DEFAULT_AOT_TARGETS
     assert PROBES_BY_NAME["allow_tf32"].aot_targets == ("cuda:90",)
     # An empty list: runs once per release on aot with no target.
     assert PROBES_BY_NAME["api_surface"].aot_targets == (None,)
@@ -44,7 +44,7 @@ def test_a_minimal_row_gets_every_default(tmp_path: Path) -> None:
     )  # fmt: skip
     assert (spec.breaking, spec.wrong, spec.changed, spec.env) == ((), (), (), ())
     assert spec.behavioural is True and spec.isolated is False
-    assert spec.aot_targets == AOT_TARGETS
+    assert spec.aot_targets == DEFAULT_AOT_TARGETS
     assert spec.meaning("yes") == "good" and spec.meaning("no") == "neutral"
 
 

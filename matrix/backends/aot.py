@@ -23,12 +23,13 @@ import inspect
 import os
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from matrix.backends import compile_cache
+from matrix.backends import compile_cache, resources, targets
 from matrix.backends.lld import LLD_ENV, LldNotFound, find_lld
 from matrix.core import AotUnavailable
 
@@ -59,6 +60,11 @@ class Artifacts:
     metadata: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     # True when Triton answered from a kept cache folder (``cache_dir``) without compiling.
     cached: bool = field(default=False, compare=False)
+    # What the kernel uses (``matrix.backends.resources.of_compile``): registers, local_bytes,
+    # shared and where the numbers came from; read from the binary before it is dropped.
+    resources: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # Wall seconds of ``triton.compile`` (a cached answer's are the cache lookup's).
+    seconds: float | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -308,17 +314,22 @@ def compile_for_target(
     *,
     options: Mapping[str, Any] | None = None,
     cache_dir: str | None = None,
+    check_target: bool = True,
 ) -> Artifacts:
-    """Compile ``fn`` for ``target`` ("cuda:80", "cuda:90", "hip:gfx942") and return its IR texts.
+    """Compile ``fn`` for ``target`` ("cuda:90", "cuda:100", "hip:gfx950", ...); its IR texts.
 
     Each call compiles into a fresh temporary ``TRITON_CACHE_DIR`` unless ``cache_dir`` is
     given, so an environment variable that changes codegen (``TRITON_F32_DEFAULT``) cannot be
     answered from a stale cache entry. With ``cache_dir`` (``matrix.backends.compile_cache``),
     a compile Triton answers from it without adding an entry is ``cached``. Raises
-    AotUnavailable when a tool is missing, ValueError on bad arguments; compiler errors
-    propagate unchanged.
+    AotUnavailable when a tool is missing, ``targets.TargetUnsupported`` (an AotUnavailable:
+    skipped, never a failure) when the release cannot compile for ``target`` at all
+    (``matrix.backends.targets``; ``check_target=False`` is the trial itself), ValueError on
+    bad arguments; compiler errors propagate unchanged.
     """
     gpu_target = parse_target(target)
+    if check_target:
+        targets.check(target)
     import triton
     from triton.compiler import ASTSource
     from triton.runtime.jit import JITFunction
@@ -342,14 +353,17 @@ def compile_for_target(
         before = compile_cache.entries(cache_dir)
         stack.enter_context(_environ({**env, "TRITON_CACHE_DIR": cache_dir}))
         src = ASTSource(fn, **kwargs)
+        started = time.monotonic()
         compiled = triton.compile(src, target=gpu_target, options=dict(options or {}))
+        seconds = round(time.monotonic() - started, 3)
         asm = dict(compiled.asm.items())  # read before the temporary cache disappears
         metadata = _plain_metadata(compiled.metadata)
+        used = resources.of_compile(asm, metadata)
         cached = kept and bool(before) and compile_cache.entries(cache_dir) == before
     texts = {k: v for k, v in asm.items() if isinstance(v, str)}
     binaries = tuple(sorted(k for k, v in asm.items() if not isinstance(v, str)))
     return Artifacts(target=target, ir=texts, binaries=binaries, metadata=metadata,
-                     cached=cached)  # fmt: skip
+                     cached=cached, resources=used, seconds=seconds)  # fmt: skip
 
 
 def _plain_metadata(metadata: Any) -> dict[str, Any]:

@@ -23,10 +23,13 @@ A KERNEL COMPILE record, as a cell's raw file stores it under ``"kernel_compiles
      "detail": "",                       # the compiler's error for rejected; the reason else
      "seconds": 0.8,
      "shared": 16384,                    # bytes of shared memory (compile metadata)
-     "registers": 40, "spills": 0,       # per thread / bytes of spill stores (ptxas -v on the
-                                         # PTX; NumVgprs and ScratchSize on HIP); None unknown
+     "registers": 40, "spills": 0,       # per thread / bytes of local memory per thread (the
+     "local_bytes": 0,                   # stack frame, where spills live), from the cubin's
+     "resource_source": "cubin .nv.info", # .nv.info (NumVgprs, ScratchSize on HIP); None unknown
+     "compile_seconds": [0.61, 0.58],    # each compile's wall time: the first, then repeats
+                                         # (matrix.backends.compile_time: a noise band)
      "classes": ["mma.sync", "fma"],     # instruction classes present in the assembly
-     "instruction_class": "mma.sync",    # the strongest of them (wgmma > mma.sync > mfma >
+     "instruction_class": "mma.sync",    # the strongest (tcgen05 > wgmma > mma.sync > mfma >
                                          # wmma > fma > none)
      "instructions": 812,                # instruction lines in the PTX / AMDGCN
      "ttgir_hash": "<16 hex digits>",    # of the TTGIR without location lines
@@ -56,29 +59,34 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from matrix.backends import ttir_ops
+from matrix.backends import compile_time, ttir_ops
 from matrix.backends.aot import (
     Artifacts,
     SpellingNotRecognised,
     TupleArgumentsNotSpelled,
     compile_for_target,
 )
+from matrix.backends.targets import KNOWN_TARGETS, TargetUnsupported
 from matrix.core import COMPILE_OPTIONS, INT_TYPES, TORCH_TO_TRITON, TUPLE_PREFIX, AotUnavailable
 
-TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
+# A team's captured launches are compiled for every target the aot backend knows (a release
+# that cannot compile for one records ``skipped`` with why: ``matrix.backends.targets``).
+TARGETS = KNOWN_TARGETS
 # Strongest first: the class a kernel "uses" is the first of these its assembly contains.
 INSTRUCTION_CLASSES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # Blackwell's (cuda:100) tensor-core MMA: tcgen05.mma, no wgmma or mma.sync there.
+    ("tcgen05", re.compile(r"\btcgen05\.mma")),
     ("wgmma", re.compile(r"\bwgmma\.mma_async")),
     ("mma.sync", re.compile(r"\bmma\.sync\.")),
     ("mfma", re.compile(r"\bv_mfma_")),
     ("wmma", re.compile(r"\bv_wmma_")),
     ("fma", re.compile(r"\bfma\.rn|\bv_fma_|\bv_fmac_|\bv_pk_fma_")),
 )
-MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
+MATRIX_CLASSES = frozenset({"tcgen05", "wgmma", "mma.sync", "mfma", "wmma"})
 
 
 class KernelNotLoadable(LookupError):
@@ -330,29 +338,26 @@ def ptx_resources(ptx: str) -> tuple[int | None, int | None, str]:
     return None, None, "; ".join(notes) or "no ptxas in the release"
 
 
-def amdgcn_resources(amdgcn: str) -> tuple[int | None, int | None, str]:
-    """(VGPRs, scratch bytes) from the comments the AMDGPU backend writes into its assembly."""
-    vgprs = re.search(r";\s*NumVgprs:\s*(\d+)", amdgcn)
-    scratch = re.search(r";\s*ScratchSize:\s*(\d+)", amdgcn)
-    return (
-        int(vgprs.group(1)) if vgprs else None,
-        int(scratch.group(1)) if scratch else None,
-        "amdgcn comments",
-    )
-
-
-def describe(art: Artifacts) -> dict[str, Any]:
-    """The measured fields of a KERNEL COMPILE record for one compile."""
+def describe(art: Artifacts, recompile: Callable[[], Artifacts] | None = None) -> dict[str, Any]:
+    """The measured fields of a KERNEL COMPILE record for one compile; ``recompile`` compiles
+    the same kernel again (the compile seconds' noise band), None: the one compile's seconds."""
     asm = assembly(art)
-    if "ptx" in art.ir:
-        registers, spills, _ = ptx_resources(art.ir["ptx"])
-    else:
-        registers, spills, _ = amdgcn_resources(asm)
     classes = instruction_classes(asm)
+    used = art.resources
+    if recompile is not None:
+        seconds, _ = compile_time.samples(art, recompile)
+    else:
+        seconds = [art.seconds] if art.seconds is not None else []
     return {
         "shared": art.metadata.get("shared"),
-        "registers": registers,
-        "spills": spills,
+        # From the binary (matrix.backends.resources): ptxas's register count; local memory
+        # bytes per thread (its stack frame, where spills live), kept as "spills" too, the
+        # field the gate's spill rule reads.
+        "registers": used.get("registers"),
+        "spills": used.get("local_bytes"),
+        "local_bytes": used.get("local_bytes"),
+        "resource_source": used.get("resource_source"),
+        "compile_seconds": seconds,
         "classes": classes,
         "instruction_class": classes[0] if classes else "none",
         "instructions": instruction_count(asm),
@@ -484,6 +489,8 @@ def compile_launch(
     signature, constexprs = specialized(launch, definition, getattr(fn, "arg_names", ()))
     try:
         art = compile_for_target(fn, signature, constexprs, target, options=options)
+    except TargetUnsupported as e:  # the release predates the target: not the kernel's doing
+        return done("skipped", str(e))
     except AotUnavailable as e:
         return done("skipped", f"a tool outside Triton is missing: {e}")
     except TupleArgumentsNotSpelled as e:
@@ -497,7 +504,11 @@ def compile_launch(
             why = "; ".join(f"{n}: {missing[n]}" for n in left_out)
             return done("skipped", f"the kernel reads values that were not rebuilt ({why}): {text}")
         return done("rejected", text)
-    return done("compiled", **describe(art))
+
+    def recompile() -> Artifacts:
+        return compile_for_target(fn, signature, constexprs, target, options=options)
+
+    return done("compiled", **describe(art, recompile))
 
 
 # ------------------------------------------------------------------------------------ replaying

@@ -7,7 +7,9 @@ and pairs them by (kernel, launch key, target):
   the evidence);
 - compiled on both: a behaviour change, with its numbers, when the candidate loses the
   baseline's matrix-instruction class (wgmma, mma.sync, mfma, wmma), spills where the
-  baseline did not (or more), or needs more shared memory than ``SHARED_GROWTH`` allows;
+  baseline did not (or more), needs more shared memory than ``SHARED_GROWTH`` allows, or
+  "may slow your kernel": more registers or slower compiles than ``matrix.backends.
+  resource_rules`` lets pass as noise;
 - compiled on the baseline and not observed on the candidate (skipped, error, crashed,
   timeout, or the launch not captured there): undecidable;
 - rejected on the baseline: a note (nothing is lost by upgrading).
@@ -22,6 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from matrix.backends.resource_rules import MAY_SLOW
+from matrix.backends.resource_rules import RULES as RESOURCE_RULES
 from matrix.core import COMPILED, REJECTED
 from matrix.gate.sides import DataError, Sides
 from matrix.measure.kernel_compiles import coverage, coverage_text
@@ -41,7 +45,7 @@ class SharedGrowth:
 
 
 SHARED_GROWTH = SharedGrowth()
-MATRIX_CLASSES = frozenset({"wgmma", "mma.sync", "mfma", "wmma"})
+MATRIX_CLASSES = frozenset({"tcgen05", "wgmma", "mma.sync", "mfma", "wmma"})
 
 Key = tuple[str, str, str]
 
@@ -132,6 +136,9 @@ def _changes(b: dict[str, Any], c: dict[str, Any]) -> list[str]:
     b_sh, c_sh = b.get("shared"), c.get("shared")
     if isinstance(b_sh, int) and isinstance(c_sh, int) and SHARED_GROWTH.exceeded(b_sh, c_sh):
         out.append(f"shared memory {b_sh} -> {c_sh} bytes")
+    # Registers and compile seconds beyond their noise band and minimum (the rule's data:
+    # matrix/data/resource_rules.toml); below it nothing is said.
+    out.extend(f"{MAY_SLOW}: {s}" for s in RESOURCE_RULES.slowdowns(b, c))
     return out
 
 

@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from matrix.backends.targets import TargetUnsupported
 from matrix.core import AotUnavailable
 
 
@@ -61,6 +62,8 @@ def _tool_failed(e: BaseException) -> bool:
 # (what the exception is, status, what it means): the first rule that matches any exception in
 # the chain (the exception, its causes and contexts) decides. Extend here, not in probes.
 OUTSIDE_TRITON: tuple[tuple[Callable[[BaseException], bool], str, str], ...] = (
+    # Before AotUnavailable, which it is: the release predates the target (its own words follow).
+    (lambda e: isinstance(e, TargetUnsupported), "skipped", "no compile for this target"),
     (lambda e: isinstance(e, AotUnavailable), "skipped", "a compile tool is missing"),
     (
         lambda e: isinstance(e, FileNotFoundError | PermissionError),

@@ -96,12 +96,15 @@ def compile_variants(ctx: Context, variants: dict[str, tuple[Any, dict, dict]]):
         data[name] = {
             "stages": sorted(asm),
             "matrix_instructions": sorted(
-                {w for w in ("wgmma", "mma.sync", "v_mfma", "fma.rn") if w in text}
+                {w for w in ("tcgen05.mma", "wgmma", "mma.sync", "v_mfma", "fma.rn") if w in text}
             ),
             "asm_lines": text.count("\n"),
             # Answered by Triton's cache kept in the cell (catalog ``compile_cache``): the same
             # artifact an earlier run of this release compiled from the same source and options.
             "cached": out.value.cached,
+            # What it uses and how long it took to compile (the performance page and the gate's
+            # "may slow your kernel": matrix.backends.resource_rules).
+            **resource_row(ctx, out.value, kernel, args, constexprs),
         }
     compiled = [k for k, v in data.items() if "error" not in v]
     summary = "; ".join(
@@ -113,6 +116,26 @@ def compile_variants(ctx: Context, variants: dict[str, tuple[Any, dict, dict]]):
                      "compiles anew)")  # fmt: skip
     detail = f"compiled {', '.join(compiled)} ({summary})" + "".join(f"; {n}" for n in notes)
     return Observation("pass", detail, data)
+
+
+def resource_row(
+    ctx: Context, art: Any, kernel: Any, args: dict, constexprs: dict
+) -> dict[str, Any]:
+    """registers, local_bytes, shared, where they were read, and the compile seconds with
+    their noise band (``matrix.backends.compile_time``) of one compiled variant."""
+    from dataclasses import replace
+
+    from matrix.backends import compile_cache, compile_time
+
+    def recompile() -> Any:
+        again = exercise(replace(ctx, compile_cache=None), kernel, args, constexprs)
+        if again.raised:  # it compiled a moment ago: the same compile failing is our bug
+            raise RuntimeError(f"a repeat compile failed: {again.exception_text()}")
+        return again.value
+
+    kept = str(compile_cache.folder_for(ctx.compile_cache)) if ctx.compile_cache else None
+    seconds, source = compile_time.samples(art, recompile, kept)
+    return {**art.resources, "compile_seconds": seconds, "seconds_from": source}
 
 
 def _descriptor_trial_compiles(ctx: Context) -> bool:
