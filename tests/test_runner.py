@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from matrix.measure import runner
-from matrix.measure.results import partial_path, read_raw
+from matrix.results import partial_path, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_PACKAGE = "tests.fixtures.probes"
@@ -293,7 +293,7 @@ def test_the_matrix_keeps_the_log_of_a_runner_that_died_and_says_so(tmp_path, ma
 def test_a_cell_completed_in_place_counts_what_its_kept_results_cost():
     """After an incremental run a cell's seconds are the earlier run's less what it redid,
     plus the new run's (the caller adds those): matrix.timings still adds up."""
-    from matrix.measure.results import Result, Run
+    from matrix.results import Result, Run
 
     fp = Result("fp", "interpret", None, "observed", seconds=6.0)
     row = Result("fp.binary.add", "interpret", None, "observed", seconds=6.0)

@@ -110,8 +110,8 @@ def test_cpu_seconds_counts_this_process_and_grows_with_work():
 def test_fingerprint_part_costs_are_read_from_the_fp_rows() -> None:
     """`python -m matrix.timings RAW --parts`: each part's seconds per column over the releases
     (a release's interpreter cells averaged first), from what the fp rows recorded."""
-    from matrix.measure.results import Result, Run
     from matrix.report.timings import parts_table
+    from matrix.results import Result, Run
 
     def run(release: str, numpy: str, backend: str, target: str | None,
             spent: dict[str, float]) -> Run:  # fmt: skip

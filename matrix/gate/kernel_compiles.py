@@ -25,7 +25,7 @@ from typing import Any
 from matrix.core import COMPILED, REJECTED
 from matrix.gate.sides import DataError, Sides
 from matrix.measure.kernel_compiles import coverage, coverage_text
-from matrix.measure.results import Run
+from matrix.results import Run
 
 
 @dataclass(frozen=True)

@@ -66,7 +66,7 @@ from matrix.gate.config import (
 )
 from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
 from matrix.measure import test_device
-from matrix.measure.results import (
+from matrix.results import (
     NoValidator,
     Run,
     SchemaError,

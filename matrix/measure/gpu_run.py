@@ -35,7 +35,7 @@ from typing import Any
 from matrix import cli
 from matrix.core import REPO_ROOT
 from matrix.exitcodes import ExitCode
-from matrix.measure.results import Run, raw_name, write_raw
+from matrix.results import Run, raw_name, write_raw
 
 
 def unpack(pack: Path, dest: Path) -> tuple[Path, float]:

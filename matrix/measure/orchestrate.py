@@ -73,7 +73,9 @@ from matrix.measure.cells import (
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
 from matrix.measure.kernel_compiles import coverage_text, run_coverage
-from matrix.measure.results import (
+from matrix.measure.suite import suite_identity
+from matrix.probes.support import run_cache
+from matrix.results import (
     Run,
     SchemaError,
     move_aside,
@@ -81,8 +83,6 @@ from matrix.measure.results import (
     read_raw,
     write_raw,
 )
-from matrix.measure.suite import suite_identity
-from matrix.probes.support import run_cache
 
 DEFAULT_RAW = REPO_ROOT / "reports" / "raw"
 # Where a run with a team's suite (``--tests``) keeps its raw files and pages by default: never

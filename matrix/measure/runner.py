@@ -47,7 +47,9 @@ from matrix.exitcodes import ExitCode
 from matrix.measure import preload, probe_hashes, procs, suite, test_device, triton_identity
 from matrix.measure.child import exit_now, probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
-from matrix.measure.results import (
+from matrix.measure.supervise import death as _death
+from matrix.measure.supervise import tail as _tail
+from matrix.results import (
     DETAIL_CAP,
     Result,
     Run,
@@ -57,8 +59,6 @@ from matrix.measure.results import (
     read_raw,
     write_raw,
 )
-from matrix.measure.supervise import death as _death
-from matrix.measure.supervise import tail as _tail
 
 DEFAULT_TIMEOUT_S = 300.0
 # What --tests adds to a run (matrix.measure.suite, matrix.backends.kernels say the shapes).
