@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from matrix.catalog import ProbeSpec
 from matrix.measure import runner
 from matrix.results import partial_path, read_raw
 
@@ -187,7 +188,7 @@ def _as_gpu(plan):
 
 
 def test_isolation_only_applies_on_a_gpu():
-    spec = runner.ProbeSpec("x", "", ("pass",), ("interpret", "gpu"), isolated=True)
+    spec = ProbeSpec("x", "", ("pass",), ("interpret", "gpu"), isolated=True)
     tasks = runner.plan_tasks([spec], ["interpret", "gpu"], "cuda:90")
     assert [(t.backend, t.isolated) for t in tasks] == [("interpret", False), ("gpu", True)]
 
@@ -206,7 +207,7 @@ def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
     monkeypatch.setenv("MATRIX_PROBE_PACKAGE", FIXTURE_PACKAGE)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     specs = [s for s in runner.registry() if s.name in ("ok_first", "ok_middle", "ok_last")]
-    specs[1] = runner.ProbeSpec("ok_middle", "", ("pass",), ("interpret",), isolated=True)
+    specs[1] = ProbeSpec("ok_middle", "", ("pass",), ("interpret",), isolated=True)
     monkeypatch.setattr(runner, "registry", lambda: tuple(specs))
     # Isolation is for the GPU (a poisoned CUDA context); pretend these run there.
     monkeypatch.setattr(runner, "plan_tasks", _as_gpu(runner.plan_tasks))

@@ -13,7 +13,7 @@ import os
 import sys
 import types
 
-from matrix.measure import procs, runner
+from matrix.measure import probe_clock, procs, runner
 
 TASK = runner.Task("splitk", "interpret", None)
 LIMIT = 300.0
@@ -54,8 +54,9 @@ RESULT = {"event": "result", "index": 0,
 
 def _watch(monkeypatch, steps):
     line = Timeline(steps)
-    monkeypatch.setattr(runner, "time", types.SimpleNamespace(monotonic=lambda: line.now,
-                                                              sleep=lambda s: None))  # fmt: skip
+    clock = types.SimpleNamespace(monotonic=lambda: line.now, sleep=lambda s: None)
+    monkeypatch.setattr(runner, "time", clock)  # the watch loop
+    monkeypatch.setattr(probe_clock, "time", clock)  # the probe's limit
     monkeypatch.setattr(procs, "cpu_seconds", lambda pid, with_descendants=True: line.cpu)
     killed = []
     monkeypatch.setattr(procs, "kill_group", lambda proc: killed.append(proc.pid))

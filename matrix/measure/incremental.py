@@ -33,9 +33,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from matrix.catalog import ProbeSpec
+from matrix.measure.cell_env import gpu_target_of
 from matrix.measure.child import probe_package
 from matrix.measure.probe_hashes import catalog_hashes, recorded_hashes
-from matrix.measure.runner import gpu_target_of, plan_tasks, registry
+from matrix.measure.tasks import plan_tasks, registry
 from matrix.results import Run
 
 
