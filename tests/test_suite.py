@@ -313,7 +313,7 @@ def test_a_suite_inside_the_checkout_is_named_relative_to_it():
 
 
 def test_the_console_says_how_many_tests_passed_per_release():
-    from matrix.measure.orchestrate import suite_summary
+    from matrix.measure.cell_summary import suite_summary
     from matrix.results import read_runs
 
     lines = suite_summary(read_runs(ROOT / "tests" / "fixtures" / "teamlib_raw"))
