@@ -247,7 +247,7 @@ RESULT_STATUSES = {
     "timeout": "the probe ran past its time limit and was killed",
 }
 PASS, FAIL, SKIPPED, ERROR, CRASHED, TIMEOUT = RESULT_STATUSES
-# Statuses any probe may end with besides its own (the results contract: measure/results.py).
+# Statuses any probe may end with besides its own (the results contract: matrix/results/).
 COMMON_STATUSES = (SKIPPED, ERROR, CRASHED, TIMEOUT)
 # Statuses that mean "this check did not work" wherever they appear.
 FAILURE_STATUSES = frozenset({FAIL, ERROR, CRASHED, TIMEOUT})

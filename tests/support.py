@@ -26,7 +26,7 @@ def compile_in_child(script: str, *args: str, timeout: int, stdin: str | None = 
 def committed_raw(run_id: str, raw_dir: Path = REPO / "reports" / "raw") -> Path:
     """The committed raw file of ``run_id``: ``<id>.json.gz`` once the folder is converted
     (``python -m matrix.measure.migrate --gzip``), the plain ``<id>.json`` before."""
-    from matrix.measure.results import LEGACY_SUFFIX, RAW_SUFFIX
+    from matrix.results import LEGACY_SUFFIX, RAW_SUFFIX
 
     for suffix in (RAW_SUFFIX, LEGACY_SUFFIX):
         if (raw_dir / f"{run_id}{suffix}").exists():

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix.measure.results import raw_files, read_runs
 from matrix.report import build
+from matrix.results import raw_files, read_runs
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "test-output"
@@ -723,8 +723,8 @@ def test_five_questions_within_three_clicks(browser, width: int, height: int) ->
     import json
 
     from matrix.analyze.census import censuses_from_runs
-    from matrix.measure.results import read_folder
     from matrix.report import api_pages, upgrade
+    from matrix.results import read_folder
 
     site = _report_site()
     QUESTION_SHOTS.mkdir(parents=True, exist_ok=True)

@@ -379,8 +379,8 @@ def test_bad_document_names_the_field() -> None:
 
 # -- the what-changed page ------------------------------------------------------------------
 def test_changes_page_lists_api_changes_with_evidence(tmp_path: Path) -> None:
-    from matrix.measure.results import read_runs
     from matrix.report import model, render, verdicts
+    from matrix.results import read_runs
 
     runs = read_runs(FIXTURES)
     render.render_site(model.build(runs), tmp_path, claims=verdicts.ClaimsOutcome())

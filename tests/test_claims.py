@@ -17,8 +17,8 @@ import pytest
 
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import DataFileError
-from matrix.measure.results import Result, Run, write_raw
 from matrix.report import claims as C
+from matrix.results import Result, Run, write_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = Path(__file__).parent / "fixtures" / "claims" / "seeds"
@@ -524,7 +524,7 @@ def test_works_without_triton_torch_or_numpy():
                     raise ImportError("blocked: " + name)
         sys.meta_path.insert(0, Block())
         from matrix.report import claims
-        from matrix.measure.results import Result, Run
+        from matrix.results import Result, Run
         r = Result("block_ptr", "aot", "cuda:90", "removed", "NotImplementedError: gone")
         vs = claims.evaluate([Run(id="x", env={"triton": "3.9.0"}, results=[r])])
         print({v.id: v.verdict for v in vs}["block-ptr-kernel-fails-before-gpu"])

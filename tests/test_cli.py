@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from matrix import cli
-from matrix.measure.results import SchemaError, atomic_write_text
+from matrix.results import SchemaError, atomic_write_text
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ROOT / "reports" / "raw"
@@ -154,7 +154,7 @@ def test_a_surrogate_escaped_text_is_written_escaped(tmp_path):
 
 
 def test_one_undecodable_byte_does_not_stop_the_report(tmp_path):
-    from matrix.measure.results import Result, Run, write_raw
+    from matrix.results import Result, Run, write_raw
 
     for release, detail in (("3.8.0", "works"), ("3.9.0", "bad byte \udcff here")):
         run = Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},

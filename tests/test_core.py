@@ -23,8 +23,8 @@ from matrix.core import (
 from matrix.gate import verdict as gate
 from matrix.gate.config import AcceptedChange, load_accepted, pinned_release
 from matrix.measure import migrate
-from matrix.measure.results import SchemaError, raw_files, read_json, read_raw, read_runs
 from matrix.probes.support.base import Outcome, refusal
+from matrix.results import SchemaError, raw_files, read_json, read_raw, read_runs
 from matrix.scan import main as scan_main
 
 REPO = Path(__file__).resolve().parent.parent
@@ -228,9 +228,11 @@ def test_the_examples_in_the_docstrings_hold() -> None:
     import matrix.core
     import matrix.gate.config
     import matrix.measure.cells
-    import matrix.measure.results
+    import matrix.results
+    import matrix.results.text
 
-    for module in (matrix.core, matrix.gate.config, matrix.measure.cells, matrix.measure.results):
+    modules = (matrix.core, matrix.gate.config, matrix.measure.cells, matrix.results)
+    for module in (*modules, matrix.results.text):
         result = doctest.testmod(module)
         assert result.attempted and not result.failed, module.__name__
 

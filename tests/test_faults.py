@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from matrix.measure import envs, lock, results
+from matrix import results
+from matrix.measure import envs, lock
 from matrix.measure.envs import EnvSpec, classify_failure, is_transient
-from matrix.measure.results import Result, Run, read_raw, write_raw
 from matrix.probes.support.base import CannotObserve, Outcome, attempt, refusal
+from matrix.results import Result, Run, read_raw, write_raw
 from tests.fixtures.processes import left_behind
 from tests.support import committed_raw
 
@@ -492,9 +493,9 @@ def validator(request, monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", imports)
-    results._validator.cache_clear()
+    results.schema._validator.cache_clear()
     yield request.param
-    results._validator.cache_clear()
+    results.schema._validator.cache_clear()
 
 
 SPOILED = {

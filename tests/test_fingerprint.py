@@ -15,9 +15,9 @@ import triton.language as tl
 
 from matrix.analyze import fingerprint as fpm
 from matrix.core import Release
-from matrix.measure.results import Result, Run, read_raw
 from matrix.probes.support import battery as bt
 from matrix.probes.support import fp_checks
+from matrix.results import Result, Run, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 

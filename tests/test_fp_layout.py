@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from matrix.analyze.fingerprint import disagreements
-from matrix.measure.results import Result
 from matrix.probes.support import battery as bt
 from matrix.probes.support import fp_layout as L
 from matrix.probes.support.base import Context
+from matrix.results import Result
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fp_layout"
 

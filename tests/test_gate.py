@@ -21,7 +21,7 @@ import pytest
 
 from matrix.gate import compare as gc
 from matrix.gate import verdict as gate
-from matrix.measure.results import Result, Run, raw_files, read_raw, write_raw
+from matrix.results import Result, Run, raw_files, read_raw, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GATE = FIXTURES / "gate"
@@ -508,7 +508,7 @@ def test_interpreter_recorded_for_the_baseline_only(tmp_path: Path, results: Pat
 
 
 def test_merged_matrix_json_is_accepted_as_results(tmp_path: Path, results: Path) -> None:
-    from matrix.measure.results import merge
+    from matrix.results import merge
 
     merged = tmp_path / "matrix.json"
     merge(results, merged)

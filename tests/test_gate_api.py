@@ -10,7 +10,7 @@ import pytest
 from matrix.gate.api import ApiUse, check_uses
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison
 from matrix.gate.config import AcceptedChange
-from matrix.measure.results import Result, Run, raw_files, read_runs
+from matrix.results import Result, Run, raw_files, read_runs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "census"
 
@@ -105,7 +105,7 @@ def test_gate_fails_on_a_scanned_use_the_candidate_removed(
     from dataclasses import replace
 
     from matrix.gate import verdict
-    from matrix.measure.results import read_raw, write_raw
+    from matrix.results import read_raw, write_raw
     from matrix.scan import ScanReport
 
     raw = tmp_path / "raw"

@@ -11,7 +11,7 @@ import pytest
 from matrix.analyze.census import censuses_from_runs
 from matrix.core import Release
 from matrix.gate import compare as gc
-from matrix.measure.results import Run, read_runs
+from matrix.results import Run, read_runs
 from matrix.scan import scan_paths
 from tests.test_scan_hazards import FG_BEFORE, HEAD, TE_AFTER, TE_BEFORE
 from tests.test_scan_release import RAW

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from matrix.gate.compare import runs_for
-from matrix.measure.results import SchemaError, raw_files, read_runs
+from matrix.results import SchemaError, raw_files, read_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "reports" / "raw"

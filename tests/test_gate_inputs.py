@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from matrix import results
 from matrix.core import DataFileError
 from matrix.gate import session
 from matrix.gate import verdict as gate
 from matrix.gate.config import MAX_ACCEPTED_BYTES, MAX_ACCEPTED_ENTRIES, load_accepted
-from matrix.measure import results
-from matrix.measure.results import Result, Run, read_folder, write_raw
+from matrix.results import Result, Run, read_folder, write_raw
 from matrix.scan import scan_paths
 from matrix.scan.sources import MAX_AST_DEPTH, MAX_PARSED_BYTES
 from tests.test_gate import GATE, mutate, set_status

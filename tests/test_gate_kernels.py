@@ -17,7 +17,7 @@ from matrix.gate import compare as gc
 from matrix.gate import verdict as gate
 from matrix.gate.compare import compare_kernels
 from matrix.gate.kernel_compiles import SHARED_GROWTH
-from matrix.measure.results import Run, read_raw, read_runs, write_raw
+from matrix.results import Run, read_raw, read_runs, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW = FIXTURES / "teamlib_raw"

@@ -20,7 +20,7 @@ from matrix.core import DataFileError, Release
 from matrix.gate import compare as gc
 from matrix.gate import policy, summary
 from matrix.gate import verdict as gv
-from matrix.measure.results import Result, Run, write_raw
+from matrix.results import Result, Run, write_raw
 from matrix.scan import ScanReport
 
 OLD, NEW = Release.parse("3.8.0"), Release.parse("3.9.0")

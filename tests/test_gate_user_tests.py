@@ -8,7 +8,7 @@ import pytest
 from matrix.core import DataFileError
 from matrix.gate import compare as gc
 from matrix.gate import user_tests as ut
-from matrix.measure.results import Run
+from matrix.results import Run
 from tests.test_gate import mutate, run_gate
 from tests.test_gate import results as results
 

@@ -14,7 +14,7 @@ import pytest
 
 from matrix.gate import timing
 from matrix.gate.verdict import main
-from matrix.measure.results import read_json
+from matrix.results import read_json
 from tests.support import committed_raw
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"

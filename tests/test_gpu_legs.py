@@ -335,7 +335,7 @@ def test_a_captured_launch_is_relaunched_and_timed_on_the_cpu(tmp_path):
     # The GPU path's replay, here under the interpreter: the recorded launch of add_kernel is
     # rebuilt, given inputs once, then launched again by the timing loop (a wall-clock timer
     # stands in for CUDA events).
-    from matrix.measure.results import read_raw
+    from matrix.results import read_raw
 
     code = """
 import json, sys, time

@@ -13,7 +13,7 @@ from pathlib import Path
 import triton
 
 from matrix.measure import gpu_bench, gpu_run
-from matrix.measure.results import raw_files, read_raw
+from matrix.results import raw_files, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 

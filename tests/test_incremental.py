@@ -18,7 +18,7 @@ import pytest
 
 from matrix.catalog import ProbeSpec
 from matrix.measure import incremental, probe_hashes
-from matrix.measure.results import Result, Run, read_raw
+from matrix.results import Result, Run, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 CELLS = ("triton-3.9.0-numpy-2.3.5", "triton-3.9.0-numpy-2.4.6")
@@ -132,7 +132,7 @@ def test_committed_cells_are_up_to_date_with_the_catalog():
     GPU (docs/gpu.md): one measured with an older probe is allowed, but stale_cells must name
     it and the probe, so verify and the pages say so rather than pass it for current."""
     from matrix.analyze.verify import stale_cells
-    from matrix.measure.results import read_folder
+    from matrix.results import read_folder
 
     runs, unreadable = read_folder(ROOT / "reports" / "raw")
     assert runs and not unreadable

@@ -117,8 +117,10 @@ def test_the_release_text_check_finds_what_it_looks_for(tmp_path: Path) -> None:
 
 ROOT = MATRIX.parent
 # DESIGN's order, lowest first: a module may import its own layer and the layers before it.
-LAYERS = ("core", "compat", "kernels", "backends", "probes", "measure", "analyze", "scan",
-          "gate", "report", "entry")  # fmt: skip
+# The results contract sits just above core: every stage that writes or reads a raw file
+# (measure, analyze, scan, gate, report) imports it, and it imports core alone.
+LAYERS = ("core", "results", "compat", "kernels", "backends", "probes", "measure", "analyze",
+          "scan", "gate", "report", "entry")  # fmt: skip
 # Module name prefixes, most specific first. The entry points are the documented short
 # commands (``python -m matrix.orchestrate`` joins measuring and the report; the others
 # forward to their stage); nothing imports them.
@@ -127,6 +129,7 @@ LAYER_OF = (
     ("matrix.cli", "core"),
     ("matrix.exitcodes", "core"),
     ("matrix.release_range", "core"),
+    ("matrix.results", "results"),
     ("compat", "compat"),
     ("kernels", "kernels"),
     ("matrix.backends", "backends"),

@@ -12,7 +12,7 @@ import pytest
 
 from matrix.measure import orchestrate, triton_identity
 from matrix.measure.envs import Install
-from matrix.measure.results import partial_path, read_raw
+from matrix.results import partial_path, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALLED = importlib.metadata.version("triton")  # the suite's own Triton: the cell's release

@@ -19,7 +19,7 @@ import pytest
 
 from matrix.measure import cells as cells_mod
 from matrix.measure.envs import EnvSpec, classify_failure
-from matrix.measure.results import (
+from matrix.results import (
     Result,
     Run,
     partial_path,

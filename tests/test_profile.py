@@ -16,7 +16,7 @@ import pytest
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Matcher
 from matrix.gate.usage import build_profile
 from matrix.gate.verdict import main
-from matrix.measure.results import Run
+from matrix.results import Run
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ROOT / "reports" / "raw"

@@ -19,7 +19,7 @@ from matrix.analyze.profile.ttir import kinds_of, load_ttir_map
 from matrix.backends.ttir_ops import summarize
 from matrix.gate.usage import build_profile
 from matrix.gate.verdict import main
-from matrix.measure.results import Run, raw_files, read_json, run_id_of
+from matrix.results import Run, raw_files, read_json, run_id_of
 from tests.support import committed_raw
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from pathlib import Path
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import ELEM_DTYPES, Use
 from matrix.gate.usage import build_profile
-from matrix.measure.results import Result, Run
+from matrix.results import Result, Run
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 

@@ -10,8 +10,8 @@ import pytest
 from matrix.core import DataFileError
 from matrix.gate import user_tests as ut
 from matrix.measure import test_device
-from matrix.measure.results import Run
 from matrix.measure.suite import run_suite_recorded, suite_identity
+from matrix.results import Run
 
 
 def quiet(*a):

@@ -17,8 +17,8 @@ import pytest
 
 from matrix.core import REPO_ROOT
 from matrix.gate import verdict as gv
-from matrix.measure.results import read_folder
 from matrix.report import upgrade, workers
+from matrix.results import read_folder
 
 REPORTS = REPO_ROOT / "reports"
 RAW = REPORTS / "raw"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from matrix.measure.results import Result, Run
 from matrix.report import fp_pages
+from matrix.results import Result, Run
 
 fingerprint = pytest.importorskip("matrix.analyze.fingerprint")
 

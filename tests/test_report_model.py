@@ -9,8 +9,8 @@ import pytest
 from packaging.version import Version
 
 from matrix.catalog import PROBES
-from matrix.measure.results import Result, Run, read_runs
 from matrix.report import model
+from matrix.results import Result, Run, read_runs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "raw"
 

@@ -15,9 +15,9 @@ import pytest
 from matrix.analyze.census import censuses_from_runs
 from matrix.core import Release
 from matrix.gate import verdict as gv
-from matrix.measure.results import Result, Run, read_folder
 from matrix.report import api_pages, build, freshness, known, model, upgrade
 from matrix.report import without_fingerprint_groups as without_fp
+from matrix.results import Result, Run, read_folder
 from matrix.scan import load_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from matrix.catalog import PROBES
-from matrix.measure.results import Result, Run, SchemaError, read_runs, write_raw
 from matrix.report import __main__ as cli
 from matrix.report import build, charts, model, render, verdicts
+from matrix.results import Result, Run, SchemaError, read_runs, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW = FIXTURES / "raw"

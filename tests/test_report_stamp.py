@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix.measure.results import read_raw, write_raw
 from matrix.report import __main__ as cli
 from matrix.report import build, stamp
+from matrix.results import read_raw, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -17,8 +17,8 @@ import pytest
 
 from matrix.gate import verdict as gate
 from matrix.gate.kernel_compiles import BREAKS, CHANGES
-from matrix.measure.results import read_raw, read_runs, write_raw
 from matrix.report import build, team
+from matrix.results import read_raw, read_runs, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RAW = FIXTURES / "teamlib_raw"

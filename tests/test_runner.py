@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix.catalog import AOT_TARGETS
+from matrix.catalog import AOT_TARGETS, ProbeSpec
 from matrix.measure import runner
-from matrix.measure.results import partial_path, read_raw
+from matrix.results import partial_path, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE_PACKAGE = "tests.fixtures.probes"
@@ -190,7 +190,7 @@ def _as_gpu(plan):
 
 
 def test_isolation_only_applies_on_a_gpu():
-    spec = runner.ProbeSpec("x", "", ("pass",), ("interpret", "gpu"), isolated=True)
+    spec = ProbeSpec("x", "", ("pass",), ("interpret", "gpu"), isolated=True)
     tasks = runner.plan_tasks([spec], ["interpret", "gpu"], "cuda:90")
     assert [(t.backend, t.isolated) for t in tasks] == [("interpret", False), ("gpu", True)]
 
@@ -209,7 +209,7 @@ def test_isolated_probes_get_a_child_of_their_own(tmp_path, monkeypatch):
     monkeypatch.setenv("MATRIX_PROBE_PACKAGE", FIXTURE_PACKAGE)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     specs = [s for s in runner.registry() if s.name in ("ok_first", "ok_middle", "ok_last")]
-    specs[1] = runner.ProbeSpec("ok_middle", "", ("pass",), ("interpret",), isolated=True)
+    specs[1] = ProbeSpec("ok_middle", "", ("pass",), ("interpret",), isolated=True)
     monkeypatch.setattr(runner, "registry", lambda: tuple(specs))
     # Isolation is for the GPU (a poisoned CUDA context); pretend these run there.
     monkeypatch.setattr(runner, "plan_tasks", _as_gpu(runner.plan_tasks))
@@ -296,7 +296,7 @@ def test_the_matrix_keeps_the_log_of_a_runner_that_died_and_says_so(tmp_path, ma
 def test_a_cell_completed_in_place_counts_what_its_kept_results_cost():
     """After an incremental run a cell's seconds are the earlier run's less what it redid,
     plus the new run's (the caller adds those): matrix.timings still adds up."""
-    from matrix.measure.results import Result, Run
+    from matrix.results import Result, Run
 
     fp = Result("fp", "interpret", None, "observed", seconds=6.0)
     row = Result("fp.binary.add", "interpret", None, "observed", seconds=6.0)

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from matrix.measure import procs, runner
-from matrix.measure.results import Result
+from matrix.results import Result
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -13,7 +13,7 @@ import pytest
 
 from matrix.analyze import homes
 from matrix.analyze.census import Census, censuses_from_runs, diff, load_homes
-from matrix.measure.results import Run, read_runs
+from matrix.results import Run, read_runs
 from tests.test_scan_release import RAW, scan_for
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runtime_homes" / "profiler_hooks.py"

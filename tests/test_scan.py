@@ -19,7 +19,7 @@ import pytest
 
 from matrix import scan
 from matrix.analyze.census import Census
-from matrix.measure.results import Result, Run, write_raw
+from matrix.results import Result, Run, write_raw
 
 FIXTURES = Path(__file__).parent / "fixtures" / "scan"
 PROJECT = FIXTURES / "project"
@@ -605,7 +605,7 @@ def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
             # per-use cells: each case is one of the probe's, each status one it recorded
             import importlib
 
-            from matrix.measure.results import read_runs
+            from matrix.results import read_runs
 
             cases = importlib.import_module(f"matrix.probes.{rule.probe}").CASES
             assert set(rule.cases.values()) <= set(cases), (rule.id, set(rule.cases.values()))

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from matrix.analyze.census import censuses_from_runs
-from matrix.measure.results import Run, read_runs
+from matrix.results import Run, read_runs
 from tests.test_scan_release import RAW, effects, scan_for
 
 

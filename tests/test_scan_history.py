@@ -21,7 +21,7 @@ import pytest
 
 from matrix import scan
 from matrix.analyze.census import censuses_from_runs
-from matrix.measure.results import read_runs
+from matrix.results import read_runs
 from matrix.scan.rules import AFFECTS, BREAKS
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ import pytest
 
 from matrix import scan
 from matrix.analyze.census import censuses_from_runs
-from matrix.measure.results import Run, read_runs
+from matrix.results import Run, read_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 RAW = ROOT / "reports" / "raw"

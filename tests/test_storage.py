@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from matrix.measure import migrate, results
-from matrix.measure.results import Result, Run, SchemaError, read_raw, write_raw
+from matrix import results
+from matrix.measure import migrate
+from matrix.results import Result, Run, SchemaError, read_raw, write_raw
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from matrix.measure.orchestrate import existing_state
-from matrix.measure.results import Run, read_raw, write_raw
 from matrix.measure.suite import run_suite, run_suite_recorded, suite_identity
+from matrix.results import Run, read_raw, write_raw
 from tests.support import compile_in_child
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -313,8 +313,8 @@ def test_a_suite_inside_the_checkout_is_named_relative_to_it():
 
 
 def test_the_console_says_how_many_tests_passed_per_release():
-    from matrix.measure.orchestrate import suite_summary
-    from matrix.measure.results import read_runs
+    from matrix.measure.cell_summary import suite_summary
+    from matrix.results import read_runs
 
     lines = suite_summary(read_runs(ROOT / "tests" / "fixtures" / "teamlib_raw"))
     assert [ln.split(":")[0].strip() for ln in lines] == ["3.8.0", "3.9.0"]

@@ -13,7 +13,7 @@ import os
 import sys
 import types
 
-from matrix.measure import procs, runner
+from matrix.measure import probe_clock, procs, runner
 
 TASK = runner.Task("splitk", "interpret", None)
 LIMIT = 300.0
@@ -54,8 +54,9 @@ RESULT = {"event": "result", "index": 0,
 
 def _watch(monkeypatch, steps):
     line = Timeline(steps)
-    monkeypatch.setattr(runner, "time", types.SimpleNamespace(monotonic=lambda: line.now,
-                                                              sleep=lambda s: None))  # fmt: skip
+    clock = types.SimpleNamespace(monotonic=lambda: line.now, sleep=lambda s: None)
+    monkeypatch.setattr(runner, "time", clock)  # the watch loop
+    monkeypatch.setattr(probe_clock, "time", clock)  # the probe's limit
     monkeypatch.setattr(procs, "cpu_seconds", lambda pid, with_descendants=True: line.cpu)
     killed = []
     monkeypatch.setattr(procs, "kill_group", lambda proc: killed.append(proc.pid))
@@ -110,8 +111,8 @@ def test_cpu_seconds_counts_this_process_and_grows_with_work():
 def test_fingerprint_part_costs_are_read_from_the_fp_rows() -> None:
     """`python -m matrix.timings RAW --parts`: each part's seconds per column over the releases
     (a release's interpreter cells averaged first), from what the fp rows recorded."""
-    from matrix.measure.results import Result, Run
     from matrix.report.timings import parts_table
+    from matrix.results import Result, Run
 
     def run(release: str, numpy: str, backend: str, target: str | None,
             spent: dict[str, float]) -> Run:  # fmt: skip

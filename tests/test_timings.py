@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from matrix.measure.results import Result, Run
 from matrix.report.timings import probes_table
+from matrix.results import Result, Run
 
 
 def _run(run_id: str, seconds: float, results: list[Result]) -> Run:

@@ -2,7 +2,7 @@
 
 The ``api_surface`` probe (``matrix/probes/api_surface.py``, which documents the document's
 shape) records one census per release in ``data["census"]``. This module is its only reader;
-it imports only ``matrix.core``, ``matrix.measure.results`` and the probe's ``normal_repr``
+it imports only ``matrix.core``, ``matrix.results`` and the probe's ``normal_repr``
 (one spelling of a repr, applied again on reading: see ``parse_params``), never Triton.
 
 Load::
@@ -58,8 +58,8 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import DATA_DIR, DataFileError, Release, ReleaseError, load_toml, release_key
-from matrix.measure.results import Run, parse, raw_files, read_json
 from matrix.probes.api_surface import normal_repr as _probe_repr
+from matrix.results import Run, parse, raw_files, read_json
 
 # A recorded value that names a file of the installed package (a backend's __path__, a lib
 # folder) holds the cell's own environment folder, which differs per cell: read from the

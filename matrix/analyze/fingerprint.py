@@ -33,7 +33,7 @@ from matrix import cli
 from matrix.catalog import COMMON_MEANINGS
 from matrix.core import ERROR, NO_OBSERVATION_STATUSES, Column, release_key
 from matrix.exitcodes import ExitCode
-from matrix.measure.results import Result
+from matrix.results import Result
 
 PREFIX = "fp."
 OBSERVED = "observed"
@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m matrix.analyze.fingerprint BEFORE.json AFTER.json``: changed cells, by group."""
     import argparse
 
-    from matrix.measure.results import read_raw
+    from matrix.results import read_raw
 
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed

@@ -24,7 +24,7 @@ from matrix.catalog import PROBES_BY_NAME
 from matrix.core import CRASHED, ERROR, TIMEOUT, install_ok
 from matrix.exitcodes import ExitCode
 from matrix.measure import incremental
-from matrix.measure.results import Run, SchemaError, partial_files, read_folder, read_runs
+from matrix.results import Run, SchemaError, partial_files, read_folder, read_runs
 
 BROKEN = (CRASHED, TIMEOUT, ERROR)
 

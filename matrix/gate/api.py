@@ -25,7 +25,7 @@ from matrix.analyze.census import (
 from matrix.core import Release
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
-from matrix.measure.results import Run
+from matrix.results import Run
 from matrix.scan.guards import guard_effect
 
 PROBE = "api_surface"

@@ -34,7 +34,7 @@ from matrix.gate import kernel_compiles as gk
 from matrix.gate import user_tests as ut
 from matrix.gate.config import AcceptedChange
 from matrix.gate.sides import DataError, Sides
-from matrix.measure.results import Result, Run
+from matrix.results import Result, Run
 from matrix.scan import Finding as ScanFinding
 from matrix.scan.judge import CONTROL_FAILED, guarded_out
 

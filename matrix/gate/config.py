@@ -37,7 +37,7 @@ PINNED_PATH = DATA / "pinned.toml"
 ACCEPTED_PATH = DATA / "accepted_changes.toml"
 
 
-# Limits on an acknowledgements file (docs/reference.md): this project's holds 23 entries in
+# Limits on an acknowledgements file (docs/gate.md): this project's holds 23 entries in
 # 10 kB. Past them the file is refused, named, before it is parsed whole (every entry is
 # matched against every finding).
 MAX_ACCEPTED_BYTES = 1024 * 1024

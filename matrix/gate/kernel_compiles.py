@@ -29,7 +29,7 @@ from matrix.backends.resource_rules import RULES as RESOURCE_RULES
 from matrix.core import COMPILED, REJECTED
 from matrix.gate.sides import DataError, Sides
 from matrix.measure.kernel_compiles import coverage, coverage_text
-from matrix.measure.results import Run
+from matrix.results import Run
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from matrix.core import Release
-from matrix.measure.results import Run
+from matrix.results import Run
 
 
 class DataError(ValueError):

@@ -35,8 +35,8 @@ from typing import Any
 from matrix.core import DataFileError, Release, table_keys, text_at
 from matrix.gate.compare import ACCEPTED, REGRESSION, Comparison, GateFinding
 from matrix.gate.config import entries_at, read_bounded_toml, reason_at, release_spec
-from matrix.measure.results import SchemaError, read_json
 from matrix.release_range import in_range
+from matrix.results import SchemaError, read_json
 
 BENCH_KIND = "triton-gpu-bench"
 DEFAULT_THRESHOLD = 0.10

@@ -39,7 +39,7 @@ from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.gate.shapes import Sites, needed_shape
-from matrix.measure.results import Run
+from matrix.results import Run
 from matrix.scan import Imports, Project, iter_python_files, parse_module, read_source
 
 TEST_PREFIX = test_finding_name("")

@@ -25,7 +25,7 @@ from typing import Any
 from matrix.core import TEST_ERROR
 from matrix.measure import test_device
 from matrix.measure.outcome_rules import OutcomeRule, read_rules
-from matrix.measure.results import Run
+from matrix.results import Run
 
 RULES_FILE = Path(__file__).resolve().parent.parent / "data" / "test_outcomes.toml"
 ENVIRONMENT = "environment"

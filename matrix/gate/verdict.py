@@ -67,7 +67,7 @@ from matrix.gate.config import (
 from matrix.gate.shapes import Sites
 from matrix.gate.usage import build_profile, coverage_text, relevance, shown_path
 from matrix.measure import test_device
-from matrix.measure.results import (
+from matrix.results import (
     NoValidator,
     Run,
     SchemaError,

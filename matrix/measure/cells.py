@@ -90,7 +90,7 @@ class Cell:
 
     def raw_path(self, raw_dir: Path) -> Path:
         """Where this cell's raw file is (gzip-compressed JSON: ``results.RAW_SUFFIX``)."""
-        from matrix.measure.results import raw_name
+        from matrix.results import raw_name
 
         return raw_dir / raw_name(self.id)
 

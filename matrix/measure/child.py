@@ -24,7 +24,6 @@ import time
 from typing import Any
 
 from matrix.measure import triton_identity
-from matrix.measure.results import DETAIL_CAP, cap_text, to_json
 from matrix.probes.support.base import (
     CannotObserve,
     Context,
@@ -32,6 +31,7 @@ from matrix.probes.support.base import (
     format_exception,
     outside_triton,
 )
+from matrix.results import DETAIL_CAP, cap_text, to_json
 
 
 def probe_package() -> str:

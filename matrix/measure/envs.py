@@ -54,7 +54,7 @@ class EnvSpec:
     numpy: str
     torch: str
     # fastjsonschema: the runner reads an unfinished raw file back (--resume) through the
-    # schema check, like every reader (matrix.measure.results.validate).
+    # schema check, like every reader (matrix.results.validate).
     extras: tuple[str, ...] = ("packaging", "fastjsonschema")
 
     def marker(self) -> dict:

@@ -35,7 +35,7 @@ from typing import Any
 from matrix import cli
 from matrix.core import REPO_ROOT
 from matrix.exitcodes import ExitCode
-from matrix.measure.results import Run, raw_name, write_raw
+from matrix.results import Run, raw_name, write_raw
 
 
 def unpack(pack: Path, dest: Path) -> tuple[Path, float]:
@@ -100,7 +100,7 @@ def record_not_run(release: str, numpy: str, machine: str, out_dir: Path, why: s
     return ExitCode.OK
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
         prog="python -m matrix.measure.gpu_run",
@@ -125,7 +125,35 @@ def main(argv: list[str] | None = None) -> int:
         help="record that this release was not run here, and why (no GPU needed)",
     )
     ap.add_argument("--numpy", default="2.5.2", help="numpy of the machine, for --not-run's id")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _preflight_failed(
+    run_id: str, release: str, pre: dict[str, Any], extra_env: dict[str, str], unpack_s: float
+) -> Run:
+    """The cell of a release whose launcher did not build: recorded as an install error with
+    the preflight, no probe run (a launcher that does not build would read as Triton
+    behaviour)."""
+    detail = (
+        f"preflight failed at {pre.get('stage')}: {pre.get('error')}; no probe run "
+        f"(a launcher that does not build would read as Triton behaviour)"
+    )
+    return Run(
+        id=run_id,
+        env={
+            "triton": release,
+            "numpy": pre.get("numpy", "unknown"),
+            "torch": pre.get("torch", "?"),
+            "gpu": None,
+            **extra_env,
+        },
+        install={"status": "error", "seconds": round(unpack_s, 1), "detail": detail},
+        extra={"complete": True, "preflight": pre},
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.not_run:
         return record_not_run(args.release, args.numpy, args.machine, args.out_dir, args.not_run)
     t0 = time.monotonic()
@@ -152,24 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         run_id = f"triton-{args.release}-numpy-{numpy}-gpu-{args.machine}"
         raw = raw_dir / raw_name(run_id)
         if not pre.get("ok"):
-            detail = (
-                f"preflight failed at {pre.get('stage')}: {pre.get('error')}; no probe run "
-                f"(a launcher that does not build would read as Triton behaviour)"
-            )
-            run = Run(
-                id=run_id,
-                env={
-                    "triton": args.release,
-                    "numpy": numpy,
-                    "torch": torch,
-                    "gpu": None,
-                    **extra_env,
-                },
-                install={"status": "error", "seconds": round(unpack_s, 1), "detail": detail},
-                extra={"complete": True, "preflight": pre},
-            )
+            run = _preflight_failed(run_id, args.release, pre, extra_env, unpack_s)
             write_raw(run, raw)
-            log(f"wrote {raw}: {detail}")
+            log(f"wrote {raw}: {run.install['detail']}")
             return ExitCode.FAILED
         install = {
             "status": "ok",

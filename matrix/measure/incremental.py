@@ -18,7 +18,7 @@ What the hash does not see: helpers shared between probes (``matrix/probes/suppo
 kernels and data files a probe reads (``fingerprint.toml``). After changing those, re-measure
 the probes that use them with ``--probes NAME,...`` (or everything with ``--force``).
 
->>> from matrix.measure.results import Result, Run
+>>> from matrix.results import Result, Run
 >>> from matrix.catalog import ProbeSpec
 >>> specs = [ProbeSpec("a", "a", ("pass",), ("interpret",)),
 ...          ProbeSpec("b", "b", ("pass",), ("interpret",))]
@@ -33,10 +33,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from matrix.catalog import ProbeSpec
+from matrix.measure.cell_env import gpu_target_of
 from matrix.measure.child import probe_package
 from matrix.measure.probe_hashes import catalog_hashes, recorded_hashes
-from matrix.measure.results import Run
-from matrix.measure.runner import gpu_target_of, plan_tasks, registry
+from matrix.measure.tasks import plan_tasks, registry
+from matrix.results import Run
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from matrix import cli
+from matrix import cli, results
 from matrix.exitcodes import ExitCode
-from matrix.measure import results
 
 
 def migrate(path: Path) -> bool:

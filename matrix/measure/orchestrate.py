@@ -44,24 +44,27 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from matrix import cli
 from matrix.core import (
-    COMPILED,
     INSTALL_ERROR,
     NO_SUCH_RELEASE,
     REPO_ROOT,
     DataFileError,
     Release,
     install_ok,
-    passed_test,
-    release_key,
 )
 from matrix.exitcodes import ExitCode
 from matrix.measure import incremental, lock, migrate, procs, runner, test_device, triton_identity
+from matrix.measure.cell_summary import (
+    CellOutcome,
+    status_counts,
+    suite_summary,
+    summary_table,
+    test_counts,
+)
 from matrix.measure.cells import (
     Cell,
     MatrixConfig,
@@ -72,8 +75,9 @@ from matrix.measure.cells import (
 )
 from matrix.measure.discover import DiscoverError, discover_releases
 from matrix.measure.envs import EnvSpec, Install, ensure_env, uv_binary
-from matrix.measure.kernel_compiles import coverage_text, run_coverage
-from matrix.measure.results import (
+from matrix.measure.suite import suite_identity
+from matrix.probes.support import run_cache
+from matrix.results import (
     Run,
     SchemaError,
     move_aside,
@@ -81,8 +85,6 @@ from matrix.measure.results import (
     read_raw,
     write_raw,
 )
-from matrix.measure.suite import suite_identity
-from matrix.probes.support import run_cache
 
 DEFAULT_RAW = REPO_ROOT / "reports" / "raw"
 # Where a run with a team's suite (``--tests``) keeps its raw files and pages by default: never
@@ -90,19 +92,6 @@ DEFAULT_RAW = REPO_ROOT / "reports" / "raw"
 # outcomes in every raw file, every page rebuilt). Listed in .gitignore.
 TEAM_RAW = REPO_ROOT / "team-results" / "raw"
 DEFAULT_ENVS = REPO_ROOT / ".nox" / "matrix-envs"
-
-
-@dataclass
-class CellOutcome:
-    cell: Cell
-    install: str = ""
-    counts: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
-    note: str = ""
-    tests: str = ""  # what the team's suite did here (_test_counts), "" without --tests
-    kept: bool = False  # an existing complete raw file was reused, nothing measured
-    failed: bool = False  # the cell could not be (re)measured or recorded: the run exits 1
-    unrecorded: bool = False  # no raw file was written (a release that does not exist)
 
 
 class Progress:
@@ -246,8 +235,8 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
         outcome.install = run.install.get("status", "?")
         outcome.note += " [kept: already complete]"
         outcome.kept = True
-        outcome.counts = _counts(run)
-        outcome.tests = _test_counts(run)
+        outcome.counts = status_counts(run)
+        outcome.tests = test_counts(run)
         return outcome
     progress.start(cell)
     t0 = time.monotonic()
@@ -324,8 +313,8 @@ def _run_cell(cell: Cell, args: argparse.Namespace, progress: Progress) -> CellO
                 outcome.note += " [the complete raw file from before is kept as it was]"
         done = read_raw(out) if out.exists() and not outcome.failed else None
         if done is not None:
-            outcome.counts = _counts(done)
-            outcome.tests = _test_counts(done)
+            outcome.counts = status_counts(done)
+            outcome.tests = test_counts(done)
     outcome.seconds = time.monotonic() - t0
     progress.end(outcome)
     return outcome
@@ -365,84 +354,8 @@ def _redo(
     return redo, why, state == "complete" and bool(redo)
 
 
-def _counts(run: Run) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for r in run.results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    return counts
-
-
-def _test_counts(run: Run) -> str:
-    """``"7/8 tests passed, 14/24 kernel compiles"`` for a cell that ran a suite, else ``""``."""
-    tests = run.extra.get("tests")
-    if not isinstance(tests, list):
-        return ""
-    passed = sum(isinstance(t, dict) and passed_test(t) for t in tests)
-    text = f"{passed}/{len(tests)} tests passed"
-    cov = run_coverage(run)
-    if cov is not None:
-        text += f", {coverage_text(cov)}"
-    return text
-
-
-def suite_summary(runs: Sequence[Run]) -> list[str]:
-    """One line per release that ran the team's suite: tests passed per cell (numpy), the
-    tests that did not pass, and the kernel compiles per target."""
-    by_release: dict[Release, list[Run]] = {}
-    for run in runs:
-        if isinstance(run.extra.get("tests"), list):
-            release = run.release
-            if release is None:  # read_raw refuses a file without env.triton (raw.schema.json)
-                raise ValueError(f"run {run.id!r}: env.triton missing")
-            by_release.setdefault(release, []).append(run)
-    lines = []
-    for release in sorted(by_release):
-        cells: list[str] = []
-        failing: set[str] = set()
-        targets: dict[str, list[int]] = {}
-        for run in sorted(by_release[release], key=lambda r: release_key(r.env.get("numpy"))):
-            tests = [t for t in run.extra["tests"] if isinstance(t, dict)]
-            passed = [t for t in tests if passed_test(t)]
-            cells.append(f"{len(passed)}/{len(tests)} (numpy {run.env.get('numpy')})")
-            failing |= {f"{t.get('id')} {t.get('outcome')}" for t in tests if t not in passed}
-            for c in run.extra.get("kernel_compiles") or ():
-                if isinstance(c, dict):
-                    n = targets.setdefault(str(c.get("target")), [0, 0])
-                    n[0] += c.get("status") == COMPILED
-                    n[1] += 1
-        line = f"  {release}: tests passed {', '.join(cells)}"
-        if targets:
-            ok, total = sum(n[0] for n in targets.values()), sum(n[1] for n in targets.values())
-            per = ", ".join(f"{t} {n[0]}/{n[1]}" for t, n in targets.items())
-            line += f"; kernel compiles {ok}/{total} ({per})"
-        else:
-            line += "; no kernel compiles (no aot cell of this release ran the suite)"
-        if failing:
-            line += "; not passed: " + ", ".join(sorted(failing))
-        lines.append(line)
-    return lines
-
-
-def summary_table(outcomes: Sequence[CellOutcome]) -> str:
-    with_tests = any(o.tests for o in outcomes)
-    rows = [("cell", "install", "seconds", "results") + (("tests",) if with_tests else ())]
-    for o in outcomes:
-        counts = ", ".join(f"{n} {s}" for s, n in sorted(o.counts.items())) or "-"
-        row = (o.cell.id, o.install, f"{o.seconds:.0f}", counts + o.note)
-        rows.append(row + ((o.tests or "-",) if with_tests else ()))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    w0, w1, w2 = widths
-    if with_tests:  # the tests column before the (long) results column
-        rows = [(r[0], r[1], r[2], r[4], r[3]) for r in rows]
-        w3 = max(len(r[3]) for r in rows)
-        lines = [f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:>{w2}}  {r[3]:<{w3}}  {r[4]}" for r in rows]
-    else:
-        lines = [f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]:>{w2}}  {r[3]}" for r in rows]
-    lines.insert(1, "-" * min(120, max(len(ln) for ln in lines)))
-    return "\n".join(lines)
-
-
-def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+def _parser() -> argparse.ArgumentParser:
+    """The matrix's options (``parse_args`` checks what one option cannot say alone)."""
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
         prog="nox -s matrix --",
@@ -503,6 +416,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="store_true",
         help="refuse (exit 2) instead of waiting when another matrix run uses the same folders",
     )
+    return p
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = _parser()
     args = p.parse_args(argv)
     if args.discover and args.releases:
         p.error(

@@ -26,7 +26,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from matrix.catalog import ProbeSpec
-from matrix.measure.results import Run
+from matrix.results import Run
 
 # The raw file's key for the per-probe hashes (a top-level field of the run, like "complete").
 HASHES_KEY = "probe_hashes"

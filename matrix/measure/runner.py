@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.metadata
 import json
 import os
-import platform
 import shlex
 import signal
 import subprocess
@@ -34,20 +32,23 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from matrix import cli
 from matrix.backends import compile_cache
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
-from matrix.catalog import PROBES, ProbeSpec
-from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release, run_id
+from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release
 from matrix.exitcodes import ExitCode
 from matrix.measure import preload, probe_hashes, procs, suite, test_device, triton_identity
+from matrix.measure.cell_env import collect_env, default_run_id, detect_gpu, gpu_target_of
 from matrix.measure.child import exit_now, probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
-from matrix.measure.results import (
+from matrix.measure.probe_clock import ProbeClock
+from matrix.measure.supervise import death as _death
+from matrix.measure.supervise import tail as _tail
+from matrix.measure.tasks import Task, plan_tasks, registry
+from matrix.results import (
     DETAIL_CAP,
     Result,
     Run,
@@ -57,8 +58,6 @@ from matrix.measure.results import (
     read_raw,
     write_raw,
 )
-from matrix.measure.supervise import death as _death
-from matrix.measure.supervise import tail as _tail
 
 DEFAULT_TIMEOUT_S = 300.0
 # What --tests adds to a run (matrix.measure.suite, matrix.backends.kernels say the shapes).
@@ -181,69 +180,6 @@ def _stop(signum: int, frame: Any) -> None:
     # SIGTERM is also what the runner gets when the matrix dies (procs.start's death_signal).
     procs.die_soon()
     raise KeyboardInterrupt(f"stopped by signal {signal.Signals(signum).name}")
-
-
-@dataclass(frozen=True)
-class Task:
-    """One probe on one backend (and target): one result."""
-
-    probe: str
-    backend: str
-    target: str | None
-    env: tuple[tuple[str, str], ...] = ()
-    isolated: bool = False
-    # May its compiles be answered from the cell's kept compile cache (the catalog's
-    # ``compile_cache``; aot only)?
-    compile_cache: bool = False
-
-    @property
-    def key(self) -> tuple[str, str, str | None]:
-        return (self.probe, self.backend, self.target)
-
-    def to_json(self, compile_cache: Path | None = None) -> dict[str, Any]:
-        """What the child is told; ``compile_cache``: the cell's kept cache, if there is one."""
-        told: dict[str, Any] = {"probe": self.probe, "backend": self.backend,
-                                "target": self.target}  # fmt: skip
-        if self.compile_cache and compile_cache is not None:
-            told["compile_cache"] = str(compile_cache)
-        return told
-
-    def __str__(self) -> str:
-        return f"{self.probe}[{self.backend}{':' + self.target if self.target else ''}]"
-
-
-def registry() -> tuple[ProbeSpec, ...]:
-    """The catalog, or the ``PROBES`` of the package MATRIX_PROBE_PACKAGE names (tests)."""
-    package = probe_package()
-    if package == "matrix.probes":
-        return PROBES
-    import importlib
-
-    return tuple(importlib.import_module(package).PROBES)
-
-
-def plan_tasks(
-    specs: Iterable[ProbeSpec], backends: Sequence[str], gpu_target: str | None
-) -> list[Task]:
-    """Every (probe, backend, target) to observe; gpu rows only where a GPU was found."""
-    tasks: list[Task] = []
-    for spec in specs:
-        for backend in spec.backends:
-            if backend not in backends:
-                continue
-            if backend == "aot":
-                targets: Sequence[str | None] = spec.aot_targets
-            elif backend == "gpu":
-                if gpu_target is None:
-                    continue
-                targets = (gpu_target,)
-            else:
-                targets = (None,)
-            # Isolation guards a CUDA context; elsewhere a child of its own only costs imports.
-            isolated = spec.isolated and backend == "gpu"
-            cached = spec.compile_cache and backend == "aot"
-            tasks.extend(Task(spec.name, backend, t, spec.env, isolated, cached) for t in targets)
-    return tasks
 
 
 def child_environment(backend: str, extra: Iterable[tuple[str, str]], cache_dir: str) -> dict:
@@ -411,104 +347,10 @@ def _watch(
         time.sleep(POLL_S)
 
 
-# A "timeout" whose child used less CPU than this share of the limit is doubted: the monotonic
-# clock jumped (a paused VM) or the child sat blocked. It gets one more full limit first.
-DOUBTED_CPU_SHARE = 0.1
-
-
-@dataclass
-class ProbeClock:
-    """One probe's time in the child, on two clocks: monotonic seconds and the CPU seconds the
-    child (and what it started) used. ``past_limit`` is True only for a timeout both clocks
-    support, or for the second limit in a row; every window is kept for the record."""
-
-    pid: int
-    wall0: float
-    cpu0: float
-    windows: list[dict[str, float]]
-
-    @classmethod
-    def start(cls, pid: int) -> ProbeClock:
-        # The child alone: what it started for earlier probes has ended, and reading the whole
-        # process tree here would slow the loop that follows its events.
-        return cls(pid, time.monotonic(), procs.cpu_seconds(pid, with_descendants=False), [])
-
-    def past_limit(self, timeout_s: float) -> bool:
-        wall = time.monotonic() - self.wall0
-        if wall <= timeout_s:
-            return False
-        cpu = procs.cpu_seconds(self.pid) - self.cpu0
-        self.windows.append({"monotonic_s": round(wall, 3), "cpu_s": round(cpu, 3)})
-        if cpu >= DOUBTED_CPU_SHARE * timeout_s or len(self.windows) > 1:
-            return True
-        self.wall0, self.cpu0 = time.monotonic(), procs.cpu_seconds(self.pid)  # once more
-        return False
-
-    def annotate(self, result: Result) -> Result:
-        """``result`` with ``data.clock`` when a limit was reached: each window's monotonic and
-        CPU seconds, so a doubted timeout is on record whichever way it ended."""
-        if self.windows:
-            result.data["clock"] = {"windows": list(self.windows),
-                                    "doubted_cpu_share": DOUBTED_CPU_SHARE}  # fmt: skip
-        return result
-
-    def __str__(self) -> str:
-        return "; ".join(f"{w['monotonic_s']:g} s monotonic, {w['cpu_s']:g} s CPU"
-                         for w in self.windows)  # fmt: skip
-
-
 def _failure(task: Task, status: str, why: str, log_tail: str, seconds: float) -> Result:
     detail = why + (f"\n--- child output (tail) ---\n{log_tail}" if log_tail.strip() else "")
     detail = cap_text(detail, DETAIL_CAP)
     return Result(task.probe, task.backend, task.target, status, detail, round(seconds, 3), {})
-
-
-def _version(dist: str) -> str | None:
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return None
-
-
-GPU_QUERY = (
-    "import json, torch; ok = torch.cuda.is_available(); "
-    "print(json.dumps({'name': torch.cuda.get_device_name(0), "
-    "'capability': '%d.%d' % torch.cuda.get_device_capability(0)} if ok else None))"
-)
-
-
-def detect_gpu() -> dict[str, str] | None:
-    """The CUDA device torch sees, asked in a child process so that this one stays light."""
-    try:
-        out = procs.run([sys.executable, "-c", GPU_QUERY], timeout=180)
-        return json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
-    except (subprocess.TimeoutExpired, json.JSONDecodeError, IndexError):
-        return None
-
-
-def gpu_target_of(gpu: dict[str, str] | None) -> str | None:
-    if not gpu:
-        return None
-    major, minor = gpu["capability"].split(".")
-    return f"cuda:{major}{minor}"
-
-
-def collect_env(gpu: dict[str, str] | None) -> dict[str, Any]:
-    return {
-        "triton": _version("triton"),
-        "numpy": _version("numpy"),
-        "torch": _version("torch"),
-        "python": platform.python_version(),
-        "platform": f"{platform.system().lower()}-{platform.machine()}",
-        "gpu": gpu,
-    }
-
-
-def default_run_id(env: dict[str, Any]) -> str:
-    gpu = env.get("gpu")
-    return run_id(
-        env["triton"], env["numpy"], "gpu-" + gpu["name"].split()[-1].lower() if gpu else ""
-    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -729,6 +571,51 @@ def refuse(args: argparse.Namespace, why: str) -> int:
     return EXIT_WRONG_TRITON
 
 
+def _keep_earlier(
+    args: argparse.Namespace, env: dict[str, Any], tasks: Sequence[Task], run: Run
+) -> tuple[Run | None, float]:
+    """With ``--resume``, put into ``run`` the results (and an earlier suite) of the cell's
+    partial or raw file that need not be observed again; the earlier run, or None, and what
+    the kept results cost it in seconds."""
+    if not args.resume:
+        return None, 0.0
+    previous = _previous_run(args, env)
+    if previous is None:
+        return None, 0.0
+    wanted = {t.key for t in tasks}
+    # A task's rows count only with its own result: a kill mid-task redoes the task.
+    finished = {r.key for r in previous.results if r.key in wanted and r.probe not in args.redo}
+    run.results = [r for r in previous.results if r.task in finished]
+    if args.tests is None:  # a suite recorded earlier stays until another replaces it
+        run.extra.update({k: previous.extra[k] for k in SUITE_KEYS if k in previous.extra})
+    return previous, _kept_seconds(previous, run.results)
+
+
+def _run_tasks(
+    todo: Sequence[Task],
+    args: argparse.Namespace,
+    record: Callable[[Result], None],
+    workdir: Path,
+    kept: Path,
+    check: TritonCheck,
+) -> None:
+    """Observe ``todo``: one child per backend and environment (an isolated probe gets a child
+    of its own), each result handed to ``record``."""
+    groups: dict[tuple, list[Task]] = {}
+    for task in todo:
+        key = (task.backend, task.env, task.key if task.isolated else None)
+        groups.setdefault(key, []).append(task)
+    # Children forked from this process, which imports torch once for them (preload): worth
+    # it where two or more would each import it (an aot cell). An isolated probe's child is
+    # a fresh process, as isolation means.
+    forkable = {key for key in groups if key[0] in preload.FORKED_BACKENDS and key[2] is None}
+    fork = len(forkable) > 1 and preload.preload()
+    for key, group in sorted(groups.items(), key=_group_order):
+        backend, extra_env, _ = key
+        forked = fork and key in forkable
+        run_group(group, backend, extra_env, args.timeout, record, workdir, kept, forked, check)
+
+
 def _main(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     phase("reading the environment" + (" and looking for a GPU" if "gpu" in args.backends else ""))
@@ -753,20 +640,7 @@ def _main(args: argparse.Namespace) -> int:
     )
     specs = [s for s in registry() if not args.probes or s.name in args.probes]
     tasks = plan_tasks(specs, args.backends, gpu_target_of(gpu))
-    previous: Run | None = None
-    earlier_seconds = 0.0  # what the results kept from an earlier run cost it
-    if args.resume:
-        wanted = {t.key for t in tasks}
-        previous = _previous_run(args, env)
-        if previous is not None:
-            # A task's rows count only with its own result: a kill mid-task redoes the task.
-            finished = {
-                r.key for r in previous.results if r.key in wanted and r.probe not in args.redo
-            }
-            run.results = [r for r in previous.results if r.task in finished]
-            earlier_seconds = _kept_seconds(previous, run.results)
-            if args.tests is None:  # a suite recorded earlier stays until another replaces it
-                run.extra.update({k: previous.extra[k] for k in SUITE_KEYS if k in previous.extra})
+    previous, earlier_seconds = _keep_earlier(args, env, tasks, run)
     done = {r.key for r in run.results}
     todo = [t for t in tasks if t.key not in done]
     # Hashed before anything runs: the source that is measured (matrix.measure.probe_hashes).
@@ -795,22 +669,8 @@ def _main(args: argparse.Namespace) -> int:
     elif compile_cache.prune(kept):
         log(f"[{run.id}] the compile cache held over {compile_cache.MAX_ENTRIES} entries: "
             "emptied")  # fmt: skip
-    # One child per backend and environment; an isolated probe gets a child of its own.
-    groups: dict[tuple, list[Task]] = {}
-    for task in todo:
-        key = (task.backend, task.env, task.key if task.isolated else None)
-        groups.setdefault(key, []).append(task)
-    # Children forked from this process, which imports torch once for them (preload): worth
-    # it where two or more would each import it (an aot cell). An isolated probe's child is
-    # a fresh process, as isolation means.
-    forkable = {key for key in groups if key[0] in preload.FORKED_BACKENDS and key[2] is None}
-    fork = len(forkable) > 1 and preload.preload()
     with tempfile.TemporaryDirectory(prefix="matrix-run-", ignore_cleanup_errors=True) as workdir:
-        for key, group in sorted(groups.items(), key=_group_order):
-            backend, extra_env, _ = key
-            forked = fork and key in forkable
-            run_group(group, backend, extra_env, args.timeout, record, Path(workdir), kept,
-                      forked, check)  # fmt: skip
+        _run_tasks(todo, args, record, Path(workdir), kept, check)
         if args.tests is not None:
             Path(workdir).mkdir(parents=True, exist_ok=True)  # a probe may have deleted it
             add_team_suite(run, args, Path(workdir), partial)

@@ -91,6 +91,48 @@ def tail(log: Path | IO[Any], limit: int = 1500) -> str:
         return ""
 
 
+@dataclass
+class _Attempt:
+    """One child's way through its items so far, as its events file tells it."""
+
+    events: Path
+    offset: int = 0  # how far the file has been read: up to its last complete line
+    running: str | None = None  # the item started and not yet done
+    started_at: float = 0.0
+    partial: dict[str, dict[str, Any]] = field(default_factory=dict)  # reported before it ended
+    finished_at: float | None = None  # when the child said it was done with its items
+
+    def read(
+        self,
+        record: Callable[[str, dict[str, Any]], None],
+        on_event: Callable[[dict[str, Any]], None],
+    ) -> None:
+        """Take in the complete lines the child appended since the last read."""
+        with self.events.open("rb") as f:
+            f.seek(self.offset)
+            chunk = f.read()
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        for line in complete.decode("utf-8", errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a torn line from a child killed mid-write
+            if event.get("event") == "start":
+                self.running, self.started_at = str(event["id"]), time.monotonic()
+            elif event.get("event") == "done":
+                item = str(event["id"])
+                record(item, dict(event.get("record") or {}))
+                if item == self.running:
+                    self.running = None
+            elif event.get("event") == "partial":
+                self.partial[str(event.get("id"))] = dict(event.get("record") or {})
+            else:
+                if event.get("event") == "finished" and self.finished_at is None:
+                    self.finished_at = time.monotonic()
+                on_event(event)
+
+
 def supervise(
     cmd: Sequence[str],
     workdir: Path,
@@ -136,50 +178,25 @@ def supervise(
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
             )
-        running: str | None = None
-        started_at = 0.0
-        offset = 0
+        at = _Attempt(events)
         why_stopped = ""
-        partial: dict[str, dict[str, Any]] = {}  # what an item reported before it ended
-        finished_at: float | None = None  # when the child said it was done with its items
         while True:
             exited = proc.poll() is not None
-            with events.open("rb") as f:
-                f.seek(offset)
-                chunk = f.read()
-            complete = chunk[: chunk.rfind(b"\n") + 1]
-            offset += len(complete)
-            for line in complete.decode("utf-8", errors="replace").splitlines():
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a torn line from a child killed mid-write
-                if event.get("event") == "start":
-                    running, started_at = str(event["id"]), time.monotonic()
-                elif event.get("event") == "done":
-                    item = str(event["id"])
-                    record(item, dict(event.get("record") or {}))
-                    if item == running:
-                        running = None
-                elif event.get("event") == "partial":
-                    partial[str(event.get("id"))] = dict(event.get("record") or {})
-                else:
-                    if event.get("event") == "finished" and finished_at is None:
-                        finished_at = time.monotonic()
-                    on_event(event)
+            at.read(record, on_event)
             if exited:
                 break
             now = time.monotonic()
-            if running is not None and now - started_at > item_timeout_s:
+            running = at.running
+            if running is not None and now - at.started_at > item_timeout_s:
                 _kill_group(proc)
                 proc.wait()
                 record(
                     running,
                     timed_out_record(
-                        running, partial.get(running), now - started_at, item_timeout_s
+                        running, at.partial.get(running), now - at.started_at, item_timeout_s
                     ),
                 )
-                running = None
+                at.running = None
                 why_stopped = TEST_TIMEOUT
                 break
             if total_timeout_s is not None and now - t_start > total_timeout_s:
@@ -187,6 +204,7 @@ def supervise(
                 proc.wait()
                 out.stopped = f"the whole run passed its {total_timeout_s:g} s limit"
                 break
+            finished_at = at.finished_at
             if finished_at is not None and running is None and now - finished_at > exit_grace_s:
                 _kill_group(proc)
                 proc.wait()
@@ -203,21 +221,24 @@ def supervise(
             return out
         if why_stopped == TEST_TIMEOUT:
             continue
-        if running is not None:
-            record(
-                running,
-                {
-                    "id": running,
-                    "outcome": TEST_CRASHED,
-                    "seconds": round(time.monotonic() - started_at, 3),
-                    "detail": f"the process {death(proc.returncode)} while this ran: "
-                    f"{out.output_tail[-600:]}",
-                },
-            )
+        if at.running is not None:
+            record(at.running, crashed_record(at, proc.returncode, out.output_tail))
             continue
         return out  # the child ended between items: it finished (or failed outside any item)
     out.stopped = f"gave up after {max_attempts} restarts"
     return out
+
+
+def crashed_record(at: _Attempt, returncode: int, output_tail: str) -> dict[str, Any]:
+    """The record of the item that was running when its child died: ``crashed``, with how the
+    child ended and the tail of its output."""
+    assert at.running is not None
+    return {
+        "id": at.running,
+        "outcome": TEST_CRASHED,
+        "seconds": round(time.monotonic() - at.started_at, 3),
+        "detail": f"the process {death(returncode)} while this ran: {output_tail[-600:]}",
+    }
 
 
 def timed_out_record(

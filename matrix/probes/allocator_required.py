@@ -24,7 +24,7 @@ from matrix.probes.support.base import Context, Observation, attempt, cause_text
 # Old releases resolve every tl.<name> a kernel mentions, even in dead branches: one definition
 # per spelling, chosen here (as compat.descriptors does, without importing compat).
 if callable(getattr(tl, "make_tensor_descriptor", None)):
-    CONSTRUCTOR = "tl.make_tensor_descriptor"
+    CONSTRUCTOR: str | None = "tl.make_tensor_descriptor"
 
     @triton.jit
     def _copy_tile(src, dst, R, C, BLOCK: tl.constexpr):
@@ -108,7 +108,7 @@ def _bare_main(device: str) -> None:
     block = 16
     src = torch.randn(block, block, device=device)
     res = attempt(lambda: _copies_exactly(src, device))
-    print(json.dumps({"error": cause_text(res.exception)} if res.raised else
+    print(json.dumps({"error": cause_text(res.exception)} if res.exception is not None else
                      {"correct": res.value}))  # fmt: skip
 
 

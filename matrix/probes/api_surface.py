@@ -262,9 +262,9 @@ class Inspector:
 
     @staticmethod
     def deep(file: str | None) -> bool:
-        return bool(file) and any(
-            file == d or (d.endswith("/") and file.startswith(d)) for d in DEEP_FILES
-        )
+        if not file:
+            return False
+        return any(file == d or (d.endswith("/") and file.startswith(d)) for d in DEEP_FILES)
 
     @staticmethod
     def unwrap(obj: Any) -> Any:
@@ -405,7 +405,7 @@ class Inspector:
             for f in dataclasses.fields(cls):
                 if f.default is not dataclasses.MISSING:
                     out[f.name] = short_repr(f.default)
-                elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
+                elif f.default_factory is not dataclasses.MISSING:
                     out[f.name] = "<factory>"
                 else:
                     out[f.name] = "<required>"
@@ -510,7 +510,7 @@ def imported_names(filename: str | None) -> set[str]:
         tree = ast.parse(Path(filename).read_text(encoding="utf-8"))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return set()
-    out = set()
+    out: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             out.update((a.asname or a.name).split(".")[0] for a in node.names)
@@ -609,7 +609,7 @@ def env_reads(tree: ast.AST) -> list[tuple[str, int, str | None]]:
             and _is_environ(node.comparators[0])
         ):
             name = _env_name(node.left)
-        if name:
+        if name and isinstance(node, ast.expr):  # each branch above matched an expression
             found.append((name, node.lineno, knob_of.get(id(node))))
     return found
 

@@ -20,6 +20,7 @@ value, ``accepted`` otherwise. Nothing is compiled: aot runs it once per release
 """
 
 import inspect
+from typing import Any
 
 import triton
 import triton.language as tl
@@ -41,7 +42,7 @@ def _keep_all(configs, nargs, **kwargs):
 
 
 # case: the keywords of triton.autotune besides configs
-CASES = {
+CASES: dict[str, dict[str, Any]] = {
     "key_argument": {"key": ["n"]},
     "key_non_argument": {"key": ["not_an_argument"]},
     "reset_to_zero_argument": {"key": ["n"], "reset_to_zero": ["out"]},

@@ -47,15 +47,19 @@ def observe(ctx: Context) -> Observation:
     a = torch.randn(BLOCK, K, generator=gen).to(ctx.device)
     b = (torch.rand(K, BLOCK, generator=gen) * 2 - 0.5).to(ctx.device)
     ref = a.double() @ b.double()
-    out = {}
+    out: dict[str, torch.Tensor | str] = {}  # the output, or why it is unavailable
     c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
     _dot[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32, PRECISION=DEFAULT)
     out["default"] = c
     for p in PRECISIONS:
         c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
+
         # A precision this release lacks is recorded as such; attempt() raises what fails
         # outside Triton (gcc building the launcher) instead of calling it "unavailable".
-        done = attempt(lambda c=c, p=p: _dot[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32, PRECISION=p))
+        def launch(c: torch.Tensor = c, p: str = p) -> None:  # a def: mypy types no lambda=
+            _dot[(1,)](a, b, c, K, BLOCK=BLOCK, BK=32, PRECISION=p)
+
+        done = attempt(launch)
         out[p] = first_line(done.exception_text()) if done.raised else c
     torch.cuda.synchronize() if ctx.device == "cuda" else None
     ran = {k: v for k, v in out.items() if not isinstance(v, str)}

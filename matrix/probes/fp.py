@@ -17,6 +17,7 @@ when it could not (``error``/``skipped``, with the reason). See ``support.base.O
 import itertools
 import os
 import time
+from typing import Literal
 
 import triton
 import triton.language as tl
@@ -98,6 +99,7 @@ def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[b
     trace = os.getpid() * 10_000 + next(_TRACES)  # unique across the spawned/forked children
     constexprs = {**CONSTEXPRS, "PART": part, "BLOCK": bt.BLOCK, "TRACE": trace}
     sink = bt.PLAN.sink
+    stopped = ""  # how the launch stopped outside Triton, where it did
     try:
         if ctx.backend == "aot":
             # Scalars are described by type, not value: i64 for the one that needs it.
@@ -110,15 +112,16 @@ def _trace(ctx: Context, part: int, cases, values, stop: bool = True) -> tuple[b
             sink.lowered = sem.lowered_ops(out.value)
     except CannotObserve as e:  # outside Triton: this part's launch, not the whole fingerprint
         sink.cannot_observe = (e.status, e.reason)
+        stopped = f"{e.status}: {e.reason}"
         out = None
-    sink.ttir_text = _ttir_text(out)  # type: ignore[attr-defined]
-    sink.outputs = outs  # type: ignore[attr-defined]
-    sink.inputs = ins  # type: ignore[attr-defined]
+    sink.ttir_text = _ttir_text(out)
+    sink.outputs = outs
+    sink.inputs = ins
     if out is None:
-        ending = f"{sink.cannot_observe[0]}: {sink.cannot_observe[1]}"
-    elif out.raised and type(root_cause(out.exception)).__name__ == "TraceComplete":
+        ending = stopped
+    elif out.exception is not None and type(root_cause(out.exception)).__name__ == "TraceComplete":
         ending = "traced"
-    elif out.raised and isinstance(root_cause(out.exception), sem.TTIRReady):
+    elif out.exception is not None and isinstance(root_cause(out.exception), sem.TTIRReady):
         ending = "ttir"
     else:
         ending = "ok" if not out.raised else out.exception_text()
@@ -181,7 +184,7 @@ def trace_isolated(ctx: Context, part: int, cases, values, stop: bool):
             break  # died outside any one case: nothing to single out
         crashed[last] = f"the process died in this case ({why})"
     sink = bt.Sink(traced=True)
-    sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
+    sink.inputs, sink.outputs = _buffers(values)
     for c in cases:
         line = f"C\t{c.group}\t{c.key}"
         sink.put(c.group, c.key, "crashed", crashed.get(line, f"given up after crashes ({why})"))
@@ -194,7 +197,8 @@ def trace_isolated(ctx: Context, part: int, cases, values, stop: bool):
 # opens its own CUDA context (a forked child must not inherit one: CUDA does not survive
 # fork); elsewhere it is forked, which costs no re-import. Measured on the H200: 3.4.0-3.7.1
 # abort inside MLIR on a fingerprint case, which in-process cost the whole GPU battery.
-START_METHOD = {"gpu": "spawn"}
+# The two start methods the children below are written for (``_in_child``).
+START_METHOD: dict[str, Literal["fork", "spawn"]] = {"gpu": "spawn"}
 
 
 def _in_child(ctx: Context, part: int, cases, values, stop: bool):
@@ -212,8 +216,10 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
         os.close(fd)
         files.append(path)
     log, result = files
-    method = START_METHOD.get(ctx.backend, "fork")
-    child = multiprocessing.get_context(method).Process(
+    # Each context by its name: typeshed gives Process only to the concrete contexts.
+    spawn = START_METHOD.get(ctx.backend, "fork") == "spawn"
+    mp = multiprocessing.get_context("spawn") if spawn else multiprocessing.get_context("fork")
+    child = mp.Process(
         target=_child_trace, args=(ctx, part, cases, values, stop, log, result), daemon=True
     )
     try:
@@ -231,10 +237,10 @@ def _in_child(ctx: Context, part: int, cases, values, stop: bool):
         if fields is None:  # our own code failed there: this part is not observed, the rest is
             failed = f"the fingerprint's child failed: {ending}"
             sink = bt.Sink(cannot_observe=("error", failed))
-            sink.inputs, sink.outputs = _buffers(values)  # type: ignore[attr-defined]
+            sink.inputs, sink.outputs = _buffers(values)
             return (sink, f"error: {failed}"), None, None
         sink = bt.Sink(**{k: v for k, v in fields.items() if k in bt.Sink.__dataclass_fields__})
-        sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")  # type: ignore[attr-defined]
+        sink.inputs, sink.outputs = fields.get("inputs"), fields.get("outputs")
         return (sink, ending), None, None
     code = child.exitcode
     why = f"killed by {signal.Signals(-code).name}" if code and code < 0 else f"exit code {code}"
@@ -353,7 +359,7 @@ SEMANTICS_TARGET = "cuda:90"
 # compile, and is warm: measured on 3.0.0 and 3.9.0, a forked child 0.9-2.6 s, a spawned one
 # 6.7-8.5 s, most of it re-importing torch), spawned elsewhere (an interpreter process cannot
 # compile; a GPU one must not fork its CUDA context).
-SEMANTICS_START = {"aot": "fork"}
+SEMANTICS_START: dict[str, Literal["fork", "spawn"]] = {"aot": "fork"}
 # Where this process's values semantics came from (``run_cache``): the fp row's evidence.
 SEMANTICS_SOURCE = ""
 
@@ -381,9 +387,9 @@ def values_semantics(ctx: Context, values: list) -> sem.Semantics:
     os.close(fd)
     saved = os.environ.pop("TRITON_INTERPRET", None)
     try:
-        child = multiprocessing.get_context(SEMANTICS_START.get(ctx.backend, "spawn")).Process(
-            target=_child_semantics, args=(target, values, result), daemon=True
-        )
+        spawn = SEMANTICS_START.get(ctx.backend, "spawn") == "spawn"
+        mp = multiprocessing.get_context("spawn") if spawn else multiprocessing.get_context("fork")
+        child = mp.Process(target=_child_semantics, args=(target, values, result), daemon=True)
         child.start()
     finally:
         if saved is not None:
@@ -432,7 +438,7 @@ def _compile_semantics(target: str, values: list) -> sem.Semantics:
     accepted = [v for v in values if v.index not in refused]
     stops = sem.stop_after_ttir(target)
     compiled, ending = _trace(ctx, 6, [], accepted, stop=False)
-    text = compiled.ttir_text  # type: ignore[attr-defined]
+    text = compiled.ttir_text
     if text is None:
         how = "stopped at TTIR" if stops else "compiled"
         dtypes = traced.value_dtypes
@@ -496,7 +502,7 @@ def _group_kernel(ctx: Context, todo: list):
     (every case refused by the frontend) is observed: its cells are the refusals."""
     if not todo:
         sink = bt.Sink(traced=True)
-        sink.inputs, sink.outputs = _buffers(todo)  # type: ignore[attr-defined]
+        sink.inputs, sink.outputs = _buffers(todo)
         return sink, "ok: every case refused by the frontend"
     sink, ending = trace_isolated(ctx, 5, [], todo, False)
     if sink.cannot_observe is not None:
@@ -511,7 +517,7 @@ def _bisected(ctx: Context, todo: list, first: str, budget: list[int]):
     recursively, each case that fails alone recorded in ``value_errors``; (None, why) when
     the harness could not run or ``budget`` (kernels left) ran out first."""
     sink = bt.Sink(traced=True)
-    sink.inputs, sink.outputs = _buffers(todo)  # type: ignore[attr-defined]
+    sink.inputs, sink.outputs = _buffers(todo)
     failed: dict[int, tuple[str, str]] = {}
     pending = [todo]
     while pending:
@@ -541,7 +547,7 @@ def _merge(into: bt.Sink, got: bt.Sink, part: list) -> None:
     """Copy what the kernel of ``part`` observed into the group's sink (rows by case index)."""
     for v in part:
         for w in bt.WIDTHS:
-            into.outputs[w][v.index] = got.outputs[w][v.index]  # type: ignore[attr-defined]
+            into.outputs[w][v.index] = got.outputs[w][v.index]
         if v.index in got.value_dtypes:
             into.value_dtypes[v.index] = got.value_dtypes[v.index]
         if v.index in got.value_errors:

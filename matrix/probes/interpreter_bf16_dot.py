@@ -16,7 +16,7 @@ def observe(ctx: Context) -> Observation:
     from compat import trials
 
     out = attempt(lambda: trials.low_precision_dot("bfloat16", ctx.device))
-    if out.raised:
+    if out.exception is not None:
         text = cause_text(out.exception)
         return Observation("raises", text, {"exception": text})
     if out.value == "ok":

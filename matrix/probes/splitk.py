@@ -59,7 +59,7 @@ def _fused_variant(a, flags):
 
 def observe(ctx: Context) -> Observation:
     if ctx.backend == "aot":
-        return compile_variants(ctx, _aot_variants(ctx.target))
+        return compile_variants(ctx, _aot_variants(ctx.compile_target))
     from kernels import splitk_matmul
 
     return numerics(ctx, lambda a, b, s, d: splitk_matmul(a, b, s, deterministic=d), (False, True))

@@ -36,7 +36,7 @@ def observe(ctx: Context) -> Observation:
         outcome = attempt(lambda: trials.descriptor_load(ctx.device))
         verdict = outcome.value
     data = {"constructor": name, "warnings": outcome.warning_texts()}
-    if outcome.raised:
+    if outcome.exception is not None:
         data["exception"] = cause_text(outcome.exception)
         return Observation("broken", f"{name} exists but raised {data['exception']}", data)
     if verdict not in ("ok", "compiled"):

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from matrix.analyze.fingerprint import is_group
 from matrix.gate.config import ACCEPTED_PATH
-from matrix.measure.results import Run, merge
 from matrix.report import (
     charts,
     fp_pages,
@@ -29,6 +28,7 @@ from matrix.report import (
     verdicts,
 )
 from matrix.report.sources import PROBES_DIR
+from matrix.results import Run, merge
 
 
 @dataclass(frozen=True)

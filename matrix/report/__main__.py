@@ -12,9 +12,9 @@ from pathlib import Path
 
 from matrix import cli
 from matrix.exitcodes import ExitCode
-from matrix.measure.results import SchemaError
 from matrix.report import build
 from matrix.report.sources import PROBES_DIR
+from matrix.results import SchemaError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from matrix.analyze.census import Census, signature_text
 from matrix.core import NO_OBSERVATION_STATUSES, release_key
-from matrix.measure.results import Run
+from matrix.results import Run
 
 TL = "triton.language."
 # The fields of a scanner rule (matrix.scan.rules.Rule) that narrow a call to some arguments.

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import release_key
-from matrix.measure.results import Run, SchemaError
 from matrix.report import perf
 from matrix.report.model import install_seconds, is_gpu_run, probe_seconds
+from matrix.results import Run, SchemaError
 
 # Colours match the page's CSS variables (style.css); SVG is inlined, so they are spelled out.
 INSTALL_COLOUR = "#9db4d0"

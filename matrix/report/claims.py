@@ -80,7 +80,7 @@ from matrix.core import (
     load_toml,
 )
 from matrix.exitcodes import ExitCode
-from matrix.measure.results import NONFINITE, Result, Run, number
+from matrix.results import NONFINITE, Result, Run, number
 
 DEFAULT_PATH = DATA_DIR / "claims.toml"
 
@@ -778,7 +778,7 @@ def _short(text: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m matrix.report.claims reports/matrix.json``: each claim's verdict and evidence."""
-    from matrix.measure.results import SchemaError, read_runs
+    from matrix.results import SchemaError, read_runs
 
     parser = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix.core import Column, pair_numpy, release_key
-from matrix.measure.results import Result, Run
 from matrix.report.model import is_gpu_run, slug
+from matrix.results import Result, Run
 
 # Changed cells listed on a group page per release pair and column; the rest are counted.
 CELLS_SHOWN = 400

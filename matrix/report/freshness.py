@@ -14,7 +14,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from matrix.measure.results import LEGACY_SUFFIX, RAW_SUFFIX, raw_files
+from matrix.results import LEGACY_SUFFIX, RAW_SUFFIX, raw_files
 
 UNKNOWN = "not in git"
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from matrix.analyze.fingerprint import OBSERVED, UNWRITTEN, evidence, group_name, is_group
 from matrix.core import Column, release_key
-from matrix.measure.results import Run
+from matrix.results import Run
 
 PROBLEMS = ("wrong", "crashed", "timeout")
 REFUSED = ("rejected",)

@@ -12,7 +12,7 @@ Layout of the matrix:
 - an interpreter row has one cell per (release, numpy); an aot or gpu row has one cell per
   release, spanning that release's numpy sub-columns.
 
->>> from matrix.measure.results import Result, Run, known_seconds
+>>> from matrix.results import Result, Run, known_seconds
 >>> run = Run("a", {"triton": "3.9.0", "numpy": "2.4.6"},
 ...           results=[Result("splitk", "interpret", None, "pass")])
 >>> m = build([run])
@@ -33,7 +33,7 @@ from typing import Any
 from matrix.catalog import AOT_TARGETS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, ProbeSpec
 from matrix.catalog import meaning_of as catalog_meaning
 from matrix.core import BACKENDS, Column, install_ok, pair_numpy, release_key
-from matrix.measure.results import Result, Run, known_seconds
+from matrix.results import Result, Run, known_seconds
 
 # The probes that run the project's own kernels: the summary says where they pass.
 KERNEL_PROBES = ("splitk", "tiled")

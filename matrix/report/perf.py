@@ -28,7 +28,7 @@ from typing import Any
 
 from matrix.core import Release, release_key
 from matrix.gate import timing as gate_timing
-from matrix.measure.results import SchemaError
+from matrix.results import SchemaError
 
 BENCH_KIND = "triton-gpu-bench"
 # The smallest change flagged even where the noise band is narrower: the gate's slowdown

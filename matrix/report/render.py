@@ -20,7 +20,6 @@ from markupsafe import Markup, escape
 from matrix.analyze.census import censuses_from_runs, changes_by_pair
 from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, Meaning
 from matrix.core import release_key
-from matrix.measure.results import PAGE_TEXT_CAP, atomic_write_text, cap_text
 from matrix.report import api_pages, charts, fp_pages, perf, team, upgrade
 from matrix.report.freshness import Freshness
 from matrix.report.known import CASES_SHOWN as KNOWN_CASES_SHOWN
@@ -40,6 +39,7 @@ from matrix.report.model import (
 )
 from matrix.report.sources import PROBES_DIR, read_probe_source
 from matrix.report.verdicts import VERDICT_TONES, ClaimsOutcome
+from matrix.results import PAGE_TEXT_CAP, atomic_write_text, cap_text
 from matrix.scan import load_rules
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import REPO_ROOT
-from matrix.measure.results import atomic_write_text
 from matrix.report.team import suite_folder
+from matrix.results import atomic_write_text
 
 STAMP_NAME = ".build-stamp.json"
 FORMAT = 2  # 2: per-part and per-file digests (``parts``, ``files``)

@@ -29,9 +29,9 @@ from matrix.gate import compare as gc
 from matrix.gate import kernel_compiles as gk
 from matrix.measure import test_device
 from matrix.measure.kernel_compiles import coverage_text, run_coverage
-from matrix.measure.results import Run, known_seconds
 from matrix.measure.runner import SUITE_KEYS as SUITE_KEYS  # the release pages leave them out
 from matrix.report.model import is_gpu_run, slug
+from matrix.results import Run, known_seconds
 
 # What each test outcome means to a team (a matrix.catalog.MEANINGS name): the outcomes the
 # gate counts as failures (matrix.gate.compare.FAILED_TESTS) are breaking.

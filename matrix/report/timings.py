@@ -14,7 +14,7 @@ from pathlib import Path
 from matrix import cli
 from matrix.core import Column, release_key
 from matrix.exitcodes import ExitCode
-from matrix.measure.results import Run, known_seconds, read_runs
+from matrix.results import Run, known_seconds, read_runs
 
 
 def table(runs: list[Run]) -> str:

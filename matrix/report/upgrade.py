@@ -33,10 +33,10 @@ from matrix.gate.config import ACCEPTED_PATH, PINNED_PATH, pinned_release
 from matrix.gate.kernel_compiles import pair_coverage
 from matrix.gate.usage import build_profile
 from matrix.gate.verdict import GateReport, GpuTimings, decide_runs, default_bench_folder
-from matrix.measure.results import Run, read_folder
 from matrix.report import workers
 from matrix.report.model import Matrix, is_gpu_run, slug
 from matrix.report.team import KernelChange, TeamGate, TeamVerdict, TeamView, upgrade_kernels
+from matrix.results import Run, read_folder
 from matrix.scan import ScanReport, load_rules, scan_paths
 from matrix.scan.findings import Finding
 from matrix.scan.rules import Rule

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.measure.results import Run
 from matrix.report import claims as claims_module
+from matrix.results import Run
 
 VERDICTS = ("holds", "fails", "partly", "untested")
 # Page order: what the matrix contradicts first.

@@ -15,7 +15,7 @@ from matrix.analyze.census import (
 )
 from matrix.core import DataFileError, Release, ReleaseError
 from matrix.exitcodes import ExitCode
-from matrix.measure.results import SchemaError, read_runs
+from matrix.results import SchemaError, read_runs
 from matrix.scan.baseline import BaselineError, drop_known, read_baseline, write_baseline
 from matrix.scan.engine import scan_paths
 from matrix.scan.findings import ScanReport

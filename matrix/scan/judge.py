@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from matrix.analyze.census import works_on
 from matrix.core import Column, Release, ReleaseError
-from matrix.measure.results import Run
+from matrix.results import Run
 from matrix.scan.census_checks import Censuses, CensusProblem, _spans
 from matrix.scan.findings import Finding
 from matrix.scan.guards import TryGuard, guard_effect

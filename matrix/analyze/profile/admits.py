@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from matrix.analyze.fingerprint import PREFIX
 from matrix.core import REJECTED, Release
-from matrix.measure.results import Run
+from matrix.results import Run
 
 # The usage ops whose fingerprint group is spelt as the op (``binary.lt``) or as its family
 # (``where``); their cells are ``OPERAND,OPERAND`` (``unary.*``: one operand).
