@@ -134,6 +134,7 @@ class TtirIndex:
     def __init__(self, records: Iterable[Mapping[str, Any]], tmap: TtirMap | None = None):
         self.map = tmap or load_ttir_map()
         self.by_line: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+        self.files: dict[str, None] = {}  # every file a compile kept an op of
         self.count = 0
         for r in records:
             if not isinstance(r, Mapping) or not isinstance(r.get("file"), str):
@@ -142,7 +143,20 @@ class TtirIndex:
             if not parts:
                 continue
             self.by_line.setdefault((parts[-1], int(r.get("line") or 0)), []).append(r)
+            self.files[r["file"]] = None
             self.count += 1
+
+    def left_out(self, use: Use) -> bool:
+        """Whether the compiles kept ops of the use's file but none at its line: the captured
+        launches compiled its kernel and pruned this line (a branch of a constexpr or of an
+        argument specialized to 1 that no launch took)."""
+        parts = _parts(use.path)
+        if not parts or not any(_same_file(f, use.path) for f in self.files):
+            return False
+        return not any(
+            _same_file(str(r["file"]), use.path)
+            for r in self.by_line.get((parts[-1], use.line), [])
+        )
 
     def candidates(self, use: Use) -> list[tuple[Mapping[str, Any], Target]]:
         parts = _parts(use.path)
@@ -204,6 +218,13 @@ def _aligned(use: Use, per_record: list[list[Kinds]]) -> list[list[Kinds]]:
             row = [b, a]
         out.append(row)
     return out
+
+
+def _unsure(use: Use) -> bool:
+    """An operand unknown or ambiguous, or a dot's accumulator unknown."""
+    return any(k is None or len(k) > 1 for k in use.operands) or (
+        use.op == "dot" and use.attr("acc") == "?"
+    )
 
 
 def refine_use(use: Use, index: TtirIndex) -> Use:
@@ -290,6 +311,16 @@ def refine(profile: Profile, records: Sequence[Mapping[str, Any]]) -> int:
         if new is not use:
             profile.uses[i] = new
             n += 1
+        elif use.test and _unsure(use) and index.left_out(use):
+            # A launched kernel's line that no captured launch compiled: say so, and what
+            # would type it, rather than only what the source leaves open.
+            pruned = (
+                f"no captured launch of `{use.kernel}` compiled line {use.line} (a branch its "
+                "constexprs left out): run a test whose launch takes it"
+            )
+            profile.uses[i] = replace(
+                use, decides=f"{pruned}; or {use.decides}" if use.decides else pruned
+            )
     profile.notes.append(
         f"{n} use(s) typed by the compiled TTIR of captured kernels ({index.count} TTIR ops read)"
     )
