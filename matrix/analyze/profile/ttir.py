@@ -39,6 +39,7 @@ from matrix.analyze.profile.model import (
 from matrix.core import DataFileError, load_toml
 
 TTIR_ATTR = ("dtypes", "ttir")
+COMPILED_IN = "compiled_in"  # an op record's key: the kernel whose compile kept the op
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ class TtirIndex:
     def __init__(self, records: Iterable[Mapping[str, Any]], tmap: TtirMap | None = None):
         self.map = tmap or load_ttir_map()
         self.by_line: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
-        self.files: dict[str, None] = {}  # every file a compile kept an op of
+        self.compiled: set[tuple[str, str]] = set()  # (file, kernel) a compile kept ops of
         self.count = 0
         for r in records:
             if not isinstance(r, Mapping) or not isinstance(r.get("file"), str):
@@ -143,15 +144,19 @@ class TtirIndex:
             if not parts:
                 continue
             self.by_line.setdefault((parts[-1], int(r.get("line") or 0)), []).append(r)
-            self.files[r["file"]] = None
+            if r.get(COMPILED_IN):
+                self.compiled.add((r["file"], str(r[COMPILED_IN])))
             self.count += 1
 
     def left_out(self, use: Use) -> bool:
-        """Whether the compiles kept ops of the use's file but none at its line: the captured
-        launches compiled its kernel and pruned this line (a branch of a constexpr or of an
-        argument specialized to 1 that no launch took)."""
+        """Whether a compile of the use's own kernel kept ops of its file but none at its
+        line: the captured launches compiled the kernel and pruned this line (a branch of a
+        constexpr, or of an argument specialized to 1, that no launch took). A kernel no
+        compile answered for (skipped, rejected) says nothing of its lines."""
         parts = _parts(use.path)
-        if not parts or not any(_same_file(f, use.path) for f in self.files):
+        if not parts or not any(
+            k == use.kernel and _same_file(f, use.path) for f, k in self.compiled
+        ):
             return False
         return not any(
             _same_file(str(r["file"]), use.path)
@@ -296,7 +301,9 @@ def compile_records(runs: Iterable[Any]) -> list[Mapping[str, Any]]:
         for rec in run.extra.get("kernel_compiles") or []:
             ops = rec.get("ttir_ops") if isinstance(rec, dict) else None
             if isinstance(ops, list):
-                out += [o for o in ops if isinstance(o, Mapping)]
+                # each op names the kernel whose compile kept it (``left_out`` asks per kernel)
+                kernel = str(rec.get("kernel") or "").rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+                out += [{**o, COMPILED_IN: kernel} for o in ops if isinstance(o, Mapping)]
     return out
 
 
