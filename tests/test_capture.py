@@ -227,6 +227,12 @@ def test_names_only_the_annotations_read_are_recorded(monkeypatch):
     defs = capture._Definitions()
     record = defs.records[defs.define(ns["kernel"])]
     assert record["globals"] == {"tl": {"kind": "module", "name": "fake_tl"}}, record
+    # a parameter named like a module global (fla: kernel argument `T`, module `T = TypeVar`)
+    # is the function's own: recorded as an unrecordable global, it made every compile skipped
+    ns["T"] = object()
+    capture._exec("def kernel2(X, T, SIZE: tl.constexpr):\n    y = X * T  # jit\n", ns)
+    record = defs.records[defs.define(ns["kernel2"])]
+    assert "T" not in record["globals"], record
 
 
 # ------------------------------------------- what the JIT specializes (Triton's descriptor tests)

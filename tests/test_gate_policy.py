@@ -345,12 +345,46 @@ def test_a_may_affect_entry_says_what_decides_it(tmp_path):
     [generated] = by_group["bf16"].decides
     assert generated == (
         "declare the element types of `x_ptr`, `y_ptr`, `out_ptr` of `add_kernel` in "
-        "[tool.triton-compat].dtypes, or run a test that launches `add_kernel` (--tests)"
+        f"[tool.triton-compat].dtypes, or run a test that launches `add_kernel` of {src} (--tests)"
     )
     assert by_group["int16"].decides == ["declare `x_ptr` of `add_kernel`"]
     md = gv.render_markdown(report)
     assert "**0** blocking, **2** may affect" in md
     assert md.split("## Details")[0].count("  - decides: ") == 2
+
+
+def test_one_kernel_name_in_two_files_is_two_kernels(tmp_path):
+    """Liger-Kernel defines `_rms_norm_backward_kernel` in ops/rms_norm.py and again in
+    ops/backends/_ascend/ops/rms_norm.py: a test launches the first (its uses typed, `used`);
+    the second, which no test launched, keeps its own "may affect" entry, named by its file."""
+    cuda, npu = tmp_path / "rms_norm.py", tmp_path / "npu" / "rms_norm.py"
+    npu.parent.mkdir()
+    cuda.write_text(KERNEL.replace("add_kernel", "_bwd"))
+    npu.write_text(KERNEL.replace("add_kernel", "_bwd"))
+    f = gc.GateFinding(gc.BEHAVIOUR, "fp.binary.add[bfloat16,bfloat16]", "interpret", "bf16",
+                       "fp32", relevance=MAY_AFFECT)  # fmt: skip
+    g = gc.GateFinding(gc.BEHAVIOUR, "fp.binary.add[bfloat16,bfloat16]", "interpret", "bf16",
+                       "fp32", relevance=USED)  # fmt: skip
+    typed = _use(10, "_bwd", path=str(cuda), test="t.py::test_bwd")
+    report = _report_with([
+        (f, [_use(10, "_bwd", path=str(npu)), _use(11, "_bwd", path=str(npu))]),
+        (g, [typed]),
+    ])  # fmt: skip
+    entries = report.blocking()
+    assert [(e.relevance, e.kernel_path, e.folded()) for e in entries] == [
+        (USED, str(cuda), f"{cuda}:10"),
+        (MAY_AFFECT, str(npu), f"{npu}:10, 11"),
+    ]
+    assert entries[1].decides[0].endswith(f"launches `_bwd` of {npu} (--tests)")
+    split = summary.may_affect_kernels(entries, [typed, _use(10, "_bwd", path=str(npu))])
+    assert split == {"launched": [], "not_launched": [f"{npu}:_bwd"]}
+    # the same name, launched and still not typed there, is counted as launched
+    launched_too = summary.may_affect_kernels(entries, [_use(10, "_bwd", path=str(npu), test="t")])
+    assert launched_too == {"launched": [f"{npu}:_bwd"], "not_launched": []}
+    assert report.to_dict()["blocking"][1]["kernel_file"] == str(npu)
+    # one finding met in both files: an entry per file, never one merged by name
+    both = _report_with([(f, [_use(10, "_bwd", path=str(cuda)), _use(10, "_bwd", path=str(npu))])])
+    assert sorted(e.kernel_path for e in both.blocking()) == sorted([str(cuda), str(npu)])
 
 
 def test_the_first_screen_stays_short_however_many_entries():

@@ -21,12 +21,20 @@ from matrix.gate.legs import (
     SAME_PASS,
     SKIPPED,
     SPURIOUS,
+    SlowdownRule,
     confirm_regressions,
     label_tests,
     run_legs,
     slowdown_verdict,
 )
-from matrix.measure.kernel_timing import TimingPlan, noise_of, time_all, time_launch, time_rounds
+from matrix.measure.kernel_timing import (
+    TimingPlan,
+    loops_for,
+    noise_of,
+    time_all,
+    time_launch,
+    time_rounds,
+)
 from matrix.measure.legs import RecordingRunner, Side
 from matrix.measure.suite import NOT_RUN
 
@@ -113,7 +121,7 @@ def test_a_rerun_that_did_not_run_confirms_nothing():
     ],
 )
 def test_a_slowdown_blocks_only_beyond_both_sides_noise_and_the_minimum(base, cand, verdict):
-    change, threshold, got = slowdown_verdict(base, cand, 0.10)
+    change, threshold, got = slowdown_verdict(base, cand, SlowdownRule(0.10, 0.1))
     assert got == verdict, (change, threshold)
     assert threshold == pytest.approx(max(0.10, noise_of(base) + noise_of(cand)))
 
@@ -121,6 +129,44 @@ def test_a_slowdown_blocks_only_beyond_both_sides_noise_and_the_minimum(base, ca
 def test_noise_is_the_spread_of_the_rounds_over_their_median():
     assert noise_of([9.0, 10.0, 11.0]) == pytest.approx(0.2)
     assert noise_of([5.0]) == 0.0
+    # from 4 rounds on, the slowest is a straggler: left out of the spread, not the median
+    assert noise_of([10.0, 10.1, 9.9, 10.0, 20.0]) == pytest.approx(0.02)
+    assert noise_of([10.0, 12.0, 9.0, 11.0, 20.0]) == pytest.approx(0.3 / 1.1, rel=1e-3)
+
+
+# Rounds as the H100 gave them for 1-2.5 us kernels (session 13): four rounds within 1-2%,
+# one (the graph's first replay) 1-2 us a launch slower, and both sides' medians within
+# 0.06 us. Per-launch microseconds, five rounds a side.
+H100_TINY = [2.31, 1.21, 1.22, 1.20, 1.21]
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "verdict"),
+    [
+        (H100_TINY, [2.40, 1.23, 1.22, 1.24, 1.23], "within noise"),  # +1.7%: unchanged
+        (H100_TINY, [r * 1.5 for r in H100_TINY], "slower"),  # a real 1.5x slowdown
+        (H100_TINY, [r * 1.15 for r in H100_TINY], "slower"),  # 15%: past 10% and 0.1 us
+        ([0.51, 0.50, 0.50, 0.49, 0.50], [0.57, 0.56, 0.56, 0.55, 0.56], "within noise"),
+        # +12% of a 0.5 us kernel is 0.06 us, the clock drift measured between sides
+        ([50.0, 50.2, 49.9, 50.1, 50.0], [55.5, 55.6, 55.4, 55.5, 55.7], "slower"),  # +11%
+        (H100_TINY, [r * 0.7 for r in H100_TINY], "faster"),
+    ],
+)
+def test_the_noise_rule_on_timings_shaped_like_the_h100s(base, cand, verdict):
+    """The rule before (max - min over all rounds) held these to a 170-220% threshold: a
+    1.5x slowdown of a 1.2 us kernel passed as noise."""
+    change, threshold, got = slowdown_verdict(base, cand, SlowdownRule())
+    assert got == verdict, (change, threshold)
+    spread = (max(base) - min(base)) / sorted(base)[2] + (max(cand) - min(cand)) / sorted(cand)[2]
+    if base is H100_TINY:
+        assert spread > 1.5  # the old rule's threshold: every one of these within noise
+        assert threshold < 0.11
+
+
+def test_the_floor_keeps_a_sub_microsecond_drift_from_blocking():
+    base, cand = [0.30] * 5, [0.36] * 5  # +20%, 0.06 us
+    assert slowdown_verdict(base, cand, SlowdownRule(0.10, 0.1))[2] == "within noise"
+    assert slowdown_verdict(base, cand, SlowdownRule(0.10, 0.0))[2] == "slower"
 
 
 # ------------------------------------------------------------------ timing with a fake timer
@@ -145,18 +191,32 @@ LAUNCH = {"key": "k1", "kernel": "lib:add", "test": "t.py::test_add",
 
 def test_time_rounds_warms_up_then_times_each_round_with_fixed_loops():
     calls = []
-    timer = FakeTimer([2e-6, 3e-6, 2.5e-6])
-    rounds, mode = time_rounds(lambda: calls.append(1), timer, TimingPlan(4, 50, 3))
-    assert rounds == [2e-6, 3e-6, 2.5e-6] and mode == "graph"
-    assert timer.asked == [50, 50, 50]
-    assert len(calls) == 4 + 3  # the warm-up, then one call per round from the fake
+    timer = FakeTimer([9e-6, 2e-6, 3e-6, 2.5e-6])  # the first, untimed round is the slow one
+    rounds, mode, loops = time_rounds(lambda: calls.append(1), timer,
+                                      TimingPlan(4, 50, 3, min_round_us=100.0))  # fmt: skip
+    assert rounds == [2e-6, 3e-6, 2.5e-6] and mode == "graph" and loops == 50
+    assert timer.asked == [50, 50, 50, 50]
+    assert len(calls) == 4 + 4  # the warm-up, then one call per round from the fake
+
+
+def test_a_tiny_kernel_gets_more_loops_so_that_a_round_lasts_the_minimum():
+    timer = FakeTimer([1.2e-6] * 7)
+    rounds, _, loops = time_rounds(lambda: None, timer, TimingPlan(0, 100, 5))
+    assert loops == 1024  # 1000 us / 1.2 us = 834, to the next power of two
+    assert timer.asked == [100, 1024, 1024, 1024, 1024, 1024, 1024]  # one untimed at 1024
+    assert len(rounds) == 5
+    plan = TimingPlan(0, 100, 5)
+    assert loops_for(20e-6, plan) == 100  # 2 ms a round already
+    assert loops_for(1e-9, plan) == plan.max_loops
+    assert loops_for(0.0, plan) == 100
 
 
 def test_a_timing_record_is_tied_to_kernel_shape_and_test_with_its_resources():
     res = {"registers": 40, "spills": 0, "shared": 1024}
-    got = time_launch(LAUNCH, lambda lo: (lambda: None, res), FakeTimer([2e-6, 2e-6, 2.2e-6]),
-                      TimingPlan(0, 10, 3))  # fmt: skip
+    got = time_launch(LAUNCH, lambda lo: (lambda: None, res), FakeTimer([5e-6, 2e-6, 2e-6, 2.2e-6]),
+                      TimingPlan(0, 10, 3, min_round_us=0.0))  # fmt: skip
     assert got["status"] == "timed" and got["median_us"] == pytest.approx(2.0)
+    assert got["loops"] == 10
     assert got["noise"] == pytest.approx(0.1)
     assert (got["kernel"], got["test"], got["shapes"]) == ("lib:add", "t.py::test_add",
                                                            {"x": [4096]})  # fmt: skip

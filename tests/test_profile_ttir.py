@@ -226,3 +226,36 @@ def test_a_compile_record_carries_the_ttir_summary():
         [str(TEAM / "generic_helper" / "act.py")], [], [Run("r", extra={"kernel_compiles": [rec]})]
     )
     assert Matcher(typed).cell("binary_fn.maximum", "bfloat16,lit_float").status == USED
+
+
+def test_a_launched_kernels_line_that_no_compile_kept_says_its_branch_was_not_taken():
+    """Liger-Kernel's cross-entropy kernel, launched with HAS_WEIGHT=False: its `if HAS_WEIGHT:`
+    lines leave no op in any captured compile, so their operands stay open; the entry says
+    that no launch took the branch, not only what to declare."""
+    from matrix.analyze.profile.model import Profile, Use
+    from matrix.analyze.profile.ttir import compile_records, refine
+
+    rec = {"op": "arith.addf", "file": "<captured ../src/pkg/k.py:3 abc>", "line": 10, "col": 5,
+           "operands": ["f32", "f32"], "result": "f32", "attrs": {}}  # fmt: skip
+    run = Run("r", extra={"kernel_compiles": [
+        {"kernel": "pkg.k:k", "status": "compiled", "ttir_ops": [rec]},
+        {"kernel": "pkg.k:k2", "status": "skipped"},  # k2, in the same file, compiled nothing
+    ]})  # fmt: skip
+    taken = Use("binary.add", (None, None), path="pkg/k.py", line=10, col=4, kernel="k",
+                test="t.py::a")  # fmt: skip
+    pruned = Use("binary.truediv", (None, None), path="pkg/k.py", line=20, kernel="k",
+                 test="t.py::a", decides="declare x")  # fmt: skip
+    unlaunched = Use("binary.truediv", (None, None), path="pkg/k.py", line=20, kernel="k")
+    other_file = Use("binary.truediv", (None, None), path="pkg/j.py", line=20, kernel="j",
+                     test="t.py::a")  # fmt: skip
+    not_compiled = Use("binary.truediv", (None, None), path="pkg/k.py", line=30, kernel="k2",
+                       test="t.py::a")  # fmt: skip
+    profile = Profile(uses=[taken, pruned, unlaunched, other_file, not_compiled])
+    refine(profile, compile_records([run]))
+    assert profile.uses[0].attr("dtypes") == "ttir"
+    said = profile.uses[1].decides
+    assert said.startswith("no captured launch of `k` compiled line 20 (a branch its constexprs")
+    assert said.endswith("; or declare x")
+    assert profile.uses[2].decides == ""  # not launched: typed from the source only
+    assert profile.uses[3].decides == ""  # no compile of its file: nothing to say
+    assert profile.uses[4].decides == ""  # its own kernel compiled nothing: nothing to say

@@ -208,6 +208,52 @@ def test_the_gate_says_a_suite_that_cannot_start_and_what_redirected_outcomes_ar
     assert ut.redirected([run]) is None
 
 
+def test_modules_that_do_not_import_in_a_suite_that_ran_are_named_with_their_imports():
+    ran = [COLLECTION_ERROR, {"id": "test_ok.py::test_a", "outcome": "passed"}]
+    line = test_device.not_collected_line(ran)
+    assert line == (
+        "1 test module(s) could not be imported, their tests did not run: test_model.py "
+        "(ModuleNotFoundError: No module named 'transformers')"
+    )
+    assert test_device.not_collected_line([COLLECTION_ERROR]) is None  # start_line says it
+    assert test_device.not_collected_line(ran[1:]) is None
+    run = Run(id="c", env={"triton": "3.9.0", "numpy": "2.0"}, results=[])
+    run.extra["tests"] = ran
+    assert ut.not_collected_lines([run], "3.9.0") == [f"3.9.0 (numpy 2.0): {line}"]
+    assert ut.start_failures([run], "3.9.0") == []
+
+
+def _suite_report(tests: list[dict]) -> str:
+    """gate.md for a pair of runs of one suite whose records are ``tests`` on both sides."""
+    from matrix.gate import compare as gc
+    from matrix.gate import verdict as gv
+    from matrix.gate.sides import Sides
+
+    sides = []
+    for release in ("3.8.0", "3.9.0"):
+        run = Run(id=release, env={"triton": release, "numpy": "2.0"}, results=[])
+        run.extra["tests"] = tests
+        run.extra["suite"] = {"path": "s"}
+        sides.append([run])
+    out = gc.Comparison()
+    gc._compare_tests(out, Sides(sides[0], sides[1], "3.8.0", "3.9.0"))
+    report = gv.GateReport("3.8.0", "3.9.0", "raw", comparison=out)
+    report.decide()
+    return gv.render_markdown(report)
+
+
+def test_gate_md_names_the_failing_import_on_its_first_screen():
+    md = _suite_report([COLLECTION_ERROR])
+    head = md.split("## Details")[0]
+    assert md.startswith("**UNDECIDABLE** (exit 2)")
+    assert "No module named 'transformers'" in md.splitlines()[0]  # the headline itself
+    assert head.count("the suite could not start") == 3  # headline, and each side's line
+    part = _suite_report([COLLECTION_ERROR, {"id": "test_ok.py::test_a", "outcome": "passed"}])
+    first = part.split("## Details")[0]
+    assert "test_model.py (ModuleNotFoundError: No module named 'transformers')" in first
+    assert part.startswith("**SAFE**")  # the same on both sides: named, not a regression
+
+
 def test_a_malformed_failure_table_is_refused(tmp_path):
     bad = tmp_path / "r.toml"
     bad.write_text('[[failure]]\nclass = "x"\nwhy = "y"\nmatch = "a"\n')

@@ -93,6 +93,10 @@ class Comparison:
     # The column (``aot:cuda:90``, ``interpret``) each undecidable item is about, where it is
     # about one: with declared targets, one the team does not run on is not a reason.
     undecidable_column: dict[str, str] = field(default_factory=dict)
+    # The team's suite where it could not start, or left test modules it could not import,
+    # with the failing imports: gate.md's first screen names them (a suite that could not
+    # start is undecidable too; modules that import on neither side are named, not counted).
+    suite_problems: list[str] = field(default_factory=list)
 
     @property
     def unsafe(self) -> list[GateFinding]:
@@ -751,7 +755,10 @@ def _compare_tests(out: Comparison, sides: Sides) -> None:
     kernels = ut.kernels_by_test(sides.cand)
     # A suite that could not start compared nothing: never a silent pass.
     for side, runs in ((baseline, sides.base), (candidate, sides.cand)):
-        out.undecidable += [f"user tests: {s}" for s in ut.start_failures(runs, str(side))]
+        failed = [f"user tests: {s}" for s in ut.start_failures(runs, str(side))]
+        out.undecidable += failed
+        out.suite_problems += failed
+        out.suite_problems += [f"user tests: {s}" for s in ut.not_collected_lines(runs, str(side))]
     mode = ut.redirected([*sides.base, *sides.cand])
     for b_np, c_np in pair_numpy(base, cand):
         shown = f"tests (numpy {b_np})" if b_np == c_np else f"tests (numpy {b_np} vs {c_np})"

@@ -15,8 +15,9 @@ Labels (crater's), per test and pair, in ``LABELS``. A ``regressed`` test blocks
 proved, its suite not started), or a pair with no test comparable, is undecidable (exit 2).
 
 A kernel slowdown blocks (exit 1) only when the candidate's median is slower than the
-baseline's by more than both ``--slowdown-min`` (default 10%) and the run-to-run noise
-measured on both sides (``noise_of`` of each side's rounds, added): ``slowdown_verdict``.
+baseline's by more than ``--slowdown-min`` (default 10%), more than the run-to-run noise
+measured on both sides (``noise_of`` of each side's rounds, added), and by more than
+``--slowdown-floor-us`` microseconds (default 0.1): ``slowdown_verdict``, ``SlowdownRule``.
 Each is tied to its kernel, its shapes and the test that launched it, with the registers,
 spills and shared memory of both compiles where the release exposes them.
 """
@@ -50,6 +51,20 @@ from matrix.measure.legs import LegLimits, LegRunner, RecordingRunner, Side, Sub
 
 EXIT_SAFE, EXIT_UNSAFE, EXIT_UNDECIDABLE = ExitCode.OK, ExitCode.FAILED, ExitCode.UNDECIDABLE
 DEFAULT_SLOWDOWN_MIN = 0.10
+# Above the largest gap between the two sides' medians of an unchanged kernel measured on an
+# H100 (0.06 us over 57 launches of 1.2-11 us, Triton 3.5.1 vs 3.6.0, session 13): below it
+# a sub-microsecond kernel's "slowdown" of more than 10% is the clock, not the compile.
+DEFAULT_SLOWDOWN_FLOOR_US = 0.1
+
+
+@dataclass(frozen=True)
+class SlowdownRule:
+    """When a kernel's slowdown blocks: relative ``minimum``, absolute ``floor_us``; the
+    noise of both sides' rounds is measured per launch (``slowdown_verdict``)."""
+
+    minimum: float = DEFAULT_SLOWDOWN_MIN
+    floor_us: float = DEFAULT_SLOWDOWN_FLOOR_US
+
 
 # Crater's outcome labels, per test and pair: what each means.
 LABELS = {
@@ -204,19 +219,22 @@ class KernelTiming:
 
 
 def slowdown_verdict(
-    base_rounds: Sequence[float], cand_rounds: Sequence[float], minimum: float
+    base_rounds: Sequence[float], cand_rounds: Sequence[float], rule: SlowdownRule
 ) -> tuple[float, float, str]:
     """(change, the threshold it was held to, verdict). The candidate's median over the
-    baseline's, less 1; it blocks (``slower``) only above both ``minimum`` and the noise of
-    the two sides added (each side's (max - min) / median of its rounds)."""
+    baseline's, less 1; it is ``slower`` (blocks) only above both ``rule.minimum`` and the
+    noise of the two sides added (``noise_of``: each side's spread of its rounds over their
+    median, a straggler round left out), and only where the medians differ by more than
+    ``rule.floor_us``; ``faster`` is held to the same bounds."""
     from matrix.measure.kernel_timing import noise_of
 
     base, cand = statistics.median(base_rounds), statistics.median(cand_rounds)
     change = cand / base - 1 if base > 0 else 0.0
-    threshold = max(minimum, noise_of(base_rounds) + noise_of(cand_rounds))
-    if change > threshold:
+    threshold = max(rule.minimum, noise_of(base_rounds) + noise_of(cand_rounds))
+    beyond_floor = abs(cand - base) > rule.floor_us
+    if change > threshold and beyond_floor:
         return change, threshold, SLOWER
-    if change < -threshold:
+    if change < -threshold and beyond_floor:
         return change, threshold, FASTER
     return change, threshold, WITHIN_NOISE
 
@@ -240,7 +258,7 @@ def confirm_slowdowns(first: list[KernelTiming], again: Sequence[KernelTiming]) 
 
 
 def compare_timings(
-    base: Sequence[Mapping[str, Any]], cand: Sequence[Mapping[str, Any]], minimum: float
+    base: Sequence[Mapping[str, Any]], cand: Sequence[Mapping[str, Any]], rule: SlowdownRule
 ) -> list[KernelTiming]:
     """Pair the two sides' TIMINGS records (``matrix.measure.kernel_timing``) by launch key."""
     c = {str(t.get("key")): t for t in cand}
@@ -275,7 +293,7 @@ def compare_timings(
                 )
             )
             continue
-        change, threshold, verdict = slowdown_verdict(tb["rounds_us"], tc["rounds_us"], minimum)
+        change, threshold, verdict = slowdown_verdict(tb["rounds_us"], tc["rounds_us"], rule)
         modes = {tb.get("mode"), tc.get("mode")}
         out.append(
             KernelTiming(
@@ -287,10 +305,18 @@ def compare_timings(
                 change=round(change, 4),
                 verdict=verdict,
                 detail=f"threshold {threshold:.1%} (max of the minimum and both "
-                f"sides' noise); timed by {'/'.join(sorted(map(str, modes)))}",
+                f"sides' noise) and {rule.floor_us:g} us; timed by "
+                f"{'/'.join(sorted(map(str, modes)))}"
+                + (f", {_loops(tb, tc)} launches a round" if _loops(tb, tc) else ""),
             )
         )
     return out
+
+
+def _loops(tb: Mapping[str, Any], tc: Mapping[str, Any]) -> str:
+    """The launches per round of both sides ("1024", "1024/2048"; "" where not recorded)."""
+    seen = list(dict.fromkeys(str(t["loops"]) for t in (tb, tc) if t.get("loops")))
+    return "/".join(seen)
 
 
 # --------------------------------------------------------------------------------- the legs
@@ -359,7 +385,7 @@ def run_legs(
     base: Side,
     cand: Side,
     runner: LegRunner,
-    minimum: float = DEFAULT_SLOWDOWN_MIN,
+    rule: SlowdownRule = SlowdownRule(),
     log: Callable[[str], None] = print,
     timings: bool = True,
     save: Callable[[LegsReport], Any] = lambda r: None,
@@ -368,7 +394,7 @@ def run_legs(
     after each step (a run cut short leaves what it had, marked incomplete)."""
     report = LegsReport(base.release, cand.release)
     try:
-        _run_steps(report, base, cand, runner, minimum, log, timings, save)
+        _run_steps(report, base, cand, runner, rule, log, timings, save)
     finally:
         save(report)
     return report
@@ -379,7 +405,7 @@ def _run_steps(
     base: Side,
     cand: Side,
     runner: LegRunner,
-    minimum: float,
+    rule: SlowdownRule,
     log: Callable[[str], None],
     timings: bool,
     save: Callable[[LegsReport], Any],
@@ -425,9 +451,7 @@ def _run_steps(
             for side, doc in ((base, tb), (cand, tc)):
                 if "error" in doc:
                     report.problems.append(f"timing on triton {side.release}: {doc['error']}")
-            report.timings = compare_timings(
-                tb.get("timings") or [], tc.get("timings") or [], minimum
-            )
+            report.timings = compare_timings(tb.get("timings") or [], tc.get("timings") or [], rule)
             slower = {t.key for t in report.timings if t.verdict == SLOWER}
             if slower:
                 # The two sides were timed in two processes, one after the other: a clock or
@@ -441,7 +465,7 @@ def _run_steps(
                 rb, rc = runner.timings(base, again), runner.timings(cand, again)
                 confirm_slowdowns(
                     report.timings,
-                    compare_timings(rb.get("timings") or [], rc.get("timings") or [], minimum),
+                    compare_timings(rb.get("timings") or [], rc.get("timings") or [], rule),
                 )
     report.running = ""
 
@@ -541,6 +565,18 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_SLOWDOWN_MIN,
         help="a kernel slowdown below this never blocks (default 0.10)",
     )
+    p.add_argument(
+        "--slowdown-floor-us",
+        type=float,
+        default=DEFAULT_SLOWDOWN_FLOOR_US,
+        help="nor one whose medians differ by this many microseconds or less (default 0.1)",
+    )
+    p.add_argument(
+        "--min-round-us",
+        type=float,
+        default=LegLimits.min_round_us,
+        help="a timed round lasts at least this long: more loops for a faster kernel",
+    )
     p.add_argument("--test-timeout", type=float, default=suite_mod.DEFAULT_TEST_TIMEOUT_S)
     p.add_argument("--suite-timeout", type=float, default=suite_mod.DEFAULT_SUITE_TIMEOUT_S)
     p.add_argument("--timing-budget", type=float, default=None, help="seconds per side")
@@ -626,6 +662,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.tests.is_dir():
         print(f"matrix.gate: --tests {args.tests}: not a folder (exit 2)", file=sys.stderr)
         return EXIT_UNDECIDABLE
+    for flag in ("slowdown_min", "slowdown_floor_us", "min_round_us"):
+        value = getattr(args, flag)
+        if not value >= 0:  # NaN too
+            print(f"matrix.gate: --{flag.replace('_', '-')}: expected a number >= 0, got "
+                  f"{value} (exit 2)", file=sys.stderr)  # fmt: skip
+            return EXIT_UNDECIDABLE
     tmp = Path(tempfile.mkdtemp(prefix="gpu-legs-"))
     try:
         try:
@@ -640,6 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.warmup,
             args.loops,
             args.rounds,
+            args.min_round_us,
         )
         runner: LegRunner
         if args.dry_run:
@@ -652,7 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             base,
             cand,
             runner,
-            args.slowdown_min,
+            SlowdownRule(args.slowdown_min, args.slowdown_floor_us),
             timings=not args.no_timings,
             save=lambda r: write_outputs(r, args.out),
         )

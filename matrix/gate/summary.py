@@ -40,6 +40,7 @@ class Entry:
     after: str | None
     relevance: str  # "used", "may affect", or "" (the project's own verdict: no profile)
     kernel: str = ""
+    kernel_path: str = ""  # the file of ``kernel`` (a name can be defined in several files)
     columns: list[str] = field(default_factory=list)
     cells: list[str] = field(default_factory=list)
     locations: dict[str, list[int]] = field(default_factory=dict)  # file -> lines, in order
@@ -84,6 +85,7 @@ class Entry:
             "candidate": self.after,
             "relevance": self.relevance,
             "kernel": self.kernel,
+            "kernel_file": self.kernel_path,
             "columns": self.columns,
             "cells": self.cells,
             "locations": [{"path": path, "lines": lines} for path, lines in self.locations.items()],
@@ -136,20 +138,31 @@ def entries(
         group, cell = _split_cell(f.probe)
         change = (f.kind, group, f.baseline, f.candidate, f.fix, f.relevance)
         uses = uses_of.get(id(f), [])
-        by_kernel: dict[str, list[tuple[str, int]]] = {}
+        # A kernel is its name in its file: a library defines one name in several files (one
+        # per backend), and a test that launched one of them typed that one only.
+        by_kernel: dict[tuple[str, str], list[tuple[str, int]]] = {}
         for u in uses:
-            by_kernel.setdefault(u.kernel, []).append((u.path, u.line))
+            by_kernel.setdefault((u.kernel, u.path if u.kernel else ""), []).append(
+                (u.path, u.line)
+            )
         # the scanner's and the census's own sites (no kernel named)
         described = {u.describe() for u in uses}
         scanned = _sites(t for t in f.uses if t not in described)
         if scanned or not by_kernel:
-            by_kernel.setdefault("", []).extend(scanned)
-        for kernel, sites in by_kernel.items():
-            key = (*change, kernel)
+            by_kernel.setdefault(("", ""), []).extend(scanned)
+        for (kernel, kernel_path), sites in by_kernel.items():
+            key = (*change, kernel, kernel_path)
             e = table.get(key)
             if e is None:
                 e = table[key] = Entry(
-                    f.kind, group, f.baseline, f.candidate, f.relevance, kernel, fix=f.fix
+                    f.kind,
+                    group,
+                    f.baseline,
+                    f.candidate,
+                    f.relevance,
+                    kernel,
+                    kernel_path,
+                    fix=f.fix,
                 )
             if f.where not in e.columns:
                 e.columns.append(f.where)
@@ -162,7 +175,7 @@ def entries(
                 if line not in lines:
                     lines.append(line)
             if f.relevance == MAY_AFFECT:
-                mine = [u for u in uses if u.kernel == kernel]
+                mine = [u for u in uses if u.kernel == kernel and u.path == kernel_path]
                 for text in _decides(mine, kernel, why.get(id(f), "")):
                     if text not in e.decides:
                         e.decides.append(text)
@@ -190,7 +203,7 @@ def _decides(uses: Sequence[Any], kernel: str, why: str) -> list[str]:
     params = _pointer_params(uses[0].path, kernel)
     named = [p for p in params if any(re.search(rf"\b{re.escape(p)}\b", u.code) for u in uses)]
     chosen = named or params
-    launch = f"or run a test that launches `{kernel}` (--tests)"
+    launch = f"or run a test that launches `{kernel}` of {_short(uses[0].path)} (--tests)"
     if not chosen:
         return [f"declare the element types of `{kernel}`'s pointer parameters in "
                 f"[tool.triton-compat].dtypes, {launch}"]  # fmt: skip
@@ -268,6 +281,23 @@ def _base(e: ast.expr, params: set[str], assigned: dict[str, ast.expr], depth: i
             _base(e.right, params, assigned, depth + 1) if isinstance(e.op, ast.Add) else ""
         )
     return ""
+
+
+def may_affect_kernels(blocking: Sequence[Entry], uses: Iterable[Any]) -> dict[str, list[str]]:
+    """The kernels (``file:name``) that "may affect" entries are in, split by whether a test
+    launched that kernel (a use the profile typed from a captured launch names its test):
+    ``launched`` ones are kernels the capture reached and still could not type, ``not
+    launched`` ones are kernels no selected test ran (typed from the source only)."""
+    ran = {(u.path, u.kernel) for u in uses if getattr(u, "test", "") and u.kernel}
+    out: dict[str, list[str]] = {"launched": [], "not_launched": []}
+    for e in blocking:
+        if e.relevance != MAY_AFFECT or not e.kernel:
+            continue
+        name = f"{_short(e.kernel_path)}:{e.kernel}"
+        side = out["launched" if (e.kernel_path, e.kernel) in ran else "not_launched"]
+        if name not in side:
+            side.append(name)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def counts(report: Any, blocking: Sequence[Entry]) -> dict[str, int]:

@@ -126,6 +126,17 @@ def start_failures(runs: Sequence[Run], release: str) -> list[str]:
     return out
 
 
+def not_collected_lines(runs: Sequence[Run], release: str) -> list[str]:
+    """One line per run of ``release`` whose suite started but left test modules that could
+    not be imported (their tests never ran, on this side), with the failing imports."""
+    out = []
+    for run in runs:
+        tests = run.extra.get("tests")
+        if isinstance(tests, list) and (line := test_device.not_collected_line(tests)):
+            out.append(f"{release} (numpy {run.env.get('numpy')}): {line}")
+    return out
+
+
 def kernels_by_test(runs: Sequence[Run]) -> dict[str, list[str]]:
     """``{test id: [kernel, ...]}``: the kernels each test was the first to launch."""
     out: dict[str, list[str]] = {}

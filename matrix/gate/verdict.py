@@ -218,6 +218,7 @@ class GateReport:
             "errors": self.errors,
             "findings": [f.to_dict() for f in c.findings],
             "undecidable": c.undecidable,
+            "suite_problems": c.suite_problems,
             "notes": c.notes,
             "compared": c.compared,
             "scanned": self.scanned,
@@ -230,6 +231,11 @@ class GateReport:
             "stale_accepted": self.stale_accepted,
             "counts": summary.counts(self, blocking := self.blocking()),
             "blocking": [e.to_dict() for e in blocking],
+            "may_affect_kernels": (
+                summary.may_affect_kernels(blocking, self.profile.uses)
+                if self.profile is not None
+                else None
+            ),
             "relaxations": [f.to_dict() for f in c.findings if f.kind == gc.RELAXATION],
             "targets": list(self.declaration.targets or []) or None,
             "declaration": self.declaration.source or None,
@@ -256,6 +262,9 @@ def _headline(report: GateReport) -> str:
     else:
         n = len(report.errors) + len(c.undecidable)
         why = f"{n} reason(s) the gate cannot decide; see below"
+        started = [u for u in c.undecidable if u in c.suite_problems]
+        if started:  # the team's own suite did not run: the first thing to fix
+            why = f"{started[0]}; {why}"
     return f"**{report.verdict}** (exit {report.exit_code}): {upgrade}: {why}."
 
 
@@ -328,6 +337,14 @@ def _profile_sections(report: GateReport) -> list[str]:
     if len(kernels) > 20:
         lines.append(f"  - ... and {len(kernels) - 20} more")
     lines += [f"- {n}" for n in profile.notes[:10]]
+    split = summary.may_affect_kernels(report.blocking(), profile.uses)
+    if split["launched"] or split["not_launched"]:
+        ran, other = split["launched"], split["not_launched"]
+        lines.append(
+            f'- "may affect" entries are in {len(ran) + len(other)} kernel(s): {len(ran)} '
+            f"launched by a test{': ' + _few(ran) if ran else ''}; {len(other)} that no test "
+            f"launched (typed from the source only){': ' + _few(other) if other else ''}"
+        )
     coverage = _coverage(report)
     if coverage:
         lines.append(f"- {coverage}")
@@ -359,6 +376,11 @@ def _profile_sections(report: GateReport) -> list[str]:
         for group, n in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"- `{group}`: {n}")
     return lines
+
+
+def _few(names: Sequence[str], n: int = 6) -> str:
+    shown = ", ".join(f"`{x}`" for x in names[:n])
+    return shown + (f" and {len(names) - n} more" if len(names) > n else "")
 
 
 def _relaxations(groups: dict[tuple[Any, ...], list[gc.GateFinding]]) -> list[str]:
@@ -424,6 +446,8 @@ def render_markdown(report: GateReport) -> str:
         lines += [f"- {e}" for e in report.errors]
         lines.append("")
     lines += summary.first_screen(report, report.blocking())
+    if c.suite_problems:
+        lines += ([] if lines[-1] == "" else [""]) + [f"- {p}" for p in c.suite_problems]
     lines += ["", "## Details", ""]
     lines.append(f"- results: `{report.results}`")
     if c.compared:

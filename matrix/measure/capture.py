@@ -568,8 +568,12 @@ class _Definitions:
         # (``tl`` of ``tl.constexpr``) are the module's, not in the function's own co_names.
         read = _names_read(code)
         if source:
+            # ... but a parameter or local (``T`` of fla's kernels, whose modules also hold a
+            # ``T = TypeVar("T")``) is the function's own: never a global it reads
             read += sorted(
-                {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)} - set(read)
+                {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+                - set(read)
+                - set(code.co_varnames)
             )
         names = [n for n in read if n in fn_globals]
         if len(names) > MAX_NAMES:

@@ -8,21 +8,27 @@ LAUNCHES.json is ``{"launches": [LAUNCH, ...], "kernel_sources": {...}}`` as the
 records them (``matrix.measure.capture``). For each launch: the kernel is rebuilt from its
 recorded definition (or imported), given fresh inputs of the recorded shapes, dtypes, scalars
 and grid (``matrix.backends.kernels.replay``: one launch, which also compiles it), then timed:
-``warmup`` launches, then ``rounds`` rounds of ``loops`` launches each, every round one
-CUDA-graph replay of ``loops`` captured launches timed with CUDA events (eager launches timed
-with events where the capture fails, and ``mode`` says so). A round's time is per launch.
+``warmup`` launches, one untimed round (the graph's capture and first replay: on an H100 it
+cost 1-2 us per launch of a 100-launch round more than the later replays, whatever the
+kernel), then ``rounds`` rounds of ``loops`` launches each, every round one CUDA-graph replay
+of ``loops`` captured launches timed with CUDA events (eager launches timed with events where
+the capture fails, and ``mode`` says so). A round lasts at least ``min_round_us``: a launch
+faster than ``min_round_us / loops`` gets more loops (the next power of two, at most
+``max_loops``; the record's ``loops`` says how many), so that a 1 us kernel is timed over
+about a millisecond, not 100 us. A round's time is per launch.
 
 TIMINGS.json (with ``--release``, also ``"triton": {"file", "version"}``, the Triton imported,
 and ``"error"`` where it is not that release)::
 
-    {"plan": {"warmup": 10, "loops": 100, "rounds": 5},
+    {"plan": {"warmup": 10, "loops": 100, "rounds": 5, "min_round_us": 1000.0, ...},
      "timings": [{"key": LAUNCH KEY, "kernel": "pkg.mod:fn", "test": NODEID,
                   "shapes": {"x_ptr": [4096]}, "grid": [16, 1, 1],
                   "status": "timed" | "error",      # error: could not replay; detail says why
                   "mode": "graph" | "eager",
                   "rounds_us": [2.1, 2.0, ...],     # microseconds per launch, one per round
                   "median_us": 2.05,
-                  "noise": 0.05,                    # (max - min) / median of the rounds
+                  "loops": 1024,                    # launches per round (min_round_us)
+                  "noise": 0.05,                    # noise_of(rounds_us)
                   "registers": 32, "spills": 0, "shared": 0,   # of this release's compile,
                   "detail": ""}, ...]}                          # None where not available
 
@@ -33,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -53,6 +60,10 @@ class TimingPlan:
     warmup: int = 10
     loops: int = 100
     rounds: int = 5
+    # A round lasts at least this long (more loops for a faster launch, up to max_loops):
+    # the timing's resolution and per-replay overheads then weigh little on a 1 us kernel.
+    min_round_us: float = 1000.0
+    max_loops: int = 16384
 
 
 class Timer(Protocol):
@@ -62,21 +73,44 @@ class Timer(Protocol):
 
 
 def noise_of(rounds: Sequence[float]) -> float:
-    """The run-to-run noise of one side: (max - min) / median of its rounds (0 for one round)."""
+    """The run-to-run noise of one side: (max - min) / median of its rounds, the slowest
+    round left out when there are at least 4 (0 for one round). Interference (a neighbour, a
+    clock change, a replay's upload) only ever adds time, so one straggler says nothing of
+    how far apart the other rounds lie; measured on an H100, it alone made the noise 45-128%
+    of 1-2.5 us kernels whose medians agreed within 0.06 us on both sides."""
     med = statistics.median(rounds)
-    return (max(rounds) - min(rounds)) / med if med > 0 else 0.0
+    kept = sorted(rounds)[:-1] if len(rounds) >= 4 else list(rounds)
+    return (max(kept) - min(kept)) / med if med > 0 else 0.0
 
 
-def time_rounds(fn: Callable[[], Any], timer: Timer, plan: TimingPlan) -> tuple[list[float], str]:
-    """``plan.warmup`` calls of ``fn``, then ``plan.rounds`` timed rounds of ``plan.loops``;
-    returns (seconds per call of each round, the timer's mode of the last round)."""
+def loops_for(seconds_per_call: float, plan: TimingPlan) -> int:
+    """The launches per round so that a round lasts at least ``plan.min_round_us``: ``loops``,
+    or the next power of two above what the minimum asks, at most ``plan.max_loops``."""
+    us = seconds_per_call * 1e6
+    if us <= 0 or us * plan.loops >= plan.min_round_us:
+        return plan.loops
+    need = math.ceil(plan.min_round_us / us)
+    return max(plan.loops, min(plan.max_loops, 1 << (need - 1).bit_length()))
+
+
+def time_rounds(
+    fn: Callable[[], Any], timer: Timer, plan: TimingPlan
+) -> tuple[list[float], str, int]:
+    """``plan.warmup`` calls of ``fn``, one untimed round (a graph's capture and first
+    replay), then ``plan.rounds`` timed rounds of ``loops_for`` launches each (after one more
+    untimed round where that is not ``plan.loops``: a new graph); returns (seconds per call of
+    each round, the timer's mode of the last round, the loops per round)."""
     for _ in range(plan.warmup):
         fn()
-    rounds, mode = [], ""
+    first, mode = timer.time_loops(fn, plan.loops)
+    loops = loops_for(first, plan)
+    if loops != plan.loops:
+        timer.time_loops(fn, loops)
+    rounds = []
     for _ in range(plan.rounds):
-        seconds, mode = timer.time_loops(fn, plan.loops)
+        seconds, mode = timer.time_loops(fn, loops)
         rounds.append(seconds)
-    return rounds, mode
+    return rounds, mode, loops
 
 
 def resources(compiled: Any) -> dict[str, Any]:
@@ -141,7 +175,7 @@ def time_launch(
     }
     try:
         fn, res = prepare(launch)
-        rounds, mode = time_rounds(fn, timer, plan)
+        rounds, mode, loops = time_rounds(fn, timer, plan)
     except Exception as e:  # the kernel's own failure, or a launch that cannot be replayed
         return {**rec, "status": "error", "detail": f"{type(e).__name__}: {e}"[:500]}
     us = [s * 1e6 for s in rounds]
@@ -150,6 +184,7 @@ def time_launch(
         **res,
         "status": "timed",
         "mode": mode,
+        "loops": loops,
         "rounds_us": [round(u, 4) for u in us],
         "median_us": round(statistics.median(us), 4),
         "noise": round(noise_of(us), 4),
@@ -167,6 +202,7 @@ class CudaGraphTimer:
         # The launch whose graph is held: one at a time (its tensors stay alive with it).
         self.fn: Callable[[], Any] | None = None
         self.graph: Any = None
+        self.loops = 0
 
     def _capture(self, fn: Callable[[], Any], loops: int) -> Any:
         torch = self.torch
@@ -186,8 +222,8 @@ class CudaGraphTimer:
 
     def time_loops(self, fn: Callable[[], Any], loops: int) -> tuple[float, str]:
         torch = self.torch
-        if self.fn is not fn:
-            self.fn, self.graph = fn, None
+        if self.fn is not fn or self.loops != loops:  # a graph holds a fixed launch count
+            self.fn, self.graph, self.loops = fn, None, loops
             self.graph = self._capture(fn, loops)
         graph = self.graph
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -245,6 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--warmup", type=int, default=TimingPlan.warmup)
     ap.add_argument("--loops", type=int, default=TimingPlan.loops)
     ap.add_argument("--rounds", type=int, default=TimingPlan.rounds)
+    ap.add_argument(
+        "--min-round-us",
+        type=float,
+        default=TimingPlan.min_round_us,
+        help="a round lasts at least this long: more loops for a faster launch",
+    )
     ap.add_argument("--budget-s", type=float, default=None, help="stop timing after this long")
     ap.add_argument(
         "--release", help="the Triton release this side is: the one imported must be it"
@@ -257,7 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"got {getattr(args, name)}"
             )
     doc = json.loads(args.launches.read_text(encoding="utf-8"))
-    plan = TimingPlan(args.warmup, args.loops, args.rounds)
+    if not args.min_round_us >= 0:
+        ap.error(f"--min-round-us: expected microseconds >= 0, got {args.min_round_us}")
+    plan = TimingPlan(args.warmup, args.loops, args.rounds, args.min_round_us)
     sources = doc.get("kernel_sources") or {}
 
     def prepare(launch: Mapping[str, Any]) -> tuple[Callable[[], Any], dict[str, Any]]:

@@ -82,6 +82,7 @@ class LegLimits:
     warmup: int = 10
     loops: int = 100
     rounds: int = 5
+    min_round_us: float = 1000.0  # matrix.measure.kernel_timing.TimingPlan
 
 
 def _answer(
@@ -190,6 +191,8 @@ class SubprocessRunner:
             str(lim.loops),
             "--rounds",
             str(lim.rounds),
+            "--min-round-us",
+            str(lim.min_round_us),
             "--release",
             side.release,
         ]

@@ -300,7 +300,7 @@ def run_suite_recorded(
             tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
     if redirect:
         test_device.label_tests(tests)
-    cannot_start = test_device.start_line(tests)
+    cannot_start = test_device.start_line(tests) or test_device.not_collected_line(tests)
     if cannot_start:
         log(f"  {cannot_start}")
     log(

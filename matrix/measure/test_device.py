@@ -196,6 +196,23 @@ def not_collected(tests: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return [(str(t.get("id")), failing_import(t)) for t in tests if is_collection_error(t)]
 
 
+def not_collected_line(tests: Sequence[Mapping[str, Any]]) -> str | None:
+    """One line naming the test modules that could not be imported in a suite that started
+    (their tests did not run), with each one's failing import; None when there are none or
+    when the whole suite could not start (``start_line`` says that)."""
+    if cannot_start(tests) is not None:
+        return None
+    failed = [(m, why) for m, why in not_collected(tests) if m.endswith(".py")]
+    if not failed:
+        return None
+    shown = "; ".join(f"{m} ({why})" for m, why in failed[:4])
+    more = f" and {len(failed) - 4} more" if len(failed) > 4 else ""
+    return (
+        f"{len(failed)} test module(s) could not be imported, their tests did not run: "
+        f"{shown}{more}"
+    )
+
+
 def start_line(tests: Sequence[Mapping[str, Any]]) -> str | None:
     """One line naming a suite that could not start and its failing imports, or None."""
     failed = cannot_start(tests)

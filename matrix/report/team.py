@@ -340,7 +340,9 @@ def _tests(runs: Sequence[Run], view: TeamView) -> None:
                 compiled,
                 compiles,
                 coverage_text(cov) if cov else "",
-                test_device.start_line(run.extra["tests"]) or "",
+                test_device.start_line(run.extra["tests"])
+                or test_device.not_collected_line(run.extra["tests"])
+                or "",
             )
         )
     view.columns.sort(key=lambda c: (release_key(c.release), release_key(c.numpy)))

@@ -39,6 +39,7 @@ from matrix.analyze.profile.model import (
 from matrix.core import DataFileError, load_toml
 
 TTIR_ATTR = ("dtypes", "ttir")
+COMPILED_IN = "compiled_in"  # an op record's key: the kernel whose compile kept the op
 
 
 @dataclass(frozen=True)
@@ -134,6 +135,7 @@ class TtirIndex:
     def __init__(self, records: Iterable[Mapping[str, Any]], tmap: TtirMap | None = None):
         self.map = tmap or load_ttir_map()
         self.by_line: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+        self.compiled: set[tuple[str, str]] = set()  # (file, kernel) a compile kept ops of
         self.count = 0
         for r in records:
             if not isinstance(r, Mapping) or not isinstance(r.get("file"), str):
@@ -142,7 +144,24 @@ class TtirIndex:
             if not parts:
                 continue
             self.by_line.setdefault((parts[-1], int(r.get("line") or 0)), []).append(r)
+            if r.get(COMPILED_IN):
+                self.compiled.add((r["file"], str(r[COMPILED_IN])))
             self.count += 1
+
+    def left_out(self, use: Use) -> bool:
+        """Whether a compile of the use's own kernel kept ops of its file but none at its
+        line: the captured launches compiled the kernel and pruned this line (a branch of a
+        constexpr, or of an argument specialized to 1, that no launch took). A kernel no
+        compile answered for (skipped, rejected) says nothing of its lines."""
+        parts = _parts(use.path)
+        if not parts or not any(
+            k == use.kernel and _same_file(f, use.path) for f, k in self.compiled
+        ):
+            return False
+        return not any(
+            _same_file(str(r["file"]), use.path)
+            for r in self.by_line.get((parts[-1], use.line), [])
+        )
 
     def candidates(self, use: Use) -> list[tuple[Mapping[str, Any], Target]]:
         parts = _parts(use.path)
@@ -204,6 +223,13 @@ def _aligned(use: Use, per_record: list[list[Kinds]]) -> list[list[Kinds]]:
             row = [b, a]
         out.append(row)
     return out
+
+
+def _unsure(use: Use) -> bool:
+    """An operand unknown or ambiguous, or a dot's accumulator unknown."""
+    return any(k is None or len(k) > 1 for k in use.operands) or (
+        use.op == "dot" and use.attr("acc") == "?"
+    )
 
 
 def refine_use(use: Use, index: TtirIndex) -> Use:
@@ -275,7 +301,9 @@ def compile_records(runs: Iterable[Any]) -> list[Mapping[str, Any]]:
         for rec in run.extra.get("kernel_compiles") or []:
             ops = rec.get("ttir_ops") if isinstance(rec, dict) else None
             if isinstance(ops, list):
-                out += [o for o in ops if isinstance(o, Mapping)]
+                # each op names the kernel whose compile kept it (``left_out`` asks per kernel)
+                kernel = str(rec.get("kernel") or "").rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+                out += [{**o, COMPILED_IN: kernel} for o in ops if isinstance(o, Mapping)]
     return out
 
 
@@ -290,6 +318,16 @@ def refine(profile: Profile, records: Sequence[Mapping[str, Any]]) -> int:
         if new is not use:
             profile.uses[i] = new
             n += 1
+        elif use.test and _unsure(use) and index.left_out(use):
+            # A launched kernel's line that no captured launch compiled: say so, and what
+            # would type it, rather than only what the source leaves open.
+            pruned = (
+                f"no captured launch of `{use.kernel}` compiled line {use.line} (a branch its "
+                "constexprs left out): run a test whose launch takes it"
+            )
+            profile.uses[i] = replace(
+                use, decides=f"{pruned}; or {use.decides}" if use.decides else pruned
+            )
     profile.notes.append(
         f"{n} use(s) typed by the compiled TTIR of captured kernels ({index.count} TTIR ops read)"
     )
