@@ -73,6 +73,8 @@ def match_uses(uses: Iterable[Use], op: str, operands: Sequence[str], **attrs: s
         ]
         states += [_attr_fits(u.attr(k, "default"), w) for k, w in attrs.items()]
         state = _combine(states) if states else USED
+        if state != NOT_USED and u.combos and not _together(u.combos, operands):
+            state = NOT_USED  # operands of one type variable never take these kinds together
         if state == USED:
             used.append(u)
         elif state == MAY_AFFECT:
@@ -82,6 +84,13 @@ def match_uses(uses: Iterable[Use], op: str, operands: Sequence[str], **attrs: s
     if maybe:
         return Match(MAY_AFFECT, maybe, "an operand's dtype is not inferable from the code")
     return Match(NOT_USED)
+
+
+def _together(combos: frozenset[tuple[str, ...]], wanted: Sequence[str]) -> bool:
+    """Whether some tuple of ``combos`` has every wanted operand kind (``*``: any)."""
+    return any(
+        all(w == "*" or (i < len(c) and c[i] == w) for i, w in enumerate(wanted)) for c in combos
+    )
 
 
 def _split(text: str) -> list[str]:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +20,9 @@ FINGERPRINT_PATH = DATA_DIR / "fingerprint.toml"
 USED, MAY_AFFECT, NOT_USED = "used", "may affect", "not used"
 
 Kinds = frozenset[str] | None  # the operand kinds a value may have; None: not inferable
+# What a value is for each dtype its one type variable may take: ((dtype, kinds), ...); None
+# where not followed (the value's kinds then stand for every dtype of the variable alike).
+Per = tuple[tuple[str, frozenset[str]], ...] | None
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 FLOAT_DTYPES = frozenset(
     {"float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16", "float16",
@@ -130,6 +134,10 @@ class Use:
     # What would decide an operand the source leaves open (a type variable, an unknown
     # value), in words for gate.md: "declare the element type of `x_ptr` of `k` ..."
     decides: str = ""
+    # The operand-kind tuples that can occur together, where two or more operands come from
+    # one type variable (``acc.to(x.dtype)`` with ``acc`` computed from ``x``: a float16 x
+    # never meets a bfloat16 target); empty: any combination of the operands' kinds.
+    combos: frozenset[tuple[str, ...]] = frozenset()
 
     def attr(self, name: str, default: str = "") -> str:
         return dict(self.attrs).get(name, default)
@@ -231,6 +239,9 @@ class Val:
     # The type variables ``kinds`` stands for ("kernel:x_ptr": the element type of x_ptr):
     # a value whose dtype comes only from what a pointer parameter points to.
     vars: frozenset[str] = frozenset()
+    # With one type variable: the kinds (or, for a dtype object, the dtypes) for each dtype
+    # the variable takes, so that two values of one variable are never paired across dtypes.
+    per: Per = None
 
 
 UNKNOWN = Val()
@@ -268,15 +279,73 @@ def _promote(a: Kinds, b: Kinds) -> Kinds:
     return frozenset(out)
 
 
-def _union(vals: Iterable[Val]) -> Val:
-    kinds: set[str] = set()
-    tvars: frozenset[str] = frozenset()
+def identity(kinds: Kinds) -> Per:
+    """The ``per`` of a type variable itself: each dtype is itself."""
+    return tuple((d, frozenset({d})) for d in sorted(kinds)) if kinds else None
+
+
+def lift(f: Callable[..., Kinds], vals: Sequence[Val], dtype: bool = False) -> Per:
+    """``f`` of ``vals``' kinds (``dtype``: their dtype sets) for each dtype of their one type
+    variable, where every value either follows that variable (``per``) or has none; None
+    otherwise (two variables, or one not followed)."""
+    tvars = frozenset().union(*(v.vars for v in vals))
+    if len(tvars) != 1:
+        return None
+    keys: set[str] | None = None
     for v in vals:
-        tvars |= v.vars
+        if v.vars:
+            if v.per is None:
+                return None
+            ks = {d for d, _ in v.per}
+            keys = ks if keys is None else keys & ks
+        elif (v.dtype if dtype else v.kinds) in (None, False):
+            return None
+    out = []
+    for d in sorted(keys or ()):
+        got = f(*[dict(v.per or ())[d] if v.vars else (v.dtype if dtype else v.kinds)
+                  for v in vals])  # fmt: skip
+        if got is None:
+            return None
+        out.append((d, frozenset(got)))
+    return tuple(out) or None
+
+
+def _union_kinds(*ks: Kinds) -> Kinds:
+    return None if any(k is None for k in ks) else frozenset().union(*ks)  # type: ignore[arg-type]
+
+
+def _union(vals: Iterable[Val]) -> Val:
+    vals = list(vals)
+    tvars: frozenset[str] = frozenset().union(*(v.vars for v in vals))
+    if vals and all(v.dtype is not False for v in vals):  # dtype objects: the dtypes of either
+        if any(v.dtype is None for v in vals):
+            return Val(dtype=None, vars=tvars)
+        names = frozenset().union(*(v.dtype for v in vals))  # type: ignore[misc]
+        return Val(dtype=names, vars=tvars, per=lift(_union_kinds, vals, dtype=True))
+    kinds: set[str] = set()
+    for v in vals:
         if v.kinds is None:
             return UNKNOWN
         kinds |= v.kinds
-    return Val(frozenset(kinds), vars=tvars)
+    return Val(frozenset(kinds), vars=tvars, per=lift(_union_kinds, vals))
+
+
+def combos(operands: Sequence[Val]) -> frozenset[tuple[str, ...]]:
+    """The operand-kind tuples that can occur together where two or more operands follow one
+    type variable (empty: no constraint beyond each operand's own kinds)."""
+    if sum(1 for v in operands if v.vars) < 2:
+        return frozenset()
+    tvars = frozenset().union(*(v.vars for v in operands))
+    if len(tvars) != 1 or any(v.kinds is None for v in operands):
+        return frozenset()
+    per = lift(lambda *ks: frozenset({"*"}), operands)  # every operand follows the variable
+    if per is None:
+        return frozenset()
+    out: set[tuple[str, ...]] = set()
+    for d, _ in per:
+        choices = [dict(v.per or ())[d] if v.vars else (v.kinds or frozenset()) for v in operands]
+        out |= set(itertools.product(*choices))
+    return frozenset(out)
 
 
 def type_var(kernel: str, param: str, dtype: bool = False) -> str:

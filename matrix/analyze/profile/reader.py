@@ -28,7 +28,11 @@ from matrix.analyze.profile.model import (
     _promote,
     _scalar_of,
     _union,
+    _union_kinds,
+    combos,
     decides_text,
+    identity,
+    lift,
     load_map,
     type_var,
 )
@@ -308,7 +312,8 @@ class KernelReader:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(dtype=frozenset({pick} if pick else declared))
         var = type_var(self.fn.name, name, dtype=True)
-        return Val(dtype=self.narrow.get(var, ELEM_DTYPES), vars=frozenset({var}))
+        names = self.narrow.get(var, ELEM_DTYPES)
+        return Val(dtype=names, vars=frozenset({var}), per=identity(names))
 
     def _pointer_param(self, name: str) -> Val:
         """A pointer parameter no launch typed: the team's declared dtypes, else a type
@@ -318,7 +323,8 @@ class KernelReader:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(frozenset({pick} if pick else declared), pointer=True)
         var = type_var(self.fn.name, name)
-        return Val(self.narrow.get(var, ELEM_DTYPES), pointer=True, vars=frozenset({var}))
+        kinds = self.narrow.get(var, ELEM_DTYPES)
+        return Val(kinds, pointer=True, vars=frozenset({var}), per=identity(kinds))
 
     # -- helpers
     def _dtype_name(self, text: str) -> str | None:
@@ -339,14 +345,15 @@ class KernelReader:
             if (
                 expr.attr == "element_ty"
                 and isinstance(base, ast.Attribute)
-                and base.attr == "dtype"
+                and base.attr in ("dtype", "type")
             ):
-                v = self.ev(base.value, record=False)  # ptr.dtype.element_ty: what it points to
-                return Val(v.kinds, vars=v.vars) if v.pointer and v.kinds else UNKNOWN
+                # ptr.dtype.element_ty (ptr.type.element_ty): what the pointer points to
+                v = self.ev(base.value, record=False)
+                return _elem(v) if v.pointer and v.kinds else UNKNOWN
             if expr.attr == "dtype":
                 v = self.ev(expr.value, record=False)
                 ok = v.kinds and not (v.kinds & SCALAR_KINDS)
-                return Val(v.kinds, vars=v.vars) if ok else UNKNOWN
+                return _elem(v) if ok else UNKNOWN
             name = self._dtype_name(expr.attr)
             q = self.r.qualname(expr) or ""
             if name and (q.startswith(("triton.", "torch.")) or self.r.tl_name(expr)):
@@ -354,7 +361,7 @@ class KernelReader:
         if isinstance(expr, ast.Name):
             known = self.env.get(expr.id)
             if known is not None and known.dtype not in (False, None):
-                return Val(known.dtype, vars=known.vars)  # type: ignore[arg-type]
+                return Val(known.dtype, vars=known.vars, per=known.per)  # type: ignore[arg-type]
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             name = self._dtype_name(expr.value)
             return _k(name) if name else UNKNOWN
@@ -411,6 +418,7 @@ class KernelReader:
                 getattr(node, "col_offset", 0),
                 tuple(i for i, v in enumerate(operands) if v.cast),
                 decides_text(open_vars, unknown, self.fn.name) if open_vars or unknown else "",
+                combos(operands),
             )
         )
 
@@ -460,7 +468,7 @@ class KernelReader:
         if isinstance(node, ast.Attribute):
             named = self._dtype_val(node)
             if named.kinds is not None:
-                return Val(dtype=named.kinds, vars=named.vars)
+                return Val(dtype=named.kinds, vars=named.vars, per=named.per)
             base = self.ev(node.value)
             if node.attr == "T":
                 return base
@@ -624,11 +632,11 @@ class KernelReader:
             return self._cast(node, base, target, self.kw(node, "bitcast"))
         if name in ("load", "store"):  # desc.load([..]) on a tensor descriptor
             self.use(f"descriptor.{name}", node, (base,))
-            return Val(base.kinds, vars=base.vars) if name == "load" else UNKNOWN
+            return _elem(base) if name == "load" else UNKNOWN
         fam = self.map.functions.get(name)
         if fam and fam.startswith(("reduce.", "unary.")):
             self.use(fam, node, (base,))
-            return self._reduced(name, base, self.kw(node, "dtype"))
+            return self._reduced(name, base, node)
         if name in PASS_THROUGH:
             return base
         del args
@@ -644,17 +652,27 @@ class KernelReader:
         if v.vars and v.kinds is not None and v.kinds & FLOAT_DTYPES:
             self.int_vars |= v.vars
 
-    def _reduced(self, name: str, x: Val, dtype: ast.expr | None) -> Val:
+    def _reduced(self, name: str, x: Val, node: ast.Call) -> Val:
         """The result of a reduction or unary function of ``x``: argmax/argmin's int32, a
-        ``dtype=`` given, a sum's widened narrow integers (data: ``sum_result``), else x's."""
+        ``dtype=`` given, a sum's widened narrow integers (data: ``sum_result``), else x's;
+        ``tl.max(x, 1, return_indices=True)`` is the pair (that value, its int32 index)."""
         if name in INT32_RESULTS:
             return _k("int32")
+        flag = self.kw(node, "return_indices")
+        if isinstance(flag, ast.Constant) and flag.value is True:
+            return Val(items=(self._reduced(name, x, _without(node, "return_indices")),
+                              _k("int32")))  # fmt: skip
+        dtype = self.kw(node, "dtype")
         given = self._dtype_of_expr(dtype) if dtype is not None else None
         if given:
             return Val(given)
         if name in self.map.sum_names and x.kinds is not None:
             widen = self.map.sum_result
-            return Val(frozenset(widen.get(k, k) for k in x.kinds), vars=x.vars)
+            return Val(
+                frozenset(widen.get(k, k) for k in x.kinds),
+                vars=x.vars,
+                per=lift(lambda k: frozenset(widen.get(d, d) for d in k), [x]),
+            )
         return x
 
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
@@ -664,11 +682,11 @@ class KernelReader:
         if bitcast is not None and not isinstance(bitcast, ast.Constant):
             is_bitcast = None  # a constexpr flag: either
         op = "cast.bitcast" if is_bitcast else "cast.to"
-        target_val = Val(dst, vars=named.vars)
+        target_val = Val(dst, vars=named.vars, per=named.per)
         self.use(op, node, (src, target_val))
         if is_bitcast is None:
             self.use("cast.to", node, (src, target_val))
-        return Val(dst, cast=True, vars=named.vars)
+        return Val(dst, cast=True, vars=named.vars, per=named.per)
 
     def _tl_call(self, node: ast.Call, name: str) -> Val:
         q = f"triton.language.{name}"
@@ -696,14 +714,19 @@ class KernelReader:
             if dt.kinds is None and at is not None and len(node.args) > at:
                 dt = self._dtype_val(node.args[at])
             if dt.kinds is None and name.endswith("_like") and args:
-                return Val(args[0].kinds, vars=args[0].vars)
+                return _elem(args[0])
             return dt
         if name == "load":
             ptr = args[0] if args else UNKNOWN
             # what a pointer holds (its element type, a type variable if only the pointer
             # parameter says); else unknown
-            held = Val(ptr.kinds, vars=ptr.vars) if ptr.pointer else UNKNOWN
+            held = _elem(ptr) if ptr.pointer else UNKNOWN
             self.use("load", node, (held,), masked=str("mask" in kws).lower())
+            other = self.kw(node, "other")
+            if other is not None and _float_literal(other) and len(held.vars) == 1:
+                # masked-off lanes filled with a float (0.0, -inf): the code reads floats
+                # through this pointer; an integer element type is none the code admits
+                self._exclude({next(iter(held.vars)): set(INT_ELEM)})
             return held
         if name == "store":
             ptr = args[0] if args else UNKNOWN
@@ -746,7 +769,7 @@ class KernelReader:
                 return str(e.value) if isinstance(e, ast.Constant) else "*"
 
             # the op's dtype is the pointer's element type (the value is cast to it)
-            elem = Val(ptr.kinds, vars=ptr.vars) if ptr.pointer else UNKNOWN
+            elem = _elem(ptr) if ptr.pointer else UNKNOWN
             self.use(fam, node, (elem,), sem=text(sem), scope=text(scope))
             return elem
         if fam and fam.startswith(("binary_fn.", "binary_int_fn.")):
@@ -769,7 +792,7 @@ class KernelReader:
         if fam and fam.startswith(("unary.", "reduce.")):
             x = args[0] if args else UNKNOWN
             self.use(fam, node, (x,))
-            return self._reduced(name, x, self.kw(node, "dtype"))
+            return self._reduced(name, x, node)
         if name == "static_range":
             self.use("rule.static_range", node)
             return UNKNOWN
@@ -779,7 +802,7 @@ class KernelReader:
             "_experimental_make_tensor_descriptor",
         ):
             base = kw_vals.get("base", args[0] if args else UNKNOWN)
-            return Val(base.kinds, pointer=True, vars=base.vars)
+            return Val(base.kinds, pointer=True, vars=base.vars, per=base.per)
         if name in PASS_THROUGH:
             return args[0] if args else UNKNOWN
         if name == "cdiv":
@@ -901,7 +924,33 @@ def _pointer_terms(e: ast.expr) -> set[str]:
 
 def _binop(a: Val, b: Val) -> Val:
     """The result of a binary op of ``a`` and ``b``, with the type variables of both."""
-    return Val(_promote(a.kinds, b.kinds), vars=a.vars | b.vars)
+    return Val(_promote(a.kinds, b.kinds), vars=a.vars | b.vars, per=lift(_promote, [a, b]))
+
+
+def _float_literal(e: ast.expr) -> bool:
+    """A float the source spells: ``0.0``, ``-1.5``, ``float("-inf")``."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        return _float_literal(e.operand)
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, float)
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "float"
+        and len(e.args) == 1
+        and isinstance(e.args[0], ast.Constant)
+    )
+
+
+def _without(node: ast.Call, keyword: str) -> ast.Call:
+    """``node`` without one keyword argument (same position)."""
+    out = ast.Call(node.func, node.args, [k for k in node.keywords if k.arg != keyword])
+    return ast.copy_location(out, node)
+
+
+def _elem(v: Val) -> Val:
+    """The values ``v`` holds or names: a pointer's elements, a dtype's (kinds, variables)."""
+    return Val(v.kinds, vars=v.vars, per=v.per)
 
 
 def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
@@ -914,7 +963,8 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
             out[name] = va
         elif va.pointer and vb.pointer:
             kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
-            out[name] = Val(kinds, pointer=True, vars=va.vars | vb.vars)
+            per = lift(_union_kinds, [va, vb])
+            out[name] = Val(kinds, pointer=True, vars=va.vars | vb.vars, per=per)
         else:
             out[name] = _union([va, vb])
     return out
