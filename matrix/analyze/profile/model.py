@@ -69,6 +69,8 @@ class UsageMap:
     sum_names: frozenset[str] = frozenset()  # reductions that widen narrow integers
     sum_result: Mapping[str, str] = field(default_factory=dict)  # their widened dtypes
     call_result: Mapping[str, str] = field(default_factory=dict)  # tl.<name> -> its dtype
+    # unresolved calls by name whose result has arg 0's dtype (a shim's libdevice math)
+    same_dtype_names: frozenset[str] = frozenset()
 
 
 @lru_cache(maxsize=4)
@@ -94,6 +96,9 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     same = doc.get("same_dtype_calls", [])
     if not isinstance(same, list) or not all(isinstance(x, str) for x in same):
         raise DataFileError(path, "same_dtype_calls", "a list of Triton name prefixes", same)
+    same_names = doc.get("same_dtype_names", [])
+    if not isinstance(same_names, list) or not all(isinstance(x, str) for x in same_names):
+        raise DataFileError(path, "same_dtype_names", "a list of function names", same_names)
     results = doc.get("result_types", {})
     dot = results.get("dot", {"*": "float32"})
     if not isinstance(dot, dict) or "*" not in dot:
@@ -107,7 +112,7 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     if not isinstance(calls, dict) or not all(isinstance(v, str) for v in calls.values()):
         raise DataFileError(path, "result_types.calls", "tl function = its result dtype", calls)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
-                    dot, names, widen, calls)  # fmt: skip
+                    dot, names, widen, calls, frozenset(same_names))  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -320,7 +325,7 @@ def _union(vals: Iterable[Val]) -> Val:
     if vals and all(v.dtype is not False for v in vals):  # dtype objects: the dtypes of either
         if any(v.dtype is None for v in vals):
             return Val(dtype=None, vars=tvars)
-        names = frozenset().union(*(v.dtype for v in vals))  # type: ignore[misc]
+        names = frozenset(d for v in vals if isinstance(v.dtype, frozenset) for d in v.dtype)
         return Val(dtype=names, vars=tvars, per=lift(_union_kinds, vals, dtype=True))
     kinds: set[str] = set()
     for v in vals:

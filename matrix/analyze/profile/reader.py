@@ -585,11 +585,26 @@ class KernelReader:
                 # every definition (one per branch of an if/try)
                 got = [self._follow(h, args, kwargs, None) for h in elsewhere]
                 return _union(got) if len(got) > 1 else got[0]
+            if name in self.map.same_dtype_names and args and name not in self.env:
+                return _elem(args[0])  # `exp2 = shim.exp2`: libdevice math, input's dtype
             return UNKNOWN
         if method is not None:
             base = self.ev(func.value)  # type: ignore[attr-defined]
             return self._method(node, method, base)
         return self._tl_call(node, tl or "")
+
+    def _combine_fn(self, fn: ast.expr, args: Sequence[Val]) -> None:
+        """Read a reduction's or scan's combine function typed by the values it combines."""
+        name = fn.id if isinstance(fn, ast.Name) else None
+        helper = self.helpers.get(name or "") if name in self.jit_names else None
+        if helper is not None and self.depth < MAX_INLINE and helper is not self.fn:
+            here = Helper(helper, self.r, self.globals, self.path, self.lines, self.jit_names)
+            self._follow(here, args, {}, self.helpers)
+            return
+        q = self.r.qualname(fn)
+        elsewhere = self.lookup(q) if self.lookup and q and self.depth < MAX_INLINE else []
+        for h in elsewhere:
+            self._follow(h, args, {}, None)
 
     def _follow(
         self,
@@ -639,7 +654,8 @@ class KernelReader:
             return self._reduced(name, base, node)
         if name in PASS_THROUGH:
             return base
-        del args
+        if name in self.map.same_dtype_names and args and base.kinds is None:
+            return _elem(args[0])  # shim.exp2(x) of a module: libdevice math, input's dtype
         return UNKNOWN
 
     def _exclude(self, more: Mapping[str, set[str]]) -> None:
@@ -805,6 +821,15 @@ class KernelReader:
             return Val(base.kinds, pointer=True, vars=base.vars, per=base.per)
         if name in PASS_THROUGH:
             return args[0] if args else UNKNOWN
+        if name in ("reduce", "associative_scan") and args:
+            # the combine function keeps its inputs' types (Triton checks it): the result
+            # is the input's, a tuple of them for a tuple; the combine function is read
+            # with those types, for both of its halves (not as scalar arguments)
+            combine = self.kw(node, "combine_fn") or (node.args[2] if len(node.args) > 2 else None)
+            items = list(args[0].items) if args[0].items is not None else [args[0]]
+            if combine is not None:
+                self._combine_fn(combine, [*items, *items])
+            return args[0]
         if name == "cdiv":
             return _binop(args[0], args[1]) if len(args) > 1 else UNKNOWN
         return UNKNOWN
