@@ -564,6 +564,8 @@ class KernelReader:
             if name == "range":
                 if len(node.args) == 3:
                     self.use("rule.range_step", node, args)
+                for a in args:  # Triton refuses loop bounds that are not integers
+                    self._is_int(a)
                 return UNKNOWN
             if name in self.jit_names:
                 self.use("rule.jit_call", node, name=name)
@@ -811,6 +813,10 @@ class KernelReader:
             return self._reduced(name, x, node)
         if name == "static_range":
             self.use("rule.static_range", node)
+            return UNKNOWN
+        if name == "range":  # tl.range: loop bounds are integers (Triton refuses others)
+            for a in args:
+                self._is_int(a)
             return UNKNOWN
         if name in (
             "make_block_ptr",
