@@ -170,6 +170,40 @@ def test_a_float_fill_value_and_a_loop_bound_tell_a_loaded_value_floats_from_int
     assert "bfloat16" in score.operands[0] and "s_ptr" in score.decides
 
 
+def test_a_branch_on_a_dtype_is_read_per_side_for_the_dtypes_it_takes(tmp_path):
+    found = uses(
+        tmp_path,
+        """
+        @triton.jit
+        def k(x_ptr, o_ptr, n, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            v = tl.load(x_ptr + r, mask=r < n)
+            if tl.constexpr(v.dtype.is_int64()) or tl.constexpr(v.dtype.is_fp64()):
+                v = v
+            elif tl.constexpr(v.dtype.is_int()):
+                v = v.to(tl.int32)
+            else:
+                v = v.to(tl.float32)
+            tl.store(o_ptr + r, tl.cumsum(v, axis=0))
+            dt = x_ptr.dtype.element_ty
+            acc_t = tl.float32 if dt is tl.bfloat16 else dt
+            best = tl.full([BLOCK], 0, dtype=acc_t)
+            w = tl.load(x_ptr + r, mask=r < n, other=0)
+            best = tl.maximum(best, w)
+            tl.store(o_ptr, tl.max(best, 0))
+        """,
+    )
+    scan = one(found, "reduce.cumsum", "tl.cumsum(v")
+    assert scan.operands == (frozenset({"float32", "float64", "int32", "int64"}),)
+    assert match_uses([scan], "reduce.cumsum", ["bfloat16"]).status == "not used"
+    top = one(found, "binary_fn.maximum", "tl.maximum(best")
+    # a bf16 x is accumulated in fp32: never bf16 with bf16; fp16 with fp16 stays possible
+    assert match_uses([top], "binary_fn.maximum", ["bfloat16", "bfloat16"]).status == "not used"
+    assert match_uses([top], "binary_fn.maximum", ["float32", "bfloat16"]).status == "may affect"
+    assert match_uses([top], "binary_fn.maximum", ["float16", "float16"]).status == "may affect"
+    assert "bfloat16" not in (one(found, "reduce.max", "tl.max(best").operands[0] or ())
+
+
 def test_an_untyped_operand_still_may_affect(tmp_path):
     """Fail closed: a value from a pointer nothing types stays open on every dtype it admits."""
     found = uses(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -71,6 +71,8 @@ class UsageMap:
     call_result: Mapping[str, str] = field(default_factory=dict)  # tl.<name> -> its dtype
     # unresolved calls by name whose result has arg 0's dtype (a shim's libdevice math)
     same_dtype_names: frozenset[str] = frozenset()
+    # dtype predicates (``x.dtype.is_int()``) -> the dtypes for which they hold
+    dtype_predicates: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4)
@@ -111,8 +113,12 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     calls = results.get("calls", {})
     if not isinstance(calls, dict) or not all(isinstance(v, str) for v in calls.values()):
         raise DataFileError(path, "result_types.calls", "tl function = its result dtype", calls)
+    preds = results.get("dtype_predicates", {})
+    if not isinstance(preds, dict) or not all(isinstance(v, list) for v in preds.values()):
+        raise DataFileError(path, "result_types.dtype_predicates", "name = [dtypes]", preds)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
-                    dot, names, widen, calls, frozenset(same_names))  # fmt: skip
+                    dot, names, widen, calls, frozenset(same_names),
+                    {k: frozenset(v) for k, v in preds.items()})  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -319,6 +325,29 @@ def _union_kinds(*ks: Kinds) -> Kinds:
     return None if any(k is None for k in ks) else frozenset().union(*ks)  # type: ignore[arg-type]
 
 
+def _union_per(vals: Sequence[Val], dtype: bool = False) -> Per:
+    """The ``per`` of a value that is any of ``vals``: for each dtype of their one type
+    variable, what any of them is for it (a value restricted to some dtypes, as a branch
+    taken only for them, adds nothing for the others)."""
+    tvars = frozenset().union(*(v.vars for v in vals))
+    if len(tvars) != 1:
+        return None
+    table: dict[str, set[str]] = {}
+    consts: set[str] = set()
+    for v in vals:
+        if v.vars:
+            if v.per is None:
+                return None
+            for d, ks in v.per:
+                table.setdefault(d, set()).update(ks)
+        else:
+            own = v.dtype if dtype else v.kinds
+            if not isinstance(own, frozenset):
+                return None
+            consts |= own
+    return tuple((d, frozenset(ks | consts)) for d, ks in sorted(table.items())) or None
+
+
 def _union(vals: Iterable[Val]) -> Val:
     vals = list(vals)
     tvars: frozenset[str] = frozenset().union(*(v.vars for v in vals))
@@ -326,13 +355,38 @@ def _union(vals: Iterable[Val]) -> Val:
         if any(v.dtype is None for v in vals):
             return Val(dtype=None, vars=tvars)
         names = frozenset(d for v in vals if isinstance(v.dtype, frozenset) for d in v.dtype)
-        return Val(dtype=names, vars=tvars, per=lift(_union_kinds, vals, dtype=True))
+        return Val(dtype=names, vars=tvars, per=_union_per(vals, dtype=True))
     kinds: set[str] = set()
     for v in vals:
         if v.kinds is None:
             return UNKNOWN
         kinds |= v.kinds
-    return Val(frozenset(kinds), vars=tvars, per=lift(_union_kinds, vals))
+    return Val(frozenset(kinds), vars=tvars, per=_union_per(vals))
+
+
+def restrict(v: Val, var: str, domain: frozenset[str]) -> Val:
+    """``v`` where type variable ``var`` takes only the dtypes of ``domain`` (inside a branch
+    taken only for them: ``if x.dtype.is_int(): ...``)."""
+    if v.vars != {var} or v.per is None:
+        return v
+    per = tuple((d, ks) for d, ks in v.per if d in domain)
+    if not per:
+        return v  # a branch no dtype takes: left as it was (never narrowed to nothing)
+    got = frozenset().union(*(ks for _, ks in per))
+    if v.dtype is not False:
+        return replace(v, dtype=got, per=per)
+    return replace(v, kinds=got, per=per)
+
+
+def on_domain(v: Val, var: str, domain: frozenset[str]) -> Val:
+    """A value of a branch taken only for ``domain``'s dtypes of ``var``, as a value of that
+    variable (a constant there: ``tl.float32 if x.dtype is tl.bfloat16 else x.dtype``)."""
+    if v.vars:
+        return v
+    own = v.dtype if v.dtype is not False else v.kinds
+    if not isinstance(own, frozenset) or not domain:
+        return v
+    return replace(v, vars=frozenset({var}), per=tuple((d, own) for d in sorted(domain)))
 
 
 def combos(operands: Sequence[Val]) -> frozenset[tuple[str, ...]]:

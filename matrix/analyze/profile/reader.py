@@ -28,12 +28,14 @@ from matrix.analyze.profile.model import (
     _promote,
     _scalar_of,
     _union,
-    _union_kinds,
+    _union_per,
     combos,
     decides_text,
     identity,
     lift,
     load_map,
+    on_domain,
+    restrict,
     type_var,
 )
 
@@ -335,11 +337,69 @@ class KernelReader:
         parameter holding one (from a launch), ``x.dtype``; None when unknown."""
         return self._dtype_val(expr).kinds
 
+    def _dtype_cond(self, test: ast.expr) -> tuple[str, frozenset[str], frozenset[str]] | None:
+        """A condition on the dtype of one type variable (``x.dtype.is_int()``,
+        ``dtype is tl.bfloat16``, their ``not``/``and``/``or``, ``tl.constexpr(...)``): the
+        variable, and the dtypes for which it is true and false; None for any other test."""
+        got = self._dtype_truth(test)
+        if got is None:
+            return None
+        var, table = got
+        yes = frozenset(d for d, t in table.items() if t)
+        return var, yes, frozenset(table) - yes
+
+    def _dtype_truth(self, test: ast.expr) -> tuple[str, dict[str, bool]] | None:
+        if isinstance(test, ast.Call) and self.r.tl_name(test.func) == "constexpr" and test.args:
+            return self._dtype_truth(test.args[0])
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._dtype_truth(test.operand)
+            return None if inner is None else (inner[0], {d: not t for d, t in inner[1].items()})
+        if isinstance(test, ast.BoolOp):
+            parts = [self._dtype_truth(v) for v in test.values]
+            if any(p is None for p in parts) or len({p[0] for p in parts if p}) != 1:
+                return None
+            var = parts[0][0]  # type: ignore[index]
+            tables = [p[1] for p in parts if p]
+            keys = set(tables[0]).intersection(*tables[1:])
+            join = all if isinstance(test.op, ast.And) else any
+            return var, {d: join(t[d] for t in tables) for d in keys}
+        pred: Callable[[str], bool] | None = None
+        subject: ast.expr | None = None
+        if (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Attribute)
+            and not test.args
+            and test.func.attr in self.map.dtype_predicates
+        ):
+            holds = self.map.dtype_predicates[test.func.attr]
+            subject, pred = test.func.value, holds.__contains__
+        elif isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op, right = test.ops[0], test.comparators[0]
+            named = self._dtype_val(right).kinds
+            if named is not None and len(named) == 1 and isinstance(op, ast.Eq | ast.Is):
+                subject, pred = test.left, named.__contains__
+            elif named is not None and len(named) == 1 and isinstance(op, ast.NotEq | ast.IsNot):
+                subject, pred = test.left, (lambda d, n=named: d not in n)
+        if subject is None or pred is None:
+            return None
+        v = self._dtype_val(subject)
+        if len(v.vars) != 1 or v.per is None:
+            return None
+        table: dict[str, bool] = {}
+        for d, ks in v.per:
+            truths = {pred(k) for k in ks}
+            if len(truths) != 1:
+                return None  # the subject is not one dtype for this dtype of the variable
+            table[d] = truths.pop()
+        return next(iter(v.vars)), table
+
     def _dtype_val(self, expr: ast.expr | None) -> Val:
         """The dtypes a dtype expression names, as a value: kinds, and the type variables
         they stand for (``x_ptr.dtype.element_ty`` names the element type of ``x_ptr``)."""
         if expr is None:
             return UNKNOWN
+        if isinstance(expr, ast.Call) and self.r.tl_name(expr.func) == "constexpr" and expr.args:
+            return self._dtype_val(expr.args[0])  # tl.constexpr(x.dtype): the same dtype
         if isinstance(expr, ast.Attribute):
             base = expr.value
             if (
@@ -527,7 +587,19 @@ class KernelReader:
             return _k("int1")
         if isinstance(node, ast.IfExp):
             self.ev(node.test)
-            return _union([self.ev(node.body), self.ev(node.orelse)])
+            split = self._dtype_cond(node.test)
+            if split is None:
+                return _union([self.ev(node.body), self.ev(node.orelse)])
+            var, yes, no = split
+            sides = []
+            for expr, dom in ((node.body, yes), (node.orelse, no)):
+                saved = self.env
+                self.env = {k: restrict(v, var, dom) for k, v in saved.items()}
+                try:
+                    sides.append(on_domain(self.ev(expr), var, dom))
+                finally:
+                    self.env = saved
+            return _union(sides)
         if isinstance(node, ast.Call):
             return self._call(node)
         for child in ast.iter_child_nodes(node):
@@ -892,12 +964,21 @@ class KernelReader:
                 self.stmt(b)
         elif isinstance(s, ast.If):
             self.ev(s.test)
+            split = self._dtype_cond(s.test)
             before = dict(self.env)
+            if split is not None:  # a branch on a dtype: each side for its dtypes only
+                var, yes, no = split
+                self.env = {k: restrict(v, var, yes) for k, v in before.items()}
             for b in s.body:
                 self.stmt(b)
             after_body, self.env = self.env, dict(before)
+            if split is not None:
+                self.env = {k: restrict(v, var, no) for k, v in before.items()}
             for b in s.orelse:
                 self.stmt(b)
+            if split is not None:  # what each side left, as values of the variable tested
+                after_body = {k: on_domain(v, var, yes) for k, v in after_body.items()}
+                self.env = {k: on_domain(v, var, no) for k, v in self.env.items()}
             self.env = _merge(after_body, self.env)
         elif isinstance(s, ast.Return):
             if isinstance(s.value, ast.Tuple):
@@ -955,7 +1036,10 @@ def _pointer_terms(e: ast.expr) -> set[str]:
 
 def _binop(a: Val, b: Val) -> Val:
     """The result of a binary op of ``a`` and ``b``, with the type variables of both."""
-    return Val(_promote(a.kinds, b.kinds), vars=a.vars | b.vars, per=lift(_promote, [a, b]))
+    per = lift(_promote, [a, b])
+    if per is not None:  # paired per dtype of their one variable: exactly what occurs
+        return Val(frozenset().union(*(ks for _, ks in per)), vars=a.vars | b.vars, per=per)
+    return Val(_promote(a.kinds, b.kinds), vars=a.vars | b.vars)
 
 
 def _float_literal(e: ast.expr) -> bool:
@@ -994,7 +1078,7 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
             out[name] = va
         elif va.pointer and vb.pointer:
             kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
-            per = lift(_union_kinds, [va, vb])
+            per = _union_per([va, vb])
             out[name] = Val(kinds, pointer=True, vars=va.vars | vb.vars, per=per)
         else:
             out[name] = _union([va, vb])
