@@ -204,6 +204,28 @@ def test_a_branch_on_a_dtype_is_read_per_side_for_the_dtypes_it_takes(tmp_path):
     assert "bfloat16" not in (one(found, "reduce.max", "tl.max(best").operands[0] or ())
 
 
+def test_a_shims_program_id_and_an_int_annotation_type_index_arithmetic(tmp_path):
+    found = uses(
+        tmp_path,
+        """
+        from mylib import lang_ext as ext
+
+        @triton.jit
+        def k(x_ptr, tiles: int, BLOCK: tl.constexpr):
+            pid = ext.program_id(0)
+            n = ext.num_programs(0)
+            first = tl.maximum(pid - tiles, 0)
+            tl.store(x_ptr + tl.arange(0, BLOCK), tl.minimum(first, n))
+        """,
+    )
+    assert one(found, "binary.sub", "pid - tiles").operands == (
+        frozenset({"int32"}),
+        frozenset({"arg_i32", "arg_i64"}),
+    )
+    low = one(found, "binary_fn.minimum", "tl.minimum(first")
+    assert match_uses([low], "binary_fn.minimum", ["int16", "*"]).status == "not used"
+
+
 def test_an_untyped_operand_still_may_affect(tmp_path):
     """Fail closed: a value from a pointer nothing types stays open on every dtype it admits."""
     found = uses(

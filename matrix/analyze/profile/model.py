@@ -73,6 +73,10 @@ class UsageMap:
     same_dtype_names: frozenset[str] = frozenset()
     # dtype predicates (``x.dtype.is_int()``) -> the dtypes for which they hold
     dtype_predicates: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # unresolved calls by name with a fixed result dtype (a shim's program_id)
+    shim_results: Mapping[str, str] = field(default_factory=dict)
+    # a parameter's annotation (``int``) -> the scalar kinds it may hold
+    annotations: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4)
@@ -116,9 +120,15 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     preds = results.get("dtype_predicates", {})
     if not isinstance(preds, dict) or not all(isinstance(v, list) for v in preds.values()):
         raise DataFileError(path, "result_types.dtype_predicates", "name = [dtypes]", preds)
+    shims = results.get("shim_calls", {})
+    if not isinstance(shims, dict) or not all(isinstance(v, str) for v in shims.values()):
+        raise DataFileError(path, "result_types.shim_calls", "name = dtype", shims)
+    notes = results.get("annotations", {})
+    if not isinstance(notes, dict) or not all(isinstance(v, list) for v in notes.values()):
+        raise DataFileError(path, "result_types.annotations", "annotation = [kinds]", notes)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
-                    {k: frozenset(v) for k, v in preds.items()})  # fmt: skip
+                    {k: frozenset(v) for k, v in preds.items()}, shims, notes)  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses

@@ -299,8 +299,11 @@ class KernelReader:
                     # float, which the source cannot tell: both scalar kinds.
                     self.env[name] = Val(frozenset({"cx_int", "cx_float"}))
                 continue
+            hinted = self.map.annotations.get(ast.unparse(p.annotation)) if p.annotation else None
             if name in pointers:
                 self.env[name] = self._pointer_param(name)
+            elif hinted:  # `n: int`: a runtime scalar of that kind
+                self.env[name] = Val(frozenset(hinted))
             elif name in offsets:
                 self.env[name] = Val(RUNTIME_INT)
             else:
@@ -661,6 +664,8 @@ class KernelReader:
                 return _union(got) if len(got) > 1 else got[0]
             if name in self.map.same_dtype_names and args and name not in self.env:
                 return _elem(args[0])  # `exp2 = shim.exp2`: libdevice math, input's dtype
+            if name and name in self.map.shim_results and name not in self.env:
+                return _k(self.map.shim_results[name])  # a shim's program_id: int32
             return UNKNOWN
         if method is not None:
             base = self.ev(func.value)  # type: ignore[attr-defined]
@@ -730,6 +735,8 @@ class KernelReader:
             return base
         if name in self.map.same_dtype_names and args and base.kinds is None:
             return _elem(args[0])  # shim.exp2(x) of a module: libdevice math, input's dtype
+        if name in self.map.shim_results and base.kinds is None and not base.pointer:
+            return _k(self.map.shim_results[name])  # shim.program_id(0): int32
         return UNKNOWN
 
     def _exclude(self, more: Mapping[str, set[str]]) -> None:
