@@ -46,6 +46,7 @@ PASS_THROUGH = frozenset(
 INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
 INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
 POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descriptor": 0}
+TL_SUBMODULES = ("triton.language.core.", "triton.language.standard.")  # tl's own, re-exported
 MAX_INLINE = 6  # helper calls followed for their return kinds (a helper calling a helper...)
 MAX_SETTLE = 2  # passes over a loop body before its uses are recorded
 INT_ELEM = frozenset(INT_DTYPES | {"int1"})
@@ -535,6 +536,8 @@ class KernelReader:
             base = self.ev(node.value)
             if node.attr == "T":
                 return base
+            if node.attr == "numel" and base.kinds is not None and not base.pointer:
+                return _k("cx_int")  # a tensor's element count: a compile-time int
             if self.r.qualname(node):
                 q = self.r.qualname(node) or ""
                 if q.startswith("triton."):
@@ -613,6 +616,11 @@ class KernelReader:
     def _call(self, node: ast.Call) -> Val:
         func = node.func
         tl = self.r.tl_name(func)
+        if tl is None and isinstance(func, ast.Attribute):
+            # `from triton.language import core; core.where(...)`: tl's own function
+            q = self.r.qualname(func) or ""
+            if q.startswith(TL_SUBMODULES) and q.count(".") == 3:
+                tl = func.attr
         method = None
         if tl is None and isinstance(func, ast.Attribute):
             q = self.r.qualname(func)
