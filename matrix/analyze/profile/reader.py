@@ -618,8 +618,8 @@ class KernelReader:
         tl = self.r.tl_name(func)
         if tl is None and isinstance(func, ast.Attribute):
             # `from triton.language import core; core.where(...)`: tl's own function
-            q = self.r.qualname(func) or ""
-            if q.startswith(TL_SUBMODULES) and q.count(".") == 3:
+            own = self.r.qualname(func) or ""
+            if own.startswith(TL_SUBMODULES) and own.count(".") == 3:
                 tl = func.attr
         method = None
         if tl is None and isinstance(func, ast.Attribute):
