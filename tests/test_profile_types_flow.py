@@ -226,6 +226,30 @@ def test_a_shims_program_id_and_an_int_annotation_type_index_arithmetic(tmp_path
     assert match_uses([low], "binary_fn.minimum", ["int16", "*"]).status == "not used"
 
 
+def test_a_helper_takes_the_callers_tensor_for_a_parameter_it_guessed_a_pointer(tmp_path):
+    """``tl.load(sums_ptr + tile - 1)`` makes ``tile`` look like a pointer to the helper alone;
+    the caller passes an int32 index: the helper computes with that."""
+    found = uses(
+        tmp_path,
+        """
+        @triton.jit
+        def helper(tile, sums_ptr, n: int):
+            prev = tl.load(sums_ptr + tile - 1)
+            first = tl.maximum(tile - n, 0)
+            return prev + first
+
+        @triton.jit
+        def k(sums_ptr, out_ptr, n: int, steps: int):
+            pid = tl.program_id(0)
+            for j in range(0, steps):
+                tl.store(out_ptr + j, helper(pid + j * n, sums_ptr, n))
+        """,
+    )
+    top = one(found, "binary_fn.maximum", "tl.maximum(tile")
+    assert top.operands[0] is not None and top.operands[0] <= INT_DTYPES
+    assert match_uses([top], "binary_fn.maximum", ["int16", "lit_int"]).status == "not used"
+
+
 def test_an_untyped_operand_still_may_affect(tmp_path):
     """Fail closed: a value from a pointer nothing types stays open on every dtype it admits."""
     found = uses(

@@ -157,8 +157,11 @@ class KernelReader:
         params = [a.arg for a in [*self.fn.args.posonlyargs, *self.fn.args.args]]
         for name, v in [*zip(params, args, strict=False), *kwargs.items()]:
             own = self.env.get(name)
-            if own is None or (own.pointer and not v.pointer):
+            tensor = v.kinds is not None and bool(v.kinds & ELEM_DTYPES) and not v.pointer
+            if own is None or (own.pointer and not v.pointer and not tensor):
                 continue  # the helper reads it as a pointer: the caller's default guess is not
+            # (a tensor the caller computed, `pid + j * n`, is no pointer whatever the helper's
+            # own guess from `p + x - 1`)
             if self.site or v.kinds is not None or v.pointer or v.dtype is not False:
                 # typed per call site: what the caller passes, unknown included (the
                 # helper's own guess, a runtime scalar, would be wrong for a tensor)
