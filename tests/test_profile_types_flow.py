@@ -250,6 +250,32 @@ def test_a_helper_takes_the_callers_tensor_for_a_parameter_it_guessed_a_pointer(
     assert match_uses([top], "binary_fn.maximum", ["int16", "lit_int"]).status == "not used"
 
 
+def test_a_kernel_name_defined_in_two_files_takes_only_its_own_files_launches(tmp_path):
+    (tmp_path / "a.py").write_text(HEAD + textwrap.dedent(
+        """
+        @triton.jit
+        def _kernel(x_ptr, n_ptr, BLOCK: tl.constexpr):
+            n = tl.load(n_ptr)
+            tl.store(x_ptr + tl.arange(0, BLOCK), tl.maximum(n, 0))
+        """
+    ))  # fmt: skip
+    (tmp_path / "b.py").write_text(HEAD + textwrap.dedent(
+        """
+        @triton.jit
+        def _kernel(x_ptr, scale, BLOCK: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), scale)
+
+        def run():
+            x = torch.empty(4, dtype=torch.float16)
+            _kernel[(1,)](x, 3, BLOCK=4)
+        """
+    ))  # fmt: skip
+    found = build_profile([str(tmp_path)], [], [], None).uses
+    top = [u for u in found if u.op == "binary_fn.maximum" and u.path.endswith("a.py")]
+    # b.py's launch (an int where a.py has a pointer) never types a.py's kernel
+    assert top and all(u.operands[0] is not None for u in top), [u.describe() for u in top]
+
+
 def test_an_untyped_operand_still_may_affect(tmp_path):
     """Fail closed: a value from a pointer nothing types stays open on every dtype it admits."""
     found = uses(
