@@ -276,6 +276,21 @@ def test_a_kernel_name_defined_in_two_files_takes_only_its_own_files_launches(tm
     assert top and all(u.operands[0] is not None for u in top), [u.describe() for u in top]
 
 
+def test_a_values_cell_of_one_dtype_is_not_an_op_against_an_accumulator_of_another():
+    """fp.values.maximum[bfloat16(...)] measures two bf16 operands (or bf16 and a scalar);
+    tl.maximum(bf16_load, fp32_acc) computes in fp32."""
+    from matrix.analyze.profile.match import Matcher
+    from matrix.analyze.profile.model import Profile
+
+    bf16, f32, lit = frozenset({"bfloat16"}), frozenset({"float32"}), frozenset({"lit_float"})
+    against_acc = Matcher(Profile(uses=[Use("binary_fn.maximum", (bf16, f32))]))
+    assert against_acc.cell("values.maximum", "bfloat16(-1,2)").status == "not used"
+    with_literal = Matcher(Profile(uses=[Use("binary_fn.maximum", (bf16, lit))]))
+    assert with_literal.cell("values.maximum", "bfloat16(-1,2)").status == "used"
+    both = Matcher(Profile(uses=[Use("binary_fn.maximum", (f32, bf16 | f32))]))
+    assert both.cell("values.maximum", "bfloat16(-1,2)").status == "not used"
+
+
 def test_an_untyped_operand_still_may_affect(tmp_path):
     """Fail closed: a value from a pointer nothing types stays open on every dtype it admits."""
     found = uses(
