@@ -44,8 +44,16 @@ class HostTypes:
         # One walk per tree: each node's innermost function, and per function its asserts
         # and assignments (what ``_name`` reads), so that typing a launch never re-walks.
         self.statements: dict[int, list[ast.stmt]] = {}
-        for tree, kernels in trees:  # each tree with its @triton.jit functions
+        # Which file defines each kernel and holds each launch: a kernel name defined in
+        # several files (`_fwd_kernel`) takes only the launches of its own file.
+        self.kernel_file: dict[int, int] = {}
+        self.defined_in: dict[str, set[int]] = {}
+        self.site_file: dict[int, int] = {}
+        for index, (tree, kernels) in enumerate(trees):  # each tree with its @triton.jit functions
             self.kernel_names |= {f.name for f in kernels}
+            for f in kernels:
+                self.kernel_file[id(f)] = index
+                self.defined_in.setdefault(f.name, set()).add(index)
             inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
             stack: list[tuple[ast.AST, Any]] = [(tree, None)]
             while stack:
@@ -65,6 +73,7 @@ class HostTypes:
                         k = _callee(node.func.value)
                         if k:
                             self.launch_sites.append((k, node, fn))
+                            self.site_file[id(node)] = index
                 stack.extend((child, fn) for child in ast.iter_child_nodes(node))
         self._memo: dict[tuple[int, int], str | None] = {}
         self.launched = frozenset(name for name, _, _ in self.launch_sites)  # kernel[grid](...)
@@ -72,9 +81,13 @@ class HostTypes:
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
         params = [a.arg for a in [*kernel.args.posonlyargs, *kernel.args.args]]
         out: list[Launch] = []
+        own = self.kernel_file.get(id(kernel))
+        shared = len(self.defined_in.get(kernel.name, ())) > 1
         for name, call, scope in self.launch_sites:
             if name != kernel.name:
                 continue
+            if shared and self.site_file.get(id(call)) != own:
+                continue  # another file's kernel of the same name
             sig: dict[str, str] = {}
             bound = list(zip(params, call.args, strict=False)) + [
                 (k.arg, k.value) for k in call.keywords if k.arg in params

@@ -10,6 +10,7 @@ from fnmatch import fnmatchcase
 from matrix.analyze.profile.model import (
     MAY_AFFECT,
     NOT_USED,
+    SCALAR_KINDS,
     USED,
     Kinds,
     Profile,
@@ -73,6 +74,8 @@ def match_uses(uses: Iterable[Use], op: str, operands: Sequence[str], **attrs: s
         ]
         states += [_attr_fits(u.attr(k, "default"), w) for k, w in attrs.items()]
         state = _combine(states) if states else USED
+        if state != NOT_USED and u.combos and not _together(u.combos, operands):
+            state = NOT_USED  # operands of one type variable never take these kinds together
         if state == USED:
             used.append(u)
         elif state == MAY_AFFECT:
@@ -82,6 +85,13 @@ def match_uses(uses: Iterable[Use], op: str, operands: Sequence[str], **attrs: s
     if maybe:
         return Match(MAY_AFFECT, maybe, "an operand's dtype is not inferable from the code")
     return Match(NOT_USED)
+
+
+def _together(combos: frozenset[tuple[str, ...]], wanted: Sequence[str]) -> bool:
+    """Whether some tuple of ``combos`` has every wanted operand kind (``*``: any)."""
+    return any(
+        all(w == "*" or (i < len(c) and c[i] == w) for i, w in enumerate(wanted)) for c in combos
+    )
 
 
 def _split(text: str) -> list[str]:
@@ -228,14 +238,22 @@ class Matcher:
         if op in ("unary", "binary", "reduce"):
             name, _, dtype = head.partition(".")
             full = f"{op}.{name}"
-            n = 2 if op == "binary" else 1
-            return match_uses(self.uses_of(full), full, [dtype] + ["*"] * (n - 1))
-        n = 1 if op.startswith("unary") else 2
-        # a values cell's operands are both of its dtype (two tensors) or a tensor and a scalar
-        m = match_uses(self.uses_of(op), op, [head] + ["*"] * (n - 1))
-        if m.status == NOT_USED and n == 2:
-            m = match_uses(self.uses_of(op), op, ["*", head])
-        return m
+            if op != "binary":
+                return match_uses(self.uses_of(full), full, [dtype])
+            return self._pair(full, dtype)
+        if op.startswith("unary"):
+            return match_uses(self.uses_of(op), op, [head])
+        return self._pair(op, head)
+
+    def _pair(self, op: str, dtype: str) -> Match:
+        """A values cell of a two-operand op: both operands of its dtype (two tensors) or one
+        a scalar; a tensor of another dtype (an fp32 accumulator against a bf16 load) makes
+        the op compute in the promoted dtype, which the cell does not measure."""
+        uses = self.uses_of(op)
+        pairs = [[dtype, dtype]] + [
+            p for s in sorted(SCALAR_KINDS) for p in ([dtype, s], [s, dtype])
+        ]
+        return self.best([match_uses(uses, op, p) for p in pairs])
 
     # -- probe rows
     def probe(self, name: str) -> Match:

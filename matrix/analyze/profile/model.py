@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,6 +20,9 @@ FINGERPRINT_PATH = DATA_DIR / "fingerprint.toml"
 USED, MAY_AFFECT, NOT_USED = "used", "may affect", "not used"
 
 Kinds = frozenset[str] | None  # the operand kinds a value may have; None: not inferable
+# What a value is for each dtype its one type variable may take: ((dtype, kinds), ...); None
+# where not followed (the value's kinds then stand for every dtype of the variable alike).
+Per = tuple[tuple[str, frozenset[str]], ...] | None
 INT_DTYPES = frozenset({"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"})
 FLOAT_DTYPES = frozenset(
     {"float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16", "float16",
@@ -65,6 +69,14 @@ class UsageMap:
     sum_names: frozenset[str] = frozenset()  # reductions that widen narrow integers
     sum_result: Mapping[str, str] = field(default_factory=dict)  # their widened dtypes
     call_result: Mapping[str, str] = field(default_factory=dict)  # tl.<name> -> its dtype
+    # unresolved calls by name whose result has arg 0's dtype (a shim's libdevice math)
+    same_dtype_names: frozenset[str] = frozenset()
+    # dtype predicates (``x.dtype.is_int()``) -> the dtypes for which they hold
+    dtype_predicates: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # unresolved calls by name with a fixed result dtype (a shim's program_id)
+    shim_results: Mapping[str, str] = field(default_factory=dict)
+    # a parameter's annotation (``int``) -> the scalar kinds it may hold
+    annotations: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4)
@@ -90,6 +102,9 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     same = doc.get("same_dtype_calls", [])
     if not isinstance(same, list) or not all(isinstance(x, str) for x in same):
         raise DataFileError(path, "same_dtype_calls", "a list of Triton name prefixes", same)
+    same_names = doc.get("same_dtype_names", [])
+    if not isinstance(same_names, list) or not all(isinstance(x, str) for x in same_names):
+        raise DataFileError(path, "same_dtype_names", "a list of function names", same_names)
     results = doc.get("result_types", {})
     dot = results.get("dot", {"*": "float32"})
     if not isinstance(dot, dict) or "*" not in dot:
@@ -102,8 +117,18 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     calls = results.get("calls", {})
     if not isinstance(calls, dict) or not all(isinstance(v, str) for v in calls.values()):
         raise DataFileError(path, "result_types.calls", "tl function = its result dtype", calls)
+    preds = results.get("dtype_predicates", {})
+    if not isinstance(preds, dict) or not all(isinstance(v, list) for v in preds.values()):
+        raise DataFileError(path, "result_types.dtype_predicates", "name = [dtypes]", preds)
+    shims = results.get("shim_calls", {})
+    if not isinstance(shims, dict) or not all(isinstance(v, str) for v in shims.values()):
+        raise DataFileError(path, "result_types.shim_calls", "name = dtype", shims)
+    notes = results.get("annotations", {})
+    if not isinstance(notes, dict) or not all(isinstance(v, list) for v in notes.values()):
+        raise DataFileError(path, "result_types.annotations", "annotation = [kinds]", notes)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
-                    dot, names, widen, calls)  # fmt: skip
+                    dot, names, widen, calls, frozenset(same_names),
+                    {k: frozenset(v) for k, v in preds.items()}, shims, notes)  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -130,6 +155,10 @@ class Use:
     # What would decide an operand the source leaves open (a type variable, an unknown
     # value), in words for gate.md: "declare the element type of `x_ptr` of `k` ..."
     decides: str = ""
+    # The operand-kind tuples that can occur together, where two or more operands come from
+    # one type variable (``acc.to(x.dtype)`` with ``acc`` computed from ``x``: a float16 x
+    # never meets a bfloat16 target); empty: any combination of the operands' kinds.
+    combos: frozenset[tuple[str, ...]] = frozenset()
 
     def attr(self, name: str, default: str = "") -> str:
         return dict(self.attrs).get(name, default)
@@ -231,6 +260,9 @@ class Val:
     # The type variables ``kinds`` stands for ("kernel:x_ptr": the element type of x_ptr):
     # a value whose dtype comes only from what a pointer parameter points to.
     vars: frozenset[str] = frozenset()
+    # With one type variable: the kinds (or, for a dtype object, the dtypes) for each dtype
+    # the variable takes, so that two values of one variable are never paired across dtypes.
+    per: Per = None
 
 
 UNKNOWN = Val()
@@ -268,15 +300,121 @@ def _promote(a: Kinds, b: Kinds) -> Kinds:
     return frozenset(out)
 
 
-def _union(vals: Iterable[Val]) -> Val:
-    kinds: set[str] = set()
-    tvars: frozenset[str] = frozenset()
+def identity(kinds: Kinds) -> Per:
+    """The ``per`` of a type variable itself: each dtype is itself."""
+    return tuple((d, frozenset({d})) for d in sorted(kinds)) if kinds else None
+
+
+def lift(f: Callable[..., Kinds], vals: Sequence[Val], dtype: bool = False) -> Per:
+    """``f`` of ``vals``' kinds (``dtype``: their dtype sets) for each dtype of their one type
+    variable, where every value either follows that variable (``per``) or has none; None
+    otherwise (two variables, or one not followed)."""
+    tvars = frozenset().union(*(v.vars for v in vals))
+    if len(tvars) != 1:
+        return None
+    keys: set[str] | None = None
     for v in vals:
-        tvars |= v.vars
+        if v.vars:
+            if v.per is None:
+                return None
+            ks = {d for d, _ in v.per}
+            keys = ks if keys is None else keys & ks
+        elif (v.dtype if dtype else v.kinds) in (None, False):
+            return None
+    out = []
+    for d in sorted(keys or ()):
+        got = f(*[dict(v.per or ())[d] if v.vars else (v.dtype if dtype else v.kinds)
+                  for v in vals])  # fmt: skip
+        if got is None:
+            return None
+        out.append((d, frozenset(got)))
+    return tuple(out) or None
+
+
+def _union_kinds(*ks: Kinds) -> Kinds:
+    return None if any(k is None for k in ks) else frozenset().union(*ks)  # type: ignore[arg-type]
+
+
+def _union_per(vals: Sequence[Val], dtype: bool = False) -> Per:
+    """The ``per`` of a value that is any of ``vals``: for each dtype of their one type
+    variable, what any of them is for it (a value restricted to some dtypes, as a branch
+    taken only for them, adds nothing for the others)."""
+    tvars = frozenset().union(*(v.vars for v in vals))
+    if len(tvars) != 1:
+        return None
+    table: dict[str, set[str]] = {}
+    consts: set[str] = set()
+    for v in vals:
+        if v.vars:
+            if v.per is None:
+                return None
+            for d, ks in v.per:
+                table.setdefault(d, set()).update(ks)
+        else:
+            own = v.dtype if dtype else v.kinds
+            if not isinstance(own, frozenset):
+                return None
+            consts |= own
+    return tuple((d, frozenset(ks | consts)) for d, ks in sorted(table.items())) or None
+
+
+def _union(vals: Iterable[Val]) -> Val:
+    vals = list(vals)
+    tvars: frozenset[str] = frozenset().union(*(v.vars for v in vals))
+    if vals and all(v.dtype is not False for v in vals):  # dtype objects: the dtypes of either
+        if any(v.dtype is None for v in vals):
+            return Val(dtype=None, vars=tvars)
+        names = frozenset(d for v in vals if isinstance(v.dtype, frozenset) for d in v.dtype)
+        return Val(dtype=names, vars=tvars, per=_union_per(vals, dtype=True))
+    kinds: set[str] = set()
+    for v in vals:
         if v.kinds is None:
             return UNKNOWN
         kinds |= v.kinds
-    return Val(frozenset(kinds), vars=tvars)
+    return Val(frozenset(kinds), vars=tvars, per=_union_per(vals))
+
+
+def restrict(v: Val, var: str, domain: frozenset[str]) -> Val:
+    """``v`` where type variable ``var`` takes only the dtypes of ``domain`` (inside a branch
+    taken only for them: ``if x.dtype.is_int(): ...``)."""
+    if v.vars != {var} or v.per is None:
+        return v
+    per = tuple((d, ks) for d, ks in v.per if d in domain)
+    if not per:
+        return v  # a branch no dtype takes: left as it was (never narrowed to nothing)
+    got = frozenset().union(*(ks for _, ks in per))
+    if v.dtype is not False:
+        return replace(v, dtype=got, per=per)
+    return replace(v, kinds=got, per=per)
+
+
+def on_domain(v: Val, var: str, domain: frozenset[str]) -> Val:
+    """A value of a branch taken only for ``domain``'s dtypes of ``var``, as a value of that
+    variable (a constant there: ``tl.float32 if x.dtype is tl.bfloat16 else x.dtype``)."""
+    if v.vars:
+        return v
+    own = v.dtype if v.dtype is not False else v.kinds
+    if not isinstance(own, frozenset) or not domain:
+        return v
+    return replace(v, vars=frozenset({var}), per=tuple((d, own) for d in sorted(domain)))
+
+
+def combos(operands: Sequence[Val]) -> frozenset[tuple[str, ...]]:
+    """The operand-kind tuples that can occur together where two or more operands follow one
+    type variable (empty: no constraint beyond each operand's own kinds)."""
+    if sum(1 for v in operands if v.vars) < 2:
+        return frozenset()
+    tvars = frozenset().union(*(v.vars for v in operands))
+    if len(tvars) != 1 or any(v.kinds is None for v in operands):
+        return frozenset()
+    per = lift(lambda *ks: frozenset({"*"}), operands)  # every operand follows the variable
+    if per is None:
+        return frozenset()
+    out: set[tuple[str, ...]] = set()
+    for d, _ in per:
+        choices = [dict(v.per or ())[d] if v.vars else (v.kinds or frozenset()) for v in operands]
+        out |= set(itertools.product(*choices))
+    return frozenset(out)
 
 
 def type_var(kernel: str, param: str, dtype: bool = False) -> str:

@@ -28,8 +28,14 @@ from matrix.analyze.profile.model import (
     _promote,
     _scalar_of,
     _union,
+    _union_per,
+    combos,
     decides_text,
+    identity,
+    lift,
     load_map,
+    on_domain,
+    restrict,
     type_var,
 )
 
@@ -40,6 +46,7 @@ PASS_THROUGH = frozenset(
 INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
 INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
 POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descriptor": 0}
+TL_SUBMODULES = ("triton.language.core.", "triton.language.standard.")  # tl's own, re-exported
 MAX_INLINE = 6  # helper calls followed for their return kinds (a helper calling a helper...)
 MAX_SETTLE = 2  # passes over a loop body before its uses are recorded
 INT_ELEM = frozenset(INT_DTYPES | {"int1"})
@@ -150,8 +157,11 @@ class KernelReader:
         params = [a.arg for a in [*self.fn.args.posonlyargs, *self.fn.args.args]]
         for name, v in [*zip(params, args, strict=False), *kwargs.items()]:
             own = self.env.get(name)
-            if own is None or (own.pointer and not v.pointer):
+            tensor = v.kinds is not None and bool(v.kinds & ELEM_DTYPES) and not v.pointer
+            if own is None or (own.pointer and not v.pointer and not tensor):
                 continue  # the helper reads it as a pointer: the caller's default guess is not
+            # (a tensor the caller computed, `pid + j * n`, is no pointer whatever the helper's
+            # own guess from `p + x - 1`)
             if self.site or v.kinds is not None or v.pointer or v.dtype is not False:
                 # typed per call site: what the caller passes, unknown included (the
                 # helper's own guess, a runtime scalar, would be wrong for a tensor)
@@ -293,8 +303,11 @@ class KernelReader:
                     # float, which the source cannot tell: both scalar kinds.
                     self.env[name] = Val(frozenset({"cx_int", "cx_float"}))
                 continue
+            hinted = self.map.annotations.get(ast.unparse(p.annotation)) if p.annotation else None
             if name in pointers:
                 self.env[name] = self._pointer_param(name)
+            elif hinted:  # `n: int`: a runtime scalar of that kind
+                self.env[name] = Val(frozenset(hinted))
             elif name in offsets:
                 self.env[name] = Val(RUNTIME_INT)
             else:
@@ -308,7 +321,8 @@ class KernelReader:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(dtype=frozenset({pick} if pick else declared))
         var = type_var(self.fn.name, name, dtype=True)
-        return Val(dtype=self.narrow.get(var, ELEM_DTYPES), vars=frozenset({var}))
+        names = self.narrow.get(var, ELEM_DTYPES)
+        return Val(dtype=names, vars=frozenset({var}), per=identity(names))
 
     def _pointer_param(self, name: str) -> Val:
         """A pointer parameter no launch typed: the team's declared dtypes, else a type
@@ -318,7 +332,8 @@ class KernelReader:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(frozenset({pick} if pick else declared), pointer=True)
         var = type_var(self.fn.name, name)
-        return Val(self.narrow.get(var, ELEM_DTYPES), pointer=True, vars=frozenset({var}))
+        kinds = self.narrow.get(var, ELEM_DTYPES)
+        return Val(kinds, pointer=True, vars=frozenset({var}), per=identity(kinds))
 
     # -- helpers
     def _dtype_name(self, text: str) -> str | None:
@@ -329,24 +344,83 @@ class KernelReader:
         parameter holding one (from a launch), ``x.dtype``; None when unknown."""
         return self._dtype_val(expr).kinds
 
+    def _dtype_cond(self, test: ast.expr) -> tuple[str, frozenset[str], frozenset[str]] | None:
+        """A condition on the dtype of one type variable (``x.dtype.is_int()``,
+        ``dtype is tl.bfloat16``, their ``not``/``and``/``or``, ``tl.constexpr(...)``): the
+        variable, and the dtypes for which it is true and false; None for any other test."""
+        got = self._dtype_truth(test)
+        if got is None:
+            return None
+        var, table = got
+        yes = frozenset(d for d, t in table.items() if t)
+        return var, yes, frozenset(table) - yes
+
+    def _dtype_truth(self, test: ast.expr) -> tuple[str, dict[str, bool]] | None:
+        if isinstance(test, ast.Call) and self.r.tl_name(test.func) == "constexpr" and test.args:
+            return self._dtype_truth(test.args[0])
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._dtype_truth(test.operand)
+            return None if inner is None else (inner[0], {d: not t for d, t in inner[1].items()})
+        if isinstance(test, ast.BoolOp):
+            parts = [self._dtype_truth(v) for v in test.values]
+            if any(p is None for p in parts) or len({p[0] for p in parts if p}) != 1:
+                return None
+            var = parts[0][0]  # type: ignore[index]
+            tables = [p[1] for p in parts if p]
+            keys = set(tables[0]).intersection(*tables[1:])
+            join = all if isinstance(test.op, ast.And) else any
+            return var, {d: join(t[d] for t in tables) for d in keys}
+        pred: Callable[[str], bool] | None = None
+        subject: ast.expr | None = None
+        if (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Attribute)
+            and not test.args
+            and test.func.attr in self.map.dtype_predicates
+        ):
+            holds = self.map.dtype_predicates[test.func.attr]
+            subject, pred = test.func.value, holds.__contains__
+        elif isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op, right = test.ops[0], test.comparators[0]
+            named = self._dtype_val(right).kinds
+            if named is not None and len(named) == 1 and isinstance(op, ast.Eq | ast.Is):
+                subject, pred = test.left, named.__contains__
+            elif named is not None and len(named) == 1 and isinstance(op, ast.NotEq | ast.IsNot):
+                subject, pred = test.left, (lambda d, n=named: d not in n)
+        if subject is None or pred is None:
+            return None
+        v = self._dtype_val(subject)
+        if len(v.vars) != 1 or v.per is None:
+            return None
+        table: dict[str, bool] = {}
+        for d, ks in v.per:
+            truths = {pred(k) for k in ks}
+            if len(truths) != 1:
+                return None  # the subject is not one dtype for this dtype of the variable
+            table[d] = truths.pop()
+        return next(iter(v.vars)), table
+
     def _dtype_val(self, expr: ast.expr | None) -> Val:
         """The dtypes a dtype expression names, as a value: kinds, and the type variables
         they stand for (``x_ptr.dtype.element_ty`` names the element type of ``x_ptr``)."""
         if expr is None:
             return UNKNOWN
+        if isinstance(expr, ast.Call) and self.r.tl_name(expr.func) == "constexpr" and expr.args:
+            return self._dtype_val(expr.args[0])  # tl.constexpr(x.dtype): the same dtype
         if isinstance(expr, ast.Attribute):
             base = expr.value
             if (
                 expr.attr == "element_ty"
                 and isinstance(base, ast.Attribute)
-                and base.attr == "dtype"
+                and base.attr in ("dtype", "type")
             ):
-                v = self.ev(base.value, record=False)  # ptr.dtype.element_ty: what it points to
-                return Val(v.kinds, vars=v.vars) if v.pointer and v.kinds else UNKNOWN
+                # ptr.dtype.element_ty (ptr.type.element_ty): what the pointer points to
+                v = self.ev(base.value, record=False)
+                return _elem(v) if v.pointer and v.kinds else UNKNOWN
             if expr.attr == "dtype":
                 v = self.ev(expr.value, record=False)
                 ok = v.kinds and not (v.kinds & SCALAR_KINDS)
-                return Val(v.kinds, vars=v.vars) if ok else UNKNOWN
+                return _elem(v) if ok else UNKNOWN
             name = self._dtype_name(expr.attr)
             q = self.r.qualname(expr) or ""
             if name and (q.startswith(("triton.", "torch.")) or self.r.tl_name(expr)):
@@ -354,7 +428,7 @@ class KernelReader:
         if isinstance(expr, ast.Name):
             known = self.env.get(expr.id)
             if known is not None and known.dtype not in (False, None):
-                return Val(known.dtype, vars=known.vars)  # type: ignore[arg-type]
+                return Val(known.dtype, vars=known.vars, per=known.per)  # type: ignore[arg-type]
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             name = self._dtype_name(expr.value)
             return _k(name) if name else UNKNOWN
@@ -411,6 +485,7 @@ class KernelReader:
                 getattr(node, "col_offset", 0),
                 tuple(i for i, v in enumerate(operands) if v.cast),
                 decides_text(open_vars, unknown, self.fn.name) if open_vars or unknown else "",
+                combos(operands),
             )
         )
 
@@ -460,10 +535,12 @@ class KernelReader:
         if isinstance(node, ast.Attribute):
             named = self._dtype_val(node)
             if named.kinds is not None:
-                return Val(dtype=named.kinds, vars=named.vars)
+                return Val(dtype=named.kinds, vars=named.vars, per=named.per)
             base = self.ev(node.value)
             if node.attr == "T":
                 return base
+            if node.attr == "numel" and base.kinds is not None and not base.pointer:
+                return _k("cx_int")  # a tensor's element count: a compile-time int
             if self.r.qualname(node):
                 q = self.r.qualname(node) or ""
                 if q.startswith("triton."):
@@ -519,7 +596,19 @@ class KernelReader:
             return _k("int1")
         if isinstance(node, ast.IfExp):
             self.ev(node.test)
-            return _union([self.ev(node.body), self.ev(node.orelse)])
+            split = self._dtype_cond(node.test)
+            if split is None:
+                return _union([self.ev(node.body), self.ev(node.orelse)])
+            var, yes, no = split
+            sides = []
+            for expr, dom in ((node.body, yes), (node.orelse, no)):
+                saved = self.env
+                self.env = {k: restrict(v, var, dom) for k, v in saved.items()}
+                try:
+                    sides.append(on_domain(self.ev(expr), var, dom))
+                finally:
+                    self.env = saved
+            return _union(sides)
         if isinstance(node, ast.Call):
             return self._call(node)
         for child in ast.iter_child_nodes(node):
@@ -530,6 +619,11 @@ class KernelReader:
     def _call(self, node: ast.Call) -> Val:
         func = node.func
         tl = self.r.tl_name(func)
+        if tl is None and isinstance(func, ast.Attribute):
+            # `from triton.language import core; core.where(...)`: tl's own function
+            own = self.r.qualname(func) or ""
+            if own.startswith(TL_SUBMODULES) and own.count(".") == 3:
+                tl = func.attr
         method = None
         if tl is None and isinstance(func, ast.Attribute):
             q = self.r.qualname(func)
@@ -556,6 +650,8 @@ class KernelReader:
             if name == "range":
                 if len(node.args) == 3:
                     self.use("rule.range_step", node, args)
+                for a in args:  # Triton refuses loop bounds that are not integers
+                    self._is_int(a)
                 return UNKNOWN
             if name in self.jit_names:
                 self.use("rule.jit_call", node, name=name)
@@ -577,11 +673,28 @@ class KernelReader:
                 # every definition (one per branch of an if/try)
                 got = [self._follow(h, args, kwargs, None) for h in elsewhere]
                 return _union(got) if len(got) > 1 else got[0]
+            if name in self.map.same_dtype_names and args and name not in self.env:
+                return _elem(args[0])  # `exp2 = shim.exp2`: libdevice math, input's dtype
+            if name and name in self.map.shim_results and name not in self.env:
+                return _k(self.map.shim_results[name])  # a shim's program_id: int32
             return UNKNOWN
         if method is not None:
             base = self.ev(func.value)  # type: ignore[attr-defined]
             return self._method(node, method, base)
         return self._tl_call(node, tl or "")
+
+    def _combine_fn(self, fn: ast.expr, args: Sequence[Val]) -> None:
+        """Read a reduction's or scan's combine function typed by the values it combines."""
+        name = fn.id if isinstance(fn, ast.Name) else None
+        helper = self.helpers.get(name or "") if name in self.jit_names else None
+        if helper is not None and self.depth < MAX_INLINE and helper is not self.fn:
+            here = Helper(helper, self.r, self.globals, self.path, self.lines, self.jit_names)
+            self._follow(here, args, {}, self.helpers)
+            return
+        q = self.r.qualname(fn)
+        elsewhere = self.lookup(q) if self.lookup and q and self.depth < MAX_INLINE else []
+        for h in elsewhere:
+            self._follow(h, args, {}, None)
 
     def _follow(
         self,
@@ -624,14 +737,17 @@ class KernelReader:
             return self._cast(node, base, target, self.kw(node, "bitcast"))
         if name in ("load", "store"):  # desc.load([..]) on a tensor descriptor
             self.use(f"descriptor.{name}", node, (base,))
-            return Val(base.kinds, vars=base.vars) if name == "load" else UNKNOWN
+            return _elem(base) if name == "load" else UNKNOWN
         fam = self.map.functions.get(name)
         if fam and fam.startswith(("reduce.", "unary.")):
             self.use(fam, node, (base,))
-            return self._reduced(name, base, self.kw(node, "dtype"))
+            return self._reduced(name, base, node)
         if name in PASS_THROUGH:
             return base
-        del args
+        if name in self.map.same_dtype_names and args and base.kinds is None:
+            return _elem(args[0])  # shim.exp2(x) of a module: libdevice math, input's dtype
+        if name in self.map.shim_results and base.kinds is None and not base.pointer:
+            return _k(self.map.shim_results[name])  # shim.program_id(0): int32
         return UNKNOWN
 
     def _exclude(self, more: Mapping[str, set[str]]) -> None:
@@ -644,17 +760,27 @@ class KernelReader:
         if v.vars and v.kinds is not None and v.kinds & FLOAT_DTYPES:
             self.int_vars |= v.vars
 
-    def _reduced(self, name: str, x: Val, dtype: ast.expr | None) -> Val:
+    def _reduced(self, name: str, x: Val, node: ast.Call) -> Val:
         """The result of a reduction or unary function of ``x``: argmax/argmin's int32, a
-        ``dtype=`` given, a sum's widened narrow integers (data: ``sum_result``), else x's."""
+        ``dtype=`` given, a sum's widened narrow integers (data: ``sum_result``), else x's;
+        ``tl.max(x, 1, return_indices=True)`` is the pair (that value, its int32 index)."""
         if name in INT32_RESULTS:
             return _k("int32")
+        flag = self.kw(node, "return_indices")
+        if isinstance(flag, ast.Constant) and flag.value is True:
+            return Val(items=(self._reduced(name, x, _without(node, "return_indices")),
+                              _k("int32")))  # fmt: skip
+        dtype = self.kw(node, "dtype")
         given = self._dtype_of_expr(dtype) if dtype is not None else None
         if given:
             return Val(given)
         if name in self.map.sum_names and x.kinds is not None:
             widen = self.map.sum_result
-            return Val(frozenset(widen.get(k, k) for k in x.kinds), vars=x.vars)
+            return Val(
+                frozenset(widen.get(k, k) for k in x.kinds),
+                vars=x.vars,
+                per=lift(lambda k: frozenset(widen.get(d, d) for d in k), [x]),
+            )
         return x
 
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
@@ -664,11 +790,11 @@ class KernelReader:
         if bitcast is not None and not isinstance(bitcast, ast.Constant):
             is_bitcast = None  # a constexpr flag: either
         op = "cast.bitcast" if is_bitcast else "cast.to"
-        target_val = Val(dst, vars=named.vars)
+        target_val = Val(dst, vars=named.vars, per=named.per)
         self.use(op, node, (src, target_val))
         if is_bitcast is None:
             self.use("cast.to", node, (src, target_val))
-        return Val(dst, cast=True, vars=named.vars)
+        return Val(dst, cast=True, vars=named.vars, per=named.per)
 
     def _tl_call(self, node: ast.Call, name: str) -> Val:
         q = f"triton.language.{name}"
@@ -696,14 +822,19 @@ class KernelReader:
             if dt.kinds is None and at is not None and len(node.args) > at:
                 dt = self._dtype_val(node.args[at])
             if dt.kinds is None and name.endswith("_like") and args:
-                return Val(args[0].kinds, vars=args[0].vars)
+                return _elem(args[0])
             return dt
         if name == "load":
             ptr = args[0] if args else UNKNOWN
             # what a pointer holds (its element type, a type variable if only the pointer
             # parameter says); else unknown
-            held = Val(ptr.kinds, vars=ptr.vars) if ptr.pointer else UNKNOWN
+            held = _elem(ptr) if ptr.pointer else UNKNOWN
             self.use("load", node, (held,), masked=str("mask" in kws).lower())
+            other = self.kw(node, "other")
+            if other is not None and _float_literal(other) and len(held.vars) == 1:
+                # masked-off lanes filled with a float (0.0, -inf): the code reads floats
+                # through this pointer; an integer element type is none the code admits
+                self._exclude({next(iter(held.vars)): set(INT_ELEM)})
             return held
         if name == "store":
             ptr = args[0] if args else UNKNOWN
@@ -746,7 +877,7 @@ class KernelReader:
                 return str(e.value) if isinstance(e, ast.Constant) else "*"
 
             # the op's dtype is the pointer's element type (the value is cast to it)
-            elem = Val(ptr.kinds, vars=ptr.vars) if ptr.pointer else UNKNOWN
+            elem = _elem(ptr) if ptr.pointer else UNKNOWN
             self.use(fam, node, (elem,), sem=text(sem), scope=text(scope))
             return elem
         if fam and fam.startswith(("binary_fn.", "binary_int_fn.")):
@@ -769,9 +900,13 @@ class KernelReader:
         if fam and fam.startswith(("unary.", "reduce.")):
             x = args[0] if args else UNKNOWN
             self.use(fam, node, (x,))
-            return self._reduced(name, x, self.kw(node, "dtype"))
+            return self._reduced(name, x, node)
         if name == "static_range":
             self.use("rule.static_range", node)
+            return UNKNOWN
+        if name == "range":  # tl.range: loop bounds are integers (Triton refuses others)
+            for a in args:
+                self._is_int(a)
             return UNKNOWN
         if name in (
             "make_block_ptr",
@@ -779,9 +914,18 @@ class KernelReader:
             "_experimental_make_tensor_descriptor",
         ):
             base = kw_vals.get("base", args[0] if args else UNKNOWN)
-            return Val(base.kinds, pointer=True, vars=base.vars)
+            return Val(base.kinds, pointer=True, vars=base.vars, per=base.per)
         if name in PASS_THROUGH:
             return args[0] if args else UNKNOWN
+        if name in ("reduce", "associative_scan") and args:
+            # the combine function keeps its inputs' types (Triton checks it): the result
+            # is the input's, a tuple of them for a tuple; the combine function is read
+            # with those types, for both of its halves (not as scalar arguments)
+            combine = self.kw(node, "combine_fn") or (node.args[2] if len(node.args) > 2 else None)
+            items = list(args[0].items) if args[0].items is not None else [args[0]]
+            if combine is not None:
+                self._combine_fn(combine, [*items, *items])
+            return args[0]
         if name == "cdiv":
             return _binop(args[0], args[1]) if len(args) > 1 else UNKNOWN
         return UNKNOWN
@@ -838,12 +982,21 @@ class KernelReader:
                 self.stmt(b)
         elif isinstance(s, ast.If):
             self.ev(s.test)
+            split = self._dtype_cond(s.test)
             before = dict(self.env)
+            if split is not None:  # a branch on a dtype: each side for its dtypes only
+                var, yes, no = split
+                self.env = {k: restrict(v, var, yes) for k, v in before.items()}
             for b in s.body:
                 self.stmt(b)
             after_body, self.env = self.env, dict(before)
+            if split is not None:
+                self.env = {k: restrict(v, var, no) for k, v in before.items()}
             for b in s.orelse:
                 self.stmt(b)
+            if split is not None:  # what each side left, as values of the variable tested
+                after_body = {k: on_domain(v, var, yes) for k, v in after_body.items()}
+                self.env = {k: on_domain(v, var, no) for k, v in self.env.items()}
             self.env = _merge(after_body, self.env)
         elif isinstance(s, ast.Return):
             if isinstance(s.value, ast.Tuple):
@@ -901,7 +1054,36 @@ def _pointer_terms(e: ast.expr) -> set[str]:
 
 def _binop(a: Val, b: Val) -> Val:
     """The result of a binary op of ``a`` and ``b``, with the type variables of both."""
+    per = lift(_promote, [a, b])
+    if per is not None:  # paired per dtype of their one variable: exactly what occurs
+        return Val(frozenset().union(*(ks for _, ks in per)), vars=a.vars | b.vars, per=per)
     return Val(_promote(a.kinds, b.kinds), vars=a.vars | b.vars)
+
+
+def _float_literal(e: ast.expr) -> bool:
+    """A float the source spells: ``0.0``, ``-1.5``, ``float("-inf")``."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        return _float_literal(e.operand)
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, float)
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "float"
+        and len(e.args) == 1
+        and isinstance(e.args[0], ast.Constant)
+    )
+
+
+def _without(node: ast.Call, keyword: str) -> ast.Call:
+    """``node`` without one keyword argument (same position)."""
+    out = ast.Call(node.func, node.args, [k for k in node.keywords if k.arg != keyword])
+    return ast.copy_location(out, node)
+
+
+def _elem(v: Val) -> Val:
+    """The values ``v`` holds or names: a pointer's elements, a dtype's (kinds, variables)."""
+    return Val(v.kinds, vars=v.vars, per=v.per)
 
 
 def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
@@ -914,7 +1096,8 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
             out[name] = va
         elif va.pointer and vb.pointer:
             kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
-            out[name] = Val(kinds, pointer=True, vars=va.vars | vb.vars)
+            per = _union_per([va, vb])
+            out[name] = Val(kinds, pointer=True, vars=va.vars | vb.vars, per=per)
         else:
             out[name] = _union([va, vb])
     return out
