@@ -119,7 +119,7 @@ def test_gate_fails_on_a_scanned_use_the_candidate_removed(
     kernel = tmp_path / "k.py"
     kernel.write_text("import triton.language as tl\n")
 
-    def scan_with_uses(targets: list[str], rules: object) -> ScanReport:
+    def scan_with_uses(targets: list[str], rules: object, **_: object) -> ScanReport:
         report = ScanReport()
         report.uses = [  # type: ignore[attr-defined]  # what the scanner lists (issue 16)
             ApiUse("triton.language.advance", str(kernel), 7, positional=2),
@@ -160,7 +160,7 @@ def test_gate_says_when_the_scanner_lists_no_uses(
                 raise AttributeError(name)
             return super().__getattribute__(name)
 
-    monkeypatch.setattr(verdict, "scan_paths", lambda targets, rules: OldReport())
+    monkeypatch.setattr(verdict, "scan_paths", lambda targets, rules, **_: OldReport())
     out = tmp_path / "out"
     verdict.main(
         ["--baseline", "3.8.0", "--candidate", "3.9.0", "--results", str(raw), "--out", str(out),

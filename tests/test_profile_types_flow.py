@@ -17,7 +17,7 @@ import pytest
 from matrix.analyze.profile.match import match_uses
 from matrix.analyze.profile.model import FLOAT_DTYPES, INT_DTYPES, Use
 from matrix.gate.usage import build_profile
-from matrix.measure.results import raw_files
+from matrix.results import raw_files
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 ROOT = Path(__file__).resolve().parents[1]

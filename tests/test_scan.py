@@ -151,6 +151,8 @@ def test_json_output_and_folder_scan() -> None:
         "--exclude",
         "history",
         "--exclude",
+        "breakages",
+        "--exclude",
         "precision",
         str(FIXTURES),
     )

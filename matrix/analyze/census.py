@@ -924,7 +924,11 @@ def accepts(api: Api, keywords: Iterable[str] = (), positional: int = 0) -> str:
     if api.params is None:
         return ""  # no signature recorded (a value, a C++ object): nothing to refuse on
     params = api.public_params
-    kw_ok = {p.name for p in params if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+    # A keyword passed by name is checked against every parameter, the compiler's plumbing
+    # included: code that hands ``_builder=`` to a builtin works exactly where the builtin
+    # still takes ``_builder`` (3.4.0 renamed it ``_semantic``).
+    every = api.params
+    kw_ok = {p.name for p in every if p.kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
     var_kw = any(p.kind == VAR_KEYWORD for p in params)
     bad = [k for k in keywords if k not in kw_ok and not var_kw]
     if bad:

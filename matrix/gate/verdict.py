@@ -49,7 +49,7 @@ from typing import Any, NoReturn
 
 from matrix import cli
 from matrix.analyze import fingerprint
-from matrix.analyze.census import CensusError
+from matrix.analyze.census import CensusError, censuses_from_runs
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile
 from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import REPO_ROOT, DataFileError, Release, ReleaseError
@@ -712,7 +712,15 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         scan_targets = [*args.scan, *args.tests]
         if not team and not args.no_project_scan and Path(PROJECT_KERNELS).is_dir():
             scan_targets.insert(0, PROJECT_KERNELS)
-        scan = scan_paths(scan_targets, load_rules()) if scan_targets else ScanReport()
+        # With the recorded censuses: the runtime matchers (a kernel's members reached through
+        # a helper, a hook read off a launch result's class) resolve names only through them,
+        # and the uses they find are the census check's too (matrix.scan.engine._derived_uses).
+        censuses = censuses_from_runs(runs)
+        scan = (
+            scan_paths(scan_targets, load_rules(), censuses=censuses or None)
+            if scan_targets
+            else ScanReport()
+        )
         # Read before the profile: its dtypes type what the sources cannot (report.declaration).
         config = getattr(args, "config", None)
         own_dir = _own_dir(args, scan_targets)

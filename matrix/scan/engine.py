@@ -254,8 +254,11 @@ def scan_module(
     first: dict[tuple[str, str, str, tuple[Guard, ...]], Finding] = {}
     for f in kept:
         f.guards = tuple(g for g in guards if g.first <= f.line <= g.last)
-        if f.qualname in tried and tried[f.qualname] not in f.guards:
-            f.guards += (tried[f.qualname],)  # a use of a name a guarded try imports
+        # a use of a name a guarded try imports, or of an attribute of it
+        # (``AttrsDescriptor.from_hints`` after ``try: from ... import AttrsDescriptor``)
+        got = _tried_guard(tried, f.qualname)
+        if got is not None and got not in f.guards:
+            f.guards += (got,)
         codes = noqa.get(f.line, set()) | noqa.get(f.end_line, set())
         if f.rule.id in codes:
             suppressed += 1
@@ -277,8 +280,9 @@ def scan_module(
 def _guarded(use: ApiUse, guards: Sequence[Guard], tried: Mapping[str, Guard]) -> ApiUse:
     """``use`` with the guards around its line (and the try that imports its name)."""
     around = tuple(g for g in guards if g.first <= use.line <= g.last)
-    if use.qualname in tried and tried[use.qualname] not in around:
-        around += (tried[use.qualname],)
+    got = _tried_guard(dict(tried), use.qualname)
+    if got is not None and got not in around:
+        around += (got,)
     return replace(use, guards=around) if around else use
 
 
@@ -465,8 +469,44 @@ def scan_paths(
         findings, uses, works, suppressed = scan_module(m, project, rules, derived, censuses, memo)
         report.findings.extend(findings)
         report.uses.extend(uses)
+        report.uses.extend(_derived_uses(findings, uses))
         report.suppressed += suppressed
         if works is not None:
             ordered = [r for r in report.releases if r in works]
             report.works_on[m.path] = (ordered[0], ordered[-1]) if ordered else None
     return report
+
+
+def _tried_guard(tried: dict[str, Any], qualname: str | None) -> Any:
+    """The try that imports ``qualname`` or the name it is an attribute of (None: none)."""
+    parts = (qualname or "").split(".")
+    for cut in range(len(parts), 1, -1):
+        got = tried.get(".".join(parts[:cut]))
+        if got is not None:
+            return got
+    return None
+
+
+# Match kinds whose findings name a runtime member or a moved path that no import spells
+# (``kernel.cache`` through a helper's parameter, ``binary.__class__.launch_enter_hook``).
+_DERIVED_KINDS = frozenset({"runtime-member", "runtime-home"})
+
+
+def _derived_uses(findings: Iterable[Finding], uses: Sequence[ApiUse]) -> list[ApiUse]:
+    """The uses the gate's census check (matrix.gate.api) must see beside ``api_uses``: the
+    member or path a runtime matcher resolved, at its line, as called. Without them the gate
+    said SAFE where the scanner said "breaks". A finding under a guard carries its guards to
+    the use, which the gate's census check judges per release."""
+    have = {(u.path, u.line, u.qualname) for u in uses}
+    out = []
+    for f in findings:
+        if f.rule.kind not in _DERIVED_KINDS or not f.qualname:
+            continue
+        if (f.path, f.line, f.qualname) in have:
+            continue
+        given, count = f.call if f.call is not None else ((), 0)
+        use = ApiUse(f.qualname, f.path, f.line, tuple(given), max(count, 0),
+                     count >= 0, False, f.call is not None, guards=f.guards)  # fmt: skip
+        have.add((f.path, f.line, f.qualname))
+        out.append(use)
+    return out

@@ -384,22 +384,79 @@ def version_guards(tree: ast.Module, imports: Imports) -> list[VersionGuard]:
     return [g for g in branch_guards(tree, imports) if isinstance(g, VersionGuard)]
 
 
+def _sentinels(tree: ast.Module, imports: Imports) -> dict[str, str]:
+    """``{local name: Triton qualname}`` for names a ``try`` imports whose handler binds the
+    same name to ``None`` (``try: from triton.runtime.cache import default_cache_dir`` /
+    ``except ImportError: default_cache_dir = None``): the name is None exactly where the
+    release lacks the qualname, so ``if default_cache_dir is None:`` is a feature test."""
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Try) and node.handlers):
+            continue
+        imported = {
+            (a.asname or a.name): f"{stmt.module}.{a.name}"
+            for stmt in node.body
+            if isinstance(stmt, ast.ImportFrom) and stmt.module and stmt.level == 0
+            and stmt.module.split(".")[0] == "triton"
+            for a in stmt.names
+        }  # fmt: skip
+        for handler in node.handlers:
+            for stmt in handler.body:
+                if (
+                    isinstance(stmt, ast.Assign)
+                    and isinstance(stmt.value, ast.Constant)
+                    and stmt.value.value is None
+                ):
+                    for t in stmt.targets:
+                        if isinstance(t, ast.Name) and t.id in imported:
+                            out[t.id] = imported[t.id]
+    return out
+
+
+def _sentinel_test(test: ast.expr, sentinels: Mapping[str, str]) -> tuple[str, bool] | None:
+    """``(qualname, when)``: ``test`` holds exactly where ``qualname`` exists when ``when``."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _sentinel_test(test.operand, sentinels)
+        return None if inner is None else (inner[0], not inner[1])
+    if isinstance(test, ast.Name) and test.id in sentinels:
+        return sentinels[test.id], True
+    if (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        and isinstance(test.left, ast.Name)
+        and test.left.id in sentinels
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        return sentinels[test.left.id], isinstance(test.ops[0], ast.IsNot)
+    return None
+
+
 def branch_guards(tree: ast.Module, imports: Imports) -> list[Guard]:
     """Every branch of the file that runs only on some releases: if/elif/else on a version or
-    feature test (each decidable conjunct of an ``and`` guards the body), try bodies with a
-    fallback handler, and those handlers."""
+    feature test (each decidable conjunct of an ``and`` guards the body; a name a guarded try
+    imports or sets to None is one), try bodies with a fallback handler, and those handlers."""
     names = _module_names(tree)
+    sentinels = _sentinels(tree, imports)
+
+    def branch(first: int, last: int, test: ast.expr, when: bool) -> Guard | None:
+        got = _sentinel_test(test, sentinels)
+        if got is not None:
+            return FeatureGuard(first, last, got[0], None, got[1] == when)
+        return _branch(first, last, test, imports, names, when)
+
     out: list[Guard] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             body = _span(node.body)
             tests = _conjuncts(node.test)
             for test in tests:
-                g = _branch(*body, test, imports, names, True)
+                g = branch(*body, test, True)
                 if g is not None:
                     out.append(g)
             if node.orelse and len(tests) == 1:  # not (a and b) says nothing of a alone
-                g = _branch(*_span(node.orelse), tests[0], imports, names, False)
+                g = branch(*_span(node.orelse), tests[0], False)
                 if g is not None:
                     out.append(g)
         elif isinstance(node, ast.Try) and node.handlers:

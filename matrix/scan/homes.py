@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from matrix.analyze.census import Census
 from matrix.analyze.homes import Home, home_of, home_text, load_homes
 from matrix.scan.imports import Module
+from matrix.scan.internals import COMPILED, _kernel_classes, _launch_results
 from matrix.scan.matchers import _outer_references
 from matrix.scan.rules import Rule
 
@@ -52,12 +53,39 @@ def _home_use(censuses: Mapping[str, Census], qualname: str) -> tuple[str, Home]
     return memo[qualname]
 
 
+def _class_of_compiled(node: ast.expr, compiled: set[str]) -> bool:
+    """``c.__class__`` or ``type(c)`` for a name ``c`` bound to a kernel's launch result."""
+    if isinstance(node, ast.Attribute) and node.attr == "__class__":
+        return isinstance(node.value, ast.Name) and node.value.id in compiled
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "type"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Name)
+        and node.args[0].id in compiled
+    )
+
+
+def _compiled_class_references(module: Module) -> Iterator[tuple[ast.AST, str]]:
+    """``binary.__class__.launch_enter_hook`` (``type(binary).x``) where ``binary`` is what a
+    kernel's launch returned: the class attribute of ``CompiledKernel``, as launchers that
+    forward the hooks spell it (torch 2.7's Inductor did; 3.4.0 moved the hooks to knobs)."""
+    kernels = _kernel_classes(module)
+    compiled = _launch_results(module, kernels) if kernels else set()
+    if not compiled:
+        return
+    for node in module.nodes:
+        if isinstance(node, ast.Attribute) and _class_of_compiled(node.value, compiled):
+            yield node, f"{COMPILED}.{node.attr}"
+
+
 def match_runtime_home(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
     """References (reads, assignments, calls) to a path of a home in runtime_homes.toml."""
     censuses = getattr(module, "censuses", None) or {}
     if not censuses:
         return
-    for ref, q in _outer_references(module):
+    for ref, q in (*_outer_references(module), *_compiled_class_references(module)):
         if not q.startswith("triton."):
             continue
         found = _home_use(censuses, q)

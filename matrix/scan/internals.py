@@ -16,6 +16,8 @@ What is matched (the class spellings are the rule's ``names``):
 - a kernel of the file (``@triton.jit``, ``@triton.autotune``, ``@triton.heuristics``):
   ``kernel.cache``, ``kernel.device_caches``, ``kernel.warmup(...)``, ``kernel.run(...)``
   (keywords checked), through the class of its outermost decorator;
+- a host function's parameter that holds such a kernel (its default, or a call in the file
+  passing one): ``def print_ptx(kernel): kernel.cache[0]`` with ``print_ptx(copy_kernel)``;
 - what a launch or ``warmup`` returns (``c = kernel[grid](...)``): ``c.n_regs``,
   ``c.metadata``, ``c.asm`` are ``CompiledKernel`` members.
 
@@ -135,11 +137,57 @@ def _launch_results(module: Module, kernels: dict[str, str]) -> set[str]:
     return out
 
 
+def _kernel_params(module: Module, kernels: dict[str, str]) -> dict[int, dict[str, str]]:
+    """``{id(host function): {parameter: class}}`` for parameters that hold a kernel of the
+    file: its default (``def dump(kernel=copy_kernel)``), or a call of the function in the file
+    that passes one (``print_ptx("copy", copy_kernel)``, by position or keyword). Helpers that
+    take "a kernel" and read ``kernel.cache`` are how real code reaches these members."""
+    defs = {
+        n.name: n
+        for n in module.nodes
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name not in kernels
+    }
+    out: dict[int, dict[str, str]] = {}
+
+    def bind(fn: ast.FunctionDef | ast.AsyncFunctionDef, param: str, value: ast.expr) -> None:
+        if isinstance(value, ast.Name) and value.id in kernels:
+            out.setdefault(id(fn), {}).setdefault(param, kernels[value.id])
+
+    for fn in defs.values():
+        positional = [*fn.args.posonlyargs, *fn.args.args]
+        defaulted = positional[len(positional) - len(fn.args.defaults) :]
+        for arg, default in zip(defaulted, fn.args.defaults, strict=True):
+            bind(fn, arg.arg, default)
+        for arg, kw_default in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True):
+            if kw_default is not None:
+                bind(fn, arg.arg, kw_default)
+    for call in (n for n in module.nodes if isinstance(n, ast.Call)):
+        callee = defs.get(call.func.id) if isinstance(call.func, ast.Name) else None
+        if callee is None:
+            continue
+        names = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+        for name, value in zip(names, call.args, strict=False):  # *args: extra values
+            bind(callee, name, value)
+        for kw in call.keywords:
+            if kw.arg is not None:
+                bind(callee, kw.arg, kw.value)
+    return out
+
+
+def _member_use(
+    module: Module, node: ast.Attribute, owner: str, cls: str
+) -> Iterator[tuple[ast.AST, str, str]]:
+    member = f"{cls}.{node.attr}"
+    if _census_has(module, member):
+        yield node, member, f"{owner}.{node.attr} ({cls.rsplit('.', 1)[-1]}.{node.attr})"
+
+
 def _value_uses(module: Module) -> Iterator[tuple[ast.AST, str, str]]:
     kernels = _kernel_classes(module)
     if not kernels:
         return
     compiled = _launch_results(module, kernels)
+    params = _kernel_params(module, kernels)
     for node in module.nodes:
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
             continue
@@ -147,11 +195,18 @@ def _value_uses(module: Module) -> Iterator[tuple[ast.AST, str, str]]:
             continue
         owner = node.value.id
         cls = kernels.get(owner) or (COMPILED if owner in compiled else None)
-        if cls is None:
-            continue
-        member = f"{cls}.{node.attr}"
-        if _census_has(module, member):
-            yield node, member, f"{owner}.{node.attr} ({cls.rsplit('.', 1)[-1]}.{node.attr})"
+        if cls is not None:
+            yield from _member_use(module, node, owner, cls)
+    for fn in (n for n in module.nodes if id(n) in params):
+        held = params[id(fn)]
+        for node in ast.walk(fn):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in held
+                and node.value.id not in kernels  # a kernel's own name: yielded above
+            ):
+                yield from _member_use(module, node, node.value.id, held[node.value.id])
 
 
 def match_runtime_member(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
