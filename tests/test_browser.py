@@ -741,8 +741,13 @@ def test_axe_on_every_page_of_the_report(browser) -> None:
     )
 
 
-# Screenshots of the five questions: written to the temp folder, never into the checkout.
-QUESTION_SHOTS = Path(os.environ.get("TMPDIR", "/tmp")) / "triton-compat-questions"
+# Screenshots of the five questions: written to the temp folder, never into the checkout
+# (``REPORT_SCREENS`` names another folder, e.g. to keep them beside a build).
+QUESTION_SHOTS = Path(
+    os.environ.get(
+        "REPORT_SCREENS", Path(os.environ.get("TMPDIR", "/tmp")) / "triton-compat-questions"
+    )
+)
 
 
 def _report_site() -> Path:
@@ -779,6 +784,7 @@ def test_five_questions_within_three_clicks(browser, width: int, height: int) ->
         pg.goto((site / "index.html").as_uri())
 
     def within_two_screens(locator) -> None:
+        assert locator.first.is_visible(), f"{locator}: not shown"
         locator.first.scroll_into_view_if_needed()
         top = pg.evaluate("e => e.getBoundingClientRect().top + window.scrollY",
                           locator.first.element_handle())  # fmt: skip
@@ -875,6 +881,18 @@ def test_every_release_in_the_first_viewport_at_1366(browser) -> None:
         )
     legend = pg.locator("ul.legend").first.bounding_box()
     assert legend is not None and legend["y"] < heads.first.bounding_box()["y"]
+    # No colour contradicts its word: a "silently wrong" (purple) cell's word says wrong (a
+    # misaligned descriptor "accepted" read as fine), and a good (green) cell's never names a
+    # failure.
+    words = pg.locator("table.matrix a.cell").evaluate_all(
+        "els => els.map(e => [e.dataset.meaning, e.querySelector('.word').textContent.trim()])"
+    )
+    assert len(words) > 500
+    contradicting = sorted(
+        {(tone, word) for tone, word in words if (tone == "wrong") != ("wrong" in word)}
+        | {(t, w) for t, w in words if t == "good" and w in ("fail", "removed", "broken")}
+    )
+    assert not contradicting, f"cells whose colour contradicts their word: {contradicting}"
     QUESTION_SHOTS.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=str(QUESTION_SHOTS / "matrix-first-screen-1366.png"))
     context.close()
