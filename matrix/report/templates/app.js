@@ -140,6 +140,10 @@
       if (c.type === "checkbox") c.checked = !!s[key]; else c.value = s[key] || "";
     }
     applyFilters();
+    // A cell's old permalink on a page without the evidence (the matrix page's cells link to
+    // their probe's page): follow the cell's own link there.
+    var linked = s.cell && !panel ? cellFor(s.cell) : null;
+    if (linked) { location.replace(linked.href); return; }
     if (s.cell) { if (!show(s.cell, null, true)) closePanel(false); }
     else if (current) closePanel(false);
   }
