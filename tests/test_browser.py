@@ -82,7 +82,7 @@ def page(browser, site: Path):
     assert problems == [], "the page must work offline without errors"
 
 
-def test_matrix_page_in_chromium(page) -> None:
+def test_matrix_page_in_chromium(page, site: Path) -> None:
     runs = read_runs(FIXTURES / "raw")
     releases = sorted({r.env["triton"] for r in runs})
     probes = sorted({res.probe for r in runs for res in r.results})
@@ -111,9 +111,15 @@ def test_matrix_page_in_chromium(page) -> None:
     name = cell.get_attribute("aria-label")
     assert "block_ptr" in name and "backend interpret" in name and "Triton 3.7.1" in name
     assert "numpy" in name and "deprecated" in name
+    # The matrix page links the cell to its evidence on the probe's page (the evidence is
+    # there once, not again on the matrix page), which opens it in its panel.
+    assert not panel.count(), "the matrix page carries no evidence of its own"
+    ev_id = cell.get_attribute("data-ev")
     cell.click()
+    # The probe's page writes its state into the address (#cell=ev-...) as it opens the panel.
+    page.wait_for_url(lambda url: "/probes/block_ptr.html#" in url and ev_id in url)
     assert panel.is_visible()
-    evidence = panel.locator(f'[id="{cell.get_attribute("data-ev")}"]')
+    evidence = panel.locator(f'[id="{ev_id}"]')
     assert evidence.is_visible()
     shown = evidence.inner_text()
     assert "UserWarning" in shown and "warning_category" in shown and "0.70 s" in shown
@@ -122,6 +128,7 @@ def test_matrix_page_in_chromium(page) -> None:
     page.screenshot(path=str(_shot("report-index-evidence.png")))
 
     # A cell with no observation explains itself.
+    page.goto((site / "index.html").as_uri())
     page.locator(
         'tr[data-probe="splitk"][data-backend="interpret"] a.cell[data-release="3.3.1"]'
     ).nth(1).click()
@@ -130,6 +137,7 @@ def test_matrix_page_in_chromium(page) -> None:
     assert not panel.is_visible()
 
     # Filter by backend, then by probe.
+    page.goto((site / "index.html").as_uri())
     total = page.locator("table.matrix tbody tr").count()
     page.select_option("#filter-backend", "aot")
     visible = page.locator("table.matrix tbody tr:visible")
@@ -158,7 +166,7 @@ def _visible_rows(page) -> list:
     return [rows.nth(i) for i in range(rows.count())]
 
 
-def test_filters_search_and_permalink(page) -> None:
+def test_filters_search_and_permalink(page, site: Path) -> None:
     total = page.locator("table.matrix tbody tr").count()
     page.check("#filter-problems")
     rows = _visible_rows(page)
@@ -183,7 +191,10 @@ def test_filters_search_and_permalink(page) -> None:
     rows = _visible_rows(page)
     assert 0 < len(rows) < total
     assert {r.get_attribute("data-probe") for r in rows} == {"block_ptr"}
-    # The permalink keeps the filter and a cell; opening it restores both.
+    # The permalink keeps the filter and a cell; opening it restores both (on the probe's page,
+    # where the evidence and its panel are).
+    page.goto((site / "probes" / "block_ptr.html").as_uri())
+    page.fill("#filter-q", "UserWarning")
     cell = page.locator("tr:visible a.cell.tone-changed").first
     cell.click()
     link = page.locator("#permalink").get_attribute("href")
@@ -194,6 +205,11 @@ def test_filters_search_and_permalink(page) -> None:
     assert fresh.locator("#filter-q").input_value() == "UserWarning"
     assert fresh.locator("#evidence-panel").is_visible()
     assert fresh.locator(f'[id="{cell.get_attribute("data-ev")}"]').is_visible()
+    # A cell's permalink from before the matrix page linked out (index.html#ev-...) follows
+    # the cell to its probe's page.
+    fresh.goto((site / "index.html").as_uri() + "#" + cell.get_attribute("data-ev"))
+    fresh.wait_for_url(lambda url: "/probes/block_ptr.html#" in url)
+    assert fresh.locator(f'[id="{cell.get_attribute("data-ev")}"]').is_visible()
     # A bare #ev- link (as the evidence's own permalink) opens that cell's evidence too.
     fresh.goto(page.url.split("#")[0] + "#" + cell.get_attribute("data-ev"))
     fresh.reload()
@@ -201,7 +217,8 @@ def test_filters_search_and_permalink(page) -> None:
     fresh.close()
 
 
-def test_keyboard_focus_into_and_out_of_the_panel(page) -> None:
+def test_keyboard_focus_into_and_out_of_the_panel(page, site: Path) -> None:
+    page.goto((site / "probes" / "splitk.html").as_uri())  # a page with the evidence panel
     cell = page.locator("a.cell").first
     cell.focus()
     page.keyboard.press("Enter")
@@ -226,10 +243,13 @@ def test_evidence_without_javascript(browser, site: Path) -> None:
     pg.goto((site / "index.html").as_uri())
     cell = pg.locator("a.cell").first
     target = cell.get_attribute("href")
-    assert target.startswith("#ev-")
-    details = pg.locator(f'details[id="{target[1:]}"]')
+    assert re.fullmatch(r"probes/[\w.]+\.html#ev-.+", target), target
+    cell.click()  # the matrix page links to the evidence on the probe's page
+    pg.wait_for_url(f"**/{target}")
+    details = pg.locator(f'details[id="{target.split("#")[1]}"]')
     assert details.count() == 1
-    details.locator("summary").click()
+    if details.get_attribute("open") is None:
+        details.locator("summary").click()
     assert details.locator("dl").is_visible()
     context.close()
 
@@ -243,6 +263,7 @@ def test_phone_width_scrolls_only_the_grid(browser, site: Path) -> None:
         assert wide <= 390, f"{name}: the page is {wide} px wide at 390 px"
     pg.goto((site / "index.html").as_uri())
     pg.locator("a.cell").first.click()
+    pg.wait_for_url(lambda url: "/probes/" in url)  # the evidence opens on the probe's page
     close = pg.locator("#evidence-panel .close")
     box = close.bounding_box()
     assert box is not None and box["x"] + box["width"] <= 390, "the close button is cut off"
@@ -276,21 +297,25 @@ BAD_EVIDENCE = ("correct: false", '"correct": false', "removed")
 
 
 def test_committed_report_never_marks_bad_evidence_good(browser) -> None:
-    """Every cell of the committed index.html, read from the rendered page: a cell whose
-    status is ``wrong``/``removed`` or whose evidence has ``correct: false`` is not good."""
+    """Every cell of the committed pages, read from the rendered probe pages (each has its
+    probe's cells and their evidence; the matrix page links there): a cell whose status is
+    ``wrong``/``removed`` or whose evidence has ``correct: false`` is not good."""
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     pg = context.new_page()
-    pg.goto((REPORTS / "index.html").as_uri())
-    cells = pg.evaluate(
-        """() => Array.from(document.querySelectorAll('a.cell')).map(a => {
+    cells = []
+    for probe_page in sorted((REPORTS / "probes").glob("*.html")):
+        pg.goto(probe_page.as_uri())
+        cells += pg.evaluate(
+            """() => Array.from(document.querySelectorAll('a.cell')).map(a => {
             const ev = document.getElementById(a.dataset.ev);
             const dd = ev ? Array.from(ev.querySelectorAll('dt')).map(
                 dt => dt.textContent + ': ' + dt.nextElementSibling.textContent).join('\\n') : '';
             return {id: a.dataset.ev, meaning: a.dataset.meaning, text: a.textContent.trim(),
-                    evidence: dd};
+                    evidence: dd, found: !!ev};
         })"""
-    )
+        )
     assert len(cells) > 500
+    assert all(c["found"] for c in cells), [c["id"] for c in cells if not c["found"]][:5]
     checked = 0
     for c in cells:
         status = c["text"].split(" ", 1)[-1]
@@ -674,36 +699,61 @@ def _axe_script() -> Path:
     raise AssertionError("unreachable")
 
 
-# One page of each template; the committed site (four releases) has them all.
+# One page of each template; the committed site (four releases) has them all. The slow test
+# below crawls every page of the full report.
 AXE_PAGES = [
     "index.html", "upgrades/index.html", "upgrades/3.8.0-to-3.9.0.html",
     "upgrades/3.9.0-to-3.6.0.html", "changes.html", "api/index.html", "known-issues.html",
-    "performance.html", "fingerprint.html", "claims.html", "releases/3.9.0.html",
-    "team/index.html",
+    "performance.html", "fingerprint.html", "fingerprint/binary_fn.maximum.html", "claims.html",
+    "releases/3.9.0.html", "probes/splitk.html", "team/index.html", "team/tests.html",
 ]  # fmt: skip
+AXE_RUN = """async () => { const r = await axe.run(document, {resultTypes: ['violations']});
+    return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+        .map(v => ({id: v.id, impact: v.impact, n: v.nodes.length,
+                    first: v.nodes[0].target.join(' ')})); }"""
+
+
+def _axe_serious(pg, page: Path) -> list[dict]:
+    """axe-core's serious and critical violations on one rendered page."""
+    pg.goto(page.as_uri())
+    pg.add_script_tag(path=str(_axe_script()))
+    return pg.evaluate(AXE_RUN)
 
 
 @pytest.mark.parametrize("name", AXE_PAGES)
 def test_axe_finds_no_serious_violation(browser, committed_site: Path, name: str) -> None:
     """axe-core on the rendered page: no serious or critical violation (a link inside a
     <summary>, a scroll box no keyboard can reach, ...)."""
-    script = _axe_script()
+    context = browser.new_context(viewport={"width": 1366, "height": 768})
+    serious = _axe_serious(context.new_page(), committed_site / name)
+    context.close()
+    assert not serious, f"{name}: {serious}"
+
+
+@pytest.mark.slow
+def test_axe_on_every_page_of_the_report(browser) -> None:
+    """Every page of the full report (``REPORT_SITE``, else the committed reports/), not one of
+    each kind: axe-core finds no serious or critical violation. Some 230 pages: minutes, so
+    ``nox -s tests_slow`` runs it; the per-template test above runs in ``nox -s tests``."""
+    site = _report_site()
+    names = _all_pages(site)
+    assert len(names) > 200, f"{site}: {len(names)} pages, expected the full report"
     context = browser.new_context(viewport={"width": 1366, "height": 768})
     pg = context.new_page()
-    pg.goto((committed_site / name).as_uri())
-    pg.add_script_tag(path=str(script))
-    found = pg.evaluate(
-        """async () => { const r = await axe.run(document, {resultTypes: ['violations']});
-            return r.violations.map(v => ({id: v.id, impact: v.impact, n: v.nodes.length,
-                                           first: v.nodes[0].target.join(' ')})); }"""
-    )
-    serious = [v for v in found if v["impact"] in ("serious", "critical")]
-    assert not serious, f"{name}: {serious}"
+    found = {name: v for name in names if (v := _axe_serious(pg, site / name))}
     context.close()
+    assert not found, "serious axe violations:\n" + "\n".join(
+        f"{name}: {v}" for name, v in found.items()
+    )
 
 
-# Screenshots of the five questions: written to the temp folder, never into the checkout.
-QUESTION_SHOTS = Path(os.environ.get("TMPDIR", "/tmp")) / "triton-compat-questions"
+# Screenshots of the five questions: written to the temp folder, never into the checkout
+# (``REPORT_SCREENS`` names another folder, e.g. to keep them beside a build).
+QUESTION_SHOTS = Path(
+    os.environ.get(
+        "REPORT_SCREENS", Path(os.environ.get("TMPDIR", "/tmp")) / "triton-compat-questions"
+    )
+)
 
 
 def _report_site() -> Path:
@@ -740,6 +790,7 @@ def test_five_questions_within_three_clicks(browser, width: int, height: int) ->
         pg.goto((site / "index.html").as_uri())
 
     def within_two_screens(locator) -> None:
+        assert locator.first.is_visible(), f"{locator}: not shown"
         locator.first.scroll_into_view_if_needed()
         top = pg.evaluate("e => e.getBoundingClientRect().top + window.scrollY",
                           locator.first.element_handle())  # fmt: skip
@@ -793,8 +844,24 @@ def test_five_questions_within_three_clicks(browser, width: int, height: int) ->
     pg.locator('a[href$="values.maximum.html"]').first.click()
     table = pg.locator("#wrong-table")
     within_two_screens(table)
-    for release in ("3.0.0", "3.8.0", "3.9.0"):
-        assert "bfloat16" in table.locator(f'tr[data-release="{release}"]').inner_text()
+    # The answer is the analysis's: the releases with a wrong bfloat16 case in an interpreter
+    # column, and those whose runs stored nothing, exactly as the table shows them.
+    from matrix.report import fp_pages
+
+    groups = {gr.name: gr for gr in fp_pages.build_groups(runs) or ()}
+    wrong = groups["values.maximum"].wrong
+    expected = {v for v, per in wrong.items() for where, c in per.items()
+                if where.startswith("interpret") and c and "bfloat16" in c}  # fmt: skip
+    assert len(expected) >= 3, expected
+    shown = set()
+    heads = table.locator("thead th").evaluate_all("els => els.map(e => e.textContent)")[1:]
+    for v in wrong:
+        row = table.locator(f'tr[data-release="{v}"]')
+        cells = row.locator("td").evaluate_all("els => els.map(e => e.textContent)")
+        pairs = zip(heads, cells, strict=True)
+        if any(h.startswith("interpret") and "bfloat16" in c for h, c in pairs):
+            shown.add(v)
+    assert shown == expected, (shown, expected)
     shot("q4-bf16-maximum")
 
     # 5. Is split-K slower on 3.9.0 than on 3.6.0 on the GPU? (2 clicks: the pair's page
@@ -836,6 +903,18 @@ def test_every_release_in_the_first_viewport_at_1366(browser) -> None:
         )
     legend = pg.locator("ul.legend").first.bounding_box()
     assert legend is not None and legend["y"] < heads.first.bounding_box()["y"]
+    # No colour contradicts its word: a "silently wrong" (purple) cell's word says wrong (a
+    # misaligned descriptor "accepted" read as fine), and a good (green) cell's never names a
+    # failure.
+    words = pg.locator("table.matrix a.cell").evaluate_all(
+        "els => els.map(e => [e.dataset.meaning, e.querySelector('.word').textContent.trim()])"
+    )
+    assert len(words) > 500
+    contradicting = sorted(
+        {(tone, word) for tone, word in words if (tone == "wrong") != ("wrong" in word)}
+        | {(t, w) for t, w in words if t == "good" and w in ("fail", "removed", "broken")}
+    )
+    assert not contradicting, f"cells whose colour contradicts their word: {contradicting}"
     QUESTION_SHOTS.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=str(QUESTION_SHOTS / "matrix-first-screen-1366.png"))
     context.close()

@@ -120,7 +120,12 @@ def test_missing_and_uninstalled_cells_explain_themselves(html: str) -> None:
     assert "unknown probe" in html
 
 
-def test_evidence_shows_data_fields_and_seconds(html: str) -> None:
+def test_evidence_shows_data_fields_and_seconds(html: str, site: tuple[Path, model.Matrix]) -> None:
+    # The matrix page's cell links to its evidence on the probe's page, which has it once.
+    ev_id = "ev-dot_f32_default_precision--aot_cuda_90--3.9.0"
+    assert f'href="probes/dot_f32_default_precision.html#{ev_id}"' in html
+    assert f'id="{ev_id}"' not in html
+    html = text(site[0] / "probes" / "dot_f32_default_precision.html")
     ev = re.search(
         r'<details class="evidence" id="ev-dot_f32_default_precision--aot_cuda_90--3.9.0">'
         r"\s*<summary>dot_f32_default_precision · aot:cuda:90 · Triton 3.9.0 .*?</details>",
@@ -442,3 +447,19 @@ def test_as_text_block_keeps_its_line_breaks(tmp_path) -> None:
     block = page.split("<h3>As text</h3>\n<pre", 1)[1].split(">", 1)[1].split("</pre>", 1)[0]
     assert block.count("\n") >= 2 and all(" -&gt; " in line for line in block.splitlines())
     assert oct((tmp_path / "index.html").stat().st_mode & 0o777) == "0o644"
+
+
+# A page a browser opens whole: the matrix page was 1.97 MB with every cell's evidence again.
+PAGE_LIMIT = 1_000_000
+
+
+def test_every_page_of_the_report_is_under_1_mb() -> None:
+    """Every page of the full report (``REPORT_SITE``, else the committed reports/) is under
+    1 MB."""
+    import os
+
+    site = Path(os.environ.get("REPORT_SITE", Path(__file__).resolve().parent.parent / "reports"))
+    sizes = {str(p.relative_to(site)): p.stat().st_size for p in site.rglob("*.html")}
+    assert len(sizes) > 200, f"{site}: {len(sizes)} pages, expected the full report"
+    big = {name: size for name, size in sizes.items() if size >= PAGE_LIMIT}
+    assert not big, f"pages of 1 MB or more: {big}"

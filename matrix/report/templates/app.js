@@ -48,7 +48,8 @@
   document.addEventListener("keydown", function (ev) {
     if (ev.key === "Escape" && panel && panel.classList.contains("open")) closePanel(true);
     // role=button: Space activates like Enter does for a link.
-    if (ev.key === " " && ev.target.classList && ev.target.classList.contains("cell")) {
+    if (ev.key === " " && ev.target.classList && ev.target.classList.contains("cell") &&
+        ev.target.getAttribute("role") === "button") {
       ev.preventDefault(); ev.target.click();
     }
   });
@@ -91,7 +92,9 @@
     var cells = row.querySelectorAll(".cell");
     for (var i = 0; i < cells.length; i++) {
       var ev = document.getElementById(cells[i].getAttribute("data-ev"));
-      if (ev) text += " " + ev.textContent;
+      // The matrix page has no evidence of its own (it is on the probes' pages): the cell's
+      // tooltip (status and detail) is what it can search there.
+      text += " " + (ev ? ev.textContent : cells[i].getAttribute("title") || "");
     }
     return text.toLowerCase();
   }
@@ -137,6 +140,10 @@
       if (c.type === "checkbox") c.checked = !!s[key]; else c.value = s[key] || "";
     }
     applyFilters();
+    // A cell's old permalink on a page without the evidence (the matrix page's cells link to
+    // their probe's page): follow the cell's own link there.
+    var linked = s.cell && !panel ? cellFor(s.cell) : null;
+    if (linked) { location.replace(linked.href); return; }
     if (s.cell) { if (!show(s.cell, null, true)) closePanel(false); }
     else if (current) closePanel(false);
   }
