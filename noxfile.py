@@ -193,7 +193,17 @@ def tests_slow(session: nox.Session) -> None:
     fused split-K variant compiled. .ci/run runs them after ``tests``."""
     newest = str(MATRIX.newest)
     env = _pytest_env(session, newest)
-    session.run("python", "-m", "pytest", *XDIST, "-m", "slow", *TEST_TARGETS[newest].paths,
+    session.run("python", "-m", "pytest", *XDIST, "-m", "slow and not crawl",
+                *TEST_TARGETS[newest].paths, *session.posargs, env=env)  # fmt: skip
+
+
+@nox.session
+def pages_crawl(session: nox.Session) -> None:
+    """axe-core on every page of a built report (``REPORT_SITE``, else reports/): some 230
+    pages, half an hour on a loaded 2-core machine, so not part of CI's ``tests_slow``."""
+    newest = str(MATRIX.newest)
+    env = _pytest_env(session, newest)
+    session.run("python", "-m", "pytest", "-m", "crawl", "tests/test_browser.py",
                 *session.posargs, env=env)  # fmt: skip
 
 
