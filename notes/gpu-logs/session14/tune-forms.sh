@@ -18,8 +18,8 @@ card=$(python3 -c 'import torch; n = torch.cuda.get_device_name(0); print("h100"
 { nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader
   python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
   git log --oneline -1; } 2>&1 | tee "$OUT/$card-forms-env.txt"
-KERNELS_SPLITK_TABLE=$d/h100-seed.toml timeout 430 python3 -m kernels.bench \
-  --tune "$OUT/$card-table.toml" --sweep-out "$OUT/$card-forms-sweep.json" --tune-seconds 200 \
+KERNELS_SPLITK_TABLE=$d/h100-seed.toml timeout 380 python3 -m kernels.bench \
+  --tune "$OUT/$card-table.toml" --sweep-out "$OUT/$card-forms-sweep.json" --tune-seconds 150 \
   --tune-full '' --tune-forms nmajor --tune-matching-only 'fp32-ieee:nk_t' \
   --out "$OUT/$card.json" > "$OUT/$card-forms.log" 2>&1
 echo "bench rc=$? (1: a check failed; 124: timed out, the JSON keeps the cases run)"
