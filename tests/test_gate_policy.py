@@ -395,3 +395,19 @@ def test_the_first_screen_stays_short_however_many_entries():
     assert len(head) <= 30
     shown = summary.FIRST_SCREEN_LINES
     assert f"- ... and {60 - shown} more entries (details below)" in head
+
+
+def test_a_target_the_baseline_cannot_compile_for_is_new_not_undecidable() -> None:
+    """hip:gfx950 on 3.1.0 -> 3.2.0: the baseline's trial refused the target, so no code ran
+    there; the reverse (a target the candidate lost) is not new and stays for the gate to doubt."""
+    from matrix.gate.compare import TARGET_UNSUPPORTED, _target_new_on_candidate
+    from matrix.results import Result
+
+    why = f"{TARGET_UNSUPPORTED}: TargetUnsupported: this release cannot compile"
+    refused = Result("dot_f32_default_precision", "aot", "hip:gfx950", "skipped", why)
+    looked = Result("dot_f32_default_precision", "aot", "hip:gfx950", "ieee", "")
+    other_skip = Result("dot_f32_default_precision", "aot", "hip:gfx950", "skipped", "no ld.lld")
+    assert _target_new_on_candidate(refused, looked)
+    assert not _target_new_on_candidate(looked, refused)
+    assert not _target_new_on_candidate(other_skip, looked)
+    assert not _target_new_on_candidate(refused, refused)

@@ -540,6 +540,21 @@ class ProbePair:
     uses: Sequence[ScanFinding] = ()
 
 
+# The detail a probe records where its release cannot compile for the target at all (the
+# aot backend's trial refused it: matrix.backends.targets.TargetUnsupported, turned into this
+# `skipped` reason by matrix/probes/support/base.py).
+TARGET_UNSUPPORTED = "no compile for this target"
+
+
+def _target_new_on_candidate(b: Result, c: Result) -> bool:
+    """Whether ``b`` says its release cannot compile for the target while ``c`` looked."""
+    return (
+        b.status == "skipped"
+        and b.detail.startswith(TARGET_UNSUPPORTED)
+        and not c.detail.startswith(TARGET_UNSUPPORTED)
+    )
+
+
 def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     """Add what one probe's pair of results means for the upgrade to ``out``."""
     probe, where, shown, b, c, uses = (
@@ -582,6 +597,17 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
         missing = candidate if c is None else baseline
         text = f"{probe} on {shown}: `{present.status}` on {side} but no result on {missing}"
         out.undecided(text, probe, where)
+        return
+
+    if _target_new_on_candidate(b, c):
+        # The baseline cannot compile for this target at all (its ptxas or LLVM refuses it):
+        # no code ran there on the baseline, so whatever the candidate does there is new, not
+        # a change (the relaxation rule's reason, for a whole column). The reverse, a target
+        # the candidate lost, stays undecidable below: that can break a team.
+        out.notes.append(
+            f"new target: {probe} on {shown}: {baseline} cannot compile for it, "
+            f"`{c.status}` on {candidate} (no code ran there on {baseline})"
+        )
         return
 
     if relaxed:  # listed with the scanned sites that name it (guarded or dead on the baseline)
