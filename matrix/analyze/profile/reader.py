@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from matrix.analyze.profile.admits import OPS as ADMIT_OPS
@@ -524,9 +525,15 @@ class KernelReader:
             if g is not None:
                 self.use("rule.global_read", node, name=node.id)
                 if isinstance(g, ast.Call) and len(g.args) == 1:
-                    # NAME = tl.constexpr(0) (or -1): a constexpr of that value
+                    # NAME = tl.constexpr(0) (or -1, or a literal constant named above it):
+                    # a constexpr of that value
+                    arg = g.args[0]
+                    if isinstance(arg, ast.Name) and isinstance(
+                        self.globals.get(arg.id), ast.Constant
+                    ):
+                        arg = self.globals[arg.id]
                     try:
-                        kind = _scalar_of(ast.literal_eval(g.args[0]))
+                        kind = _scalar_of(ast.literal_eval(arg))
                     except (ValueError, TypeError, SyntaxError, RecursionError):
                         kind = None
                     return _k(kind) if kind else UNKNOWN
@@ -1103,8 +1110,11 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
     return out
 
 
-def module_globals(tree: ast.Module) -> dict[str, ast.expr]:
-    out: dict[str, ast.expr] = {}
+def module_globals(tree: ast.Module, path: str | None = None) -> dict[str, ast.expr]:
+    """``{name: value}`` of a module's literal and constexpr globals; with ``path``, also the
+    literal constants it imports by name from a module found beside it (``from
+    kernels.config import GROUP as _GROUP``, then ``G = tl.constexpr(_GROUP)``: an int)."""
+    out: dict[str, ast.expr] = dict(_imported_constants(tree, path)) if path else {}
     for s in tree.body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             if isinstance(s.value, ast.Constant) or (
@@ -1114,6 +1124,34 @@ def module_globals(tree: ast.Module) -> dict[str, ast.expr]:
         elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value:
             out[s.target.id] = s.value
     return out
+
+
+def _imported_constants(tree: ast.Module, path: str) -> Iterator[tuple[str, ast.Constant]]:
+    """The literal constants ``tree`` imports by name (absolute imports only), read from the
+    module's file under one of ``path``'s parent folders; a module not found gives nothing
+    (its names stay unknown: fail closed)."""
+    parents = Path(path).resolve().parents
+    for s in tree.body:
+        if not isinstance(s, ast.ImportFrom) or s.level or not s.module:
+            continue
+        rel = Path(*s.module.split("."))
+        found = next(
+            (f for d in parents for f in (d / rel.with_suffix(".py"),) if f.is_file()), None
+        )
+        if found is None:
+            continue
+        try:
+            consts = {
+                t.targets[0].id: t.value
+                for t in ast.parse(found.read_text(encoding="utf-8")).body
+                if isinstance(t, ast.Assign) and len(t.targets) == 1
+                and isinstance(t.targets[0], ast.Name) and isinstance(t.value, ast.Constant)
+            }  # fmt: skip
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for alias in s.names:
+            if alias.name in consts:
+                yield alias.asname or alias.name, consts[alias.name]
 
 
 def jit_functions(
@@ -1171,7 +1209,7 @@ def profile_module(
     names = frozenset(f.name for f in fns)
     wanted = set(only) if only is not None else None
     out = Profile(sources=[path])
-    glob = module_globals(tree)
+    glob = module_globals(tree, path)
     helpers = {f.name: f for f in fns}
     shared = ctx or Context()
     host_launched = set(launched)  # launched from host code: its own reading is a kernel's
