@@ -71,32 +71,25 @@ def test_block_pointer_kernel_fails_the_upgrade_and_says_why(tmp_path: Path) -> 
 
 
 def test_project_kernels_pass_with_their_acknowledgements_and_fail_without(tmp_path: Path) -> None:
-    """On the committed results every behaviour change of the project's own 3.8.0 -> 3.9.0
-    upgrade is acknowledged (matrix/data/accepted_changes.toml); what still makes it unsafe is
-    what no acknowledgement can hide: 3.9.0's interpreter computes bf16/fp8 min, max, clamp and
-    reductions wrong (fp.values regressions). With no acknowledgements the same comparison also
-    names every acknowledged change as a behaviour change, exactly those."""
+    """On the committed results every behaviour change the project's own kernels meet in
+    3.8.0 -> 3.9.0 is acknowledged (matrix/data/accepted_changes.toml), so the upgrade is SAFE
+    for them: 3.9.0's interpreter bf16/fp8 min/max regressions reach no kernels/ line (their
+    operands are integers, typed from the code). With no acknowledgements the same comparison
+    names every acknowledged change as a behaviour change, exactly those, and is UNSAFE."""
     code, md, doc = _gate(tmp_path / "acknowledged")
     assert "internal error" not in md, md
-    assert code == 1, md
-    assert md.splitlines()[0].startswith("**UNSAFE**"), md
+    assert code == 0, md
+    assert md.splitlines()[0].startswith("**SAFE**"), md
     kinds = {f["kind"] for f in doc["findings"]}
     # (relaxations: refused on 3.8.0, so no kernel that runs there uses them; never blocking)
-    assert kinds == {"accepted-change", "regression", "relaxation"}, md
-    regressions = [f for f in doc["findings"] if f["kind"] == "regression"]
-    assert all(f["probe"].startswith("fp.values.") and f["where"] == "interpret"
-               and f["evidence"] for f in regressions)  # fmt: skip
+    assert kinds == {"accepted-change", "relaxation"}, md
 
     empty = tmp_path / "none.toml"
     empty.write_text("")
     code, md, bare = _gate(tmp_path / "bare", "--accepted", str(empty))
     assert code == 1, md
     assert md.splitlines()[0].startswith("**UNSAFE**"), md
-    assert {f["kind"] for f in bare["findings"]} == {
-        "behaviour-change",
-        "regression",
-        "relaxation",
-    }, md
+    assert {f["kind"] for f in bare["findings"]} == {"behaviour-change", "relaxation"}, md
     assert all(f["evidence"] for f in bare["findings"]), md
     acked = sorted((f["probe"], f["where"]) for f in doc["findings"]
                    if f["kind"] == "accepted-change")  # fmt: skip

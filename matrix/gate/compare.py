@@ -549,7 +549,7 @@ TARGET_UNSUPPORTED = "no compile for this target"
 def _target_new_on_candidate(b: Result, c: Result) -> bool:
     """Whether ``b`` says its release cannot compile for the target while ``c`` looked."""
     return (
-        b.status == "skipped"
+        b.status in NO_OBSERVATION_STATUSES
         and b.detail.startswith(TARGET_UNSUPPORTED)
         and not c.detail.startswith(TARGET_UNSUPPORTED)
     )
