@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from matrix.analyze.profile.admits import OPS as ADMIT_OPS
@@ -1110,11 +1109,11 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
     return out
 
 
-def module_globals(tree: ast.Module, path: str | None = None) -> dict[str, ast.expr]:
-    """``{name: value}`` of a module's literal and constexpr globals; with ``path``, also the
-    literal constants it imports by name from a module found beside it (``from
-    kernels.config import GROUP as _GROUP``, then ``G = tl.constexpr(_GROUP)``: an int)."""
-    out: dict[str, ast.expr] = dict(_imported_constants(tree, path)) if path else {}
+def module_globals(tree: ast.Module, resolver: Resolver | None = None) -> dict[str, ast.expr]:
+    """``{name: value}`` of a module's literal and constexpr globals; with ``resolver``, also
+    the literal constants it imports by name from a scanned module (``from kernels.config
+    import GROUP as _GROUP``, then ``G = tl.constexpr(_GROUP)``: an int)."""
+    out: dict[str, ast.expr] = dict(_imported_constants(tree, resolver)) if resolver else {}
     for s in tree.body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             if isinstance(s.value, ast.Constant) or (
@@ -1126,32 +1125,22 @@ def module_globals(tree: ast.Module, path: str | None = None) -> dict[str, ast.e
     return out
 
 
-def _imported_constants(tree: ast.Module, path: str) -> Iterator[tuple[str, ast.Constant]]:
-    """The literal constants ``tree`` imports by name (absolute imports only), read from the
-    module's file under one of ``path``'s parent folders; a module not found gives nothing
-    (its names stay unknown: fail closed)."""
-    parents = Path(path).resolve().parents
+def _imported_constants(tree: ast.Module, resolver: Resolver) -> Iterator[tuple[str, ast.Constant]]:
+    """The literal constants ``tree`` imports by name, through the scanner's own resolution
+    (``resolver.qualname``) and the tree it parsed (``resolver.project``); a name it cannot
+    resolve to a literal of a scanned module gives nothing (it stays unknown: fail closed)."""
+    modules = getattr(getattr(resolver, "project", None), "modules", {})
     for s in tree.body:
-        if not isinstance(s, ast.ImportFrom) or s.level or not s.module:
-            continue
-        rel = Path(*s.module.split("."))
-        found = next(
-            (f for d in parents for f in (d / rel.with_suffix(".py"),) if f.is_file()), None
-        )
-        if found is None:
-            continue
-        try:
-            consts = {
-                t.targets[0].id: t.value
-                for t in ast.parse(found.read_text(encoding="utf-8")).body
-                if isinstance(t, ast.Assign) and len(t.targets) == 1
-                and isinstance(t.targets[0], ast.Name) and isinstance(t.value, ast.Constant)
-            }  # fmt: skip
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        if not isinstance(s, ast.ImportFrom):
             continue
         for alias in s.names:
-            if alias.name in consts:
-                yield alias.asname or alias.name, consts[alias.name]
+            local = alias.asname or alias.name
+            qual = resolver.qualname(ast.Name(id=local, ctx=ast.Load()))
+            mod, _, name = (qual or "").rpartition(".")
+            src = modules.get(mod)
+            value = module_globals(src.tree).get(name) if src is not None else None
+            if isinstance(value, ast.Constant):
+                yield local, value
 
 
 def jit_functions(
@@ -1209,7 +1198,7 @@ def profile_module(
     names = frozenset(f.name for f in fns)
     wanted = set(only) if only is not None else None
     out = Profile(sources=[path])
-    glob = module_globals(tree, path)
+    glob = module_globals(tree, resolver)
     helpers = {f.name: f for f in fns}
     shared = ctx or Context()
     host_launched = set(launched)  # launched from host code: its own reading is a kernel's
