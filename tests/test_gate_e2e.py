@@ -70,29 +70,24 @@ def test_block_pointer_kernel_fails_the_upgrade_and_says_why(tmp_path: Path) -> 
     assert "fix: build a tensor descriptor" in md
 
 
-def test_project_kernels_pass_with_their_acknowledgements_and_fail_without(tmp_path: Path) -> None:
-    """On the committed results every behaviour change the project's own kernels meet in
-    3.8.0 -> 3.9.0 is acknowledged (matrix/data/accepted_changes.toml), so the upgrade is SAFE
-    for them: 3.9.0's interpreter bf16/fp8 min/max regressions reach no kernels/ line (their
-    operands are integers, typed from the code). With no acknowledgements the same comparison
-    names every acknowledged change as a behaviour change, exactly those, and is UNSAFE."""
-    code, md, doc = _gate(tmp_path / "acknowledged")
+def test_project_kernels_need_no_acknowledgement_for_3_9(tmp_path: Path) -> None:
+    """On the committed results the project's own kernels meet no behaviour change in
+    3.8.0 -> 3.9.0, with or without the acknowledgements of matrix/data/accepted_changes.toml:
+    kernels/triton-compat.toml declares the targets and the pointer dtypes the host code
+    enforces, 3.9.0's interpreter bf16/fp8 min/max changes reach no kernels/ line (their
+    operands are integers, typed from the code), and the `allow_tf32=` warning cell changed
+    exactly as the control kernel did (3.9.0 warns at every compile about
+    TRITON_DEFAULT_FP_FUSION), so it is a note, not a change of `kernels/dot.py:34`."""
+    code, md, _ = _gate(tmp_path / "acknowledged")
     assert "internal error" not in md, md
     assert code == 0, md
     assert md.splitlines()[0].startswith("**SAFE**"), md
-    kinds = {f["kind"] for f in doc["findings"]}
-    # (relaxations: refused on 3.8.0, so no kernel that runs there uses them; never blocking)
-    assert kinds == {"accepted-change", "relaxation"}, md
 
     empty = tmp_path / "none.toml"
     empty.write_text("")
     code, md, bare = _gate(tmp_path / "bare", "--accepted", str(empty))
-    assert code == 1, md
-    assert md.splitlines()[0].startswith("**UNSAFE**"), md
-    assert {f["kind"] for f in bare["findings"]} == {"behaviour-change", "relaxation"}, md
-    assert all(f["evidence"] for f in bare["findings"]), md
-    acked = sorted((f["probe"], f["where"]) for f in doc["findings"]
-                   if f["kind"] == "accepted-change")  # fmt: skip
-    changes = sorted((f["probe"], f["where"]) for f in bare["findings"]
-                     if f["kind"] == "behaviour-change")  # fmt: skip
-    assert changes == acked
+    assert code == 0, md
+    # (relaxations: refused on 3.8.0, so no kernel that runs there uses them; never blocking)
+    assert {f["kind"] for f in bare["findings"]} == {"relaxation"}, md
+    explained = [n for n in bare["notes"] if n.startswith("any compile: fp.warnings[allow_tf32_kw")]
+    assert explained and "plain_kernel" in explained[0], bare["notes"]

@@ -411,3 +411,44 @@ def test_a_target_the_baseline_cannot_compile_for_is_new_not_undecidable() -> No
     assert not _target_new_on_candidate(looked, refused)
     assert not _target_new_on_candidate(other_skip, looked)
     assert not _target_new_on_candidate(refused, refused)
+
+
+def test_a_warning_cell_that_changed_as_its_control_did_is_a_note_not_a_use() -> None:
+    """3.9.0 warns at every compile (TRITON_DEFAULT_FP_FUSION unset): the `allow_tf32=` kernel's
+    warning cell changes exactly as the control kernel's, so the change is no change of the
+    `allow_tf32=` spelling; a cell that differs from its control (its own warning text) is."""
+    from matrix.gate import controls
+    from matrix.results import Result
+
+    def cell(case: str, status: str, text: str | None) -> Result:
+        data = {"warnings": text} if text else {}
+        return Result(f"fp.warnings[{case}]", "aot", "cuda:90", status, "", 0.0, data)
+
+    fusion = "UserWarning: TRITON_DEFAULT_FP_FUSION is unset"
+    own = "DeprecationWarning: allow_tf32 is deprecated"
+    probe = "fp.warnings[allow_tf32_kw|none]"
+    control = controls.control_probe(probe)
+    assert control == "fp.warnings[plain_kernel|none]"
+    assert controls.control_probe(control) is None
+    base_c, cand_c = (
+        cell("plain_kernel|none", "silent", None),
+        cell("plain_kernel|none", "UserWarning", fusion),
+    )
+    assert controls.explained(
+        cell("allow_tf32_kw|none", "silent", None),
+        cell("allow_tf32_kw|none", "UserWarning", fusion),
+        base_c,
+        cand_c,
+    )
+    assert not controls.explained(
+        cell("allow_tf32_kw|none", "silent", None),
+        cell("allow_tf32_kw|none", "UserWarning", own),
+        base_c,
+        cand_c,
+    )
+    assert not controls.explained(
+        cell("allow_tf32_kw|none", "silent", None),
+        cell("allow_tf32_kw|none", "UserWarning", fusion),
+        base_c,
+        None,
+    )

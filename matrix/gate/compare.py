@@ -30,6 +30,7 @@ from matrix.core import (
     install_ok,
     pair_numpy,
 )
+from matrix.gate import controls
 from matrix.gate import kernel_compiles as gk
 from matrix.gate import user_tests as ut
 from matrix.gate.config import AcceptedChange
@@ -420,6 +421,17 @@ def compare(
         probes_seen_on_candidate.update(p for p in c_res if c_res[p].status != SKIPPED)
         for probe in sorted(set(b_res) | set(c_res)):
             b, c = b_res.get(probe), c_res.get(probe)
+            control = controls.control_probe(probe)
+            if (
+                control is not None and b is not None and c is not None
+                and b.status != c.status
+                and controls.explained(b, c, b_res.get(control), c_res.get(control))
+            ):  # fmt: skip
+                out.notes.append(
+                    f"any compile: {probe} on {shown}: `{b.status}` -> `{c.status}`, the same "
+                    f"change as its control {control} (not what this cell's kernel spells)"
+                )
+                continue
             scanned = uses_by_probe.get(probe, [])
             uses = concerned_uses(scanned, b, c, candidate, censuses, baseline)
             if not uses and b is not None and c is not None and b.status == c.status:
