@@ -40,7 +40,14 @@ from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.gate.shapes import Sites, needed_shape
 from matrix.results import Run
-from matrix.scan import Imports, Project, iter_python_files, parse_module, read_source
+from matrix.scan import (
+    Imports,
+    Project,
+    imported_files,
+    iter_python_files,
+    parse_module,
+    read_source,
+)
 
 TEST_PREFIX = test_finding_name("")
 KERNEL_PREFIX = kernel_finding_name("")
@@ -122,13 +129,24 @@ def build_profile(
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError) as e:
             # its kernels' uses are unknown: the gate cannot say SAFE (profile.unread)
             profile.unread.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
-    project = Project(parsed)
-    kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in parsed}
+    # the team's own modules the read files import (compat/descriptors.py beside kernels/):
+    # their jit functions are helpers a kernel calls, typed per call site; they are not read
+    # as kernels of their own (not scanned)
+    imported = []
+    for file in imported_files(parsed):
+        try:
+            source = read_source(file)[1]
+            if "jit" in source:
+                imported.append(parse_module(file, source))
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
+            continue  # not read: its helpers stay unknown, as before (calls return unknown)
+    project = Project([*parsed, *imported])
+    kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
     host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
     # every @triton.jit function by qualified name, so a kernel's call of a helper in another
     # file of the tree is followed for what it returns
     helpers: dict[str, list[Helper]] = {}
-    for m in parsed:
+    for m in [*parsed, *imported]:
         lines, glob = m.source.splitlines(), module_globals(m.tree)
         names = frozenset(f.name for f in kernels[m.path])
         for fn in kernels[m.path]:

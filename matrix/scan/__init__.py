@@ -88,6 +88,7 @@ from matrix.scan.imports import (
     Project,
     SourceModule,
     absolute_module,
+    imported_files,
     module_name,
 )
 from matrix.scan.judge import (
@@ -195,6 +196,7 @@ __all__ = [
     "drop_known",
     "excluded",
     "import_words",
+    "imported_files",
     "iter_python_files",
     "judge",
     "judge_rule",

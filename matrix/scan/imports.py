@@ -25,6 +25,40 @@ def module_name(path: Path) -> tuple[str, bool]:
     return ".".join(reversed(parts)) or path.stem, is_package
 
 
+def imported_files(modules: Iterable[SourceModule], limit: int = 200) -> list[Path]:
+    """Files of the team's own code that ``modules`` import but that are not among them: for
+    each module, the folder its top package sits in (``kernels/splitk.py`` is
+    ``kernels.splitk``: two folders up) is where its absolute imports are looked for, as
+    Python would find them with that folder on ``sys.path`` (``compat.descriptors`` ->
+    ``compat/descriptors.py`` or ``compat/descriptors/__init__.py``). Triton's names and files
+    outside that folder are never followed; at most ``limit`` files, one level deep (the
+    imports of the given modules only)."""
+    modules = list(modules)
+    have = {Path(m.path).resolve() for m in modules}
+    found: list[Path] = []
+    for m in modules:
+        depth = len(m.name.split(".")) - (0 if m.is_package else 1)
+        path = Path(m.path).resolve()
+        if depth >= len(path.parents):
+            continue
+        root = path.parents[depth]
+        for target in [*m.bindings.values(), *m.stars]:
+            parts = target.split(".")
+            if parts[0] in ("triton", "") or not (root / parts[0]).is_dir():
+                continue
+            for cut in range(len(parts), 0, -1):
+                base = root.joinpath(*parts[:cut])
+                for file in (base.with_suffix(".py"), base / "__init__.py"):
+                    if file.is_file() and file.resolve() not in have:
+                        have.add(file.resolve())
+                        found.append(file)
+                        if len(found) >= limit:
+                            return found
+                if (base.with_suffix(".py")).is_file() or (base / "__init__.py").is_file():
+                    break
+    return found
+
+
 def absolute_module(modname: str, is_package: bool, level: int, module: str | None) -> str:
     """The absolute module a relative ``from ... import`` in ``modname`` names."""
     if level == 0:

@@ -77,6 +77,8 @@ class UsageMap:
     shim_results: Mapping[str, str] = field(default_factory=dict)
     # a parameter's annotation (``int``) -> the scalar kinds it may hold
     annotations: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # tl functions whose result dtype is their ``dtype`` argument -> its positional index
+    dtype_argument: Mapping[str, int] = field(default_factory=dict)
 
 
 @lru_cache(maxsize=4)
@@ -126,9 +128,13 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     notes = results.get("annotations", {})
     if not isinstance(notes, dict) or not all(isinstance(v, list) for v in notes.values()):
         raise DataFileError(path, "result_types.annotations", "annotation = [kinds]", notes)
+    by_arg = results.get("dtype_argument", {})
+    if not isinstance(by_arg, dict) or not all(isinstance(v, int) for v in by_arg.values()):
+        raise DataFileError(path, "result_types.dtype_argument", "name = positional index", by_arg)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
-                    {k: frozenset(v) for k, v in preds.items()}, shims, notes)  # fmt: skip
+                    {k: frozenset(v) for k, v in preds.items()}, shims, notes,
+                    by_arg)  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses

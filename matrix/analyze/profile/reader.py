@@ -93,6 +93,11 @@ class Context:
         self.called: set[int] = set()  # ids of helpers read at a call site
         self.unfollowed: set[int] = set()  # ids of helpers a call of which was not followed
         self.alone: list[tuple[int, list[Use]]] = []  # (helper id, uses of its own reading)
+        # which readings reached which call-site readings: a helper's call-site uses count
+        # only where a kept reading reached them (a reading alone that is replaced by its
+        # call sites takes the helpers it called with guessed types along with it)
+        self.root: tuple[Any, ...] = ("root", 0, False)  # the top-level reading under way
+        self.edges: dict[tuple[Any, ...], set[tuple[Any, ...]]] = {}
 
     def uses(self, own: list[Use]) -> list[Use]:
         """``own`` (every reading's uses) with each called helper's own reading replaced by
@@ -100,8 +105,17 @@ class Context:
         read = self.called - self.unfollowed
         drop = {id(u) for fid, us in self.alone if fid in read for u in us}
         out = [u for u in own if id(u) not in drop]
+        todo = [r for r in self.edges if r[0] == "root" and not (r[2] and r[1] in read)]
+        reached: set[tuple[Any, ...]] = set()
+        while todo:
+            for key in self.edges.get(todo.pop(), ()):
+                if key not in reached:
+                    reached.add(key)
+                    todo.append(key)
         seen: set[Use] = set()
-        for us in self.site_uses.values():
+        for key, us in self.site_uses.items():
+            if key not in reached:
+                continue
             for u in us:
                 if u not in seen:
                     seen.add(u)
@@ -143,6 +157,7 @@ class KernelReader:
         self.variant = variant  # which of several declared dtypes each pointer takes
         self.narrow = dict(narrow or {})  # type variable -> the dtypes the code admits
         self.site = site  # read for a call site: parameters the caller did not type stay open
+        self.site_key: tuple[Any, ...] | None = None  # the memo key of this call-site reading
         self.int_vars: set[str] = set()  # type variables the code uses as an integer
         self.excluded: dict[str, set[str]] = {}  # type variable -> dtypes the baseline refuses
         self.settling = False
@@ -676,8 +691,12 @@ class KernelReader:
             if elsewhere:  # a @triton.jit helper of another file of the tree
                 self.use("rule.jit_call", node, name=name or q or "")
                 kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
-                # every definition (one per branch of an if/try)
+                # every definition (one per branch of an if/try); one that returns nothing
+                # (`tl.static_assert(False, ...)` for releases without the feature) gives the
+                # caller no value to type, so the others decide what the call returns
                 got = [self._follow(h, args, kwargs, None) for h in elsewhere]
+                valued = [v for h, v in zip(elsewhere, got, strict=True) if _gives_value(h.fn)]
+                got = valued or got
                 return _union(got) if len(got) > 1 else got[0]
             if name in self.map.same_dtype_names and args and name not in self.env:
                 return _elem(args[0])  # `exp2 = shim.exp2`: libdevice math, input's dtype
@@ -712,6 +731,7 @@ class KernelReader:
         """What helper ``h`` returns for these argument types, reading it once per distinct
         set of them (typed per call site); its uses are kept in the shared context."""
         key = (id(h.fn), tuple(args), tuple(sorted(kwargs.items())), self.depth)
+        self.ctx.edges.setdefault(self.site_key or self.ctx.root, set()).add(key)
         if key in self.ctx.memo:
             self.int_vars |= self.ctx.int_vars.get(key, frozenset())
             self._exclude(self.ctx.excluded.get(key, {}))
@@ -721,6 +741,7 @@ class KernelReader:
             h.fn, h.resolver, self.map, h.path, h.globals, None, h.jit_names, h.lines,
             helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True,
         )  # fmt: skip
+        sub.site_key = key
         got = sub.returned(args, kwargs)
         if self.launch is not None and self.launch.test:
             sub.uses = [replace(u, test=self.launch.test) for u in sub.uses]
@@ -822,6 +843,10 @@ class KernelReader:
         fam = self.map.functions.get(name)
         if name in INT32_RESULTS and name not in ("argmax", "argmin"):
             return _k("int32")
+        if name in self.map.dtype_argument:  # tl.inline_asm_elementwise(..., dtype=tl.float32)
+            at = self.map.dtype_argument[name]
+            given = self.kw(node, "dtype") or (node.args[at] if len(node.args) > at else None)
+            return self._dtype_val(given)
         if name in ("zeros", "full", "zeros_like", "full_like"):
             dt = self._dtype_val(self.kw(node, "dtype"))
             at = {"zeros": 1, "full": 2}.get(name)  # tl.zeros(shape, dtype), tl.full(s, v, dt)
@@ -1173,6 +1198,18 @@ def _statements(tree: ast.AST) -> list[ast.stmt]:
     return out
 
 
+def _gives_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``fn`` has a ``return`` with a value (nested functions' returns are theirs)."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def profile_module(
     tree: ast.Module,
     resolver: Resolver,
@@ -1209,6 +1246,9 @@ def profile_module(
         typed: Sequence[Launch | None] = launches.get(fn.name) or [None]
         for launch in typed:
             for variant in range(_variants(fn, shared.declaration)):
+                alone = launch is None and fn.name not in host_launched
+                shared.root = ("root", id(fn), alone, len(shared.edges))
+                shared.edges.setdefault(shared.root, set())
                 uses = _read(fn, resolver, umap, path, glob, launch, names, lines, helpers,
                              lookup, shared, variant)  # fmt: skip
                 if launch is None and fn.name not in host_launched:
