@@ -99,7 +99,8 @@ def test_a_worse_compile_is_a_behaviour_change_with_numbers(fields: dict, says: 
     base, _ = _runs()
     cand = _edit(base, ":matmul_kernel", "cuda:90", **fields)
     out = _kernel_findings(base, cand)
-    (f,) = out.findings
+    # (more registers beside the spills are "may slow your kernel", apart: test_gate_resources)
+    (f,) = [x for x in out.findings if x.kind != gc.MAY_SLOW]
     assert f.kind == gc.BEHAVIOUR and f.where == "aot:cuda:90" and says in f.evidence[0]
 
 

@@ -32,6 +32,7 @@ from matrix.core import (
 )
 from matrix.gate import controls
 from matrix.gate import kernel_compiles as gk
+from matrix.gate import resource_changes as rc
 from matrix.gate import user_tests as ut
 from matrix.gate.config import AcceptedChange
 from matrix.gate.sides import DataError, Sides
@@ -46,6 +47,9 @@ ACCEPTED = "accepted-change"
 # Refused (or absent) on the baseline, anything else on the candidate: new on the candidate,
 # never blocking (``fingerprint.relaxation`` is the rule).
 RELAXATION = "relaxation"
+# A kernel's resource change that the rule (matrix/data/resource_gate.toml) lets pass: named as
+# "may slow your kernel", never blocking (``matrix.gate.resource_changes``).
+MAY_SLOW = rc.MAY_SLOW_KIND
 # Finding kinds that make the upgrade unsafe (exit 1).
 UNSAFE_KINDS = (BREAKING, REGRESSION, BEHAVIOUR)
 
@@ -418,6 +422,7 @@ def compare(
         out.compared.append(shown)
         where = str(Column(b_key[0], b_key[1]))
         b_res, c_res = base_cols[b_key], cand_cols[c_key]
+        _compare_resources(out, upgrade, where, b_res, c_res)
         probes_seen_on_candidate.update(p for p in c_res if c_res[p].status != SKIPPED)
         for probe in sorted(set(b_res) | set(c_res)):
             b, c = b_res.get(probe), c_res.get(probe)
@@ -565,6 +570,40 @@ def _target_new_on_candidate(b: Result, c: Result) -> bool:
         and b.detail.startswith(TARGET_UNSUPPORTED)
         and not c.detail.startswith(TARGET_UNSUPPORTED)
     )
+
+
+def _compare_resources(
+    out: Comparison,
+    upgrade: Upgrade,
+    where: str,
+    b_res: Mapping[str, Result],
+    c_res: Mapping[str, Result],
+) -> None:
+    """This project's kernels compiled on both sides (the variants of the splitk/tiled aot
+    rows): each resource change beyond its rule, as a behaviour change where the rule
+    (``matrix.gate.resource_changes.BLOCKS``) lets it block, else as "may slow your kernel"."""
+    baseline, candidate = upgrade.baseline, upgrade.candidate
+    for probe in sorted(b_res.keys() & c_res.keys()):
+        b_rows = rc.variant_rows(b_res[probe].data)
+        c_rows = rc.variant_rows(c_res[probe].data)
+        for variant in sorted(b_rows.keys() & c_rows.keys()):
+            for ch in rc.changes(b_rows[variant], c_rows[variant]):
+                if not ch.worse:
+                    continue
+                before = f"{variant}: {ch.measure} {ch.before}"
+                after = f"{variant}: {ch.measure} {ch.after}"
+                evidence = [
+                    f"{ch.said}: kernel {probe} ({variant}) on {where}, {baseline} -> {candidate}"
+                ]
+                kind, reason = (BEHAVIOUR if ch.blocks() else MAY_SLOW), ""
+                if kind == BEHAVIOUR:
+                    ack = next((a for a in upgrade.accepted if a.matches(
+                        probe, where, before, after, baseline, candidate)), None)  # fmt: skip
+                    if ack is not None:
+                        kind, reason = ACCEPTED, ack.reason
+                out.findings.append(
+                    GateFinding(kind, probe, where, before, after, evidence, reason=reason)
+                )
 
 
 def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
@@ -889,6 +928,11 @@ def compare_kernels(out: Comparison, sides: Sides) -> None:
                 )
             )
         elif d.decision == gk.CHANGES:
-            out.findings.append(
-                GateFinding(BEHAVIOUR, name, where, gk.COMPILED, gk.COMPILED, list(d.reasons))
-            )
+            # Resource growths the rule does not let block are named apart (never blocking).
+            blocking = [r for r in d.reasons if rc.reason_blocks(r)]
+            named = [r for r in d.reasons if not rc.reason_blocks(r)]
+            for kind, reasons in ((BEHAVIOUR, blocking), (MAY_SLOW, named)):
+                if reasons:
+                    out.findings.append(
+                        GateFinding(kind, name, where, gk.COMPILED, gk.COMPILED, reasons)
+                    )

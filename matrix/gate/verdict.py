@@ -137,6 +137,7 @@ SECTIONS = (
     (gc.BEHAVIOUR, "Behaviour changes, not acknowledged"),
     (gc.ACCEPTED, "Behaviour changes, acknowledged"),
     (gc.RELAXATION, "New on the candidate (relaxations, never blocking)"),
+    (gc.MAY_SLOW, "May slow your kernel (resources, not blocking: matrix/data/resource_gate.toml)"),
 )
 
 
@@ -938,7 +939,8 @@ def apply_profile(
     c = report.comparison
     kept: list[gc.GateFinding] = []
     for f in c.findings:
-        if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED):
+        # (a resource change that does not block still concerns only code that runs the kernel)
+        if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED, gc.MAY_SLOW):
             kept.append(f)
             continue
         # (a finding the scanner or the census tied to the code's own sites is about them)

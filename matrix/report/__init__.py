@@ -22,6 +22,7 @@ from matrix.report import (
     model,
     perf,
     render,
+    resource_rows,
     stamp,
     team,
     upgrade,
@@ -100,6 +101,7 @@ def build(
     performance = perf.build_view(
         perf.read_release_benches(bench_dir), perf.read_repeats(bench_dir)
     )
+    resources = resource_rows.build_view(runs)
     # The gate sees every result (fingerprint cells, the API census), as on the command line.
     team_view = team.build_view(runs)
     gate_inputs = upgrade.gate_inputs(str(raw_dir), runs=runs)
@@ -123,6 +125,7 @@ def build(
         probes_dir=probes_dir,
         upgrades=decided.pages,
         performance=performance,
+        resources=resources,
         fp_groups=fp_groups,
         team_view=team_view,
         every_pair=decided.every,

@@ -20,7 +20,7 @@ from markupsafe import Markup, escape
 from matrix.analyze.census import censuses_from_runs, changes_by_pair
 from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, Meaning
 from matrix.core import release_key
-from matrix.report import api_pages, charts, fp_pages, perf, team, upgrade
+from matrix.report import api_pages, charts, fp_pages, perf, resource_rows, team, upgrade
 from matrix.report.freshness import Freshness
 from matrix.report.known import CASES_SHOWN as KNOWN_CASES_SHOWN
 from matrix.report.known import KnownIssue
@@ -252,6 +252,7 @@ def render_site(
     probes_dir: Path = PROBES_DIR,
     upgrades: Sequence[upgrade.UpgradePage] = (),
     performance: perf.PerfView | None = None,
+    resources: resource_rows.ResourceView | None = None,
     fp_groups: Sequence[fp_pages.Group] | None = None,
     team_view: team.TeamView | None = None,
     every_pair: upgrade.AllPairs | None = None,
@@ -319,7 +320,14 @@ def render_site(
             source=read_probe_source(p.name, probes_dir),
             rows=matrix.rows_for(p.name),
         )
-    page("performance.html", "performance.html", min_change=perf.MIN_CHANGE, band_cap=perf.BAND_CAP)
+    page(
+        "performance.html",
+        "performance.html",
+        min_change=perf.MIN_CHANGE,
+        band_cap=perf.BAND_CAP,
+        resources=resources,
+        resource_blocks=resource_rows.rc.BLOCKS[resource_rows.rc.PROJECT],
+    )
     page(
         "known-issues.html",
         "known_issues.html",
