@@ -60,6 +60,9 @@ COMMANDS = (
             "the seed notes' claims checked against measured results"),
     Command("fingerprint", "matrix.analyze.fingerprint:main",
             "the fingerprint's cells of two raw files compared"),
+    Command("discovery", "matrix.report.discovery:main",
+            "the most consequential findings of the discovery probes, ranked, with first and "
+            "last release"),
     Command("migrate", "matrix.measure.migrate:main",
             "rewrite results files in the current form"),
     Command("gpu-run", "matrix.measure.gpu_run:main",

@@ -1,6 +1,6 @@
 """What the issue-44 probes found, ranked, from the committed raw results: the closing note.
 
-``python -m matrix.report.discovery --raw reports/raw --out notes/discovery/issue-44-findings.md``
+``python -m matrix discovery --raw reports/raw --out notes/discovery/issue-44-findings.md``
 
 A *series* is one recorded state across releases: a cell of ``python_in_kernel`` or
 ``autotune_validation`` (per backend and target), the status of ``aot_target`` and
@@ -25,6 +25,7 @@ from typing import Any
 
 from matrix.analyze.census import censuses_from_runs, load_homes
 from matrix.core import DATA_DIR, DataFileError, load_toml, release_key, table_keys
+from matrix.exitcodes import ExitCode
 from matrix.report import resource_rows
 from matrix.results import Run, read_runs
 
@@ -273,7 +274,7 @@ def markdown(found: Sequence[Finding], raw: str, top: int = TOP) -> str:
         "# Issue 44: the most consequential findings of the new probes",
         "",
         f"Generated from the committed raw results (`{raw}`) by "
-        f"`python -m matrix.report.discovery --raw {raw} --out <this file>`; ranked by "
+        f"`python -m matrix discovery --raw {raw} --out <this file>`; ranked by "
         "`matrix/data/discovery.toml` (got worse rather than fixed, then the cost of the worse "
         "state, then columns, then still on the newest release). First/last: the releases "
         "that show the new state, up to its next change. Do not edit by hand.",
@@ -294,21 +295,23 @@ def markdown(found: Sequence[Finding], raw: str, top: int = TOP) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m matrix.report.discovery", description=__doc__)
+    p = argparse.ArgumentParser(
+        prog="python -m matrix discovery", description=__doc__, allow_abbrev=False
+    )
     p.add_argument("--raw", default="reports/raw", help="folder of raw result files")
     p.add_argument("--out", help="write the Markdown here (default: print it)")
     p.add_argument("--top", type=int, default=TOP, help=f"findings listed (default {TOP})")
     args = p.parse_args(argv)
     if not Path(args.raw).is_dir():
         print(f"--raw: {args.raw} is not a folder of raw result files", file=sys.stderr)
-        return 2
+        return ExitCode.UNDECIDABLE
     text = markdown(ranked(read_runs(args.raw)), args.raw, args.top)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":
