@@ -7,7 +7,8 @@
 - *Targets*: with declared targets (``[tool.triton-compat] targets``,
   ``matrix.analyze.profile.declaration``), a finding or an undecidable item about a column the
   team does not run on goes to "not on your targets", never blocking (``split_targets``). No
-  declaration: every column counts (fail closed).
+  declaration: the interpreter counts only where the team's repository shows it runs there
+  (``matrix.gate.targets``, inferred); every compiled column counts (fail closed).
 - *Never team-relevant probe rows*: a probe row that measures this project's own kernels
   (``project = true`` in ``matrix/data/usage_map.toml``) or that the map marks ``never`` never
   blocks a team's verdict (``never_team_relevant``); it still decides the project's own.
@@ -48,7 +49,7 @@ def split_targets(
 ) -> tuple[list[gc.GateFinding], list[str]]:
     """Take out of ``comparison`` the findings that could block (and the acknowledged ones)
     and the undecidable items whose column the team does not run on; return them."""
-    if declaration.targets is None:
+    if not declaration.narrows:
         return [], []
     moved: list[gc.GateFinding] = []
     kept: list[gc.GateFinding] = []
