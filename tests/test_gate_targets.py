@@ -273,3 +273,32 @@ def test_a_host_tensor_descriptor_never_has_constexpr_strides():
     assert isinstance(call, ast.Call)
     assert shapes._constexpr_strides(call, None) is False
     assert shapes._constexpr_strides_not_16B(call, None) is False
+
+
+def test_a_census_missing_name_that_a_removal_row_names_folds_under_the_row():
+    root = _removal()
+    advance = gc.GateFinding(gc.BREAKING, "api_surface", "triton.language.advance", "ok",
+                             "triton.language.advance does not exist on 3.9.0",
+                             uses=["k/a.py:5:9 tl.advance(...)"])  # fmt: skip
+    other = gc.GateFinding(gc.BREAKING, "api_surface", "triton.language.gone", "ok",
+                           "triton.language.gone does not exist on 3.9.0",
+                           uses=["k/a.py:5:9 tl.gone(...)"])  # fmt: skip
+    findings = [root, advance, other]
+    folded = roots.fold(findings, [], load_map().probes, [])
+    assert [(f.where, r.probe) for f, r in folded] == [("triton.language.advance", "block_ptr")]
+    assert findings == [root, other]
+
+
+# ----------------------------------------------------------------------------------- notices
+
+
+def test_a_change_that_only_adds_a_warning_is_listed_never_blocking():
+    from matrix.gate import policy
+
+    new_warning = gc.GateFinding(gc.BEHAVIOUR, "fp.warnings[allow_tf32_kw|none]", "aot:cuda:90",
+                                 "silent", "UserWarning")  # fmt: skip
+    now_rejected = gc.GateFinding(gc.BEHAVIOUR, "fp.warnings[block_ptr|none]", "aot:cuda:90",
+                                  "UserWarning", "rejected")  # fmt: skip
+    comparison = gc.Comparison(findings=[new_warning, now_rejected])
+    assert policy.split_notices(comparison) == [new_warning]
+    assert comparison.findings == [now_rejected]  # a warning that became an error still blocks

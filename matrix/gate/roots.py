@@ -7,7 +7,8 @@ exists), every fingerprint row about that API's behaviour (``fp.layout[block_ptr
 there, so how the API would have behaved is not a second reason. ``fold`` moves such a
 finding under its root (listed there as "follows from"), so that a kernel gets one blocking
 reason per root. The same for the census's "no keyword K" on a call whose keyword ``K`` a
-removal row names (``boundary_check`` of ``tl.load``/``tl.store``).
+removal row names (``boundary_check`` of ``tl.load``/``tl.store``), and its "does not exist"
+for a name a removal row names (``tl.advance`` of ``block_ptr``).
 
 A finding folds only when (fail closed): each of its uses is a use of a name or keyword the
 root removes (``matrix/data/usage_map.toml``: the root probe's ``names``/``keywords``), each of
@@ -73,10 +74,20 @@ def find_roots(
     """The removals among the blocking ``findings`` (one ``Root`` per probe or census name),
     with every line they were met at (the scanner's sites and the profile's uses)."""
     table: dict[tuple[str, str], Root] = {}
+    # a name a removal row names (``tl.advance`` of ``block_ptr``) is that row's root, not one
+    # of its own: the census's "does not exist" for it follows from the row
+    by_rows = {
+        n
+        for f in findings
+        if f.kind == gc.BREAKING and f.candidate == REMOVED and f.probe in probes
+        for n in probes[f.probe].get("names", ())
+    }
     for f in findings:
         if f.kind != gc.BREAKING:
             continue
-        if f.probe == CENSUS and f.candidate and _CENSUS_GONE.search(f.candidate):
+        if _census_gone(f):
+            if f.where in by_rows:
+                continue
             key, names, keywords, column = (CENSUS, f.where), {f.where}, set(), None
         elif f.candidate == REMOVED and f.probe in probes:
             row = probes[f.probe]
@@ -100,6 +111,11 @@ def find_roots(
     return list(table.values())
 
 
+def _census_gone(f: gc.GateFinding) -> bool:
+    """The census's finding of a name the candidate lacks."""
+    return f.probe == CENSUS and bool(f.candidate and _CENSUS_GONE.search(f.candidate))
+
+
 def root_of(
     f: gc.GateFinding, uses: Sequence[Any], found: Sequence[Root], roots: Sequence[str]
 ) -> Root | None:
@@ -110,9 +126,14 @@ def root_of(
     for root in found:
         if not root.on_column(f.where) or not root.sites:
             continue
-        if no_keyword is not None:
+        if no_keyword is not None or _census_gone(f):
             sites = _sites(f.uses, roots)
-            if no_keyword[1] in root.keywords and sites and sites <= root.sites:
+            named = (
+                no_keyword[1] in root.keywords
+                if no_keyword is not None
+                else f.where in root.names and root.finding.probe != CENSUS
+            )
+            if named and sites and sites <= root.sites:
                 return root
             continue
         if f.probe == root.finding.probe or not uses:

@@ -350,6 +350,7 @@ def counts(report: Any, blocking: Sequence[Entry]) -> dict[str, int]:
         "relaxations": _changes(f for f in c.findings if f.kind == gc.RELAXATION),
         "not_on_targets": _changes(report.off_target) + len(report.off_target_undecidable),
         "follows_from_removed": _changes(f for f, _ in getattr(report, "folded", ())),
+        "new_warnings": _changes(getattr(report, "notices", ())),
         "changed_not_used": _changes(report.unused) + len(report.unused_undecidable),
         "undecidable": len(report.errors) + len(c.undecidable),
     }
@@ -376,7 +377,8 @@ def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
             f", {n['follows_from_removed']} follow from a removed API (listed under it)"
             if n["follows_from_removed"]
             else ""
-        ),
+        )
+        + (f", {n['new_warnings']} new warning(s)" if n["new_warnings"] else ""),
         "",
     ]
     said_targets = targets_line(getattr(report, "declaration", None))

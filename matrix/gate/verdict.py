@@ -175,6 +175,8 @@ class GateReport:
     # What changed only in columns outside the declared targets (never blocking).
     off_target: list[gc.GateFinding] = field(default_factory=list)
     off_target_undecidable: list[str] = field(default_factory=list)
+    # Changes that only add a warning (``policy.split_notices``): listed, never blocking.
+    notices: list[gc.GateFinding] = field(default_factory=list)
     # Findings that only say how an API the candidate removed behaves, with the removal they
     # follow from (``matrix.gate.roots``): listed under it, never a reason of their own.
     folded: list[tuple[gc.GateFinding, gc.GateFinding]] = field(default_factory=list)
@@ -242,6 +244,7 @@ class GateReport:
                 else None
             ),
             "relaxations": [f.to_dict() for f in c.findings if f.kind == gc.RELAXATION],
+            "new_warnings": [f.to_dict() for f in self.notices],
             "follows_from_removed": [
                 {**f.to_dict(), "root": root.probe, "root_where": root.where}
                 for f, root in self.folded
@@ -443,6 +446,22 @@ def _off_target_section(report: GateReport) -> list[str]:
     return lines
 
 
+def _notices_section(report: GateReport) -> list[str]:
+    """New warnings on the candidate: per group, cell and change (never blocking)."""
+    groups = Counter((f.probe, f.baseline, f.candidate) for f in report.notices)
+    lines = ["", f"### New warnings on the candidate ({len(groups)})", ""]
+    lines.append(
+        "The code compiles and computes the same; the candidate only warns (never blocking; "
+        "tests run with warnings as errors fail in the --tests column, which blocks):"
+    )
+    lines.append("")
+    for (probe, before, after), k in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        uses = list(dict.fromkeys(u for f in report.notices if f.probe == probe for u in f.uses))
+        at = f", e.g. `{uses[0]}`" + (f" and {len(uses) - 1} more" if len(uses) > 1 else "")
+        lines.append(f"- `{probe}`: `{before}` → `{after}` ({k} finding(s){at if uses else ''})")
+    return lines
+
+
 def _folded_section(report: GateReport) -> list[str]:
     """What follows from a removal: per removal and group, how many findings (never a reason
     of its own; the removal blocks)."""
@@ -562,6 +581,8 @@ def render_markdown(report: GateReport) -> str:
                 lines.append("    ```")
     if report.folded:
         lines += _folded_section(report)
+    if report.notices:
+        lines += _notices_section(report)
     if report.profile is not None:
         lines += _profile_sections(report)
     if report.off_target or report.off_target_undecidable:
@@ -928,6 +949,8 @@ def decide_runs(
     report.folded += roots.fold(
         report.comparison.findings, report.tied, load_map().probes, report.scanned
     )
+    # a change that only adds a warning: after the profile, so that only used ones are listed
+    report.notices += policy.split_notices(report.comparison)
     if profile is not None:
         # a file of the team's code that could not be read may use anything that changed
         report.comparison.undecidable += [
