@@ -219,6 +219,8 @@ def _attach_follows(
     for f, root in folded:
         group, cell = _split_cell(f.probe)
         change = f"{group} `{f.baseline}` → `{f.candidate}`" if f.baseline else group
+        if group == "api_surface":  # the census: the name, and what it lacks in short
+            change = f"{group} `{f.where}`: {(f.candidate or '').split(' (', 1)[0]}"
         kernels = [u.kernel for u in uses_of.get(id(f), ()) if u.kernel]
         for e in out:
             if (e.kind, e.before, e.after) != (root.kind, root.baseline, root.candidate):
