@@ -302,3 +302,25 @@ def test_a_change_that_only_adds_a_warning_is_listed_never_blocking():
     comparison = gc.Comparison(findings=[new_warning, now_rejected])
     assert policy.split_notices(comparison) == [new_warning]
     assert comparison.findings == [now_rejected]  # a warning that became an error still blocks
+
+
+def test_a_select_on_a_comparison_combined_with_more_is_not_a_min_max():
+    src = """import triton.language as tl
+def k(a, b, ai, bi):
+    mask = a > b
+    mask |= (a == b) & (ai > bi)
+    return tl.where(mask, a, b)
+def plain(a, b):
+    update = a > b
+    return tl.where(update, a, b)
+"""
+    tree = ast.parse(src)
+    fns = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    calls = {
+        n: next(
+            c for c in ast.walk(f) if isinstance(c, ast.Call) and shapes._tail(c.func) == "where"
+        )
+        for n, f in fns.items()
+    }
+    assert shapes._select_of_compare(calls["k"], fns["k"]) is False
+    assert shapes._select_of_compare(calls["plain"], fns["plain"]) is True

@@ -236,6 +236,18 @@ def _assigned(fn: ast.FunctionDef | None, name: str) -> list[ast.expr] | None:
     return values or None
 
 
+def _combined(fn: ast.FunctionDef | None, name: str) -> bool:
+    """Whether ``fn`` combines the condition ``name`` with another (``name |= c``,
+    ``name &= c``): a select on it is not a select of one comparison."""
+    return fn is not None and any(
+        isinstance(n, ast.AugAssign)
+        and isinstance(n.op, ast.BitOr | ast.BitAnd)
+        and isinstance(n.target, ast.Name)
+        and n.target.id == name
+        for n in ast.walk(fn)
+    )
+
+
 def _select_of_compare(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
     """``tl.where(x < y, x, y)`` (or ``>``, ``<=``, ``>=``, either order of x and y): a
     select of an ordering comparison of its own two operands. A condition held in a local
@@ -251,6 +263,8 @@ def _select_of_compare(call: ast.Call, fn: ast.FunctionDef | None) -> bool | Non
                 return False
             return {ast.dump(expr.left), ast.dump(expr.comparators[0])} == sides
         if isinstance(expr, ast.Name) and depth < 3:
+            if _combined(fn, expr.id):
+                return False  # `mask |= ...`: the comparison and more, no longer a min/max
             values = _assigned(fn, expr.id)
             if values is None:
                 return None
