@@ -177,6 +177,8 @@ def test_the_declaration_is_found_above_the_scanned_code_and_narrows_the_columns
     team = tmp_path / "team"
     (team / "src").mkdir(parents=True)
     (team / "src" / "k.py").write_text(KERNEL)
+    # the team's code runs under the interpreter (matrix.gate.targets reads that)
+    (team / "src" / "conftest.py").write_text('import os\nos.environ["TRITON_INTERPRET"] = "1"\n')
     raw = _raw(tmp_path, _on_two_columns(change_on_aot=False))
     code, md, doc = _cli(tmp_path, raw, "--scan", str(team / "src"))
     assert code == gv.EXIT_UNSAFE, md  # nothing declared: the interpreter's change counts

@@ -7,7 +7,12 @@
 - *Targets*: with declared targets (``[tool.triton-compat] targets``,
   ``matrix.analyze.profile.declaration``), a finding or an undecidable item about a column the
   team does not run on goes to "not on your targets", never blocking (``split_targets``). No
-  declaration: every column counts (fail closed).
+  declaration: the interpreter counts only where the team's repository shows it runs there
+  (``matrix.gate.targets``, inferred); every compiled column counts (fail closed).
+- *Notices*: a change that only adds a warning (``matrix/data/notices.toml``: ``silent`` ->
+  ``UserWarning`` of ``fp.warnings``) is listed as a new warning, never blocking
+  (``split_notices``): the code compiles and computes the same; a team that runs its tests
+  with warnings as errors sees them fail in its ``--tests`` column, which blocks.
 - *Never team-relevant probe rows*: a probe row that measures this project's own kernels
   (``project = true`` in ``matrix/data/usage_map.toml``) or that the map marks ``never`` never
   blocks a team's verdict (``never_team_relevant``); it still decides the project's own.
@@ -16,12 +21,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from matrix.analyze.profile.declaration import Declaration
 from matrix.catalog import PROBES_BY_NAME
-from matrix.core import Column
+from matrix.core import MATRIX_DIR, Column, DataFileError, load_toml, table_keys
 from matrix.gate import compare as gc
+
+NOTICES_PATH = MATRIX_DIR / "data" / "notices.toml"
 
 
 def column_of(where: str) -> str | None:
@@ -48,7 +58,7 @@ def split_targets(
 ) -> tuple[list[gc.GateFinding], list[str]]:
     """Take out of ``comparison`` the findings that could block (and the acknowledged ones)
     and the undecidable items whose column the team does not run on; return them."""
-    if declaration.targets is None:
+    if not declaration.narrows:
         return [], []
     moved: list[gc.GateFinding] = []
     kept: list[gc.GateFinding] = []
@@ -80,3 +90,53 @@ def never_team_relevant(probe: str, rows: Mapping[str, Mapping[str, Any]]) -> st
         return "measures this project's own kernels"
     never = row.get("never")
     return str(never) if never else ""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One rule of matrix/data/notices.toml."""
+
+    group: str
+    before: tuple[str, ...]
+    to_suffix: str
+    why: str
+
+    def matches(self, f: gc.GateFinding) -> bool:
+        group = f.probe.partition("[")[0]
+        return (
+            group == self.group
+            and (f.baseline or "") in self.before
+            and (f.candidate or "").endswith(self.to_suffix)
+        )
+
+
+@lru_cache(maxsize=1)
+def notices(path: Path = NOTICES_PATH) -> tuple[Notice, ...]:
+    """matrix/data/notices.toml's rules, checked (a wrong key or value names it)."""
+    rows = load_toml(path).get("notice", [])
+    if not isinstance(rows, list):
+        raise DataFileError(path, "notice", "[[notice]] tables", rows)
+    out = []
+    for i, raw in enumerate(rows):
+        row = table_keys(path, f"notice[{i}]", raw, {"group", "from", "to_suffix", "why"})
+        before = row.get("from")
+        if not isinstance(before, list) or not all(isinstance(b, str) for b in before):
+            raise DataFileError(path, f"notice[{i}] from", "a list of statuses", before)
+        for key in ("group", "to_suffix", "why"):
+            if not isinstance(row.get(key), str) or not row[key]:
+                raise DataFileError(path, f"notice[{i}] {key}", "a non-empty string", row.get(key))
+        out.append(Notice(row["group"], tuple(before), row["to_suffix"], row["why"]))
+    return tuple(out)
+
+
+def split_notices(comparison: gc.Comparison) -> list[gc.GateFinding]:
+    """Take out of ``comparison`` the blocking findings that are only notices (``notices``);
+    return them."""
+    rules = notices()
+    moved: list[gc.GateFinding] = []
+    kept: list[gc.GateFinding] = []
+    for f in comparison.findings:
+        notice = f.kind in gc.UNSAFE_KINDS and any(r.matches(f) for r in rules)
+        (moved if notice else kept).append(f)
+    comparison.findings = kept
+    return moved

@@ -73,6 +73,7 @@ class Sites:
     def __init__(self, roots: Sequence[str | Path]) -> None:
         self.roots = [resolved(r) for r in roots]
         self._trees: dict[str, ast.Module | None] = {}
+        self._files: list[str] | None = None
 
     def _file(self, shown: str) -> Path | None:
         bases = [Path.cwd()]
@@ -127,13 +128,59 @@ class Sites:
             return False  # importing a name does none of what a call of it does
         calls, fn = self.calls_at(use)
         if not calls:
-            return None
+            alias = _alias_at(tree, use.line) if tree is not None else None
+            return None if alias is None else self._alias_shape(alias, shape)
         verdicts = [SHAPES[shape](call, fn) for call in calls if _named(call, use)]
         if not verdicts:
             return None
         if any(v is True for v in verdicts):
             return True
         return None if any(v is None for v in verdicts) else False
+
+    def _alias_shape(self, alias: str, shape: str) -> bool | None:
+        """The shape of the calls through a module-level alias of the API (``make_desc =
+        tl.make_tensor_descriptor`` on the use's line, called elsewhere as ``make_desc(...)``):
+        binding a name does nothing itself. Every call of the alias in the scanned code decides
+        (any of the shape: yes; all not: no); none found or one that cannot be told: None."""
+        verdicts: list[bool | None] = []
+        for shown in self._sources():
+            tree = self.tree(shown)
+            if tree is None:
+                continue
+            for fn in ast.walk(tree):
+                if not isinstance(fn, ast.FunctionDef):
+                    continue
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Call) and _tail(node.func) == alias:
+                        verdicts.append(SHAPES[shape](node, fn))
+        return _fold(verdicts) if verdicts else None
+
+    def _sources(self) -> list[str]:
+        """The scanned Python files, as ``tree`` takes them (relative to the folder above
+        each root, as the profile names files)."""
+        if self._files is None:
+            files: list[str] = []
+            for root in self.roots:
+                base = root.parent
+                found = [root] if root.is_file() else sorted(root.rglob("*.py"))
+                files += [p.relative_to(base).as_posix() for p in found if p.suffix == ".py"]
+            self._files = files
+        return self._files
+
+
+def _alias_at(tree: ast.Module, line: int) -> str | None:
+    """The name a module-level ``name = <dotted name>`` on ``line`` binds (an alias of an
+    API, no call), or None."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and node.lineno == line
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Attribute | ast.Name)
+        ):
+            return node.targets[0].id
+    return None
 
 
 def _tail(func: ast.expr) -> str:
@@ -189,6 +236,18 @@ def _assigned(fn: ast.FunctionDef | None, name: str) -> list[ast.expr] | None:
     return values or None
 
 
+def _combined(fn: ast.FunctionDef | None, name: str) -> bool:
+    """Whether ``fn`` combines the condition ``name`` with another (``name |= c``,
+    ``name &= c``): a select on it is not a select of one comparison."""
+    return fn is not None and any(
+        isinstance(n, ast.AugAssign)
+        and isinstance(n.op, ast.BitOr | ast.BitAnd)
+        and isinstance(n.target, ast.Name)
+        and n.target.id == name
+        for n in ast.walk(fn)
+    )
+
+
 def _select_of_compare(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
     """``tl.where(x < y, x, y)`` (or ``>``, ``<=``, ``>=``, either order of x and y): a
     select of an ordering comparison of its own two operands. A condition held in a local
@@ -204,6 +263,8 @@ def _select_of_compare(call: ast.Call, fn: ast.FunctionDef | None) -> bool | Non
                 return False
             return {ast.dump(expr.left), ast.dump(expr.comparators[0])} == sides
         if isinstance(expr, ast.Name) and depth < 3:
+            if _combined(fn, expr.id):
+                return False  # `mask |= ...`: the comparison and more, no longer a min/max
             values = _assigned(fn, expr.id)
             if values is None:
                 return None
@@ -217,31 +278,79 @@ def _select_of_compare(call: ast.Call, fn: ast.FunctionDef | None) -> bool | Non
     return fits(cond)
 
 
-def _constexpr_strides(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
-    """A descriptor built in the kernel (``tl.make_tensor_descriptor``) whose strides other
-    than the last include a literal or a ``tl.constexpr`` parameter. A host
-    ``TensorDescriptor`` (strides from the tensor at run time) never has that shape."""
+def _stride_kind(e: ast.expr, params: dict[str, bool]) -> str | None:
+    """``const`` where a stride folds to a compile-time constant (literals and ``tl.constexpr``
+    parameters under arithmetic: ``H * BT``), ``runtime`` where it reads a plain parameter,
+    None where it cannot be told (a local, a call, an attribute)."""
+    if isinstance(e, ast.Constant) and isinstance(e.value, int):
+        return "const"
+    if isinstance(e, ast.Name):
+        if e.id not in params:
+            return None
+        return "const" if params[e.id] else "runtime"
+    if isinstance(e, ast.BinOp):
+        kinds = {_stride_kind(e.left, params), _stride_kind(e.right, params)}
+        if "runtime" in kinds:
+            return "runtime"
+        return "const" if kinds == {"const"} else None
+    return None
+
+
+def _multiple_of_16(e: ast.expr) -> bool:
+    """Whether a stride is provably a multiple of 16 elements (so of 16 bytes): ``16``,
+    ``H * 16``, ``BT * 32``."""
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, int) and e.value % 16 == 0
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
+        return _multiple_of_16(e.left) or _multiple_of_16(e.right)
+    return False
+
+
+def _strides_of(call: ast.Call, fn: ast.FunctionDef | None) -> list[str | None] | None:
+    """The kind (``_stride_kind``) of each stride but the last of an in-kernel descriptor
+    construction, ``[]`` for a host ``TensorDescriptor`` (run-time strides), None where the
+    strides are not a literal list."""
     if "TensorDescriptor" in _dotted(call.func):
-        return False
+        return []
     strides = _arg(call, 2, "strides")
-    if strides is None:
-        return None
     if not isinstance(strides, (ast.List, ast.Tuple)):
         return None
     params: dict[str, bool] = {}
     if fn is not None:
         for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
             params[p.arg] = p.annotation is not None and "constexpr" in ast.dump(p.annotation)
-    verdict: bool | None = False
-    for s in strides.elts[:-1]:
-        if isinstance(s, ast.Constant):
-            return True
-        if isinstance(s, ast.Name) and s.id in params:
-            if params[s.id]:
-                return True
-            continue
-        verdict = None  # an expression or a local: cannot tell whether it folds to a constant
-    return verdict
+    return [_stride_kind(s, params) for s in strides.elts[:-1]]
+
+
+def _fold(kinds: list[bool | None]) -> bool | None:
+    if any(k is True for k in kinds):
+        return True
+    return None if any(k is None for k in kinds) else False
+
+
+def _constexpr_strides(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
+    """A descriptor built in the kernel (``tl.make_tensor_descriptor``) whose strides other
+    than the last include a literal or ``tl.constexpr`` value (``H * BT`` with both
+    constexpr). A host ``TensorDescriptor`` (strides from the tensor at run time) never has
+    that shape."""
+    kinds = _strides_of(call, fn)
+    if kinds is None:
+        return None
+    return _fold([None if k is None else k == "const" for k in kinds])
+
+
+def _constexpr_strides_not_16B(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
+    """``_constexpr_strides`` where such a stride may not be a multiple of 16 bytes: one that
+    is provably a multiple of 16 elements (``H * 16``) cannot be the unaligned case."""
+    kinds = _strides_of(call, fn)
+    if kinds is None:
+        return None
+    strides = _arg(call, 2, "strides")
+    elts = strides.elts[:-1] if isinstance(strides, (ast.List, ast.Tuple)) else []
+    return _fold(
+        [None if k is None else (k == "const" and not _multiple_of_16(e))
+         for k, e in zip(kinds, elts, strict=False)]
+    )  # fmt: skip
 
 
 def _global_kind(node: ast.Assign | ast.AnnAssign) -> str:
@@ -277,6 +386,7 @@ def _global_shape(tree: ast.Module, name: str, shape: str) -> bool | None:
 SHAPES: dict[str, Callable[[ast.Call, ast.FunctionDef | None], bool | None]] = {
     "select_of_compare": _select_of_compare,
     "constexpr_strides": _constexpr_strides,
+    "constexpr_strides_not_16B": _constexpr_strides_not_16B,
 }
 # Shapes of the module global a kernel reads (``rule.global_read`` uses), not of a call.
 GLOBAL_SHAPES = ("global_plain", "global_constexpr", "global_annotated")

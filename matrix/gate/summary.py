@@ -47,6 +47,19 @@ class Entry:
     decides: list[str] = field(default_factory=list)
     fix: str = ""
     probes: list[str] = field(default_factory=list)  # its findings' full names
+    # What follows from this removal (``matrix.gate.roots``): per change of another group,
+    # the cells and the kernels (or sites) it was met at; never a reason of its own.
+    follows: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+
+    def follows_text(self) -> str:
+        """``fp.layout `accepted` → `rejected` (9 cells, 47 kernels); ...``."""
+        parts = []
+        for change, got in self.follows.items():
+            cells, kernels = len(got["cells"]), len(got["kernels"])
+            sizes = [f"{cells} cell(s)"] if cells else []
+            sizes += [f"{kernels} kernel(s)"] if kernels else []
+            parts.append(change + (f" ({', '.join(sizes)})" if sizes else ""))
+        return "; ".join(parts)
 
     def folded(self, lines_per_file: int = 8, files: int = 3) -> str:
         """``a.py:12, 40, 88; b.py:7``: at most ``lines_per_file`` lines of ``files`` files on
@@ -75,6 +88,8 @@ class Entry:
             text += f" — kernel `{self.kernel}`" + (f" at {at}" if at else "")
         elif at:
             text += f" — at {at}"
+        if self.follows:
+            text += f"; follows from it (not counted again): {self.follows_text()}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +107,7 @@ class Entry:
             "decides": self.decides,
             "fix": self.fix,
             "findings": self.probes,
+            "follows": self.follows,
         }
 
 
@@ -125,10 +141,12 @@ def entries(
     findings: Sequence[gc.GateFinding],
     tied: Sequence[tuple[gc.GateFinding, Sequence[Any]]] = (),
     why: dict[int, str] | None = None,
+    folded: Sequence[tuple[gc.GateFinding, gc.GateFinding]] = (),
 ) -> list[Entry]:
     """One entry per change x kernel of the blocking ``findings``; ``tied`` maps a finding (by
     identity) to the profile's uses it met (``GateReport.tied``), ``why`` a "may affect"
-    finding to the matcher's reason."""
+    finding to the matcher's reason; ``folded`` are (finding, the removal it follows from),
+    listed on the removal's entries (``Entry.follows``)."""
     uses_of = {id(f): list(u) for f, u in tied}
     why = why or {}
     table: dict[tuple[Any, ...], Entry] = {}
@@ -183,12 +201,36 @@ def entries(
     for e in out:
         for lines in e.locations.values():
             lines.sort()
+    _attach_follows(out, folded, uses_of)
     rank = {k: i for i, k in enumerate(KIND_ORDER)}
     # what breaks first, then what is used before what may be; one kernel's entries together
     return sorted(
         out,
         key=lambda e: (rank.get(e.kind, 9), e.relevance == MAY_AFFECT, e.kernel, e.group),
     )
+
+
+def _attach_follows(
+    out: Sequence[Entry],
+    folded: Sequence[tuple[gc.GateFinding, gc.GateFinding]],
+    uses_of: dict[int, list[Any]],
+) -> None:
+    """List each folded finding on the entries of the removal it follows from."""
+    for f, root in folded:
+        group, cell = _split_cell(f.probe)
+        change = f"{group} `{f.baseline}` → `{f.candidate}`" if f.baseline else group
+        if group == "api_surface":  # the census: the name, and what it lacks in short
+            change = f"{group} `{f.where}`: {(f.candidate or '').split(' (', 1)[0]}"
+        kernels = [u.kernel for u in uses_of.get(id(f), ()) if u.kernel]
+        for e in out:
+            if (e.kind, e.before, e.after) != (root.kind, root.baseline, root.candidate):
+                continue
+            if root.probe not in e.probes:
+                continue
+            got = e.follows.setdefault(change, {"cells": [], "kernels": []})
+            if cell is not None and cell not in got["cells"]:
+                got["cells"].append(cell)
+            got["kernels"] += [k for k in dict.fromkeys(kernels) if k not in got["kernels"]]
 
 
 def _decides(uses: Sequence[Any], kernel: str, why: str) -> list[str]:
@@ -309,6 +351,8 @@ def counts(report: Any, blocking: Sequence[Entry]) -> dict[str, int]:
         "may_affect": sum(1 for e in blocking if e.relevance == MAY_AFFECT),
         "relaxations": _changes(f for f in c.findings if f.kind == gc.RELAXATION),
         "not_on_targets": _changes(report.off_target) + len(report.off_target_undecidable),
+        "follows_from_removed": _changes(f for f, _ in getattr(report, "folded", ())),
+        "new_warnings": _changes(getattr(report, "notices", ())),
         "changed_not_used": _changes(report.unused) + len(report.unused_undecidable),
         "undecidable": len(report.errors) + len(c.undecidable),
     }
@@ -330,9 +374,18 @@ def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
         f"**{n['blocking']}** blocking, **{n['may_affect']}** may affect, "
         f"{n['relaxations']} new on the candidate (relaxations), "
         f"{n['not_on_targets']} not on your targets, {n['changed_not_used']} changed but not "
-        f"used, {n['undecidable']} undecidable",
+        f"used, {n['undecidable']} undecidable"
+        + (
+            f", {n['follows_from_removed']} follow from a removed API (listed under it)"
+            if n["follows_from_removed"]
+            else ""
+        )
+        + (f", {n['new_warnings']} new warning(s)" if n["new_warnings"] else ""),
         "",
     ]
+    said_targets = targets_line(getattr(report, "declaration", None))
+    if said_targets:
+        lines[-1:-1] = ["", said_targets]
     shown, used, said = 0, 0, ""
     for e in blocking:
         decides = e.decides[0] if e.relevance == MAY_AFFECT and e.decides else ""
@@ -347,3 +400,23 @@ def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
     if len(blocking) > shown:
         lines.append(f"- ... and {len(blocking) - shown} more entries (details below)")
     return lines
+
+
+def targets_line(declaration: Any) -> str:
+    """The first screen's line on which columns count: declared, inferred (with the evidence,
+    ``file:line``), or every column (nothing declared, nothing inferred: the project's own
+    verdict without a declaration)."""
+    if declaration is None:
+        return ""
+    if declaration.targets is not None:
+        where = f" (declared in `{_short(declaration.source)}`)" if declaration.source else ""
+        return f"Targets: {', '.join(declaration.targets)}{where}."
+    inferred = declaration.inferred
+    if inferred is None:
+        return ""
+    if inferred.not_run:
+        return (
+            f"Targets: every compiled column; not {', '.join(inferred.not_run)} ({inferred.why})."
+        )
+    shown = "; ".join(f"`{e}`" for e in inferred.evidence)
+    return f"Targets: every column ({inferred.why}{': ' + shown if shown else ''})."

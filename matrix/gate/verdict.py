@@ -43,18 +43,18 @@ import sys
 import traceback
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NoReturn
 
 from matrix import cli
 from matrix.analyze import fingerprint
 from matrix.analyze.census import CensusError, censuses_from_runs
-from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile
+from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile, load_map
 from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import REPO_ROOT, DataFileError, Release, ReleaseError
 from matrix.exitcodes import ExitCode
-from matrix.gate import api, policy, summary, timing
+from matrix.gate import api, policy, roots, summary, targets, timing
 from matrix.gate import compare as gc
 from matrix.gate.config import (
     ACCEPTED_PATH,
@@ -176,6 +176,11 @@ class GateReport:
     # What changed only in columns outside the declared targets (never blocking).
     off_target: list[gc.GateFinding] = field(default_factory=list)
     off_target_undecidable: list[str] = field(default_factory=list)
+    # Changes that only add a warning (``policy.split_notices``): listed, never blocking.
+    notices: list[gc.GateFinding] = field(default_factory=list)
+    # Findings that only say how an API the candidate removed behaves, with the removal they
+    # follow from (``matrix.gate.roots``): listed under it, never a reason of their own.
+    folded: list[tuple[gc.GateFinding, gc.GateFinding]] = field(default_factory=list)
     # Why each "may affect" finding may (by identity): what decides it when no use says.
     may_why: dict[int, str] = field(default_factory=dict)
     _entries: tuple[Any, list[summary.Entry]] | None = field(default=None, repr=False)
@@ -186,7 +191,9 @@ class GateReport:
         and their ties are the same lists."""
         key = (id(self.comparison.findings), len(self.comparison.findings), len(self.tied))
         if self._entries is None or self._entries[0] != key:
-            entries = summary.entries(self.comparison.findings, self.tied, self.may_why)
+            entries = summary.entries(
+                self.comparison.findings, self.tied, self.may_why, self.folded
+            )
             self._entries = (key, entries)
         return self._entries[1]
 
@@ -238,7 +245,15 @@ class GateReport:
                 else None
             ),
             "relaxations": [f.to_dict() for f in c.findings if f.kind == gc.RELAXATION],
+            "new_warnings": [f.to_dict() for f in self.notices],
+            "follows_from_removed": [
+                {**f.to_dict(), "root": root.probe, "root_where": root.where}
+                for f, root in self.folded
+            ],
             "targets": list(self.declaration.targets or []) or None,
+            "targets_inferred": (
+                self.declaration.inferred.to_dict() if self.declaration.inferred else None
+            ),
             "declaration": self.declaration.source or None,
             "not_on_targets": [f.to_dict() for f in self.off_target],
             "not_on_targets_undecidable": self.off_target_undecidable,
@@ -410,12 +425,17 @@ def _off_target_section(report: GateReport) -> list[str]:
     """What changed only in columns the team does not run on: counts per group and column."""
     groups = Counter((_split_cell(f.probe)[0], f.where, f.kind) for f in report.off_target)
     n = len(report.off_target) + len(report.off_target_undecidable)
-    targets = ", ".join(report.declaration.targets or ())
+    decl = report.declaration
+    if decl.targets is None and decl.inferred is not None:
+        why = f"not run on: {', '.join(decl.inferred.not_run)}; {decl.inferred.why}"
+    else:
+        why = f"the declared targets {', '.join(decl.targets or ())}, from " + (
+            f"`{_display_path(decl.source)}`"
+        )
     lines = ["", f"### Not on your targets ({n})", ""]
     lines.append(
-        f"Changes in columns outside the declared targets ({targets}, from "
-        f"`{_display_path(report.declaration.source)}`); they never block. Per group, column "
-        "and kind, in findings:"
+        f"Changes in columns outside your targets ({why}); they never block. Per group, "
+        "column and kind, in findings:"
     )
     lines.append("")
     for (group, where, kind), k in sorted(groups.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -423,6 +443,42 @@ def _off_target_section(report: GateReport) -> list[str]:
     if report.off_target_undecidable:
         lines.append(
             f"- undecidable items about those columns: {len(report.off_target_undecidable)}"
+        )
+    return lines
+
+
+def _notices_section(report: GateReport) -> list[str]:
+    """New warnings on the candidate: per group, cell and change (never blocking)."""
+    groups = Counter((f.probe, f.baseline, f.candidate) for f in report.notices)
+    lines = ["", f"### New warnings on the candidate ({len(groups)})", ""]
+    lines.append(
+        "The code compiles and computes the same; the candidate only warns (never blocking; "
+        "tests run with warnings as errors fail in the --tests column, which blocks):"
+    )
+    lines.append("")
+    for (probe, before, after), k in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        uses = list(dict.fromkeys(u for f in report.notices if f.probe == probe for u in f.uses))
+        at = f", e.g. `{uses[0]}`" + (f" and {len(uses) - 1} more" if len(uses) > 1 else "")
+        lines.append(f"- `{probe}`: `{before}` → `{after}` ({k} finding(s){at if uses else ''})")
+    return lines
+
+
+def _folded_section(report: GateReport) -> list[str]:
+    """What follows from a removal: per removal and group, how many findings (never a reason
+    of its own; the removal blocks)."""
+    groups = Counter(
+        (root.probe, root.candidate, _split_cell(f.probe)[0], f.baseline, f.candidate)
+        for f, root in report.folded
+    )
+    lines = ["", f"### Follows from a removed API ({len(report.folded)})", ""]
+    lines.append(
+        "How an API the candidate removed would behave, at lines the removal already names: "
+        "the removal is the one reason (above); these are not counted again."
+    )
+    lines.append("")
+    for (root, gone, group, before, after), k in sorted(groups.items()):
+        lines.append(
+            f"- `{group}` `{before}` → `{after}`: {k} finding(s), follow from `{root}` ({gone})"
         )
     return lines
 
@@ -524,6 +580,10 @@ def render_markdown(report: GateReport) -> str:
                     ack += _toml_scope(members, report.scanned)
                 lines += [f"    {t}" for t in ack.splitlines()]
                 lines.append("    ```")
+    if report.folded:
+        lines += _folded_section(report)
+    if report.notices:
+        lines += _notices_section(report)
     if report.profile is not None:
         lines += _profile_sections(report)
     if report.off_target or report.off_target_undecidable:
@@ -729,6 +789,12 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         if config is None and own_dir is not None and (own_dir / OWN_CONFIG).is_file():
             config = str(own_dir / OWN_CONFIG)  # the project's own targets, its own verdict
         report.declaration = load_declaration(config, [*args.scan, *args.tests] if team else ())
+        if team and report.declaration.targets is None:
+            # nothing declared: the repository says whether the interpreter is a target
+            inferred = targets.infer(
+                [*args.scan, *args.tests], {"tests_device": getattr(args, "tests_device", None)}
+            )
+            report.declaration = replace(report.declaration, inferred=inferred)
         profile = None
         if team:
             profile = build_profile(
@@ -880,6 +946,13 @@ def decide_runs(
     if profile is not None:
         apply_profile(report, profile, accepted, baseline, candidate, own=own)
         report.coverage = coverage_text(sel.sides)
+    # one blocking reason per root: what only says how a removed API behaves follows from it
+    report.folded += roots.fold(
+        report.comparison.findings, report.tied, load_map().probes, report.scanned
+    )
+    # a change that only adds a warning: after the profile, so that only used ones are listed
+    report.notices += policy.split_notices(report.comparison)
+    if profile is not None:
         # a file of the team's code that could not be read may use anything that changed
         report.comparison.undecidable += [
             f"your code: a file was not read, so its uses are unknown: {u}" for u in profile.unread

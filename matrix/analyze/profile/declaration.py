@@ -62,6 +62,14 @@ class Declaration:
     targets: tuple[str, ...] | None = None  # None: not declared (every column counts)
     dtypes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     source: str = ""  # the file it came from, for messages
+    # Without declared targets: what the gate inferred from the team's repository
+    # (``matrix.gate.targets``); ``None`` when nothing was inferred (every column counts).
+    inferred: InferredTargets | None = None
+
+    @property
+    def narrows(self) -> bool:
+        """Whether some column is not one the team runs on (declared or inferred)."""
+        return self.targets is not None or bool(self.inferred and self.inferred.not_run)
 
     @classmethod
     def parse(cls, table: Mapping[str, Any], source: str) -> Declaration:
@@ -117,10 +125,30 @@ class Declaration:
     def runs_on(self, column: str) -> bool:
         """Whether a column (``interpret``, ``aot:cuda:90``, ``gpu:cuda:90``) is one the team
         runs on; every column does when no targets were declared."""
-        if self.targets is None:
-            return True
         backend, _, target = column.partition(":")
+        if self.targets is None:
+            return self.inferred is None or (target or backend) not in self.inferred.not_run
         return (target or backend) in self.targets
+
+
+@dataclass(frozen=True)
+class InferredTargets:
+    """Targets read off a team's repository when it declares none (``matrix.gate.targets``):
+    the columns it shows no sign of running on, why, and the evidence (``file:line``) for the
+    columns it keeps."""
+
+    root: str  # the repository folder searched
+    not_run: tuple[str, ...] = ()  # columns inferred as not run on (``interpret``)
+    why: str = ""  # one line: what was (not) found, for gate.md's first screen
+    evidence: tuple[str, ...] = ()  # ``path:line: text`` of each finding that kept a column
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "not_run": list(self.not_run),
+            "why": self.why,
+            "evidence": list(self.evidence),
+        }
 
 
 def _dtype(value: object, source: str, where: str) -> str:

@@ -1,0 +1,152 @@
+"""A team's targets when it declares none, read off its repository (rule: matrix/data/targets.toml).
+
+A change seen only under Triton's interpreter cannot break a library whose kernels run compiled
+on a GPU. Without ``[tool.triton-compat] targets`` the gate looks for evidence that the team
+runs the interpreter: ``TRITON_INTERPRET`` (or an interpreter import) in any file of its
+repository (the nearest folder above each ``--scan``/``--tests`` path with ``.git`` or
+``pyproject.toml``), or the gate's own ``--tests-device`` option. Evidence found: the
+interpreter counts. None found: interpreter-only changes go to "not on your targets". Compiled
+columns always count. A declared target list always wins (``infer`` is not called then), and
+a search cut short keeps the interpreter (fail closed).
+
+>>> rule = Rule.load()
+>>> rule.column, "TRITON_INTERPRET" in rule.patterns
+('interpret', True)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from matrix.analyze.profile.declaration import InferredTargets
+from matrix.core import MATRIX_DIR, DataFileError, load_toml, table_keys
+
+RULE_PATH = MATRIX_DIR / "data" / "targets.toml"
+EVIDENCE_SHOWN = 3  # evidence lines kept per inference (the first screen names them)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """matrix/data/targets.toml, checked."""
+
+    markers: tuple[str, ...]
+    column: str
+    patterns: tuple[str, ...]
+    files: tuple[str, ...]
+    skip_dirs: frozenset[str]
+    max_files: int
+    options: tuple[str, ...]
+
+    @classmethod
+    @lru_cache(maxsize=1)
+    def load(cls, path: Path = RULE_PATH) -> Rule:
+        doc = table_keys(path, "", load_toml(path), {"root", "interpret"})
+        root = table_keys(path, "[root]", doc.get("root", {}), {"markers"})
+        keys = {"column", "patterns", "files", "skip_dirs", "max_files", "options"}
+        interp = table_keys(path, "[interpret]", doc.get("interpret", {}), keys)
+
+        def strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+            value = table.get(key)
+            if (
+                not isinstance(value, list)
+                or not value
+                or not all(isinstance(v, str) and v for v in value)
+            ):
+                raise DataFileError(path, f"{where} {key}", "a non-empty list of strings", value)
+            return tuple(value)
+
+        max_files = interp.get("max_files")
+        if not isinstance(max_files, int) or max_files < 1:
+            raise DataFileError(path, "[interpret] max_files", "a positive integer", max_files)
+        column = interp.get("column")
+        if column != "interpret":
+            raise DataFileError(path, "[interpret] column", '"interpret"', column)
+        return cls(
+            markers=strings(root, "markers", "[root]"),
+            column=column,
+            patterns=strings(interp, "patterns", "[interpret]"),
+            files=strings(interp, "files", "[interpret]"),
+            skip_dirs=frozenset(strings(interp, "skip_dirs", "[interpret]")),
+            max_files=max_files,
+            options=strings(interp, "options", "[interpret]"),
+        )
+
+
+def repository_root(path: str | Path, markers: Sequence[str]) -> Path:
+    """The nearest folder at or above ``path`` holding one of ``markers``; with none, the first
+    folder above ``path`` that is not a Python package (a package's parent is its project)."""
+    start = Path(path).resolve()
+    here = start if start.is_dir() else start.parent
+    for folder in (here, *here.parents):
+        if any((folder / m).exists() for m in markers):
+            return folder
+    folder = here
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        folder = folder.parent
+    return folder
+
+
+def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str]:
+    """``path:line: text`` of the lines under ``root`` that show interpreter runs (at most
+    ``EVIDENCE_SHOWN``; the search stops at the first ones), and why the search was cut short
+    ("" when it read everything it should)."""
+    found: list[str] = []
+    needles = [p.encode() for p in rule.patterns]
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in rule.skip_dirs)
+        for name in sorted(files):
+            if not any(fnmatchcase(name, g) for g in rule.files):
+                continue
+            seen += 1
+            if seen > rule.max_files:
+                return found, f"more than {rule.max_files} files under {root}"
+            path = Path(folder) / name
+            try:
+                data = path.read_bytes()
+            except OSError as e:
+                return found, f"{path} could not be read ({e.strerror or e})"
+            if not any(n in data for n in needles):
+                continue
+            for i, line in enumerate(data.splitlines(), 1):
+                if any(n in line for n in needles):
+                    text = line.decode("utf-8", "replace").strip()[:100]
+                    found.append(f"{path.relative_to(root.parent)}:{i}: {text}")
+                    break
+            if len(found) >= EVIDENCE_SHOWN:
+                return found, ""
+    return found, ""
+
+
+def infer(
+    paths: Sequence[str | Path], options: Mapping[str, Any], rule: Rule | None = None
+) -> InferredTargets | None:
+    """What the team's repositories above ``paths`` say about the interpreter; ``options``
+    are the gate's own (``--tests-device``). None when there is nothing to read (no paths)."""
+    rule = rule or Rule.load()
+    if not paths:
+        return None
+    roots = list(dict.fromkeys(repository_root(p, rule.markers) for p in paths))
+    shown = ", ".join(str(r) for r in roots)
+    given = [f"--{k.replace('_', '-')} {options[k]}" for k in rule.options if options.get(k)]
+    if given:
+        why = f"{given[0]}: the team's tests run on CPU, under the interpreter"
+        return InferredTargets(shown, (), why, tuple(given))
+    evidence: list[str] = []
+    for root in roots:
+        found, cut = _evidence_in(root, rule)
+        if cut:
+            why = f"the search for interpreter use stopped ({cut}): the interpreter counts"
+            return InferredTargets(shown, (), why, tuple(found))
+        evidence += found
+    if evidence:
+        why = f"{rule.patterns[0]} found in the repository: the interpreter counts"
+        return InferredTargets(shown, (), why, tuple(evidence[:EVIDENCE_SHOWN]))
+    why = f"inferred: no {rule.patterns[0]} in the repository ({shown}); declare targets to change"
+    return InferredTargets(shown, (rule.column,), why, ())
