@@ -190,3 +190,28 @@ def test_constexpr_dtypes_from_a_default_a_module_constant_and_a_jit_caller(tmp_
     # E's default is a module constant
     assert at(uses, "binary.mod", "b % 3") == {"": (F({"float32"}), F({"lit_int"}))}
     assert at(uses, "binary.truediv", "acc / 3.0") == {"": (F({"bfloat16"}), F({"lit_float"}))}
+
+
+def test_a_reduction_takes_each_releases_recorded_result_type(tmp_path):
+    body = """
+    @triton.jit
+    def k(x_ptr, o_ptr, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        h = tl.load(x_ptr + r).to(tl.float16)
+        i = tl.load(x_ptr + r).to(tl.int8)
+        m = tl.max(h, 0)
+        s = tl.sum(i, 0)
+        tl.store(o_ptr, (h - m) * 2 + s % 5)
+    """
+    # tl.max of a float16 computes in float32 on every release the fingerprint measured
+    uses = profile(tmp_path, body, "3.2.0", "3.3.1").uses
+    assert at(uses, "binary.sub", "h - m") == {"": (F({"float16"}), F({"float32"}))}
+    # tl.sum of an int8 stays int8 on 3.2.0 and is an int32 on 3.3.1
+    assert at(uses, "binary.mod", "s % 5") == {
+        "3.2.0": (F({"int8"}), F({"lit_int"})),
+        "3.3.1": (F({"int32"}), F({"lit_int"})),
+    }
+    # without a pair of releases: the input's dtype, and the sum's fixed widening
+    fixed = profile(tmp_path, body, None, None).uses
+    assert at(fixed, "binary.sub", "h - m") == {"": (F({"float16"}), F({"float16"}))}
+    assert at(fixed, "binary.mod", "s % 5") == {"": (F({"int32"}), F({"lit_int"}))}

@@ -12,16 +12,17 @@ there (code that runs on it does not do it), and the fixed rule stands in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from matrix.analyze.fingerprint import PREFIX
 from matrix.analyze.profile.model import SCALAR_KINDS, Kinds, fixed_result
 from matrix.core import REJECTED, Release
 from matrix.results import Run
 
-# The usage ops whose fingerprint group is spelt as the op (``binary.add``) or as its family
-# (``where``, ``clamp``), each cell ``LEFT,RIGHT`` with a dtype for status.
-OPS = ("binary.", "binary_fn.", "binary_int_fn.")
+# The usage ops whose fingerprint group is spelt as the op (``binary.add``, ``reduce.max``) or
+# as its family (``where``, ``clamp``), each cell ``LEFT,RIGHT`` (one operand: ``float16``)
+# with a dtype for status.
+OPS = ("binary.", "binary_fn.", "binary_int_fn.", "reduce.", "unary.")
 FAMILY_OPS = ("where", "clamp")
 BASELINE, CANDIDATE = 0, 1
 MAX_NAMED = 6  # operand pairs named per op in the note on unrecorded combinations
@@ -70,10 +71,10 @@ class ReleaseTypes:
         refused = seen - set(got)
         return cls(str(want), {k: frozenset(v) for k, v in got.items()}, refused)
 
-    def result(self, op: str, left: str, right: str) -> frozenset[str] | str | None:
+    def result(self, op: str, *operands: str) -> frozenset[str] | str | None:
         """The recorded result dtypes; ``REJECTED`` where every column refused it; None where
         no cell records it."""
-        key = (op, f"{left},{right}")
+        key = (op, ",".join(operands))
         found = self.results.get(key)
         if found is not None:
             return found
@@ -129,6 +130,18 @@ class SidedTypes:
             self.unrecorded.setdefault(op or "an unmapped operator", set()).add(f"{x},{y}")
         return fixed or frozenset()
 
+    def result1(
+        self, op: str, kind: str, side: int, fixed: Callable[[str], frozenset[str]]
+    ) -> frozenset[str]:
+        """The result dtypes of one-operand ``op`` (``reduce.max``, ``unary.softmax``) on
+        ``kind`` on one side: recorded, else ``fixed(kind)``."""
+        found = self.sides[side].result(op, kind)
+        if isinstance(found, frozenset):
+            return found
+        if found is None and kind not in SCALAR_KINDS:
+            self.unrecorded.setdefault(op, set()).add(kind)
+        return fixed(kind)
+
     def note(self) -> str:
         """What the profile typed by the fixed rule, for its notes ("" where nothing)."""
         if not self.unrecorded:
@@ -141,5 +154,5 @@ class SidedTypes:
         return (
             f"result dtypes typed by the profile's fixed promotion rule where the fingerprint "
             f"of {self.release(BASELINE)} or {self.release(CANDIDATE)} has no cell for the "
-            f"operand pair: " + ", ".join(parts)
+            f"operands: " + ", ".join(parts)
         )

@@ -815,28 +815,45 @@ class KernelReader:
         if v.vars and v.kinds is not None and v.kinds & FLOAT_DTYPES:
             self.int_vars |= v.vars
 
-    def _reduced(self, name: str, x: Val, node: ast.Call) -> Val:
+    def _reduced(self, name: str, x: Val, node: ast.Call, recorded: bool = True) -> Val:
         """The result of a reduction or unary function of ``x``: argmax/argmin's int32, a
-        ``dtype=`` given, a sum's widened narrow integers (data: ``sum_result``), else x's;
-        ``tl.max(x, 1, return_indices=True)`` is the pair (that value, its int32 index)."""
+        ``dtype=`` given, else the result types the two releases recorded for it (per side;
+        ``tl.max`` of a float16 is a float32), else a sum's widened narrow integers (data:
+        ``sum_result``), else x's; ``tl.max(x, 1, return_indices=True)`` is the pair (that
+        value, its int32 index), whose value the cells (measured without indices) do not
+        type."""
         if name in INT32_RESULTS:
             return _k("int32")
         flag = self.kw(node, "return_indices")
         if isinstance(flag, ast.Constant) and flag.value is True:
-            return Val(items=(self._reduced(name, x, _without(node, "return_indices")),
+            return Val(items=(self._reduced(name, x, _without(node, "return_indices"), False),
                               _k("int32")))  # fmt: skip
         dtype = self.kw(node, "dtype")
         given = self._dtype_of_expr(dtype) if dtype is not None else None
         if given:
             return Val(given)
-        if name in self.map.sum_names and x.kinds is not None:
-            widen = self.map.sum_result
-            return per_side(lambda v: Val(
-                frozenset(widen.get(k, k) for k in v.kinds or ()),
-                vars=v.vars,
-                per=lift(lambda k: frozenset(widen.get(d, d) for d in k), [v]),
-            ), x)  # fmt: skip
-        return x
+        widen = self.map.sum_result if name in self.map.sum_names else {}
+
+        def fixed(k: str) -> frozenset[str]:
+            return frozenset({widen.get(k, k)})
+
+        fam = self.map.functions.get(name) or ""
+        types = self.ctx.types
+        if x.kinds is None or not (widen or (types is not None and recorded and fam)):
+            return x
+
+        def mapped(f: Callable[[str], frozenset[str]], v: Val) -> Val:
+            def each(ks: Kinds) -> Kinds:
+                return frozenset().union(*(f(k) for k in ks)) if ks is not None else None
+
+            return Val(each(v.kinds), vars=v.vars, per=lift(each, [v]))
+
+        if types is None or not recorded or not fam:
+            return per_side(lambda v: mapped(fixed, v), x)
+        return sided(
+            mapped(lambda k: types.result1(fam, k, BASELINE, fixed), base_of(x)),
+            mapped(lambda k: types.result1(fam, k, CANDIDATE, fixed), cand_of(x)),
+        )
 
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
         named = self._dtype_val(target)
