@@ -140,6 +140,22 @@ def test_a_combination_no_release_records_is_typed_by_the_fixed_rule_and_named_i
     assert "binary.rshift [int32,lit_int]" in note
 
 
+def test_a_scalar_on_the_left_the_battery_never_puts_there_takes_the_mirrored_cell(tmp_path):
+    body = """
+    @triton.jit
+    def k(x_ptr, o_ptr, eps, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + r).to(tl.float16)
+        y = eps + x
+        tl.store(o_ptr + r, y * 3)
+    """
+    p = profile(tmp_path, body, "3.1.0", "3.2.0")
+    # eps is a runtime scalar (arg_f32 among others): float16 with arg_f32 is float32 on 3.1.0
+    mul = at(p.uses, "binary.mul", "y * 3")
+    assert "float32" in mul["3.1.0"][0] and "float32" not in mul["3.2.0"][0]
+    assert all("arg_f32,float16" not in n for n in p.notes)
+
+
 def test_release_types_read_dtypes_refusals_and_gaps_from_the_cells():
     both = ReleaseTypes(
         "1.0.0",
