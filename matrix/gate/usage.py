@@ -32,6 +32,7 @@ from matrix.analyze.profile import (
 from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
+from matrix.analyze.profile.promotion import SidedTypes
 from matrix.analyze.profile.reader import Context, Helper, module_globals
 from matrix.cli import resolved
 from matrix.gate import timing
@@ -98,6 +99,7 @@ def build_profile(
     declaration: Declaration | None = None,
     baseline: str | None = None,
     launches_elsewhere: bool = True,
+    candidate: str | None = None,
 ) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
     source, each kernel a captured launch ran typed by that launch (and tied to its test),
@@ -105,9 +107,16 @@ def build_profile(
     pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
     admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals).
     ``launches_elsewhere=False``: leave out captured launches of kernels outside ``scan`` and
-    ``tests`` (this project's own profile is its kernels/, not a team suite's recorded runs)."""
+    ``tests`` (this project's own profile is its kernels/, not a team suite's recorded runs).
+    With ``baseline`` and ``candidate``, a binary op's result is typed with the result types
+    each recorded (fingerprint types cells), per release where they differ."""
     runs = list(runs)
-    ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline))
+    types = (
+        SidedTypes.from_runs(runs, baseline, candidate, load_map().dtypes)
+        if baseline and candidate
+        else None
+    )
+    ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline), types)
     launches, elsewhere = _launches_by_file(runs, tests)
     if not launches_elsewhere:
         elsewhere = []
@@ -175,6 +184,8 @@ def build_profile(
         )
     # helpers typed per call site replace their own readings (parameters guessed)
     profile.uses = ctx.uses(profile.uses)
+    if types is not None and types.note():
+        profile.notes.append(types.note())
     for m in parsed:  # what host code names: variables (fp.env_values) and Triton's hooks
         lines = m.source.splitlines()
         profile.uses += env_uses(m.tree, _show(m.path), lines)

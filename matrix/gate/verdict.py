@@ -803,6 +803,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
                 runs,
                 report.declaration,
                 baseline=args.baseline,
+                candidate=str(candidate),
                 launches_elsewhere=not own,
             )
         elif own:
@@ -813,6 +814,7 @@ def run_gate(args: argparse.Namespace) -> GateReport:
                 runs,
                 report.declaration,
                 baseline=args.baseline,
+                candidate=str(candidate),
                 launches_elsewhere=False,
             )
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)

@@ -269,9 +269,36 @@ class Val:
     # With one type variable: the kinds (or, for a dtype object, the dtypes) for each dtype
     # the variable takes, so that two values of one variable are never paired across dtypes.
     per: Per = None
+    # The value on the candidate release where the two releases' recorded result types make
+    # it differ (``tl.maximum`` of two bfloat16 is a float32 on 3.8.0, a bfloat16 on 3.9.0);
+    # the fields above are then the baseline's. None: the same on both (promotion.py).
+    cand: Val | None = None
 
 
 UNKNOWN = Val()
+
+
+def base_of(v: Val) -> Val:
+    """``v`` on the baseline (all of it where the releases agree)."""
+    return replace(v, cand=None) if v.cand is not None else v
+
+
+def cand_of(v: Val) -> Val:
+    """``v`` on the candidate."""
+    return v.cand if v.cand is not None else v
+
+
+def sided(base: Val, cand: Val) -> Val:
+    """The value that is ``base`` on the baseline and ``cand`` on the candidate."""
+    base, cand = base_of(base), base_of(cand)
+    return base if base == cand else replace(base, cand=cand)
+
+
+def per_side(f: Callable[..., Val], *vals: Val) -> Val:
+    """``f`` of ``vals``, on each side apart where one of them differs per side."""
+    if all(v.cand is None for v in vals):
+        return f(*vals)
+    return sided(f(*(base_of(v) for v in vals)), f(*(cand_of(v) for v in vals)))
 
 
 def _k(*names: str) -> Val:
@@ -304,6 +331,17 @@ def _promote(a: Kinds, b: Kinds) -> Kinds:
                 else:
                     out.add(x if WIDTH.get(x, 0) >= WIDTH.get(y, 0) else y)
     return frozenset(out)
+
+
+def fixed_result(op: str | None, a: Kinds, b: Kinds) -> Kinds:
+    """The fixed rule's result kinds of binary ``op`` (``binary.add``, ``clamp``...), where no
+    release's recorded result type says (promotion.py): ``_promote``, a true division of
+    integers giving float32, a clamp its first operand's kinds."""
+    if op == "clamp":
+        return a
+    if op == "binary.truediv" and a and b and (a | b) <= (INT_DTYPES | SCALAR_KINDS):
+        return frozenset({"float32"})
+    return _promote(a, b)
 
 
 def identity(kinds: Kinds) -> Per:
@@ -365,7 +403,10 @@ def _union_per(vals: Sequence[Val], dtype: bool = False) -> Per:
 
 
 def _union(vals: Iterable[Val]) -> Val:
+    """A value that is any of ``vals`` (per side where one differs per side)."""
     vals = list(vals)
+    if any(v.cand is not None for v in vals):
+        return sided(_union([base_of(v) for v in vals]), _union([cand_of(v) for v in vals]))
     tvars: frozenset[str] = frozenset().union(*(v.vars for v in vals))
     if vals and all(v.dtype is not False for v in vals):  # dtype objects: the dtypes of either
         if any(v.dtype is None for v in vals):
@@ -383,6 +424,8 @@ def _union(vals: Iterable[Val]) -> Val:
 def restrict(v: Val, var: str, domain: frozenset[str]) -> Val:
     """``v`` where type variable ``var`` takes only the dtypes of ``domain`` (inside a branch
     taken only for them: ``if x.dtype.is_int(): ...``)."""
+    if v.cand is not None:
+        return sided(restrict(base_of(v), var, domain), restrict(v.cand, var, domain))
     if v.vars != {var} or v.per is None:
         return v
     per = tuple((d, ks) for d, ks in v.per if d in domain)
@@ -397,6 +440,8 @@ def restrict(v: Val, var: str, domain: frozenset[str]) -> Val:
 def on_domain(v: Val, var: str, domain: frozenset[str]) -> Val:
     """A value of a branch taken only for ``domain``'s dtypes of ``var``, as a value of that
     variable (a constant there: ``tl.float32 if x.dtype is tl.bfloat16 else x.dtype``)."""
+    if v.cand is not None:
+        return sided(on_domain(base_of(v), var, domain), on_domain(v.cand, var, domain))
     if v.vars:
         return v
     own = v.dtype if v.dtype is not False else v.kinds

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 from matrix.analyze.profile.admits import OPS as ADMIT_OPS
@@ -18,6 +19,7 @@ from matrix.analyze.profile.model import (
     RUNTIME_INT,
     SCALAR_KINDS,
     UNKNOWN,
+    Kinds,
     Launch,
     Profile,
     Resolver,
@@ -25,19 +27,24 @@ from matrix.analyze.profile.model import (
     Use,
     Val,
     _k,
-    _promote,
     _scalar_of,
     _union,
     _union_per,
+    base_of,
+    cand_of,
     combos,
     decides_text,
+    fixed_result,
     identity,
     lift,
     load_map,
     on_domain,
+    per_side,
     restrict,
+    sided,
     type_var,
 )
+from matrix.analyze.profile.promotion import BASELINE, CANDIDATE, SidedTypes
 
 PASS_THROUGH = frozenset(
     {"reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "ravel", "reverse",
@@ -80,10 +87,15 @@ class Context:
     guessed), unless no call of it could be followed."""
 
     def __init__(
-        self, declaration: Declaration | None = None, admits: Admits | None = None
+        self,
+        declaration: Declaration | None = None,
+        admits: Admits | None = None,
+        types: SidedTypes | None = None,
     ) -> None:
         self.declaration = declaration or Declaration()
         self.admits = admits or Admits()  # what the baseline refuses everywhere
+        # the result dtypes the baseline and the candidate recorded (None: the fixed rule)
+        self.types = types
         self.memo: dict[tuple[Any, ...], Val] = {}
         self.int_vars: dict[tuple[Any, ...], frozenset[str]] = {}  # per memo key
         self.excluded: dict[tuple[Any, ...], dict[str, set[str]]] = {}  # per memo key
@@ -405,8 +417,8 @@ class KernelReader:
         if subject is None or pred is None:
             return None
         v = self._dtype_val(subject)
-        if len(v.vars) != 1 or v.per is None:
-            return None
+        if len(v.vars) != 1 or v.per is None or v.cand is not None:
+            return None  # (a dtype that differs per release: each branch for every dtype)
         table: dict[str, bool] = {}
         for d, ks in v.per:
             truths = {pred(k) for k in ks}
@@ -443,7 +455,12 @@ class KernelReader:
         if isinstance(expr, ast.Name):
             known = self.env.get(expr.id)
             if known is not None and known.dtype not in (False, None):
-                return Val(known.dtype, vars=known.vars, per=known.per)  # type: ignore[arg-type]
+                return per_side(_dtype_names, known)
+            g = self.globals.get(expr.id) if known is None else None
+            if g is not None and not isinstance(g, ast.Name):
+                # a module's dtype constant (`ACC: tl.constexpr = tl.float32`), as a default
+                # (`DTYPE: tl.constexpr = ACC`) or in the body
+                return self._dtype_val(g)
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             name = self._dtype_name(expr.value)
             return _k(name) if name else UNKNOWN
@@ -477,8 +494,27 @@ class KernelReader:
                     self.excluded.setdefault(var, set()).add(d)
 
     def use(self, op: str, node: ast.AST, operands: Sequence[Val] = (), **attrs: str) -> None:
-        if self.ctx.admits:
-            self._admitted(op, operands)
+        """Record one use; where an operand differs per release (a result type the two
+        releases record differently), one use per release, each with that release's kinds
+        (a cell is then looked up with the operand dtype each side computes)."""
+        if any(v.cand is not None for v in operands):
+            base = [base_of(v) for v in operands]
+            cand = [cand_of(v) for v in operands]
+            types = self.ctx.types
+            if types is not None and (
+                [v.kinds for v in base] != [v.kinds for v in cand] or combos(base) != combos(cand)
+            ):
+                self._use(op, node, base, BASELINE, {**attrs, "release": types.release(BASELINE)})
+                self._use(op, node, cand, CANDIDATE, {**attrs, "release": types.release(CANDIDATE)})
+                return
+            operands = base
+        self._use(op, node, operands, BASELINE, attrs)
+
+    def _use(
+        self, op: str, node: ast.AST, operands: Sequence[Val], side: int, attrs: Mapping[str, str]
+    ) -> None:
+        if self.ctx.admits and side == BASELINE:
+            self._admitted(op, operands)  # what the baseline refuses: its own operands only
         open_vars: set[str] = set()
         unknown = False
         for v in operands:
@@ -506,6 +542,25 @@ class KernelReader:
 
     def kw(self, call: ast.Call, name: str) -> ast.expr | None:
         return next((k.value for k in call.keywords if k.arg == name), None)
+
+    def _binop(self, op: str | None, a: Val, b: Val) -> Val:
+        """The result of binary op ``op`` on ``a`` and ``b``: with the result types the
+        baseline and the candidate recorded, per side where they differ; without them (no
+        pair of releases) the fixed rule, a true division of integers giving float32."""
+        types = self.ctx.types
+        if types is None:
+            if op == "clamp":
+                return a
+            fixed = partial(fixed_result, op)
+            return per_side(lambda x, y: _binop_with(fixed, x, y), a, b)
+
+        def on(side: int) -> Callable[[Kinds, Kinds], Kinds]:
+            return lambda x, y: types.promote(op, x, y, side)
+
+        return sided(
+            _binop_with(on(BASELINE), base_of(a), base_of(b)),
+            _binop_with(on(CANDIDATE), cand_of(a), cand_of(b)),
+        )
 
     # -- expressions
     def ev(self, node: ast.expr | None, record: bool = True) -> Val:
@@ -556,7 +611,7 @@ class KernelReader:
         if isinstance(node, ast.Attribute):
             named = self._dtype_val(node)
             if named.kinds is not None:
-                return Val(dtype=named.kinds, vars=named.vars, per=named.per)
+                return per_side(_as_dtype, named)
             base = self.ev(node.value)
             if node.attr == "T":
                 return base
@@ -587,14 +642,7 @@ class KernelReader:
                 return ptr
             if op:
                 self.use(op, node, (a, b))
-            if (
-                op in ("binary.truediv",)
-                and a.kinds
-                and b.kinds
-                and (a.kinds | b.kinds) <= (INT_DTYPES | SCALAR_KINDS)
-            ):
-                return Val(frozenset({"float32"}), vars=a.vars | b.vars)
-            return _binop(a, b)
+            return self._binop(op, a, b)
         if isinstance(node, ast.UnaryOp):
             a = self.ev(node.operand)
             op = self.map.operators.get(type(node.op).__name__)
@@ -660,7 +708,8 @@ class KernelReader:
             if q and q.startswith("triton."):
                 self.use("name", node, name=q)
                 if args and any(q.startswith(p) for p in self.map.same_dtype_calls):
-                    return Val(args[0].kinds)  # libdevice math: computed in its input's dtype
+                    # libdevice math: computed in its input's dtype
+                    return per_side(lambda v: Val(v.kinds), args[0])
                 return UNKNOWN
             if name in BUILTIN_RULES and name not in self.env:
                 self.use(BUILTIN_RULES[name], node, args)
@@ -787,41 +836,57 @@ class KernelReader:
         if v.vars and v.kinds is not None and v.kinds & FLOAT_DTYPES:
             self.int_vars |= v.vars
 
-    def _reduced(self, name: str, x: Val, node: ast.Call) -> Val:
+    def _reduced(self, name: str, x: Val, node: ast.Call, recorded: bool = True) -> Val:
         """The result of a reduction or unary function of ``x``: argmax/argmin's int32, a
-        ``dtype=`` given, a sum's widened narrow integers (data: ``sum_result``), else x's;
-        ``tl.max(x, 1, return_indices=True)`` is the pair (that value, its int32 index)."""
+        ``dtype=`` given, else the result types the two releases recorded for it (per side;
+        ``tl.max`` of a float16 is a float32), else a sum's widened narrow integers (data:
+        ``sum_result``), else x's; ``tl.max(x, 1, return_indices=True)`` is the pair (that
+        value, its int32 index), whose value the cells (measured without indices) do not
+        type."""
         if name in INT32_RESULTS:
             return _k("int32")
         flag = self.kw(node, "return_indices")
         if isinstance(flag, ast.Constant) and flag.value is True:
-            return Val(items=(self._reduced(name, x, _without(node, "return_indices")),
+            return Val(items=(self._reduced(name, x, _without(node, "return_indices"), False),
                               _k("int32")))  # fmt: skip
         dtype = self.kw(node, "dtype")
         given = self._dtype_of_expr(dtype) if dtype is not None else None
         if given:
             return Val(given)
-        if name in self.map.sum_names and x.kinds is not None:
-            widen = self.map.sum_result
-            return Val(
-                frozenset(widen.get(k, k) for k in x.kinds),
-                vars=x.vars,
-                per=lift(lambda k: frozenset(widen.get(d, d) for d in k), [x]),
-            )
-        return x
+        widen = self.map.sum_result if name in self.map.sum_names else {}
+
+        def fixed(k: str) -> frozenset[str]:
+            return frozenset({widen.get(k, k)})
+
+        fam = self.map.functions.get(name) or ""
+        types = self.ctx.types
+        if x.kinds is None or not (widen or (types is not None and recorded and fam)):
+            return x
+
+        def mapped(f: Callable[[str], frozenset[str]], v: Val) -> Val:
+            def each(ks: Kinds) -> Kinds:
+                return frozenset().union(*(f(k) for k in ks)) if ks is not None else None
+
+            return Val(each(v.kinds), vars=v.vars, per=lift(each, [v]))
+
+        if types is None or not recorded or not fam:
+            return per_side(lambda v: mapped(fixed, v), x)
+        return sided(
+            mapped(lambda k: types.result1(fam, k, BASELINE, fixed), base_of(x)),
+            mapped(lambda k: types.result1(fam, k, CANDIDATE, fixed), cand_of(x)),
+        )
 
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
         named = self._dtype_val(target)
-        dst = named.kinds
         is_bitcast: bool | None = isinstance(bitcast, ast.Constant) and bitcast.value is True
         if bitcast is not None and not isinstance(bitcast, ast.Constant):
             is_bitcast = None  # a constexpr flag: either
         op = "cast.bitcast" if is_bitcast else "cast.to"
-        target_val = Val(dst, vars=named.vars, per=named.per)
+        target_val = per_side(lambda v: Val(v.kinds, vars=v.vars, per=v.per), named)
         self.use(op, node, (src, target_val))
         if is_bitcast is None:
             self.use("cast.to", node, (src, target_val))
-        return Val(dst, cast=True, vars=named.vars, per=named.per)
+        return per_side(lambda v: Val(v.kinds, cast=True, vars=v.vars, per=v.per), named)
 
     def _tl_call(self, node: ast.Call, name: str) -> Val:
         q = f"triton.language.{name}"
@@ -869,7 +934,7 @@ class KernelReader:
             return held
         if name == "store":
             ptr = args[0] if args else UNKNOWN
-            self.use("store", node, (Val(ptr.kinds, vars=ptr.vars),),
+            self.use("store", node, (per_side(lambda v: Val(v.kinds, vars=v.vars), ptr),),
                      masked=str("mask" in kws).lower())  # fmt: skip
             return UNKNOWN
         if name in self.map.call_result:  # tl.rand, tl.randn: a fixed result dtype
@@ -886,17 +951,21 @@ class KernelReader:
             if "allow_tf32" in kws:
                 prec = "*"
             out_text = "default" if "out_dtype" not in kws else "|".join(sorted(out or {"?"}))
-            acc_text = "?" if acc.kinds is None else "|".join(sorted(acc.kinds))
+            both = _union([base_of(acc), cand_of(acc)])  # its kinds on either release
+            acc_text = "?" if both.kinds is None else "|".join(sorted(both.kinds))
             self.use("dot", node, (_union([a, b]),), acc=acc_text, out=out_text, prec=str(prec))
             if out:
                 return Val(out)
             if acc.kinds != {"none"}:
                 return acc  # the accumulator's dtype (acc= or the third argument)
-            ab = _union([a, b])
             table = self.map.dot_result
-            if ab.kinds is None:  # inputs not inferable: any result a dot can have
-                return Val(frozenset(table.values()))
-            return Val(frozenset(table.get(k, table["*"]) for k in ab.kinds), vars=ab.vars)
+
+            def result(ab: Val) -> Val:
+                if ab.kinds is None:  # inputs not inferable: any result a dot can have
+                    return Val(frozenset(table.values()))
+                return Val(frozenset(table.get(k, table["*"]) for k in ab.kinds), vars=ab.vars)
+
+            return per_side(result, _union([a, b]))
         if fam and fam.startswith("atomic."):
             ptr = args[0] if args else UNKNOWN
             sem = self.kw(node, "sem")
@@ -917,17 +986,17 @@ class KernelReader:
             nan = self.kw(node, "propagate_nan")
             attrs = {"propagate_nan": ast.unparse(nan)} if nan is not None else {}
             self.use(fam, node, (a, b), **attrs)
-            return _binop(a, b)
+            return self._binop(fam, a, b)
         if name == "where":
             a = args[1] if len(args) > 1 else UNKNOWN
             b = args[2] if len(args) > 2 else UNKNOWN
             self.use("where", node, (a, b))
-            return _binop(a, b)
+            return self._binop("where", a, b)
         if name == "clamp":
             x = args[0] if args else UNKNOWN
             lo = args[1] if len(args) > 1 else kw_vals.get("min", UNKNOWN)
             self.use("clamp", node, (x, lo))
-            return x
+            return self._binop("clamp", x, lo)
         if fam and fam.startswith(("unary.", "reduce.")):
             x = args[0] if args else UNKNOWN
             self.use(fam, node, (x,))
@@ -945,7 +1014,7 @@ class KernelReader:
             "_experimental_make_tensor_descriptor",
         ):
             base = kw_vals.get("base", args[0] if args else UNKNOWN)
-            return Val(base.kinds, pointer=True, vars=base.vars, per=base.per)
+            return per_side(lambda v: Val(v.kinds, pointer=True, vars=v.vars, per=v.per), base)
         if name in PASS_THROUGH:
             return args[0] if args else UNKNOWN
         if name in ("reduce", "associative_scan") and args:
@@ -957,8 +1026,12 @@ class KernelReader:
             if combine is not None:
                 self._combine_fn(combine, [*items, *items])
             return args[0]
-        if name == "cdiv":
-            return _binop(args[0], args[1]) if len(args) > 1 else UNKNOWN
+        if name == "cdiv":  # (x + div - 1) // div (triton/language/standard.py)
+            if len(args) < 2:
+                return UNKNOWN
+            up = self._binop("binary.sub", self._binop("binary.add", args[0], args[1]),
+                             _k("lit_int"))  # fmt: skip
+            return self._binop("binary.floordiv", up, args[1])
         return UNKNOWN
 
     # -- statements
@@ -995,7 +1068,7 @@ class KernelReader:
             # ``acc += x`` of a tensor keeps acc's dtype (a loop-carried value must: Triton
             # refuses a loop whose carried type changes); a scalar is promoted as ``+`` does
             keep = cur.kinds is not None and not (cur.kinds & SCALAR_KINDS)
-            self.bind(s.target, cur if keep else _binop(cur, v))
+            self.bind(s.target, cur if keep else self._binop(op, cur, v))
         elif isinstance(s, ast.For):
             it = self.ev(s.iter)
             loop_var = _k("cx_int") if self._is_static(s.iter) else _k("arg_i32")
@@ -1083,12 +1156,23 @@ def _pointer_terms(e: ast.expr) -> set[str]:
     return set()
 
 
-def _binop(a: Val, b: Val) -> Val:
-    """The result of a binary op of ``a`` and ``b``, with the type variables of both."""
-    per = lift(_promote, [a, b])
+def _binop_with(promote: Callable[[Kinds, Kinds], Kinds], a: Val, b: Val) -> Val:
+    """The result of a binary op of ``a`` and ``b`` (``promote`` their kinds), with the type
+    variables of both."""
+    per = lift(promote, [a, b])
     if per is not None:  # paired per dtype of their one variable: exactly what occurs
         return Val(frozenset().union(*(ks for _, ks in per)), vars=a.vars | b.vars, per=per)
-    return Val(_promote(a.kinds, b.kinds), vars=a.vars | b.vars)
+    return Val(promote(a.kinds, b.kinds), vars=a.vars | b.vars)
+
+
+def _dtype_names(v: Val) -> Val:
+    """The dtypes a dtype object names, as a value's kinds."""
+    return Val(v.dtype, vars=v.vars, per=v.per)  # type: ignore[arg-type]
+
+
+def _as_dtype(v: Val) -> Val:
+    """A dtype object naming ``v``'s kinds."""
+    return Val(dtype=v.kinds, vars=v.vars, per=v.per)
 
 
 def _float_literal(e: ast.expr) -> bool:
@@ -1114,7 +1198,7 @@ def _without(node: ast.Call, keyword: str) -> ast.Call:
 
 def _elem(v: Val) -> Val:
     """The values ``v`` holds or names: a pointer's elements, a dtype's (kinds, variables)."""
-    return Val(v.kinds, vars=v.vars, per=v.per)
+    return per_side(lambda x: Val(x.kinds, vars=x.vars, per=x.per), v)
 
 
 def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
@@ -1125,6 +1209,11 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
         vb = b.get(name)
         if vb is None or vb == va:
             out[name] = va
+        elif va.cand is not None or vb.cand is not None:
+            out[name] = sided(
+                _merge({name: base_of(va)}, {name: base_of(vb)})[name],
+                _merge({name: cand_of(va)}, {name: cand_of(vb)})[name],
+            )
         elif va.pointer and vb.pointer:
             kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
             per = _union_per([va, vb])
