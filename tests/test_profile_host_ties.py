@@ -199,3 +199,22 @@ def test_a_launch_site_that_types_nothing_still_counts(tmp_path):
     subs = [x for x in found if x.op == "binary.sub"]
     assert any(x.operands[0] == frozenset({"float16"}) for x in subs)
     assert any(x.operands[0] == ELEM_DTYPES for x in subs)  # the other site: open
+
+
+def test_block_sizes_passed_from_one_host_variable_stay_block_sizes(tmp_path):
+    found = uses(tmp_path, """
+        def run(x, n):
+            B = pick(n)
+            y = torch.empty_like(x)
+            m[(1,)](x, y, n, B, B)
+        """, """
+        @triton.jit
+        def m(x_ptr, y_ptr, n, BT: tl.constexpr, BS: tl.constexpr):
+            r = tl.arange(0, BS)
+            e = tl.minimum(n, BT)
+            tl.store(y_ptr + r, tl.load(x_ptr + r), mask=r < e)
+
+        """)  # fmt: skip
+    (u,) = [u for u in found if u.op == "binary_fn.minimum"]
+    # a constexpr scalar (not read as a dtype because the host ties BT to BS)
+    assert u.operands[1] is not None and u.operands[1] <= {"cx_int", "cx_float"}, u.operands

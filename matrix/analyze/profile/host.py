@@ -118,7 +118,9 @@ class HostTypes:
     def _launch(self, params: Sequence[str], call: ast.Call, scope: Any) -> Launch:
         sig: dict[str, str] = {}
         cx: dict[str, str] = {}
-        groups: dict[str, list[str]] = {}  # token root -> the parameters it types
+        # token root -> the parameters it types (and whether each is passed a dtype, not a
+        # tensor: a tensor's parameter, a pointer, names the shared variable)
+        groups: dict[str, list[tuple[str, bool]]] = {}
         domains: dict[str, frozenset[str]] = {}
         # positional arguments up to the first ``*args`` (after it, positions are unknown)
         positional = list(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))
@@ -129,12 +131,13 @@ class HostTypes:
             if value is not None and not value.startswith(TOKEN):
                 cx[param] = value  # a dtype constexpr: ``tl.float32``, ``D[torch.float16]``
                 continue
-            t = self.dtype(expr, scope, 0) or value
+            tensor = self.dtype(expr, scope, 0)
+            t = tensor or value
             if t is None:
                 continue
             if t.startswith(TOKEN):
                 root, admitted = split_token(t)
-                groups.setdefault(root, []).append(param)
+                groups.setdefault(root, []).append((param, tensor is None))
                 if admitted is not None:
                     domains[root] = domains.get(root, admitted) & admitted
             elif t == INT_SIG:
@@ -145,7 +148,8 @@ class HostTypes:
                 sig[param] = f"*{t}"
         ties: dict[str, str] = {}
         narrowed: dict[str, frozenset[str]] = {}
-        for root, members in groups.items():
+        for root, passed in groups.items():
+            members = [p for p, _ in sorted(passed, key=lambda m: m[1])]  # stable: tensors first
             if len(members) > 1 or root in domains:
                 for m in members:
                     ties[m] = members[0]

@@ -294,8 +294,8 @@ class KernelReader:
                     self.env[name] = _k(kind) if kind else UNKNOWN
                 elif default is not None and self._dtype_of_expr(default):
                     self.env[name] = Val(dtype=self._dtype_of_expr(default))
-                elif name in dtype_names or (self.launch and name in self.launch.ties):
-                    self.env[name] = self._dtype_param(name)  # the caller picks: a variable
+                elif name in dtype_names:  # a dtype the caller picks: a type variable
+                    self.env[name] = self._dtype_param(name)
                 elif name in offsets:  # a block size: shapes, aranges, masks
                     self.env[name] = _k("cx_int")
                 else:
@@ -322,7 +322,7 @@ class KernelReader:
             return Val(dtype=frozenset({pick} if pick else declared))
         tied = self.launch.ties.get(name) if self.launch else None
         # tied by the host to a pointer's dtype (``D[x.dtype]``): that pointer's variable
-        var = type_var(self.fn.name, tied or name, dtype=tied in (None, name))
+        var = type_var(self.fn.name, tied) if tied else type_var(self.fn.name, name, dtype=True)
         names = self.narrow.get(var, ELEM_DTYPES)
         return Val(dtype=names, vars=frozenset({var}), per=identity(names))
 
