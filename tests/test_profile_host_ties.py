@@ -218,3 +218,21 @@ def test_block_sizes_passed_from_one_host_variable_stay_block_sizes(tmp_path):
     (u,) = [u for u in found if u.op == "binary_fn.minimum"]
     # a constexpr scalar (not read as a dtype because the host ties BT to BS)
     assert u.operands[1] is not None and u.operands[1] <= {"cx_int", "cx_float"}, u.operands
+
+
+def test_an_assignment_after_the_launch_is_not_what_it_passed_unless_in_a_loop(tmp_path):
+    after = """
+        def run(x, z):
+            y = torch.empty_like(x)
+            k[(1,)](x, y, x.numel(), BLOCK=128)
+            y = y.sum(0)
+        """
+    assert pairs(sub(uses(tmp_path, after))) == {(d, d) for d in ELEM_DTYPES}
+    looped = """
+        def run(x, z):
+            y = torch.empty_like(x)
+            for _ in range(2):
+                k[(1,)](x, y, x.numel(), BLOCK=128)
+                y = y.sum(0)
+        """
+    assert not sub(uses(tmp_path, looped)).combos  # the second launch passes another y

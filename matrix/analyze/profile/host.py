@@ -51,6 +51,10 @@ class HostTypes:
         ] = {}
         self.kernel_names: set[str] = set()
         self.launch_sites: list[tuple[str, ast.Call, Any]] = []
+        self.in_loop: set[int] = set()  # launch sites inside a loop of their function
+        # The launch being typed: its function and line (an assignment after it, outside a
+        # loop, is not what it passes: ``dq = dq.sum(0)`` after ``k[grid](dq)``)
+        self._site: tuple[int, int] = (0, 0)
         # One walk per tree: each node's innermost function, and per function its asserts
         # and assignments (what ``_name`` reads), so that typing a launch never re-walks.
         self.statements: dict[int, list[ast.AST]] = {}
@@ -67,14 +71,14 @@ class HostTypes:
                 self.kernel_file[id(f)] = index
                 self.defined_in.setdefault(f.name, set()).add(index)
             inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
-            stack: list[tuple[ast.AST, Any]] = [(tree, None)]
+            stack: list[tuple[ast.AST, Any, bool]] = [(tree, None, False)]
             while stack:
-                node, fn = stack.pop()
+                node, fn, loop = stack.pop()
                 if id(node) in inside:
                     continue
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
-                    fn = node
+                    fn, loop = node, False
                 if fn is not None and isinstance(node, BINDINGS):
                     self.statements.setdefault(id(fn), []).append(node)
                 if fn is None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
@@ -94,8 +98,11 @@ class HostTypes:
                         k = _callee(node.func.value)
                         if k:
                             self.launch_sites.append((k, node, fn))
+                            if loop:
+                                self.in_loop.add(id(node))
                             self.site_file[id(node)] = index
-                stack.extend((child, fn) for child in ast.iter_child_nodes(node))
+                loop = loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+                stack.extend((child, fn, loop) for child in ast.iter_child_nodes(node))
         self._memo: dict[tuple[int, int, bool], str | None] = {}
         self.launched = frozenset(name for name, _, _ in self.launch_sites)  # kernel[grid](...)
 
@@ -110,6 +117,9 @@ class HostTypes:
                 continue
             if shared and self.site_file.get(id(call)) != own:
                 continue  # another file's kernel of the same name
+            self._memo.clear()  # what a name holds depends on where the launch is
+            line = 0 if id(call) in self.in_loop else getattr(call, "lineno", 0)
+            self._site = (id(scope), line)
             launch = self._launch(params, call, scope)
             if launch not in out:
                 out.append(launch)
@@ -324,7 +334,10 @@ class HostTypes:
         params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
         nested = False  # an assignment under a branch or loop: the parameter's value may stay
         top = {id(s) for s in scope.body}
+        until = self._site[1] if self._site[0] == id(scope) else 0
         for node in self.statements.get(id(scope), []):
+            if until and getattr(node, "lineno", 0) > until:
+                continue  # after the launch, outside any loop: not what it passes
             if isinstance(node, ast.Assert):
                 t = None if value else self._asserted(node.test, name)
                 if t:
@@ -396,7 +409,10 @@ class HostTypes:
         """The dtypes ``name`` may have after the scope's top-level checks: ``assert
         name.dtype in (...)``, ``torch._check(...)``, ``if name.dtype not in (...): raise``."""
         got: frozenset[str] | None = None
+        until = self._site[1] if self._site[0] == id(scope) else 0
         for s in scope.body:
+            if until and s.lineno > until:
+                break  # a check after the launch says nothing of what it passed
             tests: list[tuple[ast.expr, bool]] = []
             if isinstance(s, ast.Assert):
                 tests.append((s.test, True))
