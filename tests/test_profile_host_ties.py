@@ -111,6 +111,7 @@ def test_wrapper_checks_narrow_the_shared_variable(tmp_path):
                   "if x.dtype not in (torch.float16, torch.bfloat16):\n    raise TypeError()",
                   "torch._check(x.dtype == torch.float16 or x.dtype == torch.bfloat16)",
                   "if not x.is_cuda or x.dtype not in SUPPORTED:\n    raise ValueError()",
+                  "if x is not None:\n    assert x.dtype in SUPPORTED",
                   ):  # fmt: skip
         u = sub(uses(tmp_path, """
             SUPPORTED = (torch.float16, torch.bfloat16)
@@ -126,6 +127,7 @@ def test_wrapper_checks_narrow_the_shared_variable(tmp_path):
 def test_a_check_under_a_branch_or_about_something_else_narrows_nothing(tmp_path):
     for check in ("if x.is_cuda:\n    assert x.dtype in (torch.float16,)",
                   "use_tc = x.dtype in (torch.float16, torch.bfloat16)",
+                  "if x is None:\n    assert x.dtype in (torch.float16,)",
                   "assert x.dtype in (torch.float16,) or x.is_cpu"):  # fmt: skip
         u = sub(uses(tmp_path, """
             def run(x):

@@ -410,7 +410,7 @@ class HostTypes:
         name.dtype in (...)``, ``torch._check(...)``, ``if name.dtype not in (...): raise``."""
         got: frozenset[str] | None = None
         until = self._site[1] if self._site[0] == id(scope) else 0
-        for s in scope.body:
+        for s in _unguarded(scope.body, name):
             if until and s.lineno > until:
                 break  # a check after the launch says nothing of what it passed
             tests: list[tuple[ast.expr, bool]] = []
@@ -496,6 +496,23 @@ class HostTypes:
 
 BINDINGS = (ast.Assert, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
             ast.AsyncWith, ast.Delete, ast.NamedExpr)  # fmt: skip
+
+
+def _unguarded(body: Sequence[ast.stmt], name: str) -> list[ast.stmt]:
+    """The statements of ``body`` that run whenever ``name`` is a tensor: the top level, and
+    the body of ``if name is not None:`` (None has no dtype to check)."""
+    out: list[ast.stmt] = []
+    for s in body:
+        out.append(s)
+        if not isinstance(s, ast.If) or s.orelse:
+            continue
+        t = s.test
+        if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == name
+                and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
+                and isinstance(t.comparators[0], ast.Constant)
+                and t.comparators[0].value is None):  # fmt: skip
+            out += s.body
+    return out
 
 
 def _binds(node: ast.AST, name: str) -> bool:
