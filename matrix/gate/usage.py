@@ -168,7 +168,8 @@ def build_profile(
         typed: dict[str, list[Launch]] = {}
         for fn in kernels[m.path]:
             # what ran (a captured launch) first; else what the tree's host code passes
-            typed[fn.name] = captured.get(fn.name) or [h for h in host.launches(fn) if h.signature]
+            # (every launch site: one that types nothing is a reading with open variables)
+            typed[fn.name] = captured.get(fn.name) or host.launches(fn)
         profile.extend(
             profile_module(
                 m.tree,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -20,6 +21,15 @@ HOST_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "randn_like", "r
 HOST_INTS = frozenset({"stride", "numel", "size", "element_size", "cdiv", "next_power_of_2"})
 MAX_HOST_DEPTH = 3
 INT_SIG = "i32"
+# A host value whose dtype is one dtype the source does not name: ``$<scope id>:<name>`` (the
+# dtype of the wrapper's ``name``), with ``{d1,d2}`` appended where checks admit only those.
+# Two launch arguments of one token have one dtype: their kernel parameters share a type
+# variable. Never a dtype name (none starts with ``$``).
+TOKEN = "$"
+# ``x.to(...)`` keywords that keep the dtype
+TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
+# calls whose tuple result holds pieces of their base tensor (one dtype)
+HOST_PIECES = frozenset({"chunk", "split", "unbind", "tensor_split"})
 
 
 class HostTypes:
@@ -41,30 +51,45 @@ class HostTypes:
         ] = {}
         self.kernel_names: set[str] = set()
         self.launch_sites: list[tuple[str, ast.Call, Any]] = []
+        self.in_loop: set[int] = set()  # launch sites inside a loop of their function
+        # The launch being typed: its function and line (an assignment after it, outside a
+        # loop, is not what it passes: ``dq = dq.sum(0)`` after ``k[grid](dq)``)
+        self._site: tuple[int, int] = (0, 0)
         # One walk per tree: each node's innermost function, and per function its asserts
         # and assignments (what ``_name`` reads), so that typing a launch never re-walks.
-        self.statements: dict[int, list[ast.stmt]] = {}
+        self.statements: dict[int, list[ast.AST]] = {}
         # Which file defines each kernel and holds each launch: a kernel name defined in
         # several files (`_fwd_kernel`) takes only the launches of its own file.
         self.kernel_file: dict[int, int] = {}
         self.defined_in: dict[str, set[int]] = {}
         self.site_file: dict[int, int] = {}
+        self.tables: dict[str, list[ast.Dict]] = {}  # module-level dicts by name
+        self.sequences: dict[str, list[ast.Tuple | ast.List]] = {}  # module-level tuples
         for index, (tree, kernels) in enumerate(trees):  # each tree with its @triton.jit functions
             self.kernel_names |= {f.name for f in kernels}
             for f in kernels:
                 self.kernel_file[id(f)] = index
                 self.defined_in.setdefault(f.name, set()).add(index)
             inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
-            stack: list[tuple[ast.AST, Any]] = [(tree, None)]
+            stack: list[tuple[ast.AST, Any, bool]] = [(tree, None, False)]
             while stack:
-                node, fn = stack.pop()
+                node, fn, loop = stack.pop()
                 if id(node) in inside:
                     continue
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
-                    fn = node
-                if fn is not None and isinstance(node, ast.Assert | ast.Assign):
+                    fn, loop = node, False
+                if fn is not None and isinstance(node, BINDINGS):
                     self.statements.setdefault(id(fn), []).append(node)
+                if fn is None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                    for t in node.targets:  # a module's dtype table: ``D = {torch.float16: ...}``
+                        if isinstance(t, ast.Name):
+                            self.tables.setdefault(t.id, []).append(node.value)
+                if (fn is None and isinstance(node, ast.Assign)
+                        and isinstance(node.value, ast.Tuple | ast.List)):  # fmt: skip
+                    for t in node.targets:  # ``SUPPORTED = (torch.float16, ...)``
+                        if isinstance(t, ast.Name):
+                            self.sequences.setdefault(t.id, []).append(node.value)
                 if isinstance(node, ast.Call):
                     name = _callee(node.func)
                     if name:
@@ -73,12 +98,16 @@ class HostTypes:
                         k = _callee(node.func.value)
                         if k:
                             self.launch_sites.append((k, node, fn))
+                            if loop:
+                                self.in_loop.add(id(node))
                             self.site_file[id(node)] = index
-                stack.extend((child, fn) for child in ast.iter_child_nodes(node))
-        self._memo: dict[tuple[int, int], str | None] = {}
+                loop = loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+                stack.extend((child, fn, loop) for child in ast.iter_child_nodes(node))
+        self._memo: dict[tuple[int, int, bool], str | None] = {}
         self.launched = frozenset(name for name, _, _ in self.launch_sites)  # kernel[grid](...)
 
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
+        """One ``Launch`` per launch site of ``kernel`` in the tree (what each passes)."""
         params = [a.arg for a in [*kernel.args.posonlyargs, *kernel.args.args]]
         out: list[Launch] = []
         own = self.kernel_file.get(id(kernel))
@@ -88,47 +117,132 @@ class HostTypes:
                 continue
             if shared and self.site_file.get(id(call)) != own:
                 continue  # another file's kernel of the same name
-            sig: dict[str, str] = {}
-            bound = list(zip(params, call.args, strict=False)) + [
-                (k.arg, k.value) for k in call.keywords if k.arg in params
-            ]
-            for param, expr in bound:
-                t = self.type_of(expr, scope, 0)
-                if t:
-                    sig[param] = t
-            launch = Launch(sig, {})
+            self._memo.clear()  # what a name holds depends on where the launch is
+            line = 0 if id(call) in self.in_loop else getattr(call, "lineno", 0)
+            self._site = (id(scope), line)
+            launch = self._launch(params, call, scope)
             if launch not in out:
                 out.append(launch)
         return out
+
+    def _launch(self, params: Sequence[str], call: ast.Call, scope: Any) -> Launch:
+        sig: dict[str, str] = {}
+        cx: dict[str, str] = {}
+        # token root -> the parameters it types (and whether each is passed a dtype, not a
+        # tensor: a tensor's parameter, a pointer, names the shared variable)
+        groups: dict[str, list[tuple[str, bool]]] = {}
+        domains: dict[str, frozenset[str]] = {}
+        # positional arguments up to the first ``*args`` (after it, positions are unknown)
+        positional = list(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))
+        bound: list[tuple[str, ast.expr]] = list(zip(params, positional, strict=False))
+        bound += [(k.arg, k.value) for k in call.keywords if k.arg and k.arg in params]
+        for param, expr in bound:
+            value = self.dtype_value(expr, scope, 0)
+            if value is not None and not value.startswith(TOKEN):
+                cx[param] = value  # a dtype constexpr: ``tl.float32``, ``D[torch.float16]``
+                continue
+            tensor = self.dtype(expr, scope, 0)
+            t = tensor or value
+            if t is None:
+                continue
+            if t.startswith(TOKEN):
+                root, admitted = split_token(t)
+                groups.setdefault(root, []).append((param, tensor is None))
+                if admitted is not None:
+                    domains[root] = domains.get(root, admitted) & admitted
+            elif t == INT_SIG:
+                sig[param] = INT_SIG
+            elif self.map.dtypes.get(t) == t:
+                # a tensor: a pointer to its dtype, spelt by its own name (every dtype's name
+                # is one of its spellings in usage_map.toml [dtypes]: uint8 and the fp8s too)
+                sig[param] = f"*{t}"
+        ties: dict[str, str] = {}
+        narrowed: dict[str, frozenset[str]] = {}
+        for root, passed in groups.items():
+            members = [p for p, _ in sorted(passed, key=lambda m: m[1])]  # stable: tensors first
+            if len(members) > 1 or root in domains:
+                for m in members:
+                    ties[m] = members[0]
+                if domains.get(root):
+                    narrowed[members[0]] = domains[root]
+        return Launch(sig, cx, ties=ties, domains=narrowed)
 
     def type_of(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         """``*fp16`` for a float16 tensor, ``i32`` for an int, None unknown."""
         dt = self.dtype(expr, scope, depth)
         if dt == INT_SIG:
             return INT_SIG
-        if dt is None:
+        if dt is None or dt.startswith(TOKEN):
             return None
-        # a tensor: a pointer to its dtype, spelt by its own name (every dtype's name is one
-        # of its spellings in usage_map.toml [dtypes]: uint8 and the fp8s too)
         return f"*{dt}" if self.map.dtypes.get(dt) == dt else None
 
     def _torch_dtype(self, expr: ast.expr | None) -> str | None:
-        if (
-            isinstance(expr, ast.Attribute)
-            and isinstance(expr.value, ast.Name)
-            and expr.value.id == "torch"
+        """``torch.float16`` / ``tl.float16`` / ``triton.language.float16``: its dtype name."""
+        if not isinstance(expr, ast.Attribute):
+            return None
+        base = expr.value
+        if (isinstance(base, ast.Name) and base.id in ("torch", "tl")) or (
+            isinstance(base, ast.Attribute) and base.attr == "language"
         ):
             return self.map.dtypes.get(expr.attr)
         return None
 
     def dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
+        """The dtype of the host tensor ``expr``: a dtype name, ``i32`` (an int), a token (one
+        dtype the source does not name), None (unknown)."""
+        return self._cached(expr, scope, depth, False)
+
+    def dtype_value(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
+        """The dtype the host expression ``expr`` IS (``torch.float16``, ``x.dtype``,
+        ``D[x.dtype]``): a dtype name, a token (the dtype of that tensor), None (unknown)."""
+        return self._cached(expr, scope, depth, True)
+
+    def _cached(self, expr: ast.expr, scope: Any, depth: int, value: bool) -> str | None:
         if depth > MAX_HOST_DEPTH:
             return None
-        key = (id(expr), id(scope))
+        key = (id(expr), id(scope), value)
         if key not in self._memo:
             self._memo[key] = None  # a cycle through the calls reads as unknown
-            self._memo[key] = self._dtype(expr, scope, depth)
+            self._memo[key] = (self._value if value else self._dtype)(expr, scope, depth)
         return self._memo[key]
+
+    def _value(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
+        named = self._torch_dtype(expr)
+        if named:
+            return named
+        if isinstance(expr, ast.Attribute) and expr.attr == "dtype":
+            t = self.dtype(expr.value, scope, depth)
+            return None if t == INT_SIG else t
+        if isinstance(expr, ast.IfExp):
+            return join([self.dtype_value(expr.body, scope, depth),
+                         self.dtype_value(expr.orelse, scope, depth)])  # fmt: skip
+        if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
+            return self._lookup(expr.value.id, expr.slice, scope, depth)
+        if isinstance(expr, ast.Name) and scope is not None:
+            return self._name(expr.id, scope, depth, True)
+        return None
+
+    def _lookup(self, table: str, key: ast.expr, scope: Any, depth: int) -> str | None:
+        """``D[x.dtype]`` with ``D`` a module's dict of dtypes: the dtype it maps to; for a
+        token, the same token (where ``D`` maps every dtype to itself) admitting only ``D``'s
+        keys (any other raises ``KeyError``)."""
+        dicts = self.tables.get(table, [])
+        if len(dicts) != 1:
+            return None  # no table, or several of that name: not this reading's to pick
+        pairs = [(self._torch_dtype(k) if k is not None else None, self._torch_dtype(v))
+                 for k, v in zip(dicts[0].keys, dicts[0].values, strict=True)]  # fmt: skip
+        if not pairs or any(k is None or v is None for k, v in pairs):
+            return None
+        mapping = {k: v for k, v in pairs if k and v}
+        got = self.dtype_value(key, scope, depth)
+        if got is None:
+            return None
+        if not got.startswith(TOKEN):
+            return mapping.get(got)
+        if any(k != v for k, v in mapping.items()):
+            values = set(mapping.values())
+            return values.pop() if len(values) == 1 else None
+        return restrict_token(got, frozenset(mapping))
 
     def _dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, int):
@@ -141,71 +255,231 @@ class HostTypes:
             if expr.attr in HOST_SAME:
                 return self.dtype(expr.value, scope, depth)
             return None
+        if isinstance(expr, ast.IfExp):  # ``x if c else torch.empty_like(x)``
+            return join([self.dtype(expr.body, scope, depth),
+                         self.dtype(expr.orelse, scope, depth)])  # fmt: skip
         if isinstance(expr, ast.Call):
             f = expr.func
             kw = {k.arg: k.value for k in expr.keywords if k.arg}
             name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
             if name in HOST_INTS or name == "len":
                 return INT_SIG
-            given = self._torch_dtype(kw.get("dtype"))
-            if given:
-                return given
+            if "dtype" in kw and name != "to":  # a tensor made with that dtype, or unknown
+                return self.dtype_value(kw["dtype"], scope, depth)
             if name in HOST_CASTS and isinstance(f, ast.Attribute) and not expr.args:
                 return HOST_CASTS[name]
-            if name == "to" and isinstance(f, ast.Attribute):
-                for a in [*expr.args, kw.get("dtype")]:
-                    t = self._torch_dtype(a)
-                    if t:
-                        return t
+            if not isinstance(f, ast.Attribute):
+                return self._like(name, expr, scope, depth)
+            if name == "to":
+                return self._to(expr, f.value, kw, scope, depth)
+            if name == "view" and len(expr.args) == 1 and not self._is_shape(expr.args[0]):
+                return self.dtype_value(expr.args[0], scope, depth)  # ``x.view(torch.int8)``
+            if name in HOST_SAME:
                 return self.dtype(f.value, scope, depth)
-            if name in HOST_SAME and isinstance(f, ast.Attribute):
-                return self.dtype(f.value, scope, depth)
-            if name in HOST_LIKE:
-                base = (
-                    f.value
-                    if name.startswith("new_") and isinstance(f, ast.Attribute)
-                    else (expr.args[0] if expr.args else None)
-                )
-                return self.dtype(base, scope, depth) if base is not None else None
-            return None
+            return self._like(name, expr, scope, depth)
         if isinstance(expr, ast.Name) and scope is not None:
-            return self._name(expr.id, scope, depth)
+            return self._name(expr.id, scope, depth, False)
         return None
 
-    def _name(self, name: str, scope: Any, depth: int) -> str | None:
-        found: set[str | None] = set()
+    def _like(self, name: str, expr: ast.Call, scope: Any, depth: int) -> str | None:
+        """``torch.empty_like(x)``, ``x.new_empty(...)``: x's dtype."""
+        if name not in HOST_LIKE:
+            return None
+        f = expr.func
+        base = (f.value if name.startswith("new_") and isinstance(f, ast.Attribute)
+                else (expr.args[0] if expr.args else None))  # fmt: skip
+        return self.dtype(base, scope, depth) if base is not None else None
+
+    def _to(self, expr: ast.Call, base: ast.expr, kw: dict[str, ast.expr], scope: Any,
+            depth: int) -> str | None:  # fmt: skip
+        """``x.to(torch.float16)``, ``x.to(dtype=d)``: that dtype; ``x.to("cuda")``, ``x.to(
+        device)``: x's; ``x.to(y)`` or any other argument: unknown (a tensor's or a dtype)."""
+        if "dtype" in kw:
+            return self.dtype_value(kw["dtype"], scope, depth)
+        for a in expr.args:
+            named = self._torch_dtype(a)
+            if named:
+                return named
+        keeps = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in expr.args)
+        if keeps and set(kw) <= TO_KEEPS:
+            return self.dtype(base, scope, depth)
+        if len(expr.args) == 1 and isinstance(expr.args[0], ast.Attribute | ast.Name):
+            arg = expr.args[0]
+            text = arg.attr if isinstance(arg, ast.Attribute) else arg.id
+            if text == "device" or text.endswith("_device"):
+                return self.dtype(base, scope, depth)  # ``x.to(y.device)``, ``x.to(device)``
+            return self.dtype_value(arg, scope, depth)  # ``x.to(out_dtype)``, ``x.to(y.dtype)``
+        return None
+
+    def _is_shape(self, arg: ast.expr) -> bool:
+        """A ``view`` argument that is a shape, not a dtype: an int, a tuple, ``*s``, ``-1``,
+        a ``.shape``/``.size()``; a name or attribute is a dtype unless spelt as a shape."""
+        if isinstance(arg, ast.Constant | ast.Tuple | ast.List | ast.Starred | ast.UnaryOp):
+            return True
+        if isinstance(arg, ast.Attribute):
+            return arg.attr == "shape" or (self._torch_dtype(arg) is None and arg.attr != "dtype"
+                                           and "dtype" not in arg.attr)  # fmt: skip
+        if isinstance(arg, ast.Call):
+            return _callee(arg.func) in ("size", "Size")
+        if isinstance(arg, ast.Name):
+            return "dtype" not in arg.id.lower() and "shape" in arg.id.lower()
+        return False
+
+    def _name(self, name: str, scope: Any, depth: int, value: bool) -> str | None:
+        """What ``name`` of ``scope`` is (``value``: the dtype it holds; else the dtype of the
+        tensor it holds): from its assignments, else its callers, else a token of its own
+        (one value of one dtype); narrowed by the scope's checks of ``name.dtype``."""
+        resolve = self.dtype_value if value else self.dtype
+        found: list[str | None] = []
+        params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
+        nested = False  # an assignment under a branch or loop: the parameter's value may stay
+        top = {id(s) for s in scope.body}
+        until = self._site[1] if self._site[0] == id(scope) else 0
         for node in self.statements.get(id(scope), []):
+            if until and getattr(node, "lineno", 0) > until:
+                continue  # after the launch, outside any loop: not what it passes
             if isinstance(node, ast.Assert):
-                t = self._asserted(node.test, name)
+                t = None if value else self._asserted(node.test, name)
                 if t:
                     return t
-            if isinstance(node, ast.Assign):
-                for target in node.targets:
+                continue
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                rhs = node.value
+                for target in targets:
                     if isinstance(target, ast.Name) and target.id == name:
-                        found.add(self.dtype(node.value, scope, depth + 1))
-                    elif isinstance(target, ast.Tuple) and any(
+                        if rhs is None or (isinstance(rhs, ast.Constant) and rhs.value is None):
+                            continue  # no value, or ``None`` (no tensor: no dtype to pass)
+                        if not value and _keeps(rhs, name):
+                            continue  # ``x = x.contiguous()``: the same dtype
+                        found.append(resolve(rhs, scope, depth + 1))
+                        nested |= id(node) not in top
+                    elif isinstance(target, ast.Tuple | ast.List) and any(
                         isinstance(e, ast.Name) and e.id == name for e in target.elts
                     ):
-                        shape = isinstance(node.value, ast.Attribute) and node.value.attr == "shape"
-                        found.add(INT_SIG if shape else None)
-        if found:
-            return found.pop() if len(found) == 1 else None
-        params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
+                        found.append(self._unpacked(rhs, scope, depth, value))
+                        nested |= id(node) not in top
+            elif _binds(node, name):  # a loop or ``with`` target, ``del``: not followed
+                found.append(None)
+        if found and (not nested or name not in params):
+            return self._checked(join(found), name, scope, found)
         if name not in params:
             return None
         index = params.index(name)
-        seen: set[str | None] = set()
+        seen: list[str | None] = []
         for call, caller in self.calls.get(scope.name, []):
+            if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+                seen.append(None)
+                continue
             arg = (
                 call.args[index]
                 if index < len(call.args)
                 else next((k.value for k in call.keywords if k.arg == name), None)
             )
-            seen.add(self.dtype(arg, caller, depth + 1) if arg is not None else None)
-        return seen.pop() if len(seen) == 1 else None
+            seen.append(resolve(arg, caller, depth + 1) if arg is not None else None)
+        # what every caller passes, else the parameter's own token (one value per call)
+        own = join(seen) or f"{TOKEN}{id(scope)}:{name}"
+        return self._checked(join([*found, own]), name, scope, [])
+
+    def _checked(
+        self, got: str | None, name: str, scope: Any, found: list[str | None]
+    ) -> str | None:
+        """``got`` narrowed by the dtypes the scope's top-level checks of ``name.dtype``
+        admit; a single unknown assignment of a non-parameter is a token of its own."""
+        if got is None and len(found) == 1 and found[0] is None:
+            got = f"{TOKEN}{id(scope)}:{name}"  # ``o = f(x)`` once: one value, one dtype
+        if got is None or not got.startswith(TOKEN):
+            return got
+        admitted = self._admitted(name, scope)
+        return restrict_token(got, admitted) if admitted is not None else got
+
+    def _unpacked(self, rhs: ast.expr | None, scope: Any, depth: int, value: bool) -> str | None:
+        if value or rhs is None:
+            return None
+        if isinstance(rhs, ast.Attribute) and rhs.attr == "shape":
+            return INT_SIG
+        if isinstance(rhs, ast.Call) and isinstance(rhs.func, ast.Attribute):
+            if rhs.func.attr in HOST_PIECES:  # ``a, b = x.chunk(2)``: pieces of x
+                return self.dtype(rhs.func.value, scope, depth + 1)
+            if rhs.func.attr == "size" and not rhs.args:
+                return INT_SIG
+        return None
+
+    def _admitted(self, name: str, scope: Any) -> frozenset[str] | None:
+        """The dtypes ``name`` may have after the scope's top-level checks: ``assert
+        name.dtype in (...)``, ``torch._check(...)``, ``if name.dtype not in (...): raise``."""
+        got: frozenset[str] | None = None
+        until = self._site[1] if self._site[0] == id(scope) else 0
+        for s in _unguarded(scope.body, name):
+            if until and s.lineno > until:
+                break  # a check after the launch says nothing of what it passed
+            tests: list[tuple[ast.expr, bool]] = []
+            if isinstance(s, ast.Assert):
+                tests.append((s.test, True))
+            elif (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
+                  and _callee(s.value.func) == "_check" and s.value.args):  # fmt: skip
+                tests.append((s.value.args[0], True))
+            elif (
+                isinstance(s, ast.If)
+                and not s.orelse
+                and any(isinstance(b, ast.Raise) for b in s.body)
+            ):
+                # raises when the test holds: each ``or``-part is false after it
+                parts = s.test.values if isinstance(s.test, ast.BoolOp) and isinstance(
+                    s.test.op, ast.Or) else [s.test]  # fmt: skip
+                tests += [(p, False) for p in parts]
+            for test, holds in tests:
+                ds = self._dtype_test(test, name, holds)
+                if ds is not None:
+                    got = ds if got is None else got & ds
+        return got
+
+    def _dtype_test(self, test: ast.expr, name: str, holds: bool) -> frozenset[str] | None:
+        """The dtypes of ``name`` for which ``test`` is ``holds``, where the test is about
+        ``name.dtype`` alone (``in``/``not in``/``==``/``!=`` torch dtypes, ``and``/``or``);
+        None for any other test (it says nothing)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._dtype_test(test.operand, name, not holds)
+        if isinstance(test, ast.BoolOp):
+            parts = [self._dtype_test(v, name, holds) for v in test.values]
+            # ``and`` holding (``or`` failing) means every part: each part narrows alone
+            every = isinstance(test.op, ast.And) == holds
+            known = [p for p in parts if p is not None]
+            if every:
+                return frozenset.intersection(*known) if known else None
+            return None if len(known) < len(parts) else frozenset().union(*known)
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return None
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if not (isinstance(left, ast.Attribute) and left.attr == "dtype"
+                and isinstance(left.value, ast.Name) and left.value.id == name):  # fmt: skip
+            return None
+        if isinstance(op, ast.In | ast.NotIn):
+            items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else None
+            if items is None and isinstance(right, ast.Name):
+                items = self._module_sequence(right.id)
+            named = [self._torch_dtype(e) for e in items or []]
+            if not named or any(n is None for n in named):
+                return None
+            ds = frozenset(n for n in named if n)
+            positive = isinstance(op, ast.In) == holds
+        elif isinstance(op, ast.Eq | ast.Is | ast.NotEq | ast.IsNot):
+            one = self._torch_dtype(right)
+            if one is None:
+                return None
+            ds = frozenset({one})
+            positive = isinstance(op, ast.Eq | ast.Is) == holds
+        else:
+            return None
+        return ds if positive else frozenset(self.map.dtypes.values()) - ds
+
+    def _module_sequence(self, name: str) -> list[ast.expr] | None:
+        seqs = self.sequences.get(name, [])
+        return list(seqs[0].elts) if len(seqs) == 1 else None
 
     def _asserted(self, test: ast.expr, name: str) -> str | None:
-        parts = test.values if isinstance(test, ast.BoolOp) else [test]
+        is_and = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
+        parts = test.values if isinstance(test, ast.BoolOp) and is_and else [test]
         for p in parts:
             if (
                 isinstance(p, ast.Compare)
@@ -218,6 +492,87 @@ class HostTypes:
             ):
                 return self._torch_dtype(p.comparators[0])
         return None
+
+
+BINDINGS = (ast.Assert, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
+            ast.AsyncWith, ast.Delete, ast.NamedExpr)  # fmt: skip
+
+
+def _unguarded(body: Sequence[ast.stmt], name: str) -> list[ast.stmt]:
+    """The statements of ``body`` that run whenever ``name`` is a tensor: the top level, and
+    the body of ``if name is not None:`` (None has no dtype to check)."""
+    out: list[ast.stmt] = []
+    for s in body:
+        out.append(s)
+        if not isinstance(s, ast.If) or s.orelse:
+            continue
+        t = s.test
+        if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == name
+                and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
+                and isinstance(t.comparators[0], ast.Constant)
+                and t.comparators[0].value is None):  # fmt: skip
+            out += s.body
+    return out
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    """Whether a loop, ``with``, ``del`` or ``:=`` rebinds ``name``."""
+    if isinstance(node, ast.For | ast.AsyncFor):
+        targets: list[ast.expr] = [node.target]
+    elif isinstance(node, ast.With | ast.AsyncWith):
+        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
+    elif isinstance(node, ast.Delete):
+        targets = list(node.targets)
+    elif isinstance(node, ast.NamedExpr):
+        targets = [node.target]
+    else:
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
+
+
+def _keeps(rhs: ast.expr, name: str) -> bool:
+    """``name = name.contiguous()`` (a chain of dtype-keeping calls on ``name`` itself)."""
+    e = rhs
+    while True:
+        if isinstance(e, ast.Name):
+            return e.id == name
+        if isinstance(e, ast.Attribute) and e.attr in HOST_SAME:
+            e = e.value
+        elif (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
+              and e.func.attr in HOST_SAME and e.func.attr != "view"
+              and not any(k.arg == "dtype" for k in e.keywords)):  # fmt: skip
+            e = e.func.value
+        else:
+            return False
+
+
+def split_token(t: str) -> tuple[str, frozenset[str] | None]:
+    """A token's root and the dtypes it admits (None: any)."""
+    root, brace, rest = t.partition("{")
+    return root, (frozenset(filter(None, rest.rstrip("}").split(","))) if brace else None)
+
+
+def restrict_token(t: str, admitted: frozenset[str]) -> str:
+    root, now = split_token(t)
+    keep = admitted if now is None else now & admitted
+    return root + "{" + ",".join(sorted(keep)) + "}"
+
+
+def join(values: Sequence[str | None]) -> str | None:
+    """One value of several (branches, callers): the value they all are; one token's root
+    admitting what any of them admits; else None (unknown)."""
+    if not values or any(v is None for v in values):
+        return None
+    distinct = set(values)
+    if len(distinct) == 1:
+        return distinct.pop()
+    split = [split_token(v) for v in distinct if v]
+    roots = {r for r, _ in split}
+    if len(roots) != 1 or not next(iter(roots)).startswith(TOKEN):
+        return None
+    if any(d is None for _, d in split):
+        return roots.pop()
+    return restrict_token(roots.pop(), frozenset().union(*(d for _, d in split if d)))
 
 
 def _callee(func: ast.expr) -> str | None:

@@ -247,6 +247,12 @@ class Launch:
     signature: Mapping[str, str]
     constexprs: Mapping[str, Any]
     test: str = ""
+    # From host code: parameters whose dtype is one unknown dtype (``y = torch.empty_like(x)``
+    # then ``k[grid](x, y)``; a dtype constexpr ``D[x.dtype]``) -> the parameter whose type
+    # variable they share; and a shared variable's parameter -> the dtypes the host admits
+    # (``assert x.dtype in (torch.float16, torch.bfloat16)``, the keys of ``D``).
+    ties: Mapping[str, str] = field(default_factory=dict)
+    domains: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------ value kinds

@@ -347,7 +347,9 @@ class KernelReader:
         if declared:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(dtype=frozenset({pick} if pick else declared))
-        var = type_var(self.fn.name, name, dtype=True)
+        tied = self.launch.ties.get(name) if self.launch else None
+        # tied by the host to a pointer's dtype (``D[x.dtype]``): that pointer's variable
+        var = type_var(self.fn.name, tied) if tied else type_var(self.fn.name, name, dtype=True)
         names = self.narrow.get(var, ELEM_DTYPES)
         return Val(dtype=names, vars=frozenset({var}), per=identity(names))
 
@@ -358,7 +360,10 @@ class KernelReader:
         if declared:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(frozenset({pick} if pick else declared), pointer=True)
-        var = type_var(self.fn.name, name)
+        # host code passing one dtype to several pointers (``y = torch.empty_like(x)``): one
+        # variable, named by the first of them
+        tied = self.launch.ties.get(name, name) if self.launch else name
+        var = type_var(self.fn.name, tied)
         kinds = self.narrow.get(var, ELEM_DTYPES)
         return Val(kinds, pointer=True, vars=frozenset({var}), per=identity(kinds))
 
@@ -1375,6 +1380,11 @@ def _read(
     """One reading of a kernel; read again when the code shows that a type variable is an
     integer (a loaded value used as a pointer offset), its uses then typed as such."""
     narrow: dict[str, frozenset[str]] = {}
+    for param, admitted in (launch.domains if launch else {}).items():
+        # the dtypes the host admits (``assert x.dtype in ...``, a table's keys) for the
+        # variable named by ``param``: a pointer's element type or the dtype it holds
+        for dtype in (False, True):
+            narrow[type_var(fn.name, param, dtype=dtype)] = admitted
     for _ in range(MAX_NARROW):
         keys = set(ctx.memo)
         reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines, helpers, 0,
