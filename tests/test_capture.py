@@ -310,7 +310,9 @@ def test_a_descriptor_with_a_last_stride_of_one_compiles_as_it_ran():
 def test_do_not_specialize_is_read_from_the_decorator_under_the_interpreter(monkeypatch):
     monkeypatch.setattr(launches, "_made_from", {})
     ns: dict = {"triton": types_namespace()}
-    launches._exec("@triton.jit(do_not_specialize=['n', 2])\ndef k(x, n, m):\n    pass  # jit\n", ns)
+    launches._exec(
+        "@triton.jit(do_not_specialize=['n', 2])\ndef k(x, n, m):\n    pass  # jit\n", ns
+    )
     assert launches._do_not_specialize(ns["k"], None) == ["n", 2]
     defs = launches._Definitions()
     assert defs.records[defs.define(ns["k"])]["jit"] == {"do_not_specialize": ["n", 2]}
