@@ -15,6 +15,7 @@ from pathlib import Path
 from matrix.analyze.fingerprint import is_group
 from matrix.gate.config import ACCEPTED_PATH
 from matrix.report import (
+    all_pairs,
     charts,
     fp_pages,
     freshness,
@@ -24,6 +25,7 @@ from matrix.report import (
     render,
     stamp,
     team,
+    team_verdict,
     upgrade,
     verdicts,
 )
@@ -90,7 +92,7 @@ def build(
             pages, last.runs, verdicts.ClaimsOutcome(error=last.claims_error), skipped=True
         )
     runs = merge(raw_dir, out_dir / "matrix.json")
-    suites = team.suites_of(runs)
+    suites = team_verdict.suites_of(runs)
     inputs = digest(suites)  # read now: what this build is built from
     # Fingerprint groups (fp.<group>, thousands of cells a run) have pages of their own
     # (fp_pages, on matrix.analyze.fingerprint); the grid and the probe table show only the fp row.
@@ -105,7 +107,7 @@ def build(
     gate_inputs = upgrade.gate_inputs(str(raw_dir), runs=runs)
     # The fingerprint group pages and the known issues read the same runs as the gate's pair
     # decisions, and nothing else: they share its workers (matrix.report.workers).
-    decided = upgrade.decide_all(
+    decided = all_pairs.decide_all(
         matrix,
         runs,
         results=str(raw_dir),
