@@ -63,7 +63,7 @@ def test_feed_records_follow_the_schema(fixture_pairs) -> None:
     check = fastjsonschema.compile(schema)
     for record in every.records:
         check(json.loads(json.dumps(record)))
-    index = upgrade.feed_index(every.records)
+    index = all_pairs.feed_index(every.records)
     fastjsonschema.compile(json.loads((DATA / "pair_feed_index.schema.json").read_text()))(index)
     bad = json.loads(json.dumps(every.records[0]))
     bad["verdict"] = "MAYBE"
