@@ -1,7 +1,7 @@
 """The gate's GPU legs (``--device cuda``): a team's suite run natively on both releases, as
 control (baseline) and canary (candidate), each test labelled, each captured kernel timed.
 
-    python -m matrix.gate --baseline 3.6.0 --candidate 3.5.1 --tests DIR --device cuda \\
+    python -m matrix gate --baseline 3.6.0 --candidate 3.5.1 --tests DIR --device cuda \\
         --candidate-pack .gpu/pack/triton-3.5.1-slim-sm90.tar.xz --out /tmp/legs
     nox -s gate -- --tests DIR --device cuda      # the same from the nox session
 

@@ -1,4 +1,4 @@
-"""Report pages for the matrix: ``python -m matrix.report --raw reports/raw --out reports``.
+"""Report pages for the matrix: ``python -m matrix report --raw reports/raw --out reports``.
 
 ``model`` turns runs into the matrix the pages show, ``charts`` draws inline SVG, ``sources``
 reads probe modules without importing them, ``verdicts`` fetches the seed-note claims, and

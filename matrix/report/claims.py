@@ -367,12 +367,12 @@ def _short(text: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m matrix.report.claims reports/matrix.json``: each claim's verdict and evidence."""
+    """``python -m matrix claims reports/matrix.json``: each claim's verdict and evidence."""
     from matrix.results import SchemaError, read_runs
 
     parser = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.report.claims",
+        prog="python -m matrix claims",
         description=main.__doc__,
     )
     parser.add_argument("results", help="matrix.json, a raw file, or a folder of raw files")

@@ -40,7 +40,7 @@ from matrix.scan.findings import Finding
 from matrix.scan.rules import Rule
 
 # Page sections in order, with their headings: the gate's own (matrix.gate.verdict.SECTIONS),
-# so that an entry on a page is an entry of ``python -m matrix.gate``.
+# so that an entry on a page is an entry of ``python -m matrix gate``.
 SECTIONS = gv.SECTIONS
 # The gate's verdict words, as the pages colour them (a catalog meaning each).
 VERDICT_MEANINGS = {"SAFE": "good", "UNSAFE": "breaking", "UNDECIDABLE": "unmeasured"}
@@ -54,7 +54,7 @@ KIND_TONES = {
     gc.RELAXATION: "neutral",  # refused on the baseline: new, never blocking
 }
 # This project's own code: the verdict every page shows is the gate's own verdict on it
-# (``python -m matrix.gate`` without ``--scan``): kernels/' usage profile and the targets it
+# (``python -m matrix gate`` without ``--scan``): kernels/' usage profile and the targets it
 # declares (gv.PROJECT_CONFIG). compat/ is not in it: its trials try features on purpose and
 # its callers catch what they raise (compat.features.run_trial).
 OWN_CODE = (gv.PROJECT_KERNELS,)
@@ -320,7 +320,7 @@ def any_code_scan(rules: Sequence[Rule]) -> ScanReport:
 class GateInputs:
     """What the gate reads besides the runs, read once for every pair it decides here.
 
-    ``own_*``: ``python -m matrix.gate --scan kernels`` (the gate's ``--scan``
+    ``own_*``: ``python -m matrix gate --scan kernels`` (the gate's ``--scan``
     path: this project's code, its usage profile, no acknowledgements, as for any team that
     passes no ``--accepted``). ``any_scan`` and ``bare_timings``: Triton's changes for any code
     (nothing acknowledged)."""
@@ -365,7 +365,7 @@ def gate_inputs(
 
 def decide_pair(runs: Sequence[Run], baseline: str, candidate: str, g: GateInputs) -> GateReport:
     """The gate's verdict on this project's own code for ``baseline -> candidate``: what
-    ``python -m matrix.gate --baseline B --candidate C --results R`` decides on kernels/ (its
+    ``python -m matrix gate --baseline B --candidate C --results R`` decides on kernels/ (its
     profile and declared targets, as ``run_gate`` calls it), with no acknowledgements."""
     report = GateReport(baseline=baseline, candidate=candidate, results=g.results)
     report.accepted_file = "accepted_changes.toml (yours: pass --accepted FILE)"

@@ -20,7 +20,7 @@ relative imports and ``from X import *`` are followed; a project class that subc
 matched internal (``class LibTuner(triton.runtime.Autotuner)``) and module-level functions that
 use it carry the finding to the files that use them.
 
-    python -m matrix.scan src/ --results reports/raw --candidate 3.9.0
+    python -m matrix scan src/ --results reports/raw --candidate 3.9.0
 
 Exit status: 0 nothing breaks or changes the candidate; 1 a finding of severity ``breaking`` or
 ``change`` that affects the candidate (or whose effect is unknown: it fails closed); advisory
