@@ -28,8 +28,9 @@ findings and findings that do not affect the candidate never fail; 2 bad argumen
 path, a malformed rules or baseline file. Files that cannot be decoded or parsed (newer syntax)
 are reported and skipped. This package must not import triton, torch or numpy.
 
-The package, one job a module: ``rules`` (the rules file), ``findings`` (what a scan finds),
-``imports`` (name resolution), ``matchers`` and ``flow`` (what a rule matches),
+The package, one job a module: ``rules`` (a rule as an object), ``rule_file`` (the rules file
+read and checked), ``kinds`` (the match kinds, registered in one place), ``findings`` (what a
+scan finds), ``imports`` (name resolution), ``matchers`` and ``flow`` (what a rule matches),
 ``census_checks`` (findings from the API census), ``engine`` (files and modules scanned),
 ``baseline``, ``judge`` (the effect on the candidate), ``output`` (text, JSON, SARIF, GitHub)
 and ``command`` (the command line). Every name below stays importable from ``matrix.scan``.
@@ -54,7 +55,6 @@ from matrix.scan.command import (
     main,
 )
 from matrix.scan.engine import (
-    MATCHERS,
     NOQA,
     derive_carriers,
     noqa_codes,
@@ -97,6 +97,13 @@ from matrix.scan.judge import (
     releases_note,
     same_release,
 )
+from matrix.scan.kinds import (
+    KINDS,
+    MATCH_KINDS,
+    MATCHERS,
+    NEEDS_NAMES,
+    MatchKind,
+)
 from matrix.scan.matchers import (
     match_annotated_constexpr_global,
     match_call,
@@ -112,14 +119,15 @@ from matrix.scan.output import (
     to_json,
     to_sarif,
 )
+from matrix.scan.rule_file import (
+    MATCH_KEYS,
+    NAME_LISTS,
+    load_rules,
+)
 from matrix.scan.rules import (
     AFFECTS,
     DEFAULT_EXCLUDE,
-    MATCH_KEYS,
-    MATCH_KINDS,
     MAX_RESOLVE_DEPTH,
-    NAME_LISTS,
-    NEEDS_NAMES,
     NOT_AFFECTED,
     RULES_PATH,
     SCOPES,
@@ -131,7 +139,6 @@ from matrix.scan.rules import (
     Rule,
     RuleError,
     SameDefault,
-    load_rules,
     select_rules,
 )
 from matrix.scan.sources import (
@@ -151,6 +158,7 @@ __all__ = [
     "F32_MAKERS",
     "INT_CALLS",
     "INT_ONLY_OPS",
+    "KINDS",
     "LOOP_CALLS",
     "MATCHERS",
     "MATCH_KEYS",
@@ -178,6 +186,7 @@ __all__ = [
     "Finding",
     "Float32Names",
     "Imports",
+    "MatchKind",
     "Matcher",
     "Module",
     "Project",

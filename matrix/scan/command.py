@@ -21,7 +21,8 @@ from matrix.scan.engine import scan_paths
 from matrix.scan.findings import ScanReport
 from matrix.scan.judge import judge, same_release
 from matrix.scan.output import render_text, summary_line, to_github, to_json, to_sarif
-from matrix.scan.rules import DEFAULT_EXCLUDE, RULES_PATH, load_rules, select_rules
+from matrix.scan.rule_file import load_rules
+from matrix.scan.rules import DEFAULT_EXCLUDE, RULES_PATH, select_rules
 
 # ----------------------------------------------------------------------------------------- CLI
 
