@@ -75,6 +75,7 @@ from matrix.core import (
     ReleaseError,
 )
 from matrix.exitcodes import ExitCode
+from matrix.report.claims_file import DATA_OPS as DATA_OPS
 from matrix.report.claims_file import (
     DEFAULT_PATH,
     Check,
@@ -83,12 +84,18 @@ from matrix.report.claims_file import (
     Verdict,
     load_claims,
 )
+from matrix.report.claims_file import GROUP_OPS as GROUP_OPS
 from matrix.report.claims_file import NOTES as NOTES
-
-# Read from here before the file had its own module (tests, callers): the same objects.
+from matrix.report.claims_file import QUANTIFIERS as QUANTIFIERS
+from matrix.report.claims_file import VERDICTS as VERDICTS
 from matrix.report.claims_file import ClaimsError as ClaimsError
+from matrix.report.claims_file import DataCondition as DataCondition
+from matrix.report.claims_file import ProbeInfo as ProbeInfo
 from matrix.report.claims_file import load_probes as load_probes
 from matrix.results import Result, Run
+
+# (``X as X`` above: the claims file's vocabulary, read from here before it had its own
+# module; the same objects.)
 
 _DETAIL_WIDTH = 120
 
