@@ -1,4 +1,4 @@
-"""``python -m matrix.orchestrate``: the matrix as ``nox -s matrix`` runs it: cells, then pages.
+"""``python -m matrix matrix``: the matrix as ``nox -s matrix`` runs it: cells, then pages.
 
 A documented entry point (noxfile, .ci/run, README), and the one place that joins two stages:
 ``matrix.measure.orchestrate`` runs the cells, then ``report_step`` builds the pages with

@@ -10,7 +10,7 @@ import pytest
 
 from matrix.backends.kernels import KernelNotLoadable, import_once
 from matrix.core import TUPLE_PREFIX
-from matrix.measure import capture
+from matrix.measure import capture, launches
 from matrix.measure.kernel_compiles import coverage, coverage_text
 from matrix.measure.suite import run_suite_recorded
 from tests.support import compile_in_child
@@ -128,24 +128,24 @@ def test_decorators_are_stripped_wherever_they_span_lines():
         "    @triton.autotune(\n        configs=[triton.Config({'B': 32})],\n        key=['n'],\n"
         "    )\n    @triton.jit\n    def k(x, B: tl.constexpr):\n        pass\n"
     )
-    text, offset = capture.strip_decorators(source)
+    text, offset = launches.strip_decorators(source)
     assert text == "def k(x, B: tl.constexpr):\n    pass\n" and offset == 5
     with pytest.raises(ValueError, match="no function definition"):
-        capture.strip_decorators("x = 1\n")
+        launches.strip_decorators("x = 1\n")
 
 
 def test_remembering_exec_sources_keeps_what_exec_does(monkeypatch):
     # The plugin's module has `from __future__ import annotations`; code a team execs must
     # still get its own caller's flags (here none: annotations are evaluated), and its text.
-    monkeypatch.setattr(capture, "_made_from", {})
+    monkeypatch.setattr(launches, "_made_from", {})
     ns = {}
-    capture._exec("import triton\n@triton.jit\ndef k(x: int):\n    return x\n", ns)
+    launches._exec("import triton\n@triton.jit\ndef k(x: int):\n    return x\n", ns)
     assert ns["k"].fn.__annotations__ == {"x": int}
-    assert capture._made_from[ns["k"].fn.__code__].startswith("import triton")
-    code = capture._compile("def f(y: int):\n    return y  # jit\n", "<s>", "exec")
+    assert launches._made_from[ns["k"].fn.__code__].startswith("import triton")
+    code = launches._compile("def f(y: int):\n    return y  # jit\n", "<s>", "exec")
     g = {}
     exec(code, g)
-    assert g["f"].__annotations__ == {"y": int} and g["f"].__code__ in capture._made_from
+    assert g["f"].__annotations__ == {"y": int} and g["f"].__code__ in launches._made_from
 
 
 def test_coverage_counts_compiler_answers_per_specialization():
@@ -199,7 +199,7 @@ def test_a_kernel_that_cannot_be_rebuilt_is_skipped_with_its_reason():
 def test_a_kernel_keeps_its_identity_across_releases():
     # Module and import paths move between releases (libdevice did); the source, constants and
     # helpers are what the kernel is, so that a launch pairs with itself on both sides.
-    defs = capture._Definitions()
+    defs = launches._Definitions()
 
     def record(libdevice_path: str, scale: int) -> dict:
         return {"qualname": "k", "source_hash": "s1", "closure": {},
@@ -222,15 +222,15 @@ def test_names_only_the_annotations_read_are_recorded(monkeypatch):
     fake = types.ModuleType("fake_tl")
     fake.constexpr = object
     ns = {"tl": fake}
-    monkeypatch.setattr(capture, "_made_from", {})
-    capture._exec("def kernel(X, SIZE: tl.constexpr):\n    pass  # jit\n", ns)
-    defs = capture._Definitions()
+    monkeypatch.setattr(launches, "_made_from", {})
+    launches._exec("def kernel(X, SIZE: tl.constexpr):\n    pass  # jit\n", ns)
+    defs = launches._Definitions()
     record = defs.records[defs.define(ns["kernel"])]
     assert record["globals"] == {"tl": {"kind": "module", "name": "fake_tl"}}, record
     # a parameter named like a module global (fla: kernel argument `T`, module `T = TypeVar`)
     # is the function's own: recorded as an unrecordable global, it made every compile skipped
     ns["T"] = object()
-    capture._exec("def kernel2(X, T, SIZE: tl.constexpr):\n    y = X * T  # jit\n", ns)
+    launches._exec("def kernel2(X, T, SIZE: tl.constexpr):\n    y = X * T  # jit\n", ns)
     record = defs.records[defs.define(ns["kernel2"])]
     assert "T" not in record["globals"], record
 
@@ -308,11 +308,13 @@ def test_a_descriptor_with_a_last_stride_of_one_compiles_as_it_ran():
 
 
 def test_do_not_specialize_is_read_from_the_decorator_under_the_interpreter(monkeypatch):
-    monkeypatch.setattr(capture, "_made_from", {})
+    monkeypatch.setattr(launches, "_made_from", {})
     ns: dict = {"triton": types_namespace()}
-    capture._exec("@triton.jit(do_not_specialize=['n', 2])\ndef k(x, n, m):\n    pass  # jit\n", ns)
-    assert capture._do_not_specialize(ns["k"], None) == ["n", 2]
-    defs = capture._Definitions()
+    launches._exec(
+        "@triton.jit(do_not_specialize=['n', 2])\ndef k(x, n, m):\n    pass  # jit\n", ns
+    )
+    assert launches._do_not_specialize(ns["k"], None) == ["n", 2]
+    defs = launches._Definitions()
     assert defs.records[defs.define(ns["k"])]["jit"] == {"do_not_specialize": ["n", 2]}
 
 
@@ -326,7 +328,7 @@ def types_namespace():
 
 
 def test_a_launch_with_an_integer_one_is_its_own_specialization(monkeypatch):
-    monkeypatch.setattr(capture, "_definitions", capture._Definitions())
+    monkeypatch.setattr(launches, "_definitions", launches._Definitions())
 
     def k(x_ptr, n):
         pass
@@ -334,9 +336,9 @@ def test_a_launch_with_an_integer_one_is_its_own_specialization(monkeypatch):
     import torch
 
     x = torch.zeros(4)
-    one = capture.describe_launch(k, ["x_ptr", "n"], set(), (x, 1), {}, (1,))
-    two = capture.describe_launch(k, ["x_ptr", "n"], set(), (x, 2), {}, (1,))
-    three = capture.describe_launch(k, ["x_ptr", "n"], set(), (x, 3), {}, (1,))
+    one = launches.describe_launch(k, ["x_ptr", "n"], set(), (x, 1), {}, (1,))
+    two = launches.describe_launch(k, ["x_ptr", "n"], set(), (x, 2), {}, (1,))
+    three = launches.describe_launch(k, ["x_ptr", "n"], set(), (x, 3), {}, (1,))
     assert one["signature"] == two["signature"] == {"x_ptr": "*fp32", "n": "i32"}
     assert one["key"] != two["key"] == three["key"]
 
@@ -371,7 +373,7 @@ def test_a_launch_with_tuple_arguments_records_their_element_types(monkeypatch):
 
     from matrix.backends.kernels import specialized
 
-    monkeypatch.setattr(capture, "_definitions", capture._Definitions())
+    monkeypatch.setattr(launches, "_definitions", launches._Definitions())
     tensor = namedtuple("Tensor", ["ptr", "shape", "stride"])
 
     def k(closure, x, pair, BLOCK):
@@ -379,7 +381,7 @@ def test_a_launch_with_tuple_arguments_records_their_element_types(monkeypatch):
 
     x = torch.zeros(4, 4)
     args = ((1, None), tensor(x, x.shape, x.stride()), (2.5, True), 4)
-    launch = capture.describe_launch(
+    launch = launches.describe_launch(
         k, ["closure", "x", "pair", "BLOCK"], {"BLOCK"}, args, {}, (1,)
     )
     sig = {n: json.loads(v.removeprefix(TUPLE_PREFIX)) for n, v in launch["signature"].items()}
@@ -400,7 +402,7 @@ def test_a_launch_with_tuple_arguments_records_their_element_types(monkeypatch):
         "pair": [2.5, True],
     }
     # The ones are part of the specialization's identity.
-    other = capture.describe_launch(
+    other = launches.describe_launch(
         k, ["closure", "x", "pair", "BLOCK"], {"BLOCK"}, ((2, None), *args[1:]), {}, (1,)
     )
     assert other["key"] != launch["key"]
@@ -422,13 +424,13 @@ def test_a_tuple_holding_a_value_without_a_triton_type_is_skipped_with_why(monke
 
     from matrix.backends.kernels import compile_launch
 
-    monkeypatch.setattr(capture, "_definitions", capture._Definitions())
+    monkeypatch.setattr(launches, "_definitions", launches._Definitions())
     function = namedtuple("Function", ["fn", "captured"])
 
     def k(closure):
         pass
 
-    launch = capture.describe_launch(k, ["closure"], set(), (function(object(), (1,)),), {}, (1,))
+    launch = launches.describe_launch(k, ["closure"], set(), (function(object(), (1,)),), {}, (1,))
     assert launch["signature"] == {"closure": "unknown:tuple Function"}
     rec = compile_launch(launch, "cuda:90", None, {})
     assert rec["status"] == "skipped" and "could not type" in rec["detail"], rec

@@ -1,4 +1,4 @@
-"""Every pair's verdict (matrix/report/upgrade.py: decide_all), the freshness footer, known
+"""Every pair's verdict (matrix/report/all_pairs.py: decide_all), the freshness footer, known
 issues, and the API-by-name data: the report's new pages, checked against the gate and the
 recorded results rather than against themselves."""
 
@@ -15,7 +15,7 @@ import pytest
 from matrix.analyze.census import censuses_from_runs
 from matrix.core import Release
 from matrix.gate import verdict as gv
-from matrix.report import api_pages, build, freshness, known, model, upgrade
+from matrix.report import all_pairs, api_pages, build, freshness, known, model, upgrade
 from matrix.report import without_fingerprint_groups as without_fp
 from matrix.results import Result, Run, read_folder
 from matrix.scan import load_rules
@@ -30,7 +30,7 @@ def fixture_pairs():
     runs, _ = read_folder(FIXTURES / "raw")
     matrix = model.build([without_fp(r) for r in runs])
     inputs = upgrade.gate_inputs(str(FIXTURES / "raw"), runs=runs)
-    decided = upgrade.decide_all(matrix, runs, results=str(FIXTURES / "raw"), inputs=inputs)
+    decided = all_pairs.decide_all(matrix, runs, results=str(FIXTURES / "raw"), inputs=inputs)
     return matrix, runs, decided.pages, decided.every
 
 
@@ -63,7 +63,7 @@ def test_feed_records_follow_the_schema(fixture_pairs) -> None:
     check = fastjsonschema.compile(schema)
     for record in every.records:
         check(json.loads(json.dumps(record)))
-    index = upgrade.feed_index(every.records)
+    index = all_pairs.feed_index(every.records)
     fastjsonschema.compile(json.loads((DATA / "pair_feed_index.schema.json").read_text()))(index)
     bad = json.loads(json.dumps(every.records[0]))
     bad["verdict"] = "MAYBE"

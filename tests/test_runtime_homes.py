@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from matrix.analyze import homes
-from matrix.analyze.census import Census, censuses_from_runs, diff, load_homes
+from matrix.analyze.census import Census, censuses_from_runs, load_homes
+from matrix.analyze.census_diff import diff
 from matrix.results import Run, read_runs
 from tests.test_scan_release import RAW, scan_for
 

@@ -669,7 +669,7 @@ def test_a_rule_without_the_names_its_kind_needs_is_rejected(
     rules = tmp_path / "rules.toml"
     rules.write_text(
         '[[rule]]\nid = "TRI901"\nname = "x"\nmessage = "m"\nfix = "f"\nscope = "jit"\n'
-        f'[rule.match]\nkind = "{kind}"\nvalue = 1\n'
+        f'[rule.match]\nkind = "{kind}"\n'
     )
     with pytest.raises(scan.RuleError, match=rf"TRI901\)\.{says}"):
         scan.load_rules(rules)
@@ -682,8 +682,47 @@ def test_a_rule_without_the_names_its_kind_needs_is_rejected(
             scan.load_rules(rules)
 
 
-def test_every_rule_kind_has_a_matcher() -> None:
+def test_every_rule_kind_is_registered_once_with_a_matcher() -> None:
     from matrix.scan.engine import MATCHERS
-    from matrix.scan.rules import MATCH_KINDS
+    from matrix.scan.kinds import KINDS
 
-    assert sorted(MATCHERS) == sorted(MATCH_KINDS)
+    assert sorted(MATCHERS) == sorted(KINDS)
+    for kind in KINDS.values():
+        assert callable(kind.matcher) and kind.matches, kind.name
+        assert set(kind.needs) <= set(kind.keys), kind.name  # a list it needs is one it reads
+    used = {r.kind for r in scan.load_rules()}
+    assert used <= set(KINDS)
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        # an unknown kind names the rule, the key and the registry
+        (
+            '[rule.match]\nkind = "call-ish"\n',
+            r"TRI901\)\.match\.kind: expected one of .*kinds\.py",
+        ),
+        # a key of the rule table that no rule reads (a typo: `severty`)
+        (
+            'severty = "breaking"\n[rule.match]\nkind = "name"\nnames = ["a"]\n',
+            r"TRI901\): unknown keys \['severty'\]",
+        ),
+        # a match key this kind does not read (it would be ignored silently)
+        (
+            '[rule.match]\nkind = "name"\nnames = ["a"]\nvalue = 1\n',
+            r"TRI901\)\.match\.value: a name rule does not read it \(it takes names\)",
+        ),
+        # a required field missing
+        ('[rule.match]\nkind = "name"\nnames = ["a"]\n', r"TRI901\)\.fix: expected a non-empty"),
+    ],
+)
+def test_a_malformed_rule_table_names_the_table_and_key(
+    tmp_path: Path, extra: str, says: str
+) -> None:
+    head = '[[rule]]\nid = "TRI901"\nname = "x"\nmessage = "m"\nfix = "f"\nscope = "jit"\n'
+    if "fix: expected" in says:
+        head = head.replace('fix = "f"\n', "")
+    rules = tmp_path / "rules.toml"
+    rules.write_text(head + extra)
+    with pytest.raises(scan.RuleError, match=rf"rule\[0\] \({says}"):
+        scan.load_rules(rules)

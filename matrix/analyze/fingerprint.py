@@ -383,14 +383,14 @@ def summary_lines(changes: list[CellChange], per_group: int = 4) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m matrix.analyze.fingerprint BEFORE.json AFTER.json``: changed cells, by group."""
+    """``python -m matrix fingerprint BEFORE.json AFTER.json``: changed cells, by group."""
     import argparse
 
     from matrix.results import read_raw
 
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.analyze.fingerprint",
+        prog="python -m matrix fingerprint",
         description=main.__doc__,
     )
     p.add_argument("before", help="raw results file of the older release")

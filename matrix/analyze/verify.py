@@ -1,4 +1,4 @@
-"""``python -m matrix.analyze.verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
+"""``python -m matrix verify RAW_DIR [--cells N]``: check that a matrix run lost nothing.
 
 Fails (exit 1, naming each problem) when a raw file cannot be read (the others are still
 checked), a cell is missing or incomplete, an install failed,
@@ -39,7 +39,7 @@ def stale_cells(runs: list[Run], catalog: incremental.Catalog) -> tuple[list[str
         state = incremental.staleness(run, catalog.specs, catalog.hashes)
         if state.stale:
             # GPU rows are measured on a GPU machine only; the CPU matrix never redoes them
-            how = ("re-run it on a GPU: python -m matrix.measure.gpu_run, docs/gpu.md"
+            how = ("re-run it on a GPU: python -m matrix gpu-run, docs/gpu.md"
                    if run.env.get("gpu") else "nox -s matrix completes it")  # fmt: skip
             found.append(f"{run.id}: not up to date with the probe catalog: {state.describe()} "
                          f"({how})")  # fmt: skip
@@ -72,7 +72,7 @@ def problems(runs: list[Run], expected_cells: int | None) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.analyze.verify",
+        prog="python -m matrix verify",
         description=__doc__.split("\n")[0],
     )
     p.add_argument("raw", type=Path, help="folder of raw files (or a matrix.json)")

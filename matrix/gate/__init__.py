@@ -1,1 +1,1 @@
-"""The upgrade gate: ``python -m matrix.gate`` (see ``matrix.gate.verdict``)."""
+"""The upgrade gate: ``python -m matrix gate`` (see ``matrix.gate.verdict``)."""

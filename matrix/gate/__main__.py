@@ -1,4 +1,5 @@
-"""``python -m matrix.gate``: the upgrade verdict, exit 0 safe, 1 unsafe, 2 undecidable."""
+"""``python -m matrix.gate``: the old name of ``python -m matrix gate`` (an alias, with a line
+saying so): the upgrade verdict, exit 0 safe, 1 unsafe, 2 undecidable."""
 
 import sys
 

@@ -17,11 +17,11 @@ from typing import Protocol
 from matrix.analyze.census import (
     Census,
     censuses_from_runs,
-    diff,
     omitted_defaults,
     spelling,
     support,
 )
+from matrix.analyze.census_diff import diff
 from matrix.core import Release
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange

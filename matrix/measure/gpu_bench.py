@@ -1,6 +1,6 @@
 """Time split-K, tiled and cuBLAS on one Triton release, on a GPU: one benchmark file per release.
 
-    python -m matrix.measure.gpu_bench --release 3.9.0 --out bench/triton-3.9.0-gpu-h200.json
+    python -m matrix gpu-bench --release 3.9.0 --out bench/triton-3.9.0-gpu-h200.json
 
 The method is ``kernels.bench``'s (fresh random inputs, a NaN-poisoned output checked against
 float64, then ``do_bench`` medians and CUDA-graph replay over input copies larger than 3x L2);
@@ -37,7 +37,7 @@ Benchmark file format (``"kind": "triton-gpu-bench"``, ``"schema": 1``)::
      "seconds": 31.2, "command": "..."}
 
 A ratio above 1 means slower than cuBLAS. A ratio is present only where both timings exist and
-both checks passed. ``python -m matrix.gate`` compares these between two releases.
+both checks passed. ``python -m matrix gate`` compares these between two releases.
 """
 
 from __future__ import annotations
@@ -177,7 +177,7 @@ def convert_suite(doc: dict[str, Any], release: str, machine: str, source: str) 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.measure.gpu_bench",
+        prog="python -m matrix gpu-bench",
         description=__doc__.split("\n")[0],
     )
     ap.add_argument("--release", required=True, help="the release expected to be imported")

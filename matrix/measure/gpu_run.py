@@ -1,8 +1,8 @@
 """The GPU columns for one Triton release, on any machine with an NVIDIA GPU.
 
-    python -m matrix.measure.gpu_run --release 3.9.0 \\
+    python -m matrix gpu-run --release 3.9.0 \\
         --pack .gpu/pack/triton-3.9.0-slim-sm90.tar.xz --out-dir reports --machine h200
-    python -m matrix.measure.gpu_run --release 3.6.0 --out-dir /tmp/out   # the installed Triton
+    python -m matrix gpu-run --release 3.6.0 --out-dir /tmp/out   # the installed Triton
 
 Steps, each in its own process:
 1. unpack the slim package (``python -m matrix.backends.gpu_pack``) into a folder put first on
@@ -10,10 +10,10 @@ Steps, each in its own process:
 2. preflight (``matrix.measure.gpu_preflight``): the release is the one asked for
    (``triton.__version__`` and ``importlib.metadata``) and its launcher builds (an exact vector
    add). If not, the raw file gets ``install.status = "error"`` with the reason and no probe runs;
-3. ``python -m matrix.run --backends gpu``: every probe with a gpu backend, into
+3. ``python -m matrix run --backends gpu``: every probe with a gpu backend, into
    ``<out-dir>/raw/triton-<release>-numpy-<numpy>-gpu-<machine>.json.gz``; the env names the torch
    pairing and where Triton came from;
-4. ``python -m matrix.measure.gpu_bench``: split-K, tiled and cuBLAS timings and float64 checks,
+4. ``python -m matrix gpu-bench``: split-K, tiled and cuBLAS timings and float64 checks,
    into ``<out-dir>/bench/triton-<release>-gpu-<machine>.json``.
 
 Replaying a team's captured launches is not done here yet: no capture format exists in this
@@ -103,7 +103,7 @@ def record_not_run(release: str, numpy: str, machine: str, out_dir: Path, why: s
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.measure.gpu_run",
+        prog="python -m matrix gpu-run",
         description=__doc__.split("\n")[0],
     )
     ap.add_argument("--release", required=True)

@@ -1,5 +1,5 @@
-"""Rewrite results files in the current form: ``python -m matrix.measure.migrate FILE...``,
-and ``python -m matrix.measure.migrate --gzip DIR...`` to compress a folder of raw files.
+"""Rewrite results files in the current form: ``python -m matrix migrate FILE...``,
+and ``python -m matrix migrate --gzip DIR...`` to compress a folder of raw files.
 
 Reading an old file already works (``results.parse`` upgrades it in memory and says which file
 is old); this makes the upgrade permanent, so the warning stops. Each file is read, validated
@@ -91,7 +91,7 @@ def adopt_legacy(raw_path: Path) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.measure.migrate",
+        prog="python -m matrix migrate",
         description=__doc__,
     )
     p.add_argument(

@@ -3,7 +3,7 @@
     python -m matrix.measure.orchestrate [--releases 3.8.0,3.9.0] [--numpy 2.4.6] [--discover]
                                  [--tests PATH] [--force] [--jobs N] [--raw-dir reports/raw]
 
-``nox -s matrix`` runs ``python -m matrix.orchestrate``: these cells, then the pages built from
+``nox -s matrix`` runs ``python -m matrix matrix``: these cells, then the pages built from
 the raw folder (``matrix.orchestrate.report_step``: the report is a later stage, not imported here).
 Faults are recorded, never fatal: a release that does not exist, one with no wheel for this
 Python, or a numpy that cannot be installed each gives a raw file whose ``install`` says what
@@ -610,7 +610,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.no_report:
         return status
     if args.report_step is None:
-        print("matrix: pages not built here (python -m matrix.orchestrate, as nox -s matrix "
+        print("matrix: pages not built here (python -m matrix matrix, as nox -s matrix "
               "runs it, builds them; --no-report says so quietly)", flush=True)  # fmt: skip
         return status
     measured = {o.cell.raw_path(args.raw_dir).name for o in outcomes if not o.kept}

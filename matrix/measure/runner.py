@@ -1,6 +1,6 @@
 """Run every probe on every applicable backend for the installed Triton; write one raw file.
 
-    python -m matrix.run --out reports/raw/triton-3.9.0-numpy-2.4.6.json [--backends interpret,aot]
+    python -m matrix run --out reports/raw/triton-3.9.0-numpy-2.4.6.json [--backends interpret,aot]
 
 The runner itself never imports Triton: probes run in child processes (``matrix.measure.child``),
 one per backend and environment, each with a fresh ``TRITON_CACHE_DIR``. It imports torch once,
@@ -356,7 +356,7 @@ def _failure(task: Task, status: str, why: str, log_tail: str, seconds: float) -
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.measure.runner",
+        prog="python -m matrix run",
         description=__doc__.split("\n")[0],
     )
     p.add_argument("--out", required=True, type=Path, help="raw results file to write")

@@ -193,33 +193,29 @@ def run_suite(
     return got.tests, got.launches
 
 
-def run_suite_recorded(
-    suite: Path,
-    workdir: Path,
-    log: Callable[..., None],
-    test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
-    pytest_args: Sequence[str] = (),
-    suite_timeout_s: float = DEFAULT_SUITE_TIMEOUT_S,
-    interpret: bool = True,
-    device: str = test_device.CPU,
-) -> SuiteRun:
-    """Run ``suite`` with ``pytest_args`` added to pytest's command line (in the suite's
-    folder, ``suite_root``: a relative path in them is relative to it); return all it
-    recorded (module docstring). ``interpret=False``: natively, on the machine's GPU (a GPU
-    leg, ``matrix.measure.legs``). ``device`` ``cuda-on-cpu`` loads the CUDA-to-CPU redirect
-    before collection (``matrix.measure.redirect``) and names each failed test's class."""
+def _pytest_environment(
+    root: Path, workdir: Path, interpret: bool, redirect: bool
+) -> dict[str, str]:
+    """The environment the suite's pytest runs in: the interpreter on or off, recorded paths
+    relative to the suite's ``root``, a Triton cache of the cell's own, the faked capability
+    where CUDA is redirected to the CPU."""
     env = suite_environment(dict(os.environ))
     env.pop("TRITON_INTERPRET", None)
     if interpret:
         env["TRITON_INTERPRET"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
-    root = suite_root(suite)
     env[capture.SUITE_ROOT_ENV] = str(root)
     env.setdefault("TRITON_CACHE_DIR", str(workdir / "triton-cache"))
-    redirect = device == test_device.CUDA_ON_CPU
     if redirect:
         env[test_device.CAPABILITY_ENV] = test_device.capability()
-    cmd = [
+    return env
+
+
+def _pytest_command(
+    suite: Path, root: Path, redirect: bool, pytest_args: Sequence[str]
+) -> list[str]:
+    """pytest's command line for the suite, with the capture plugin (and the redirect)."""
+    return [
         *pytest_launcher(),
         str(suite),
         "-q",
@@ -235,6 +231,50 @@ def run_suite_recorded(
         "--continue-on-collection-errors",  # a module that cannot import is one error entry
         *pytest_args,
     ]
+
+
+def _tests_of(
+    suite: Path, result: Supervised, collected: list[str], stopped_early: list[str]
+) -> list[dict[str, Any]]:
+    """The suite's test records: each finished test, then those collected and never run, or
+    one error record where pytest recorded no test at all."""
+    tests = [
+        {k: rec.get(k, "") for k in ("id", "outcome", "seconds", "detail", "failure")}
+        for rec in result.records.values()
+    ]
+    for t in tests:
+        if not t["failure"]:
+            del t["failure"]
+    if not tests:
+        tail = " ".join(result.output_tail.split())[-600:]
+        why = "collected no tests" if result.last_exit == 5 else "recorded no test"
+        tests = [_error(suite, f"pytest {why} (exit {result.last_exit}): {tail}")]
+    else:
+        tests += not_run_records(collected, result.records, _not_run_why(result, stopped_early))
+        if result.stopped:
+            tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
+    return tests
+
+
+def run_suite_recorded(
+    suite: Path,
+    workdir: Path,
+    log: Callable[..., None],
+    test_timeout_s: float = DEFAULT_TEST_TIMEOUT_S,
+    pytest_args: Sequence[str] = (),
+    suite_timeout_s: float = DEFAULT_SUITE_TIMEOUT_S,
+    interpret: bool = True,
+    device: str = test_device.CPU,
+) -> SuiteRun:
+    """Run ``suite`` with ``pytest_args`` added to pytest's command line (in the suite's
+    folder, ``suite_root``: a relative path in them is relative to it); return all it
+    recorded (module docstring). ``interpret=False``: natively, on the machine's GPU (a GPU
+    leg, ``matrix.measure.legs``). ``device`` ``cuda-on-cpu`` loads the CUDA-to-CPU redirect
+    before collection (``matrix.measure.redirect``) and names each failed test's class."""
+    root = suite_root(suite)
+    redirect = device == test_device.CUDA_ON_CPU
+    env = _pytest_environment(root, workdir, interpret, redirect)
+    cmd = _pytest_command(suite, root, redirect, pytest_args)
     launches: dict[str, dict[str, Any]] = {}
     sources: dict[str, dict[str, Any]] = {}
     hooks: list[str] = []
@@ -283,21 +323,7 @@ def run_suite_recorded(
     )
     if result.lingered:
         log(f"  {result.lingered}")
-    tests = [
-        {k: rec.get(k, "") for k in ("id", "outcome", "seconds", "detail", "failure")}
-        for rec in result.records.values()
-    ]
-    for t in tests:
-        if not t["failure"]:
-            del t["failure"]
-    if not tests:
-        tail = " ".join(result.output_tail.split())[-600:]
-        why = "collected no tests" if result.last_exit == 5 else "recorded no test"
-        tests = [_error(suite, f"pytest {why} (exit {result.last_exit}): {tail}")]
-    else:
-        tests += not_run_records(collected, result.records, _not_run_why(result, stopped_early))
-        if result.stopped:
-            tests.append(_error(suite, f"the suite was stopped: {result.stopped}"))
+    tests = _tests_of(suite, result, collected, stopped_early)
     if redirect:
         test_device.label_tests(tests)
     cannot_start = test_device.start_line(tests) or test_device.not_collected_line(tests)

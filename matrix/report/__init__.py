@@ -1,4 +1,4 @@
-"""Report pages for the matrix: ``python -m matrix.report --raw reports/raw --out reports``.
+"""Report pages for the matrix: ``python -m matrix report --raw reports/raw --out reports``.
 
 ``model`` turns runs into the matrix the pages show, ``charts`` draws inline SVG, ``sources``
 reads probe modules without importing them, ``verdicts`` fetches the seed-note claims, and
@@ -15,6 +15,7 @@ from pathlib import Path
 from matrix.analyze.fingerprint import is_group
 from matrix.gate.config import ACCEPTED_PATH
 from matrix.report import (
+    all_pairs,
     charts,
     fp_pages,
     freshness,
@@ -25,6 +26,7 @@ from matrix.report import (
     resource_rows,
     stamp,
     team,
+    team_verdict,
     upgrade,
     verdicts,
 )
@@ -91,7 +93,7 @@ def build(
             pages, last.runs, verdicts.ClaimsOutcome(error=last.claims_error), skipped=True
         )
     runs = merge(raw_dir, out_dir / "matrix.json")
-    suites = team.suites_of(runs)
+    suites = team_verdict.suites_of(runs)
     inputs = digest(suites)  # read now: what this build is built from
     # Fingerprint groups (fp.<group>, thousands of cells a run) have pages of their own
     # (fp_pages, on matrix.analyze.fingerprint); the grid and the probe table show only the fp row.
@@ -107,7 +109,7 @@ def build(
     gate_inputs = upgrade.gate_inputs(str(raw_dir), runs=runs)
     # The fingerprint group pages and the known issues read the same runs as the gate's pair
     # decisions, and nothing else: they share its workers (matrix.report.workers).
-    decided = upgrade.decide_all(
+    decided = all_pairs.decide_all(
         matrix,
         runs,
         results=str(raw_dir),

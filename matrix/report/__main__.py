@@ -1,4 +1,4 @@
-"""``python -m matrix.report``: rebuild matrix.json and the report pages from raw results.
+"""``python -m matrix report``: rebuild matrix.json and the report pages from raw results.
 
 Exit status: 0 pages written; 1 pages written but the claims module raised (the claims page
 shows the error); 2 bad arguments or unreadable raw results (nothing trustworthy written).
@@ -20,7 +20,7 @@ from matrix.results import SchemaError
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.report",
+        prog="python -m matrix report",
         description=__doc__.splitlines()[0],
     )
     parser.add_argument(

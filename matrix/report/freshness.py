@@ -3,7 +3,7 @@
 The build reads no clock: the date and commit are those of the last git commit that changed
 the raw folder (``git log -1 -- RAW``), and each raw file's measurement date is the date of the
 last commit that changed it. The same checkout therefore gives the same pages, so a test can
-rebuild them and compare bytes. ``--commit``/``--date`` on ``python -m matrix.report`` pass them
+rebuild them and compare bytes. ``--commit``/``--date`` on ``python -m matrix report`` pass them
 in instead (a CI job that builds before committing). Raw files with changes git has not
 committed are counted and said, never dated as if committed.
 """

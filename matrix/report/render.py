@@ -17,10 +17,21 @@ from typing import Any
 import jinja2
 from markupsafe import Markup, escape
 
-from matrix.analyze.census import censuses_from_runs, changes_by_pair
+from matrix.analyze.census import censuses_from_runs
+from matrix.analyze.census_diff import changes_by_pair
 from matrix.catalog import MEANINGS, MEANINGS_BY_NAME, PROBES, PROBES_BY_NAME, Meaning
 from matrix.core import release_key
-from matrix.report import api_pages, charts, fp_pages, perf, resource_rows, team, upgrade
+from matrix.report import (
+    all_pairs,
+    api_pages,
+    charts,
+    fp_pages,
+    perf,
+    resource_rows,
+    team,
+    team_verdict,
+    upgrade,
+)
 from matrix.report.freshness import Freshness
 from matrix.report.known import CASES_SHOWN as KNOWN_CASES_SHOWN
 from matrix.report.known import KnownIssue
@@ -243,6 +254,35 @@ def pair_grid(upgrades: Sequence[upgrade.UpgradePage]) -> dict[str, Any]:
     return {"releases": versions, "pages": by_pair}
 
 
+def _common_context(
+    matrix: Matrix,
+    claims: ClaimsOutcome,
+    probes: Sequence[ProbePage],
+    upgrades: Sequence[upgrade.UpgradePage],
+    performance: perf.PerfView | None,
+    team_view: team.TeamView,
+    every_pair: all_pairs.AllPairs | None,
+    fresh: Freshness | None,
+    fp_groups: Sequence[fp_pages.Group] | None,
+) -> dict[str, Any]:
+    """What every page's template may read, whichever page it is."""
+    return {
+        "m": matrix,
+        "claims": claims,
+        "probe_pages": probes,
+        "probe_slugs": {p.name: p.slug for p in probes},
+        "release_slugs": {r.version: r.slug for r in matrix.releases},
+        "highlights_shown": HIGHLIGHTS_SHOWN,
+        "upgrades": list(upgrades),
+        "performance": performance,
+        "team": team_view,
+        "fresh": fresh or Freshness(),
+        "readiness": all_pairs.readiness(every_pair, upgrades) if every_pair else [],
+        "every_pair": every_pair,
+        "fp_slugs": {g.name: g.slug for g in fp_groups or ()},
+    }
+
+
 def render_site(
     matrix: Matrix,
     out_dir: Path,
@@ -255,7 +295,7 @@ def render_site(
     resources: resource_rows.ResourceView | None = None,
     fp_groups: Sequence[fp_pages.Group] | None = None,
     team_view: team.TeamView | None = None,
-    every_pair: upgrade.AllPairs | None = None,
+    every_pair: all_pairs.AllPairs | None = None,
     fresh: Freshness | None = None,
     known: Sequence[KnownIssue] = (),
 ) -> list[Path]:
@@ -263,21 +303,9 @@ def render_site(
     env = environment()
     probes = probe_pages(matrix)
     team_view = team_view if team_view is not None else team.build_view(matrix.runs)
-    common = {
-        "m": matrix,
-        "claims": claims,
-        "probe_pages": probes,
-        "probe_slugs": {p.name: p.slug for p in probes},
-        "release_slugs": {r.version: r.slug for r in matrix.releases},
-        "highlights_shown": HIGHLIGHTS_SHOWN,
-        "upgrades": list(upgrades),
-        "performance": performance,
-        "team": team_view,
-        "fresh": fresh or Freshness(),
-        "readiness": upgrade.readiness(every_pair, upgrades) if every_pair else [],
-        "every_pair": every_pair,
-        "fp_slugs": {g.name: g.slug for g in fp_groups or ()},
-    }
+    common = _common_context(
+        matrix, claims, probes, upgrades, performance, team_view, every_pair, fresh, fp_groups
+    )
     pages: dict[Path, str] = {}
 
     def page(rel: str, template: str, **ctx: Any) -> None:
@@ -344,19 +372,31 @@ def render_site(
     for u in upgrades:
         page(f"upgrades/{u.slug}.html", "upgrade.html", u=u)
     if every_pair is not None:
-        # The feed: one document per ordered pair and an index (matrix/data/pair_feed.schema.json).
-        for r in every_pair.records:
-            text = json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
-            pages[out_dir / "feed" / upgrade.feed_file(r["baseline"], r["candidate"])] = text
-        index = upgrade.feed_index(every_pair.records)
-        pages[out_dir / "feed" / "index.json"] = json.dumps(index, indent=1) + "\n"
+        pages.update(feed_pages(every_pair, out_dir / "feed"))
     page("team/index.html", "team.html")
     page("team/tests.html", "team_tests.html")
     for k in team_view.kernels:
-        findings = team.kernel_findings(k, upgrades)
+        findings = team_verdict.kernel_findings(k, upgrades)
         page(f"team/{k.slug}.html", "team_kernel.html", k=k, findings=findings)
     page("README.md", "README.md.j2")
 
+    return write_pages(out_dir, pages)
+
+
+def feed_pages(every_pair: all_pairs.AllPairs, folder: Path) -> dict[Path, str]:
+    """The feed: one document per ordered pair and an index (matrix/data/pair_feed.schema.json)."""
+    pages = {}
+    for r in every_pair.records:
+        text = json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n"
+        pages[folder / all_pairs.feed_file(r["baseline"], r["candidate"])] = text
+    index = all_pairs.feed_index(every_pair.records)
+    pages[folder / "index.json"] = json.dumps(index, indent=1) + "\n"
+    return pages
+
+
+def write_pages(out_dir: Path, pages: dict[Path, str]) -> list[Path]:
+    """Write ``pages`` (path -> text) and remove the pages of ``STALE_GLOBS`` under ``out_dir``
+    that this build no longer makes; return the paths written (sorted)."""
     for sub, pattern in STALE_GLOBS:
         folder = out_dir / sub
         if folder.is_dir():

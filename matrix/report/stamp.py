@@ -245,7 +245,7 @@ def write(
     }
     doc = {
         "format": FORMAT,
-        "why": "python -m matrix.report skips a build whose inputs and outputs are as here",
+        "why": "python -m matrix report skips a build whose inputs and outputs are as here",
         "inputs": inputs.digest,
         "suites": list(suites),
         "runs": runs,

@@ -1,4 +1,4 @@
-"""``python -m matrix.timings RAW_DIR``: how long each cell and each release took, from raw files.
+"""``python -m matrix timings RAW_DIR``: how long each cell and each release took, from raw files.
 
 Prints a Markdown table: per release, the install and runner seconds of each of its cells and
 their sum, plus the slowest probe. Reads only recorded numbers, so it can be rerun any time.
@@ -102,7 +102,7 @@ def probes_table(runs: list[Run], top: int = 12) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.report.timings",
+        prog="python -m matrix timings",
         description=__doc__.split("\n")[0],
     )
     p.add_argument("raw", type=Path, nargs="?", default=Path("reports/raw"))

@@ -27,7 +27,7 @@ the file and the field's path, never believed. A non-finite number is written as
 Schema 2 renamed a status that said two things: schema 1's ``dot_acc_out_dtype`` ``error`` meant
 "the release refuses the code" (now ``rejected``), while ``error`` everywhere else means "the
 probe broke". A schema 1 document is still read: ``parse`` converts it in memory and warns on
-stderr, naming the file (``python -m matrix.measure.migrate FILE...`` rewrites it on disk).
+stderr, naming the file (``python -m matrix migrate FILE...`` rewrites it on disk).
 
 >>> r = Result(probe="splitk", backend="interpret", target=None, status="pass")
 >>> run = Run(id="triton-3.9.0-numpy-2.4.6", env={"triton": "3.9.0"}, results=[r])

@@ -126,7 +126,7 @@ def parse(doc: Any, where: str = "document") -> list[Run]:
     if doc.get("schema") == 1:
         print(
             f"matrix: {where}: results schema 1 (old), read as schema {SCHEMA}; rewrite it with "
-            f"python -m matrix.measure.migrate {where}",
+            f"python -m matrix migrate {where}",
             file=sys.stderr,
         )
         doc = upgrade(doc)

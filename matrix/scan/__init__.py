@@ -20,7 +20,7 @@ relative imports and ``from X import *`` are followed; a project class that subc
 matched internal (``class LibTuner(triton.runtime.Autotuner)``) and module-level functions that
 use it carry the finding to the files that use them.
 
-    python -m matrix.scan src/ --results reports/raw --candidate 3.9.0
+    python -m matrix scan src/ --results reports/raw --candidate 3.9.0
 
 Exit status: 0 nothing breaks or changes the candidate; 1 a finding of severity ``breaking`` or
 ``change`` that affects the candidate (or whose effect is unknown: it fails closed); advisory
@@ -28,8 +28,9 @@ findings and findings that do not affect the candidate never fail; 2 bad argumen
 path, a malformed rules or baseline file. Files that cannot be decoded or parsed (newer syntax)
 are reported and skipped. This package must not import triton, torch or numpy.
 
-The package, one job a module: ``rules`` (the rules file), ``findings`` (what a scan finds),
-``imports`` (name resolution), ``matchers`` and ``flow`` (what a rule matches),
+The package, one job a module: ``rules`` (a rule as an object), ``rule_file`` (the rules file
+read and checked), ``kinds`` (the match kinds, registered in one place), ``findings`` (what a
+scan finds), ``imports`` (name resolution), ``matchers`` and ``flow`` (what a rule matches),
 ``census_checks`` (findings from the API census), ``engine`` (files and modules scanned),
 ``baseline``, ``judge`` (the effect on the candidate), ``output`` (text, JSON, SARIF, GitHub)
 and ``command`` (the command line). Every name below stays importable from ``matrix.scan``.
@@ -54,7 +55,6 @@ from matrix.scan.command import (
     main,
 )
 from matrix.scan.engine import (
-    MATCHERS,
     NOQA,
     derive_carriers,
     noqa_codes,
@@ -98,6 +98,13 @@ from matrix.scan.judge import (
     releases_note,
     same_release,
 )
+from matrix.scan.kinds import (
+    KINDS,
+    MATCH_KINDS,
+    MATCHERS,
+    NEEDS_NAMES,
+    MatchKind,
+)
 from matrix.scan.matchers import (
     match_annotated_constexpr_global,
     match_call,
@@ -113,14 +120,15 @@ from matrix.scan.output import (
     to_json,
     to_sarif,
 )
+from matrix.scan.rule_file import (
+    MATCH_KEYS,
+    NAME_LISTS,
+    load_rules,
+)
 from matrix.scan.rules import (
     AFFECTS,
     DEFAULT_EXCLUDE,
-    MATCH_KEYS,
-    MATCH_KINDS,
     MAX_RESOLVE_DEPTH,
-    NAME_LISTS,
-    NEEDS_NAMES,
     NOT_AFFECTED,
     RULES_PATH,
     SCOPES,
@@ -132,7 +140,6 @@ from matrix.scan.rules import (
     Rule,
     RuleError,
     SameDefault,
-    load_rules,
     select_rules,
 )
 from matrix.scan.sources import (
@@ -152,6 +159,7 @@ __all__ = [
     "F32_MAKERS",
     "INT_CALLS",
     "INT_ONLY_OPS",
+    "KINDS",
     "LOOP_CALLS",
     "MATCHERS",
     "MATCH_KEYS",
@@ -179,6 +187,7 @@ __all__ = [
     "Finding",
     "Float32Names",
     "Imports",
+    "MatchKind",
     "Matcher",
     "Module",
     "Project",

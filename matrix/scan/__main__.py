@@ -1,4 +1,5 @@
-"""``python -m matrix.scan``: see matrix.scan.command."""
+"""``python -m matrix.scan``: the old name of ``python -m matrix scan`` (an alias, with a line
+saying so); see matrix.scan.command."""
 
 import sys
 

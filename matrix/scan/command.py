@@ -1,4 +1,4 @@
-"""The command line: ``python -m matrix.scan PATH... [--results DIR --candidate X]``."""
+"""The command line: ``python -m matrix scan PATH... [--results DIR --candidate X]``."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from matrix.scan.engine import scan_paths
 from matrix.scan.findings import ScanReport
 from matrix.scan.judge import judge, same_release
 from matrix.scan.output import render_text, summary_line, to_github, to_json, to_sarif
-from matrix.scan.rules import DEFAULT_EXCLUDE, RULES_PATH, load_rules, select_rules
+from matrix.scan.rule_file import load_rules
+from matrix.scan.rules import DEFAULT_EXCLUDE, RULES_PATH, select_rules
 
 # ----------------------------------------------------------------------------------------- CLI
 
@@ -33,7 +34,7 @@ def _codes(values: Sequence[str]) -> list[str]:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         allow_abbrev=False,  # --cand is no --candidate: a typo is refused, never guessed
-        prog="python -m matrix.scan",
+        prog="python -m matrix scan",
         description="Report Triton upgrade hazards in kernel sources "
         "(rules: matrix/data/scan_rules.toml; the API census from --results).",
         epilog="Exit status: 0 nothing breaks or changes the candidate; 1 a breaking or "

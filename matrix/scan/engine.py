@@ -7,7 +7,7 @@ import io
 import re
 import sys
 import tokenize
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -17,22 +17,14 @@ from matrix.analyze.census import (
 )
 from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
 from matrix.scan.findings import ApiUse, Finding, ScanReport
-from matrix.scan.flow import match_dot_acc_dtype, match_int_true_division
 from matrix.scan.guards import Guard, branch_guards, branch_test, try_imports
-from matrix.scan.homes import match_runtime_home
-from matrix.scan.imports import Imports, Matcher, Module, Project, SourceModule, module_name
-from matrix.scan.internals import match_runtime_member
-from matrix.scan.matchers import (
-    _finding,
-    _matches_prefix,
-    match_annotated_constexpr_global,
-    match_call,
-    match_global_read,
-    match_keyword,
-    match_name,
-)
-from matrix.scan.pycalls import case_of, match_autotune_names, match_python_call
-from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, _positional_count, load_rules
+from matrix.scan.imports import Imports, Module, Project, SourceModule, module_name
+from matrix.scan.kinds import KINDS
+from matrix.scan.kinds import MATCHERS as MATCHERS  # the registry's view, by its old name
+from matrix.scan.matchers import _finding, _matches_prefix
+from matrix.scan.pycalls import case_of
+from matrix.scan.rule_file import load_rules
+from matrix.scan.rules import DEFAULT_EXCLUDE, TL, Rule, _positional_count
 from matrix.scan.sources import (
     MAX_AST_DEPTH,
     MAX_PARSED_BYTES,
@@ -41,31 +33,6 @@ from matrix.scan.sources import (
     may_reach_triton,
     read_source,
 )
-
-
-def _no_match(rule: Rule, module: Module) -> Iterator[tuple[ast.AST, str]]:
-    """Census rules: their findings come from ``census_findings``, not from a matcher."""
-    return iter(())
-
-
-MATCHERS: dict[str, Matcher] = {
-    "call": match_call,
-    "name": match_name,
-    "keyword": match_keyword,
-    "annotated-constexpr-global": match_annotated_constexpr_global,
-    "global-read": match_global_read,
-    "int-true-division": match_int_true_division,
-    "dot-acc-dtype": match_dot_acc_dtype,
-    "python-call": match_python_call,
-    "autotune-names": match_autotune_names,
-    "runtime-member": match_runtime_member,
-    "runtime-home": match_runtime_home,
-    "census-missing": _no_match,
-    "census-keyword": _no_match,
-    "census-positional": _no_match,
-    "census-default": _no_match,
-}
-
 
 # ---------------------------------------------------------------------------------------- scan
 
@@ -193,7 +160,7 @@ def scan_module(
     module.lines = m.source.splitlines()  # type: ignore[attr-defined]
     found: dict[tuple[int, int, str], Finding] = {}
     for rule in rules:
-        for node, snippet in MATCHERS[rule.kind](rule, module):
+        for node, snippet in KINDS[rule.kind].matcher(rule, module):
             qualname = module.qualnames.get(id(node), "")
             call = None
             if rule.census_decides and isinstance(node, ast.Call):

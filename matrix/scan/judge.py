@@ -23,13 +23,13 @@ from matrix.results import Run
 from matrix.scan.census_checks import Censuses, CensusProblem, _spans
 from matrix.scan.findings import Finding
 from matrix.scan.guards import TryGuard, guard_effect
+from matrix.scan.rule_file import load_raises
 from matrix.scan.rules import (
     BREAKS,
     CHANGES,
     NOT_AFFECTED,
     UNKNOWN,
     Rule,
-    load_raises,
     raised_by,
 )
 
