@@ -44,6 +44,7 @@ from matrix.results import Run
 from matrix.scan import (
     Imports,
     Project,
+    SourceModule,
     imported_files,
     iter_python_files,
     parse_module,
@@ -128,27 +129,9 @@ def build_profile(
     def _show(path: str) -> str:
         return shown_path(path, roots)
 
-    parsed = []
     profile = Profile()
-    for file in files:
-        try:
-            # as Python reads it (PEP 263 coding line, BOM): the scanner's own reader
-            source = read_source(Path(file))[1]
-            parsed.append(parse_module(Path(file), source))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError) as e:
-            # its kernels' uses are unknown: the gate cannot say SAFE (profile.unread)
-            profile.unread.append(f"{_show(file)}: not read ({type(e).__name__}: {e})")
-    # the team's own modules the read files import (compat/descriptors.py beside kernels/):
-    # their jit functions are helpers a kernel calls, typed per call site; they are not read
-    # as kernels of their own (not scanned)
-    imported = []
-    for file in imported_files(parsed):
-        try:
-            source = read_source(file)[1]
-            if "jit" in source:
-                imported.append(parse_module(file, source))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError):
-            continue  # not read: its helpers stay unknown, as before (calls return unknown)
+    parsed = _parse(files, profile.unread, _show)
+    imported = _imported_helpers(parsed)
     project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
     host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
@@ -200,6 +183,38 @@ def build_profile(
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
     return profile
+
+
+_READ_ERRORS = (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError)
+
+
+def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceModule]:
+    """Every file parsed as Python reads it (PEP 263 coding line, BOM: the scanner's own
+    reader); one that cannot be is named in ``unread`` (its kernels' uses are unknown: the
+    gate cannot say SAFE)."""
+    parsed = []
+    for file in files:
+        try:
+            parsed.append(parse_module(Path(file), read_source(Path(file))[1]))
+        except _READ_ERRORS as e:
+            unread.append(f"{show(file)}: not read ({type(e).__name__}: {e})")
+    return parsed
+
+
+def _imported_helpers(parsed: Sequence[SourceModule]) -> list[SourceModule]:
+    """The team's own modules the read files import (compat/descriptors.py beside kernels/):
+    their jit functions are helpers a kernel calls, typed per call site, never read as
+    kernels of their own (they were not scanned). One that cannot be read leaves its helpers
+    unknown, as a helper outside the tree always was (its calls return unknown)."""
+    imported = []
+    for file in imported_files(parsed):
+        try:
+            source = read_source(file)[1]
+            if "jit" in source:
+                imported.append(parse_module(file, source))
+        except _READ_ERRORS:
+            continue
+    return imported
 
 
 def _helper_named(helpers: dict[str, list[Helper]], q: str) -> list[Helper]:

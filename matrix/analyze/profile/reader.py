@@ -914,8 +914,8 @@ class KernelReader:
         if name in INT32_RESULTS and name not in ("argmax", "argmin"):
             return _k("int32")
         if name in self.map.dtype_argument:  # tl.inline_asm_elementwise(..., dtype=tl.float32)
-            at = self.map.dtype_argument[name]
-            given = self.kw(node, "dtype") or (node.args[at] if len(node.args) > at else None)
+            i = self.map.dtype_argument[name]
+            given = self.kw(node, "dtype") or (node.args[i] if len(node.args) > i else None)
             return self._dtype_val(given)
         if name in ("zeros", "full", "zeros_like", "full_like"):
             dt = self._dtype_val(self.kw(node, "dtype"))
