@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from matrix.analyze import census as C
-from matrix.probes import api_surface as probe
+from matrix.probes.api_surface import probe as probe
 
 FIXTURES = Path(__file__).parent / "fixtures" / "census"
 

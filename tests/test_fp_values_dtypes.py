@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.probes import fp
+from matrix.probes.fp import probe as fp
 from matrix.probes.support import battery as bt
 from matrix.probes.support import fp_checks as C
 from matrix.probes.support import semantics as sem

@@ -7,7 +7,8 @@ import warnings
 import pytest
 
 from matrix.backends.aot import AotUnavailable
-from matrix.probes import block_ptr, dot_acc_out_dtype
+from matrix.probes.block_ptr import probe as block_ptr
+from matrix.probes.dot_acc_out_dtype import probe as dot_acc_out_dtype
 from matrix.probes.support import keywords
 from matrix.probes.support.base import Outcome, cause_text, refusal
 from matrix.probes.support.descriptor_rules import classify_rejection

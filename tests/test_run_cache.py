@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from matrix.measure.orchestrate import run_cache_folder
-from matrix.probes import fp
+from matrix.probes.fp import probe as fp
 from matrix.probes.support import run_cache
 from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Context

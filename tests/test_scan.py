@@ -609,7 +609,7 @@ def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
 
             from matrix.results import read_runs
 
-            cases = importlib.import_module(f"matrix.probes.{rule.probe}").CASES
+            cases = importlib.import_module(f"matrix.probes.{rule.probe}.probe").CASES
             assert set(rule.cases.values()) <= set(cases), (rule.id, set(rule.cases.values()))
             recorded = {
                 s

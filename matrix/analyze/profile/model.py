@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from matrix.catalog import unmapped_probes
+from matrix.catalog import PROBES
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
 MAP_PATH = DATA_DIR / "usage_map.toml"
@@ -83,16 +83,13 @@ class UsageMap:
 def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_PATH) -> UsageMap:
     doc = load_toml(path)
     tables = ("dtypes", "launch_scalars", "operators", "functions", "values_ops", "rules")
-    for key in (*tables, "runtime", "probes"):
+    for key in (*tables, "runtime"):
         if not isinstance(doc.get(key), dict):
             raise DataFileError(path, key, "a table", doc.get(key))
-    for name, row in doc["probes"].items():
-        keys = {"project", "names", "keywords", "ops", "never"}
-        if not isinstance(row, dict) or set(row) - keys or ("never" in row and len(row) > 1):
-            raise DataFileError(path, f"probes.{name}", "project/names/keywords/ops or never", row)
-    unmapped = unmapped_probes(doc["probes"])  # each probe has one owner of its usage
-    if unmapped:
-        raise DataFileError(path, "probes", "a row for every probe of probes.toml", unmapped)
+    if "probes" in doc:  # moved: each probe's row is the [usage] of its probe.toml
+        raise DataFileError(path, "probes", "no table (a probe's usage is in its probe.toml)")
+    # Each probe's [usage], checked by the catalog (which refuses a probe without one).
+    probes = {p.name: p.usage for p in PROBES}
     groups = {}
     for i, v in enumerate(load_toml(fingerprint).get("values", [])):
         if not isinstance(v, dict) or not isinstance(v.get("group"), str):
@@ -126,7 +123,7 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     notes = results.get("annotations", {})
     if not isinstance(notes, dict) or not all(isinstance(v, list) for v in notes.values()):
         raise DataFileError(path, "result_types.annotations", "annotation = [kinds]", notes)
-    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
+    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], probes, groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
                     {k: frozenset(v) for k, v in preds.items()}, shims, notes)  # fmt: skip
 
