@@ -7,12 +7,11 @@ stores a code (16 or 32); interpret/gpu run it. aot compiles it and reads the re
 the exception in the detail, not a broken probe.
 """
 
-import re
-
 import triton
 import triton.language as tl
 
 from matrix.probes.support.base import Context, Observation, exercise, refusal
+from matrix.probes.support.dot_result import classify_ttir
 
 BLOCK = 16
 
@@ -32,19 +31,6 @@ def f16_acc_dot(a, b, c, code, BLOCK: tl.constexpr):
         tl.store(code, 32)
     else:
         tl.store(code, 1)
-
-
-TT_DOT_RESULT = re.compile(r"tt\.dot.*->\s*tensor<[0-9x]+x(\w+)")
-
-
-def classify_ttir(ttir: str) -> Observation:
-    """Status from the result type of the first ``tt.dot`` in TTIR."""
-    line = next((ln.strip() for ln in ttir.splitlines() if "tt.dot" in ln), "")
-    m = TT_DOT_RESULT.search(line)
-    if not m:
-        return Observation("error", f"could not read tt.dot's result type: {line[:300]!r}")
-    status = {"f16": "fp16", "f32": "fp32"}.get(m.group(1), m.group(1))
-    return Observation(status, f"TTIR: {line[:300]}", {"ttir_dot": line[:300]})
 
 
 def observe(ctx: Context) -> Observation:
