@@ -50,8 +50,9 @@ def test_the_committed_registry_is_read_with_its_defaults() -> None:
 
 def test_the_order_is_the_committed_order_of_the_rows() -> None:
     """The order of the results, the pages and the tables: what probes.toml had, row by row,
-    before the probes moved into folders (each probe.toml's ``order``)."""
-    assert [p.name for p in PROBES][:26] == [
+    before the probes moved into folders (each probe.toml's ``order``); a probe added since
+    goes where its order puts it."""
+    moved = [
         "splitk", "tiled", "aot_target", "loader", "block_ptr", "tensor_descriptor",
         "descriptor_misaligned", "descriptor_misaligned_stride", "dot_f32_default_precision",
         "dot_f32_default_precision_env_ieee", "dot_acc_out_dtype", "allow_tf32",
@@ -60,6 +61,7 @@ def test_the_order_is_the_committed_order_of_the_rows() -> None:
         "interpreter_bf16_dot", "splitk_nondeterminism", "dot_f32_precision_error",
         "allocator_required", "api_surface", "fp",
     ]  # fmt: skip
+    assert [p.name for p in PROBES if p.name in moved] == moved
 
 
 def test_probes_are_read_by_their_order_not_their_folder_name(tmp_path: Path) -> None:
