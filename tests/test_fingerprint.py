@@ -15,8 +15,8 @@ import triton.language as tl
 
 from matrix.analyze import fingerprint as fpm
 from matrix.core import Release
-from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_checks
+from matrix.probes.fp import battery as bt
+from matrix.probes.fp import fp_checks
 from matrix.results import Result, Run, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +178,7 @@ def _float_mod_as_compiled(ttir: str):
     Triton 3.2.0's interpreter stored (recorded: 7.5 % -2.0 -> -0.5, -7.5 % 2.0 -> 0.5)."""
     import struct
 
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     vc = _value_case("values.float_mod", label="float32")
     got = {(7.5, 2.0): 1.5, (-7.5, 2.0): 0.5, (7.5, -2.0): -0.5, (-7.5, -2.0): -1.5,
@@ -207,7 +207,7 @@ def test_the_reference_is_the_semantics_the_release_compiles_to():
 
 
 def test_ops_matching_no_rule_are_not_judged_and_unread_ops_say_why():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     weird = TTIR_331_FLOAT_MOD.replace("arith.remf", "arith.frobf")
     row = _float_mod_as_compiled(weird)
@@ -218,7 +218,7 @@ def test_ops_matching_no_rule_are_not_judged_and_unread_ops_say_why():
 
 
 def test_the_aot_row_names_the_ops_so_the_change_is_a_behaviour_change():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     vc = _value_case("values.float_mod", label="float32")
     rows = {}
@@ -238,7 +238,7 @@ def _fake_gpu_values(monkeypatch, fails, refused=None):
     """fp's GPU values path with a fake launch: ``fails(vals)`` says whether a kernel of those
     cases fails to build ("PassManager::run failed"); the calls are returned."""
     from matrix.probes.fp import probe as fp
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     semantics = sem.Semantics("cuda:90", "ttir", {}, refused or {}, {})
     monkeypatch.setattr(fp, "values_semantics", lambda ctx, v: semantics)
@@ -339,8 +339,8 @@ def test_a_values_part_that_did_not_run_is_error_in_every_cell_never_wrong(monke
     compile ended "RuntimeError: error encountered during parsing"; the zeros in the output
     buffers were judged and 428 cells came out wrong. Now: error, the reason once per group."""
     from matrix.probes.fp import probe as fp
+    from matrix.probes.fp import semantics as sem
     from matrix.probes.support import base
-    from matrix.probes.support import semantics as sem
 
     values = bt.load().values
     monkeypatch.setattr(fp, "values_semantics",
@@ -679,7 +679,7 @@ def test_a_spawned_child_isolates_a_crash_too(monkeypatch, tmp_path):
     doomed = cases[1]
     (tmp_path / "sitecustomize.py").write_text(
         "import os\n"
-        "from matrix.probes.support import battery as bt\n"
+        "from matrix.probes.fp import battery as bt\n"
         "real = bt.apply\n"
         "def apply(ops, case):\n"
         f"    if (case.group, case.key) == {(doomed.group, doomed.key)!r}:\n"
@@ -756,7 +756,8 @@ def test_a_case_failing_outside_triton_is_skipped_with_its_reason_alone(monkeypa
 
 def test_a_rule_failing_outside_triton_costs_that_rule_only(monkeypatch):
     _needs_interpreter()
-    from matrix.probes.support import base, fp_rules
+    from matrix.probes.fp import fp_rules
+    from matrix.probes.support import base
 
     real = fp_rules.exercise
 
@@ -845,7 +846,7 @@ def test_known_issues_are_cells_wrong_in_every_release_of_their_column():
 
 
 def test_every_semantics_rule_names_a_group_of_the_battery_and_a_reference_that_exists():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     values = {v.group: v for v in bt.load().values}
     rules = sem.load_rules()
@@ -878,7 +879,7 @@ SATFINITE_PTX = [
 
 
 def _fp8_cast_row(label: str, result: str, lowered: list[str] | None, gpu_bits: int):
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     vc = _value_case("values.cast_float_down", label=label)
     inputs = [x for (x,) in vc.inputs]
@@ -933,7 +934,7 @@ def test_fp8_overflow_is_spelt_out_not_left_to_torch():
 
 
 def test_lowered_ops_reads_the_conversions_of_a_compiled_kernels_ptx():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     class Compiled:
         def __init__(self) -> None:

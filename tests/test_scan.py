@@ -592,7 +592,7 @@ def test_scanner_imports_no_triton_torch_or_numpy() -> None:
 
 def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
     from matrix.catalog import PROBES_BY_NAME
-    from matrix.probes.support.fp_rules import RULES as FP_RULE_CELLS
+    from matrix.probes.fp.fp_rules import RULES as FP_RULE_CELLS
 
     for rule in scan.load_rules():
         if rule.probe is None:

@@ -6,10 +6,11 @@ or a docstring edited makes nothing stale. A probe's sources are its module and 
 ours it imports, however deep and wherever in the file (``kernels``' split-K for ``splitk``, the
 fingerprint's support modules for ``fp``): a change to a kernel or a support module makes the
 probes that use it stale, not only an edit of the probe file. Imports are read from the syntax
-tree, never executed (no Triton here). The data files those modules name (``fingerprint.toml``,
-``splitk_tuned.toml``) are sources too. The runner records the hashes before the probes run (the
-source that was measured); a probe whose results a cell kept keeps its earlier hash, or none
-where the earlier run recorded none (measured before hashes were kept).
+tree, never executed (no Triton here). The data files those modules name (``fingerprint.toml``
+beside the fp probe, ``splitk_tuned.toml``) are sources too. The runner records the hashes
+before the probes run (the source that was measured); a probe whose results a cell kept keeps
+its earlier hash, or none where the earlier run recorded none (measured before hashes were
+kept).
 """
 
 from __future__ import annotations
@@ -229,14 +230,15 @@ DATA_FILE = re.compile(r"^[\w.-]+\.(?:toml|json)$")
 
 
 def data_files(sources: dict[str, Path], scopes: tuple[str, ...] = DATA_SCOPES) -> dict[str, Path]:
-    """The data files (a ``data`` folder's ``*.toml``/``*.json``) that the modules of
-    ``sources`` under ``scopes`` name in a string: data name -> file."""
+    """The data files (``*.toml``/``*.json`` in a ``data`` folder, or beside the module: a probe
+    folder's own data) that the modules of ``sources`` under ``scopes`` name in a string:
+    data name -> file."""
     found: dict[str, Path] = {}
     for module, file in sources.items():
         if not any(module == s or module.startswith(s + ".") for s in scopes):
             continue
         top = file.parents[len(module.split(".")) - (1 if file.name != "__init__.py" else 0) - 1]
-        folders = (top / "data", file.parent / "data")
+        folders = (top / "data", file.parent / "data", file.parent)
         for named in _data_names_in(file.read_bytes()):
             for folder in folders:
                 if (folder / named).is_file():
@@ -324,9 +326,7 @@ def _tree_digest(specs: list[ProbeSpec], package: str) -> str:
             continue
         root = init.parent
         for path in sorted(root.rglob("*")):
-            if path.suffix == ".py" or (
-                path.suffix in (".toml", ".json") and "data" in path.relative_to(root).parts
-            ):
+            if path.suffix in (".py", ".toml", ".json"):  # a probe folder keeps its data beside it
                 digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 

@@ -11,11 +11,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from matrix.catalog import PROBES
+from matrix.catalog import PROBES, PROBES_DIR
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
 MAP_PATH = DATA_DIR / "usage_map.toml"
-FINGERPRINT_PATH = DATA_DIR / "fingerprint.toml"
+# The fingerprint's battery, in the fp probe's folder (read as data: nothing imports Triton).
+FINGERPRINT_PATH = PROBES_DIR / "fp" / "fingerprint.toml"
 
 USED, MAY_AFFECT, NOT_USED = "used", "may affect", "not used"
 

@@ -1,6 +1,6 @@
 """The semantic fingerprint: thousands of small language questions, answered in one launch.
 
-The battery (``matrix/data/fingerprint.toml``, expanded by ``support.battery``) asks for result
+The battery (``fingerprint.toml`` here, expanded by ``battery``) asks for result
 dtypes of operators, math functions, reductions, ``tl.where``, ``tl.clamp``, casts, ``tl.dot``
 combinations and atomics over every dtype pair and scalar kind; values on edge inputs against a
 float64/numpy/torch reference (interpreter and gpu: aot does not run); language rules (module
@@ -22,11 +22,11 @@ from typing import Literal
 import triton
 import triton.language as tl
 
-from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_checks, fp_env, fp_layout, fp_rules, fp_runtime, fp_warnings
-from matrix.probes.support import semantics as sem
+from matrix.probes.fp import battery as bt
+from matrix.probes.fp import fp_checks, fp_env, fp_layout, fp_rules, fp_runtime, fp_warnings
+from matrix.probes.fp import semantics as sem
+from matrix.probes.fp.battery import trace_battery
 from matrix.probes.support.base import Context, Observation, root_cause
-from matrix.probes.support.battery import trace_battery
 
 NAME = "fp"
 BACKENDS = ("interpret", "aot", "gpu")

@@ -25,9 +25,9 @@ import triton
 import triton.language as tl
 
 from matrix.core import REJECTED
-from matrix.probes.support import kernel_helpers as helpers
+from matrix.probes.python_in_kernel import kernel_helpers as helpers
+from matrix.probes.python_in_kernel.core_function_kernel import k_triton_function_constexpr
 from matrix.probes.support.base import Context, Observation, exercise, refusal
-from matrix.probes.support.core_function_kernel import k_triton_function_constexpr
 
 # The decorator that marks a plain function callable at compile time, where it exists (3.9.0:
 # triton.constexpr_function); None where the release has none.

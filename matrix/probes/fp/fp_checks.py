@@ -6,10 +6,10 @@ got value), ``rejected``/``absent`` (the operation itself was refused), ``skippe
 for the dtype here), or, for ``reference = "observe"``, the value that came out (``nan``,
 ``-0.0``, ``1.0``): unspecified behaviour is recorded, not judged.
 
-Reference semantics are the compiled ones of the same release: where
-``matrix/data/semantics.toml`` has rules for a group, the TTIR ops the release compiles the case
-to choose the reference (float ``%``: floor-mod on 3.0.0-3.2.0, C ``fmod`` from 3.3.1; see
-``support.semantics``); elsewhere the battery's reference, a documented contract (integer
+Reference semantics are the compiled ones of the same release: where ``semantics.toml``
+(beside this module) has rules for a group, the TTIR ops the release compiles the case to
+choose the reference (float ``%``: floor-mod on 3.0.0-3.2.0, C ``fmod`` from 3.3.1; see
+``fp.semantics``); elsewhere the battery's reference, a documented contract (integer
 ``//`` truncates toward zero, ``%`` takes the dividend's sign, integer overflow wraps). Inputs
 whose result LLVM leaves undefined are not asked (``reference`` returns None for them).
 """
@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from matrix.probes.support import semantics as sem
+from matrix.probes.fp import semantics as sem
+from matrix.probes.fp.battery import BLOCK, TYPE_ROWS, Sink, ValueCase
 from matrix.probes.support.base import Observation
-from matrix.probes.support.battery import BLOCK, TYPE_ROWS, Sink, ValueCase
 
 # Triton dtype name (``str(tl.int8)``, ``str(tl.float32)`` = "fp32") -> how to hold its values.
 INT_DTYPES = {f"{s}int{w}": (w, s == "") for s in ("", "u") for w in (8, 16, 32, 64)}
@@ -357,7 +357,7 @@ def _semantics_of(vc: ValueCase, semantics: Any, rules: dict, lowered: list[str]
 
 def value_rows(sink: Sink, values: list[ValueCase], semantics: Any = None) -> list[Observation]:
     """One row per values group: a cell per input of each of its cases, each judged against
-    the reference its release compiles it to (``semantics``, see support.semantics); the ops
+    the reference its release compiles it to (``semantics``, see fp.semantics); the ops
     and the reference chosen are in ``data.semantics[label]``."""
     rules = sem.load_rules()
     groups: dict[str, dict[str, dict]] = {}

@@ -8,7 +8,7 @@ wrong where they did exactly what they compile to.
 
 So the probe compiles the values cases to TTIR on the same release (no GPU: the ``aot`` path,
 stopped once TTIR exists) and reads, per case, the ops that compute the stored value
-(``case_ops``). ``matrix/data/semantics.toml`` maps ops to the reference they mean
+(``case_ops``). ``matrix/probes/fp/semantics.toml`` maps ops to the reference they mean
 (``choose``); the ops are recorded beside the values as evidence.
 
     >>> text = '''tt.func public @battery_kernel(%arg0: !tt.ptr<f32>) {
@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DATA_DIR, DataFileError, load_toml
+from matrix.core import DataFileError, load_toml
 
-RULES_PATH = DATA_DIR / "semantics.toml"
+RULES_PATH = Path(__file__).resolve().parent / "semantics.toml"
 
 # Ops that move or address data rather than compute the value: not part of a case's semantics.
 PLUMBING = frozenset({

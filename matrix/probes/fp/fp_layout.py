@@ -289,7 +289,7 @@ def run_case(ctx: Context, case: LayoutCase) -> tuple[str, str, dict[str, Any] |
     patches the backend's PTX stage)."""
     import torch
 
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     kernel = _kernel(case)
     if kernel is None:

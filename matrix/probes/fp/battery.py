@@ -1,4 +1,5 @@
-"""The fingerprint battery: cases generated from ``matrix/data/fingerprint.toml``, traced in one go.
+"""The fingerprint battery: cases generated from ``fingerprint.toml`` (beside this module),
+traced in one go.
 
 Every case is one operation on operands of given kinds (``binary.add`` on ``int8,uint16``).
 All cases run inside *one* kernel launch (interpreter) or *one* compile (aot): the kernel calls
@@ -28,10 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from matrix.core import DATA_DIR, load_toml
+from matrix.core import load_toml
 from matrix.probes.support.base import outside_triton
 
-BATTERY_PATH = DATA_DIR / "fingerprint.toml"
+# The battery, beside this module in the fp probe's folder.
+BATTERY_PATH = Path(__file__).resolve().parent / "fingerprint.toml"
 BLOCK = 16
 # Rows of the input buffers used by the type cases (16 rows: one 16x16 tile for tl.dot).
 TYPE_ROWS = 16
@@ -230,9 +232,9 @@ class Sink:
     # (status, reason) when the launch or compile failed for a reason outside Triton
     cannot_observe: tuple[str, str] | None = None
     # The conversion instructions of the kernel that ran, where its PTX could be read (a GPU
-    # launch): semantics rules with `lowered` are judged on them (support.semantics.choose).
+    # launch): semantics rules with `lowered` are judged on them (fp.semantics.choose).
     lowered: list[str] | None = None
-    # Set once the launch ran (probes/fp.py): its buffers by width (torch tensors), and the
+    # Set once the launch ran (fp/probe.py): its buffers by width (torch tensors), and the
     # TTIR the compile stopped at, where it did.
     inputs: dict[int, Any] = field(default_factory=dict)
     outputs: dict[int, Any] = field(default_factory=dict)

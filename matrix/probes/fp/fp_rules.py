@@ -19,6 +19,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
+from matrix.probes.fp.battery import TraceComplete
 from matrix.probes.support.base import (
     CannotObserve,
     Context,
@@ -27,7 +28,6 @@ from matrix.probes.support.base import (
     exercise,
     root_cause,
 )
-from matrix.probes.support.battery import TraceComplete
 
 G_PLAIN = 3
 G_CONSTEXPR = tl.constexpr(3)
