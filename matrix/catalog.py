@@ -1,8 +1,9 @@
 """What the matrix measures, as data: every probe, the statuses it can end with, its backends.
 
-The registry's rows are data, in ``matrix/data/probes.toml``, checked here when it is read: the
-runner runs ``matrix/probes/<name>.py`` for each entry on each of its backends, and the report,
-the gate and the claims read ``PROBES`` without importing Triton.
+The registry is data, one folder per probe: ``matrix/probes/<name>/probe.toml`` (its row, its
+usage entry, its version) beside ``probe.py`` (its ``observe``), checked here when read. The
+runner runs each probe's module on each of its backends; the report, the gate and the claims
+read ``PROBES`` without importing Triton.
 A status not listed here for a probe is still rendered (as "unknown"), never dropped.
 
 It is also the one table of what a status *means* for a team upgrading (``MEANINGS``): every
@@ -19,8 +20,10 @@ measured. Pages, the Markdown report and the gate read ``meaning_of``; nothing e
 
 from __future__ import annotations
 
+import importlib.util
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,6 @@ from matrix.backends.targets import KNOWN_TARGETS
 from matrix.core import (
     BACKENDS,
     COMMON_STATUSES,
-    DATA_DIR,
     DataFileError,
     load_toml,
     table_keys,
@@ -72,7 +74,7 @@ UNLISTED_MEANING = "changed"
 
 # Targets the aot backend compiles for (matrix.backends.targets owns the list).
 AOT_TARGETS = KNOWN_TARGETS
-# What a probe compiles for unless probes.toml names its targets: each target is one more
+# What a probe compiles for unless its probe.toml names its targets: each target is one more
 # compile per probe and release, so the newer ones are named where they answer something.
 DEFAULT_AOT_TARGETS = ("cuda:80", "cuda:90", "hip:gfx942")
 
@@ -109,6 +111,15 @@ class ProbeSpec:
     # probe whose answer is the compiled artifact alone, never one that observes an environment
     # variable or an option's effect on compiling (the catalog refuses it with ``env``).
     compile_cache: bool = False
+    # When set, what the raw files record for the probe instead of its code hash (asv's rule):
+    # moving a module or a type-only edit then re-measures nothing. ``code_hash`` is the code
+    # hash it stood for when it was set; ``matrix.measure.probe_hashes`` says "code changed,
+    # version did not" where they differ, for review. Neither is part of the hashed row.
+    version: str | None = None
+    code_hash: str | None = None
+    # What in a team's code it measures (``[usage]`` of its probe.toml; read by
+    # ``matrix.analyze.profile``): names/keywords/ops, ``project = true`` or ``never = "why"``.
+    usage: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def all_statuses(self) -> tuple[str, ...]:
@@ -127,34 +138,71 @@ class ProbeSpec:
         return self.name
 
 
-# The registry's rows: matrix/data/probes.toml (its header says what each key means).
-PROBES_PATH = DATA_DIR / "probes.toml"
+# One folder per probe: matrix/probes/<name>/probe.py (its ``observe``) beside probe.toml (its
+# row, its usage entry, its version); docs/probes.md says what each key means.
+PROBES_DIR = Path(__file__).resolve().parent / "probes"
+PROBE_MODULE = "probe.py"
+PROBE_FILE = "probe.toml"
+# Folders of matrix/probes that are not probes: code two or more probes share.
+NOT_PROBES = frozenset({"support", "__pycache__"})
 
 _MEANING_KEYS = ("good", "breaking", "wrong", "changed")
-_ROW_KEYS = {"name", "summary", "statuses", "backends", "behavioural", "env", "aot_targets",
+_ROW_KEYS = {"summary", "statuses", "backends", "behavioural", "env", "aot_targets",
              "isolated", "compile_cache", *_MEANING_KEYS}  # fmt: skip
+_FILE_KEYS = {"order", "version", "code_hash", "usage", *_ROW_KEYS}
+# [usage]: what in a team's code the probe measures, or why it never concerns a team's code.
+_USAGE_LISTS = ("names", "keywords", "ops")
+_HASH = re.compile(r"^[0-9a-f]{16}$")
 
 
-def load_catalog(path: str | Path = PROBES_PATH) -> tuple[ProbeSpec, ...]:
-    """The probes of a registry file, in its order; a DataFileError names the row and the key.
+def probe_folders(probes_dir: Path = PROBES_DIR) -> list[Path]:
+    """The probe folders under ``probes_dir`` (any folder but ``NOT_PROBES``), by name; one
+    that holds only half of a probe (its module or its probe.toml) is a DataFileError."""
+    folders = []
+    for folder in sorted(p for p in probes_dir.iterdir() if p.is_dir()):
+        if folder.name in NOT_PROBES:
+            continue
+        for have, lacks in ((PROBE_MODULE, PROBE_FILE), (PROBE_FILE, PROBE_MODULE)):
+            if (folder / have).is_file() and not (folder / lacks).is_file():
+                raise DataFileError(folder / lacks, "", f"a file beside {have} (one probe per "
+                                    "folder: probe.py and probe.toml)")  # fmt: skip
+        if (folder / PROBE_FILE).is_file():
+            folders.append(folder)
+    return folders
+
+
+def load_catalog(probes_dir: str | Path = PROBES_DIR) -> tuple[ProbeSpec, ...]:
+    """The probes of the folders under ``probes_dir``, by their ``order``; a DataFileError
+    names the probe.toml and the key. Reads TOML only: nothing here imports Triton.
 
     >>> [p.name for p in load_catalog()][:2]
     ['splitk', 'tiled']
     """
-    rows = load_toml(path).get("probe")
-    if not isinstance(rows, list) or not rows:
-        raise DataFileError(path, "probe", "one or more [[probe]] tables", rows)
-    specs: list[ProbeSpec] = []
-    for i, row in enumerate(rows):
-        where = f"probe[{i}]" + (f" ({row.get('name', '?')})" if isinstance(row, dict) else "")
-        spec = _spec(path, where, table_keys(path, where, row, _ROW_KEYS))
-        if spec.name in (s.name for s in specs):
-            raise DataFileError(path, f"probe[{i}].name", "a name no other probe has", spec.name)
-        specs.append(spec)
-    return tuple(specs)
+    found: list[tuple[int, Path, ProbeSpec]] = []
+    for folder in probe_folders(Path(probes_dir)):
+        path = folder / PROBE_FILE
+        if not folder.name.isidentifier():
+            raise DataFileError(path, "", "a folder named like a Python module", folder.name)
+        doc = table_keys(path, "", load_toml(path), _FILE_KEYS)
+        order = doc.get("order")
+        if not isinstance(order, int) or isinstance(order, bool):
+            raise DataFileError(path, "order", "an integer: the probe's place on every page", order)
+        same = [p for o, p, _ in found if o == order]
+        if same:
+            raise DataFileError(path, "order", f"an order no other probe has ({same[0]} has it)",
+                                order)  # fmt: skip
+        row = {k: v for k, v in doc.items() if k in _ROW_KEYS}
+        found.append((order, path, _spec(path, folder.name, row, doc)))
+    if not found:
+        raise DataFileError(probes_dir, "", f"one or more probe folders (<name>/{PROBE_FILE})")
+    return tuple(spec for _, _, spec in sorted(found, key=lambda f: f[0]))
 
 
-def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
+def _key(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _spec(path: Path, name: str, row: dict[str, Any], doc: dict[str, Any]) -> ProbeSpec:
     def names(key: str, allowed: tuple[str, ...] | None, default: list[str] | None) -> Any:
         """The list at ``key`` as a tuple: distinct strings, each one of ``allowed``."""
         value = row.get(key, default)
@@ -165,32 +213,33 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
             or (allowed and set(value) - set(allowed))
         ):
             what = "a list of distinct names" + (f" from {list(allowed)}" if allowed else "")
-            raise DataFileError(path, f"{where}.{key}", what, value)
+            raise DataFileError(path, key, what, value)
         if default is None and not value:
-            raise DataFileError(path, f"{where}.{key}", "at least one name", value)
+            raise DataFileError(path, key, "at least one name", value)
         return tuple(value)
 
     statuses = names("statuses", None, None)
     meanings = {key: names(key, statuses, []) for key in _MEANING_KEYS}
     twice = sorted({s for s in statuses if sum(s in v for v in meanings.values()) > 1})
     if twice:
-        raise DataFileError(path, where, "each status in at most one of good/breaking/wrong/"
-                            "changed", twice)  # fmt: skip
+        raise DataFileError(path, "statuses", "each status in at most one of good/breaking/"
+                            "wrong/changed", twice)  # fmt: skip
     env = row.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
-        raise DataFileError(path, f"{where}.env", "a table of strings", env)
+        raise DataFileError(path, "env", "a table of strings", env)
     for key in ("behavioural", "isolated", "compile_cache"):
         if not isinstance(row.get(key, False), bool):
-            raise DataFileError(path, f"{where}.{key}", "true or false", row[key])
+            raise DataFileError(path, key, "true or false", row[key])
     if row.get("compile_cache") and env:
         # A cached compile would answer what the variable changes (3.0-3.2 leave
         # TRITON_F32_DEFAULT out of their cache key).
-        raise DataFileError(path, f"{where}.compile_cache", "false for a probe with env", True)
+        raise DataFileError(path, "compile_cache", "false for a probe with env", True)
     # An empty list: the probe compiles nothing and runs once per release with no target.
     targets = names("aot_targets", AOT_TARGETS, list(DEFAULT_AOT_TARGETS)) or (None,)
+    version, code_hash = _version(path, doc)
     return ProbeSpec(
-        name=text_at(path, where, row, "name"),
-        summary=text_at(path, where, row, "summary"),
+        name=name,
+        summary=text_at(path, "", row, "summary"),
         statuses=statuses,
         backends=names("backends", BACKENDS, None),
         behavioural=row.get("behavioural", True),
@@ -198,20 +247,75 @@ def _spec(path: str | Path, where: str, row: dict[str, Any]) -> ProbeSpec:
         aot_targets=targets,
         isolated=row.get("isolated", False),
         compile_cache=row.get("compile_cache", False),
+        version=version,
+        code_hash=code_hash,
+        usage=_usage(path, doc.get("usage")),
         **meanings,
+    )
+
+
+def _version(path: Path, doc: dict[str, Any]) -> tuple[str | None, str | None]:
+    """``version`` and the ``code_hash`` recorded beside it: both or neither."""
+    version, code_hash = doc.get("version"), doc.get("code_hash")
+    if version is None and code_hash is None:
+        return None, None
+    if not isinstance(version, str) or not version.strip():
+        raise DataFileError(path, "version", "a non-empty string beside code_hash", version)
+    if not isinstance(code_hash, str) or not _HASH.match(code_hash):
+        what = "the 16 hex digits of the code hash the version stands for"
+        raise DataFileError(path, "code_hash", what, code_hash)
+    return version, code_hash
+
+
+def _usage(path: Path, usage: Any) -> dict[str, Any]:
+    """``[usage]``: what in a team's code the probe measures (``names``, ``keywords``, ``ops``;
+    ``project = true``: this project's own kernels) or ``never = "why"``. Required: a probe
+    nobody mapped would block every team's verdict on any change of its row."""
+    expected = ("a [usage] table: names/keywords/ops lists, project = true, or never = \"why\" "
+                "alone")  # fmt: skip
+    if not isinstance(usage, dict) or not usage:
+        raise DataFileError(path, "usage", expected, usage)
+    table_keys(path, "usage", usage, {"project", "never", *_USAGE_LISTS})
+    if "never" in usage:
+        if len(usage) > 1:
+            raise DataFileError(path, "usage", expected, usage)
+        text_at(path, "usage", usage, "never", "a non-empty string: why it never concerns a team")
+    if usage.get("project", True) is not True:
+        raise DataFileError(path, "usage.project", "true (or no key)", usage["project"])
+    for key in _USAGE_LISTS:
+        value = usage.get(key, [])
+        if (
+            not isinstance(value, list)
+            or (not value and key in usage)
+            or not all(isinstance(v, str) and v for v in value)
+        ):
+            raise DataFileError(path, f"usage.{key}", "a list of non-empty strings", value)
+    return usage
+
+
+def probe_module(package: str, name: str) -> str:
+    """The module of probe ``name`` in ``package``: ``<package>.<name>.probe`` for a probe
+    folder, ``<package>.<name>`` for a flat module (the tests' fixture packages). Found
+    without importing the probe (``package`` alone is imported, to find its folder)."""
+    spec = importlib.util.find_spec(package)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / name / PROBE_MODULE).is_file():
+            return f"{package}.{name}.{PROBE_MODULE.removesuffix('.py')}"
+    return f"{package}.{name}"
+
+
+def probe_path(name: str, probes_dir: Path = PROBES_DIR) -> Path:
+    """The source file of probe ``name`` (folder or flat module), whether or not it exists."""
+    folder = probes_dir / name / PROBE_MODULE
+    return (
+        folder
+        if folder.is_file() or not (probes_dir / f"{name}.py").is_file()
+        else (probes_dir / f"{name}.py")
     )
 
 
 PROBES: tuple[ProbeSpec, ...] = load_catalog()
 PROBES_BY_NAME = {p.name: p for p in PROBES}
-
-
-def unmapped_probes(rows: Mapping[str, Any]) -> list[str]:
-    """The probes of the catalog that ``rows`` (``matrix/data/usage_map.toml``'s ``probes``
-    table) gives no row: each needs one, what in a team's code it measures (``names``,
-    ``keywords``, ``ops``) or why it never concerns a team's code (``project = true``, or
-    ``never = "why"``). A probe nobody mapped would otherwise block every team's verdict."""
-    return [p.name for p in PROBES if p.name not in rows]
 
 
 def meaning_of(probe: str, status: str, data: dict | None = None) -> str:

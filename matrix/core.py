@@ -235,7 +235,7 @@ def pair_numpy(base: Iterable[_Numpy], cand: Iterable[_Numpy]) -> list[tuple[_Nu
 # compares against these names and asks the predicates below, never spells a word itself
 # (tests/test_layout.py looks for stray literals).
 
-# A probe result's statuses that every probe shares (its own are in matrix/data/probes.toml).
+# A probe result's statuses that every probe shares (its own: matrix/probes/<name>/probe.toml).
 # ``error`` means only that the probe itself broke; a release refusing code is ``rejected``
 # (or a probe's own refusal word).
 RESULT_STATUSES = {

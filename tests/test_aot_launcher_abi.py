@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.probes import aot_launcher_abi as abi
+from matrix.probes.aot_launcher_abi import probe as abi
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +84,7 @@ def test_observe_on_the_installed_release(tmp_path, target):
     code = (
         "import json, sys\n"
         "from matrix.probes.support.base import Context\n"
-        "from matrix.probes import aot_launcher_abi as m\n"
+        "from matrix.probes.aot_launcher_abi import probe as m\n"
         f"o = m.observe(Context('aot', {target!r}))\n"
         "json.dump({'status': o.status, 'detail': o.detail, 'data': o.data}, sys.stdout)\n"
     )

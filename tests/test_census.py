@@ -13,7 +13,7 @@ import pytest
 
 from matrix.analyze import census as C
 from matrix.analyze import census_diff as D
-from matrix.probes import api_surface as probe
+from matrix.probes.api_surface import probe as probe
 
 FIXTURES = Path(__file__).parent / "fixtures" / "census"
 

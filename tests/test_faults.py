@@ -282,7 +282,7 @@ class _LauncherFails:
 def test_a_tool_failing_in_a_probe_s_own_launch_is_not_a_precision(monkeypatch):
     """dot_f32_precision_error recorded any failed launch as "this precision is unavailable"."""
     from matrix.measure.child import run_task
-    from matrix.probes import dot_f32_precision_error as probe
+    from matrix.probes.dot_f32_precision_error import probe as probe
 
     # The explicit-precision launches (inside attempt()) fail; the default one runs.
     explicit = _LauncherFails(probe._dot, lambda kw: kw["PRECISION"] != probe.DEFAULT)
@@ -294,7 +294,7 @@ def test_a_tool_failing_in_a_probe_s_own_launch_is_not_a_precision(monkeypatch):
 
 def test_a_tool_failure_escaping_a_probe_is_sorted_like_one_inside_attempt(monkeypatch):
     from matrix.measure.child import run_task
-    from matrix.probes import dot_f32_precision_error as probe
+    from matrix.probes.dot_f32_precision_error import probe as probe
 
     # The default launch, called outside attempt(), fails.
     default = _LauncherFails(probe._dot, lambda kw: kw["PRECISION"] == probe.DEFAULT)

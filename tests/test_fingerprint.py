@@ -15,8 +15,8 @@ import triton.language as tl
 
 from matrix.analyze import fingerprint as fpm
 from matrix.core import Release
-from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_checks
+from matrix.probes.fp import battery as bt
+from matrix.probes.fp import fp_checks
 from matrix.results import Result, Run, read_raw
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +178,7 @@ def _float_mod_as_compiled(ttir: str):
     Triton 3.2.0's interpreter stored (recorded: 7.5 % -2.0 -> -0.5, -7.5 % 2.0 -> 0.5)."""
     import struct
 
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     vc = _value_case("values.float_mod", label="float32")
     got = {(7.5, 2.0): 1.5, (-7.5, 2.0): 0.5, (7.5, -2.0): -0.5, (-7.5, -2.0): -1.5,
@@ -207,7 +207,7 @@ def test_the_reference_is_the_semantics_the_release_compiles_to():
 
 
 def test_ops_matching_no_rule_are_not_judged_and_unread_ops_say_why():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     weird = TTIR_331_FLOAT_MOD.replace("arith.remf", "arith.frobf")
     row = _float_mod_as_compiled(weird)
@@ -218,7 +218,7 @@ def test_ops_matching_no_rule_are_not_judged_and_unread_ops_say_why():
 
 
 def test_the_aot_row_names_the_ops_so_the_change_is_a_behaviour_change():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     vc = _value_case("values.float_mod", label="float32")
     rows = {}
@@ -237,8 +237,8 @@ def test_the_aot_row_names_the_ops_so_the_change_is_a_behaviour_change():
 def _fake_gpu_values(monkeypatch, fails, refused=None):
     """fp's GPU values path with a fake launch: ``fails(vals)`` says whether a kernel of those
     cases fails to build ("PassManager::run failed"); the calls are returned."""
-    from matrix.probes import fp
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import probe as fp
+    from matrix.probes.fp import semantics as sem
 
     semantics = sem.Semantics("cuda:90", "ttir", {}, refused or {}, {})
     monkeypatch.setattr(fp, "values_semantics", lambda ctx, v: semantics)
@@ -260,7 +260,7 @@ def test_a_gpu_values_kernel_that_fails_to_lower_costs_only_the_case_that_fails(
     6-10 groups per release still failed alone. Now each group gets a kernel of its own, and a
     failing group is halved until the failing case stands alone: that cell is rejected with
     the reason, the rest of its group and every other group observed."""
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support import base
 
     values = bt.load().values
@@ -283,7 +283,7 @@ def test_a_gpu_values_kernel_that_fails_to_lower_costs_only_the_case_that_fails(
 
 
 def test_a_gpu_group_not_narrowed_within_the_budget_is_error_never_guessed(monkeypatch):
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support import base
 
     values = bt.load().values
@@ -299,7 +299,7 @@ def test_a_gpu_group_not_narrowed_within_the_budget_is_error_never_guessed(monke
 def test_a_gpu_group_the_frontend_refuses_whole_is_its_refusals(monkeypatch):
     """Every case of a group refused by the frontend leaves its kernel no case: the group's
     cells are those refusals (recorded on the H200 as "this group alone: no case", error)."""
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support import base
 
     values = bt.load().values
@@ -315,7 +315,7 @@ def test_no_two_traces_share_a_compiled_kernel(monkeypatch):
     """What a trace holds is the Python global bt.PLAN, which no compile cache key sees: two
     traces of one PART must differ in a constexpr, or the second launches the first's cached
     kernel untraced (on the H200, 31 of 33 per-group values kernels did, on every release)."""
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support import base
 
     seen = []
@@ -338,9 +338,9 @@ def test_a_values_part_that_did_not_run_is_error_in_every_cell_never_wrong(monke
     """Recorded on the H200 (reports/raw/triton-3.5.1-numpy-2.5.2-gpu-h200.json): the values
     compile ended "RuntimeError: error encountered during parsing"; the zeros in the output
     buffers were judged and 428 cells came out wrong. Now: error, the reason once per group."""
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
+    from matrix.probes.fp import semantics as sem
     from matrix.probes.support import base
-    from matrix.probes.support import semantics as sem
 
     values = bt.load().values
     monkeypatch.setattr(fp, "values_semantics",
@@ -539,7 +539,7 @@ def test_the_battery_runs_under_the_interpreter_and_classifies_cells():
 
     if os.environ.get("TRITON_INTERPRET") != "1":
         pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support.base import Context
 
     b = bt.load()
@@ -600,7 +600,7 @@ def test_interpreter_type_operands_are_the_loaded_bits_without_reading_memory(mo
 
     if os.environ.get("TRITON_INTERPRET") != "1":
         pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
 
     expected, _ = fp._buffers([])  # what the type rows hold
     garbage = {w: torch.full_like(t, 119) for w, t in expected.items()}
@@ -637,7 +637,7 @@ def test_a_case_that_kills_the_process_costs_that_cell_only(monkeypatch, no_faul
 
     if os.environ.get("TRITON_INTERPRET") != "1":
         pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support.base import Context
 
     b = bt.load()
@@ -671,7 +671,7 @@ def test_a_spawned_child_isolates_a_crash_too(monkeypatch, tmp_path):
 
     if os.environ.get("TRITON_INTERPRET") != "1":
         pytest.skip("needs TRITON_INTERPRET=1 at import (the suite runs with it)")
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support.base import Context
 
     b = bt.load()
@@ -679,7 +679,7 @@ def test_a_spawned_child_isolates_a_crash_too(monkeypatch, tmp_path):
     doomed = cases[1]
     (tmp_path / "sitecustomize.py").write_text(
         "import os\n"
-        "from matrix.probes.support import battery as bt\n"
+        "from matrix.probes.fp import battery as bt\n"
         "real = bt.apply\n"
         "def apply(ops, case):\n"
         f"    if (case.group, case.key) == {(doomed.group, doomed.key)!r}:\n"
@@ -732,7 +732,7 @@ def _missing_file() -> None:
 
 def test_a_case_failing_outside_triton_is_skipped_with_its_reason_alone(monkeypatch):
     _needs_interpreter()
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support.base import Context
 
     cases = [c for c in bt.load().cases if c.group == "binary.add" and c.key.startswith("int8,")]
@@ -756,7 +756,8 @@ def test_a_case_failing_outside_triton_is_skipped_with_its_reason_alone(monkeypa
 
 def test_a_rule_failing_outside_triton_costs_that_rule_only(monkeypatch):
     _needs_interpreter()
-    from matrix.probes.support import base, fp_rules
+    from matrix.probes.fp import fp_rules
+    from matrix.probes.support import base
 
     real = fp_rules.exercise
 
@@ -779,7 +780,7 @@ def test_a_part_failing_outside_triton_costs_its_groups_and_the_rest_is_observed
     _needs_interpreter()
     import dataclasses
 
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
     from matrix.probes.support import base
 
     full = bt.load()
@@ -845,7 +846,7 @@ def test_known_issues_are_cells_wrong_in_every_release_of_their_column():
 
 
 def test_every_semantics_rule_names_a_group_of_the_battery_and_a_reference_that_exists():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     values = {v.group: v for v in bt.load().values}
     rules = sem.load_rules()
@@ -860,7 +861,7 @@ def test_every_semantics_rule_names_a_group_of_the_battery_and_a_reference_that_
 
 def test_a_part_holding_a_subset_of_the_values_has_an_output_row_for_each_case_index():
     """The GPU values part holds only the accepted cases: case k still stores into row k."""
-    from matrix.probes import fp
+    from matrix.probes.fp import probe as fp
 
     values = bt.load().values
     subset = [v for v in values if v.index != values[0].index]  # one case refused
@@ -878,7 +879,7 @@ SATFINITE_PTX = [
 
 
 def _fp8_cast_row(label: str, result: str, lowered: list[str] | None, gpu_bits: int):
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     vc = _value_case("values.cast_float_down", label=label)
     inputs = [x for (x,) in vc.inputs]
@@ -933,7 +934,7 @@ def test_fp8_overflow_is_spelt_out_not_left_to_torch():
 
 
 def test_lowered_ops_reads_the_conversions_of_a_compiled_kernels_ptx():
-    from matrix.probes.support import semantics as sem
+    from matrix.probes.fp import semantics as sem
 
     class Compiled:
         def __init__(self) -> None:

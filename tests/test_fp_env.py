@@ -1,4 +1,4 @@
-"""The fingerprint's env_values group (matrix/probes/support/fp_env.py): which spellings of a
+"""The fingerprint's env_values group (matrix/probes/fp/fp_env.py): which spellings of a
 boolean environment variable turn it on. The source readers run on lines recorded from real
 releases (3.3.1's backends and runtime, cited per case); the knob and interpreter readers on
 the installed release."""
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from matrix.probes.support import fp_env
+from matrix.probes.fp import fp_env
 
 SPELLINGS = ["1", "true", "TRUE", "yes", "on", "0", ""]
 

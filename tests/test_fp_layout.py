@@ -1,4 +1,4 @@
-"""The fingerprint's layout group (matrix/probes/support/fp_layout.py): block-pointer and
+"""The fingerprint's layout group (matrix/probes/fp/fp_layout.py): block-pointer and
 tensor-descriptor rules asked of the interpreter and of a cuda:90 compile. The disagreements are
 read from rows recorded on real releases (tests/fixtures/fp_layout/: Triton 3.4.0 and 3.9.0,
 interpreter with numpy 2.4.6 and aot, 2026-12-02, by ``layout_rows`` on this battery); the case
@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from matrix.analyze.fingerprint import disagreements
-from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_layout as L
+from matrix.probes.fp import battery as bt
+from matrix.probes.fp import fp_layout as L
 from matrix.probes.support.base import Context
 from matrix.results import Result
 

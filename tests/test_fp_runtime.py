@@ -1,4 +1,4 @@
-"""The fingerprint's runtime_semantics group (matrix/probes/support/fp_runtime.py): each rule in
+"""The fingerprint's runtime_semantics group (matrix/probes/fp/fp_runtime.py): each rule in
 a forked child; a rule's own failure, a dead child and a missing hook are their own statuses."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from matrix.probes.support import fp_runtime as R
+from matrix.probes.fp import fp_runtime as R
 
 
 def test_statuses_of_a_failing_a_dying_and_a_missing_rule(monkeypatch: pytest.MonkeyPatch) -> None:

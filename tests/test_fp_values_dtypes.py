@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from matrix.probes import fp
-from matrix.probes.support import battery as bt
-from matrix.probes.support import fp_checks as C
-from matrix.probes.support import semantics as sem
+from matrix.probes.fp import battery as bt
+from matrix.probes.fp import fp_checks as C
+from matrix.probes.fp import probe as fp
+from matrix.probes.fp import semantics as sem
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fp_values"
 

@@ -1,4 +1,4 @@
-"""The fingerprint's warnings group (matrix/probes/support/fp_warnings.py), on warnings and
+"""The fingerprint's warnings group (matrix/probes/fp/fp_warnings.py), on warnings and
 errors recorded from real compiles (Triton 3.9.0 for cuda:90, 2026-12-01): the compile itself is
 replaced, so that these tests take seconds; the forked child, the cell keys, the settings and
 the texts are the probe's own."""
@@ -11,7 +11,7 @@ import warnings
 import pytest
 
 from matrix.backends import aot
-from matrix.probes.support import fp_warnings as W
+from matrix.probes.fp import fp_warnings as W
 from matrix.probes.support.base import Context
 
 # Recorded: every 3.9.0 compile warns this with TRITON_DEFAULT_FP_FUSION unset.
@@ -79,7 +79,7 @@ def test_a_once_per_process_warning_this_process_gave_is_still_seen() -> None:
     import sys
 
     code = (
-        "import json; from matrix.probes.support import fp_warnings as W\n"
+        "import json; from matrix.probes.fp import fp_warnings as W\n"
         "from matrix.probes.support.base import Context\n"
         "c = Context('aot', 'cuda:90')\n"
         "first = W.warning_rows(c, ['plain_kernel'], [['none', '']], [], fresh=False)\n"
@@ -122,7 +122,7 @@ def test_warming_the_installed_release_raises_no_warning() -> None:
     import subprocess
     import sys
 
-    code = "from matrix.probes.support.fp_warnings import warm_compiler; print(warm_compiler())"
+    code = "from matrix.probes.fp.fp_warnings import warm_compiler; print(warm_compiler())"
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=120, check=True)  # fmt: skip

@@ -10,6 +10,7 @@ they test the gate's logic, not claims about Triton releases).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -219,17 +220,23 @@ def test_a_bad_declaration_is_exit_2_naming_the_file_and_the_key(tmp_path, table
 
 def test_every_catalog_probe_has_a_usage_row_and_a_missing_one_is_refused(tmp_path):
     from matrix.analyze.profile.model import FINGERPRINT_PATH, MAP_PATH, load_map
-    from matrix.catalog import PROBES, unmapped_probes
+    from matrix.catalog import PROBES, PROBES_DIR, load_catalog
 
     rows = load_map().probes
-    assert unmapped_probes(rows) == []
-    assert {p.name for p in PROBES} <= set(rows)
-    lacking = tmp_path / "usage_map.toml"
-    text = MAP_PATH.read_text()
-    assert "[probes.allocator_required]\n" in text
-    lacking.write_text(text.replace("[probes.allocator_required]\n", "[probes.not_a_probe]\n"))
-    with pytest.raises(DataFileError, match="allocator_required"):
-        load_map(lacking, FINGERPRINT_PATH)
+    assert {p.name for p in PROBES} == set(rows) and all(rows.values())
+    # The usage entry lives in the probe's folder; the catalog refuses a folder without one.
+    shutil.copytree(PROBES_DIR / "allocator_required", tmp_path / "probes" / "allocator_required")
+    toml = tmp_path / "probes" / "allocator_required" / "probe.toml"
+    text = toml.read_text()
+    assert "\n[usage]\n" in text
+    toml.write_text(text.split("\n[usage]\n")[0])
+    with pytest.raises(DataFileError, match=r"allocator_required/probe\.toml: usage: expected"):
+        load_catalog(tmp_path / "probes")
+    # A [probes] table back in the usage map is refused: one owner of a probe's usage.
+    stale = tmp_path / "usage_map.toml"
+    stale.write_text(MAP_PATH.read_text() + "\n[probes.allocator_required]\nproject = true\n")
+    with pytest.raises(DataFileError, match=r"usage is in its probe\.toml"):
+        load_map(stale, FINGERPRINT_PATH)
 
 
 def test_a_never_relevant_or_project_row_never_blocks_a_team_but_decides_the_project():

@@ -161,6 +161,66 @@ def test_hash_follows_source_and_row(tmp_path, monkeypatch):
         probe_hashes.probe_hash(ProbeSpec("missing", "m", ("pass",), ("interpret",)), "hpkg")
 
 
+def _folder_package(tmp_path: Path, name: str, probes: str = "") -> Path:
+    """A probe package in the catalog's layout: ``<name>/a/probe.py`` (``x = 1``)."""
+    (tmp_path / name / "a").mkdir(parents=True)
+    (tmp_path / name / "__init__.py").write_text(probes)
+    (tmp_path / name / "a" / "__init__.py").write_text("")
+    (tmp_path / name / "a" / "probe.py").write_text("x = 1\n")
+    return tmp_path / name / "a" / "probe.py"
+
+
+def test_a_version_stands_for_the_code_hash_and_a_code_change_under_it_is_listed(
+    tmp_path, monkeypatch
+):
+    """asv's rule: a probe.toml ``version`` is what a raw file records, whatever the code, so
+    a move or a type-only edit re-measures nothing; the code hash recorded beside it says
+    when the code moved on ("code changed, version did not"), for review."""
+    from dataclasses import replace
+
+    module = _folder_package(tmp_path, "vpkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = SPECS[0]
+    code = probe_hashes.code_hash(spec, "vpkg")
+    assert probe_hashes.probe_hash(spec, "vpkg") == code  # no version: the code hash
+    versioned = replace(spec, version="v1", code_hash=code)
+    assert probe_hashes.probe_hash(versioned, "vpkg") == "v1"
+    assert probe_hashes.versions_behind([spec, versioned], "vpkg") == []
+    module.write_text("x: int = 1\n")  # a type-only edit
+    assert probe_hashes.probe_hash(versioned, "vpkg") == "v1"
+    now = probe_hashes.code_hash(spec, "vpkg")
+    assert now != code and probe_hashes.probe_hash(spec, "vpkg") == now
+    assert probe_hashes.versions_behind([spec, versioned], "vpkg") == [
+        f"a: code changed, version did not (version v1, code_hash {code} recorded beside it, "
+        f"now {now})"
+    ]
+    # The row counts too (a new status), its usage entry does not.
+    widened = replace(versioned, code_hash=now, statuses=("pass", "fail"))
+    assert len(probe_hashes.versions_behind([widened], "vpkg")) == 1
+    remapped = replace(versioned, code_hash=now, usage={"never": "why"})
+    assert probe_hashes.versions_behind([remapped], "vpkg") == []
+
+
+def test_the_version_check_prints_each_probe_behind_for_review(tmp_path):
+    _folder_package(tmp_path, "clipkg", (
+        "from matrix.catalog import ProbeSpec\n"
+        "PROBES = (ProbeSpec('a', 'a', ('pass',), ('interpret',), version='v1',\n"
+        "                   code_hash='0000000000000000'),)\n"
+    ))  # fmt: skip
+    env = {**os.environ, "MATRIX_PROBE_PACKAGE": "clipkg",
+           "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}  # fmt: skip
+    cmd = [sys.executable, "-m", "matrix.measure.probe_hashes"]
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr  # for review: a type-only edit needs no re-measure
+    assert proc.stdout.startswith(
+        "a: code changed, version did not (version v1, code_hash "
+        "0000000000000000 recorded beside it, now "
+    ), proc.stdout
+    proc = subprocess.run([*cmd, "--bogus"], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=120)  # fmt: skip
+    assert proc.returncode == 2 and "--bogus" in proc.stderr
+
+
 def test_comments_blank_lines_and_docstrings_do_not_make_a_probe_stale(tmp_path, monkeypatch):
     """Editing a comment or a docstring (module, class, function, a kernel's) changes no
     result, so it re-measures nothing; a string that is code (an assignment, an argument, a
@@ -294,12 +354,14 @@ def test_a_kernel_edit_makes_the_kernel_probes_stale_and_no_other():
     from pathlib import Path
 
     closure = probe_hashes.source_closure(
-        "matrix.probes.splitk", Path("matrix/probes/splitk.py"), set(probe_hashes.OWN_PACKAGES)
+        "matrix.probes.splitk.probe",
+        Path("matrix/probes/splitk/probe.py"),
+        set(probe_hashes.OWN_PACKAGES),
     )
     assert {"kernels.splitk", "kernels.fused", "compat"} <= set(closure)
     assert "data:kernels/data/splitk_tuned.toml" in probe_hashes.data_files(closure)
     census = probe_hashes.source_closure(
-        "matrix.probes.api_surface", Path("matrix/probes/api_surface.py"),
+        "matrix.probes.api_surface.probe", Path("matrix/probes/api_surface/probe.py"),
         set(probe_hashes.OWN_PACKAGES),
     )  # fmt: skip
     assert not any(name.startswith("kernels") for name in census)

@@ -1,4 +1,4 @@
-"""The layout's promises: one probe module per catalog entry, and one owner of releases."""
+"""The layout's promises: one folder per probe, and one owner of releases."""
 
 from __future__ import annotations
 
@@ -12,17 +12,17 @@ MATRIX = Path(__file__).resolve().parent.parent / "matrix"
 PROBES_DIR = MATRIX / "probes"
 
 
-def test_every_catalog_entry_has_a_probe_module_and_every_module_an_entry() -> None:
-    modules = {p.stem for p in PROBES_DIR.glob("*.py") if p.stem != "__init__"}
+def test_every_catalog_entry_is_a_probe_folder_and_every_folder_an_entry() -> None:
+    folders = {p.parent.name for p in PROBES_DIR.glob("*/probe.py")}
     names = {p.name for p in PROBES}
-    assert sorted(names - modules) == [], "catalog entries without matrix/probes/<name>.py"
-    assert sorted(modules - names) == [], "probe modules without a catalog entry"
+    assert sorted(names - folders) == [], "catalog entries without matrix/probes/<name>/probe.py"
+    assert sorted(folders - names) == [], "probe folders without a catalog entry"
+    # No probe module outside its folder: matrix/probes/ holds the folders and support/.
+    assert sorted(p.name for p in PROBES_DIR.glob("*.py")) == ["__init__.py"]
 
 
 def test_every_probe_module_defines_observe() -> None:
-    for path in sorted(PROBES_DIR.glob("*.py")):
-        if path.stem == "__init__":
-            continue
+    for path in sorted(PROBES_DIR.glob("*/probe.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         defs = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert "observe" in defs, path
@@ -344,7 +344,7 @@ def stray_status_literals(path: Path, root: Path = ROOT) -> list[str]:
 # Files whose words are another vocabulary that happens to share a spelling, and why.
 OTHER_VOCABULARY = {
     # compat.trials' verdicts ("ok", "compiled", "failed: ..."): compat imports no matrix code.
-    MATRIX / "probes" / "tensor_descriptor.py",
+    MATRIX / "probes" / "tensor_descriptor" / "probe.py",
 }
 
 

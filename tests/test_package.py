@@ -25,7 +25,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("kernels", "compat", "matrix")
 # What the wheel must hold besides modules: the files the code reads at run time.
-DATA_GLOBS = ("matrix/data/*.toml", "kernels/data/*.toml", "matrix/report/templates/*")
+DATA_GLOBS = ("matrix/data/*.toml", "matrix/probes/*/*.toml", "kernels/data/*.toml",
+              "matrix/report/templates/*")  # fmt: skip
 
 
 def _missing(message: str) -> None:

@@ -7,8 +7,8 @@ import warnings
 import pytest
 
 from matrix.backends.aot import AotUnavailable
-from matrix.probes import block_ptr, dot_acc_out_dtype
-from matrix.probes.support import keywords
+from matrix.probes.block_ptr import probe as block_ptr
+from matrix.probes.support import dot_result, keywords
 from matrix.probes.support.base import Outcome, cause_text, refusal
 from matrix.probes.support.descriptor_rules import classify_rejection
 from matrix.probes.support.dot_precision import classify_precision
@@ -81,15 +81,15 @@ class TestDotPrecision:
 
 class TestDotAccOutDtype:
     def test_fp16_result(self):
-        obs = dot_acc_out_dtype.classify_ttir(TTIR_F16_ACC)
+        obs = dot_result.classify_ttir(TTIR_F16_ACC)
         assert obs.status == "fp16" and "tensor<16x16xf16>" in obs.detail
 
     def test_fp32_result(self):
         line = TTIR_F16_ACC.replace("-> tensor<16x16xf16>", "-> tensor<16x16xf32>")
-        assert dot_acc_out_dtype.classify_ttir(line).status == "fp32"
+        assert dot_result.classify_ttir(line).status == "fp32"
 
     def test_unreadable_is_an_error(self):
-        assert dot_acc_out_dtype.classify_ttir("no dot here").status == "error"
+        assert dot_result.classify_ttir("no dot here").status == "error"
 
     def test_frontend_assertion_is_the_error_status_with_where(self):
         try:

@@ -12,7 +12,8 @@ import inspect
 
 import pytest
 
-from matrix.probes import splitk, tiled
+from matrix.probes.splitk import probe as splitk
+from matrix.probes.tiled import probe as tiled
 
 
 def _assert_every_parameter_named(variants: dict) -> None:

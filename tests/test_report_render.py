@@ -209,8 +209,8 @@ def test_release_page_has_env_install_results_and_timings(site: tuple[Path, mode
 
 def test_probe_page_reads_source_without_importing(tmp_path: Path) -> None:
     probes = tmp_path / "probes"
-    probes.mkdir()
-    (probes / "block_ptr.py").write_text(
+    (probes / "block_ptr").mkdir(parents=True)
+    (probes / "block_ptr" / "probe.py").write_text(
         '"""Does tl.make_block_ptr still work, warn, or raise?"""\n'
         "import triton_not_installed_here  # importing this module would fail\n\n"
         "def run(backend):\n    '''Compile and run a block-pointer kernel.'''\n"
@@ -222,8 +222,9 @@ def test_probe_page_reads_source_without_importing(tmp_path: Path) -> None:
     assert "Compile and run a block-pointer kernel." in page
     assert "import triton_not_installed_here" in page
     missing = text(out / "probes" / "tiled.html")
-    assert "tiled.py does not exist (yet)" in missing
-    broken = probes / "loader.py"
+    assert "tiled/probe.py does not exist (yet)" in missing
+    (probes / "loader").mkdir()
+    broken = probes / "loader" / "probe.py"
     broken.write_text("def (:\n")
     render_fixtures(out, probes_dir=probes)
     assert "does not parse" in text(out / "probes" / "loader.html")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from matrix.measure.orchestrate import run_cache_folder
-from matrix.probes import fp
+from matrix.probes.fp import probe as fp
+from matrix.probes.fp import semantics as sem
 from matrix.probes.support import run_cache
-from matrix.probes.support import semantics as sem
 from matrix.probes.support.base import Context
 
 

@@ -592,7 +592,7 @@ def test_scanner_imports_no_triton_torch_or_numpy() -> None:
 
 def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
     from matrix.catalog import PROBES_BY_NAME
-    from matrix.probes.support.fp_rules import RULES as FP_RULE_CELLS
+    from matrix.probes.fp.fp_rules import RULES as FP_RULE_CELLS
 
     for rule in scan.load_rules():
         if rule.probe is None:
@@ -609,7 +609,7 @@ def test_rule_probes_and_statuses_exist_in_the_catalog() -> None:
 
             from matrix.results import read_runs
 
-            cases = importlib.import_module(f"matrix.probes.{rule.probe}").CASES
+            cases = importlib.import_module(f"matrix.probes.{rule.probe}.probe").CASES
             assert set(rule.cases.values()) <= set(cases), (rule.id, set(rule.cases.values()))
             recorded = {
                 s

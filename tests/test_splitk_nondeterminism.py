@@ -10,7 +10,7 @@ triton = pytest.importorskip("triton")
 import triton.language as tl  # noqa: E402
 
 import compat  # noqa: E402
-from matrix.probes import splitk_nondeterminism as probe  # noqa: E402
+from matrix.probes.splitk_nondeterminism import probe  # noqa: E402
 from matrix.probes.support.base import Context  # noqa: E402
 
 pytestmark = pytest.mark.interpreter

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.core import DATA_DIR, DataFileError, Release, ReleaseError, load_toml, release_key
-from matrix.probes.api_surface import normal_repr as _probe_repr
+from matrix.probes.api_surface.probe import normal_repr as _probe_repr
 from matrix.results import Run, parse, raw_files, read_json
 
 # A recorded value that names a file of the installed package (a backend's __path__, a lib

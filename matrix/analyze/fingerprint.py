@@ -1,6 +1,6 @@
 """The fingerprint's cells: read them out of the results, compare two releases, classify changes.
 
-The ``fp`` probe (matrix/probes/fp.py) writes one result per *group* (``fp.binary.add``,
+The ``fp`` probe (matrix/probes/fp/) writes one result per *group* (``fp.binary.add``,
 ``fp.cast.to``, ``fp.values.int_div``, ``fp.rules``, ``fp.runtime``): its status says whether the
 battery ran (``observed``) or why not (``error``/``skipped``/...), and ``data.cells`` maps each
 case of the group to its own status (``int16``, ``rejected``, ``absent``, ``right``, ``wrong``,
@@ -38,7 +38,7 @@ from matrix.results import Result
 PREFIX = "fp."
 OBSERVED = "observed"
 WRONG = "wrong"
-# What an observe cell records where the launch stored nothing (probes.support.fp_checks):
+# What an observe cell records where the launch stored nothing (probes.fp.fp_checks):
 # as bad as a wrong value, so that leaving it is a fix and reaching it a regression.
 UNWRITTEN = "unwritten"
 BAD_VALUES = frozenset({WRONG, UNWRITTEN})
@@ -54,7 +54,7 @@ UNOBSERVED = "unobserved"
 RELAXATION = "relaxation"
 
 # What a release answers where it refuses (or lacks) what a cell or a probe asks: the battery's
-# ``rejected``/``absent`` (matrix/probes/support/battery.py), a probe's ``rejected-runtime``,
+# ``rejected``/``absent`` (matrix/probes/fp/battery.py), a probe's ``rejected-runtime``,
 # ``absent``. Code that runs on that release cannot be doing it.
 REFUSALS = ("rejected", "rejected-*", "absent")
 

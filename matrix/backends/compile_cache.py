@@ -10,7 +10,7 @@ It does not cover every environment variable that changes what is compiled in ev
 (3.0-3.2 leave ``TRITON_F32_DEFAULT`` out: docs/findings.md), so each set of compile-related
 variables (``RELEVANT``) gets a folder of its own, and a probe with ``env`` may not use the
 cache at all (the catalog refuses it). Only probes whose answer is the artifact alone say
-``compile_cache = true`` in ``matrix/data/probes.toml``; the fingerprint, the precision and
+``compile_cache = true`` in a probe's ``probe.toml``; the fingerprint, the precision and
 the warning probes always compile into a fresh folder.
 
 The base folder lives in the cell's environment (``base_of``), so a fresh clone or a new

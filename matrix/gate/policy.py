@@ -14,7 +14,7 @@
   (``split_notices``): the code compiles and computes the same; a team that runs its tests
   with warnings as errors sees them fail in its ``--tests`` column, which blocks.
 - *Never team-relevant probe rows*: a probe row that measures this project's own kernels
-  (``project = true`` in ``matrix/data/usage_map.toml``) or that the map marks ``never`` never
+  (``project = true`` in its probe.toml ``[usage]``) or that its usage marks ``never`` never
   blocks a team's verdict (``never_team_relevant``); it still decides the project's own.
 """
 
@@ -85,7 +85,7 @@ def never_team_relevant(probe: str, rows: Mapping[str, Mapping[str, Any]]) -> st
         return ""
     row = rows.get(probe)
     if row is None:
-        return "no usage mapping (matrix/data/usage_map.toml)"
+        return "no usage mapping (its probe.toml [usage])"
     if row.get("project"):
         return "measures this project's own kernels"
     never = row.get("never")

@@ -22,7 +22,7 @@ from matrix.cli import resolved
 from matrix.core import MATRIX_DIR, load_toml
 
 MAP_PATH = MATRIX_DIR / "data" / "usage_map.toml"
-FINGERPRINT_PATH = MATRIX_DIR / "data" / "fingerprint.toml"
+FINGERPRINT_PATH = MATRIX_DIR / "probes" / "fp" / "fingerprint.toml"
 
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 

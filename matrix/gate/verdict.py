@@ -995,7 +995,7 @@ def apply_profile(
     own: bool = False,
 ) -> None:
     """Make the verdict about the team's code (``own``: this project's kernels/, which the
-    rows marked ``project`` in usage_map.toml measure, so those always concern it): a
+    rows marked ``project`` in their probe.toml [usage] measure, so those always concern it): a
     finding its profile does not use moves to
     ``report.unused`` (never blocking); one it uses or may be affected by stays, naming each
     use (kernel, file:line, test); a fingerprint value the candidate fixed moves to

@@ -23,6 +23,7 @@ import sys
 import time
 from typing import Any
 
+from matrix.catalog import probe_module
 from matrix.measure import triton_identity
 from matrix.probes.support.base import (
     CannotObserve,
@@ -72,7 +73,7 @@ def run_task(task: dict[str, Any]) -> list[dict[str, Any]]:
     start = time.perf_counter()
     probe = task["probe"]
     try:
-        module = importlib.import_module(f"{probe_package()}.{probe}")
+        module = importlib.import_module(probe_module(probe_package(), probe))
         obs = module.observe(ctx)
         if not isinstance(obs, Observation):
             raise TypeError(f"probe {probe} returned {type(obs).__name__}, not Observation")

@@ -6,10 +6,11 @@ or a docstring edited makes nothing stale. A probe's sources are its module and 
 ours it imports, however deep and wherever in the file (``kernels``' split-K for ``splitk``, the
 fingerprint's support modules for ``fp``): a change to a kernel or a support module makes the
 probes that use it stale, not only an edit of the probe file. Imports are read from the syntax
-tree, never executed (no Triton here). The data files those modules name (``fingerprint.toml``,
-``splitk_tuned.toml``) are sources too. The runner records the hashes before the probes run (the
-source that was measured); a probe whose results a cell kept keeps its earlier hash, or none
-where the earlier run recorded none (measured before hashes were kept).
+tree, never executed (no Triton here). The data files those modules name (``fingerprint.toml``
+beside the fp probe, ``splitk_tuned.toml``) are sources too. The runner records the hashes
+before the probes run (the source that was measured); a probe whose results a cell kept keeps
+its earlier hash, or none where the earlier run recorded none (measured before hashes were
+kept).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 
-from matrix.catalog import ProbeSpec
+from matrix.catalog import ProbeSpec, probe_module
 from matrix.results import Run
 
 # The raw file's key for the per-probe hashes (a top-level field of the run, like "complete").
@@ -33,10 +34,12 @@ HASHES_KEY = "probe_hashes"
 
 
 def probe_source(package: str, name: str) -> Path:
-    """The file of the probe module ``package.name`` (found, not imported: no Triton here)."""
-    spec = importlib.util.find_spec(f"{package}.{name}")
+    """The file of probe ``name``'s module in ``package`` (``<name>/probe.py`` or a flat
+    ``<name>.py``; found, not imported: no Triton here)."""
+    module = probe_module(package, name)
+    spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
-        raise LookupError(f"probe {name!r}: no module {package}.{name} to hash")
+        raise LookupError(f"probe {name!r}: no module {module} to hash")
     return Path(spec.origin)
 
 
@@ -45,17 +48,79 @@ OWN_PACKAGES = ("matrix", "kernels", "compat")
 
 
 def probe_hash(spec: ProbeSpec, package: str) -> str:
+    """What a raw file records for the probe: its ``version`` where its probe.toml sets one
+    (asv's rule: moving the module or a type-only edit then re-measures nothing), else its
+    ``code_hash``."""
+    return spec.version if spec.version is not None else code_hash(spec, package)
+
+
+def code_hash(spec: ProbeSpec, package: str) -> str:
     """16 hex digits of what decides the probe's results: its sources and its row."""
     path = probe_source(package, spec.name)
     own = {*OWN_PACKAGES, package.split(".")[0]}
     digest = hashlib.sha256()
-    sources = source_closure(f"{package}.{spec.name}", path, own)
+    sources = source_closure(probe_module(package, spec.name), path, own)
     data = data_files(sources, (*DATA_SCOPES, package))
     for name, file in sorted({**sources, **data}.items()):
         text = code_of(file.read_bytes()) if file.suffix == ".py" else file.read_bytes()
         digest.update(name.encode() + b"\0" + text + b"\0")
-    digest.update(json.dumps(asdict(spec), sort_keys=True, default=str).encode("utf-8"))
+    digest.update(json.dumps(hashed_row(spec), sort_keys=True, default=str).encode("utf-8"))
     return digest.hexdigest()[:16]
+
+
+# Not what the probe measures: its version and the code hash beside it (the hash would depend
+# on itself), and its usage entry (what the gate maps it onto, not what a release did).
+UNHASHED_FIELDS = ("version", "code_hash", "usage")
+
+
+def hashed_row(spec: ProbeSpec) -> dict[str, object]:
+    """The catalog row as the code hash reads it."""
+    row = asdict(spec)
+    for key in UNHASHED_FIELDS:
+        row.pop(key, None)
+    return row
+
+
+def versions_behind(specs: Iterable[ProbeSpec], package: str) -> list[str]:
+    """One line per probe whose ``version`` stands for a code hash that is no longer its code
+    hash: the code (or the row) changed and the version did not. Printed for review, never a
+    failure: a type-only edit needs no re-measure; a change of what the probe does needs a new
+    version (or none) so that its cells are measured again."""
+    lines = []
+    for spec in specs:
+        if spec.version is None:
+            continue
+        now = code_hash(spec, package)
+        if now != spec.code_hash:
+            lines.append(f"{spec.name}: code changed, version did not (version {spec.version}, "
+                         f"code_hash {spec.code_hash} recorded beside it, now {now})")  # fmt: skip
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m matrix.measure.probe_hashes``: the probes whose code changed under an
+    unchanged version, one line each (exit 0: for review; a changed version is the
+    reviewer's call), or one line saying none did."""
+    import argparse
+
+    from matrix.exitcodes import ExitCode
+    from matrix.measure.child import probe_package
+    from matrix.measure.tasks import registry
+
+    parser = argparse.ArgumentParser(
+        prog="python -m matrix.measure.probe_hashes", allow_abbrev=False,
+        description="List the probes whose code hash moved away from the one recorded beside "
+        "their version (docs/probes.md).",
+    )  # fmt: skip
+    parser.parse_args(argv)
+    specs = registry()
+    lines = versions_behind(specs, probe_package())
+    for line in lines:
+        print(line)
+    if not lines:
+        versioned = sum(1 for s in specs if s.version is not None)
+        print(f"{versioned} versioned probe(s): every code hash is the one beside its version")
+    return ExitCode.OK
 
 
 @functools.lru_cache(maxsize=1024)
@@ -165,14 +230,15 @@ DATA_FILE = re.compile(r"^[\w.-]+\.(?:toml|json)$")
 
 
 def data_files(sources: dict[str, Path], scopes: tuple[str, ...] = DATA_SCOPES) -> dict[str, Path]:
-    """The data files (a ``data`` folder's ``*.toml``/``*.json``) that the modules of
-    ``sources`` under ``scopes`` name in a string: data name -> file."""
+    """The data files (``*.toml``/``*.json`` in a ``data`` folder, or beside the module: a probe
+    folder's own data) that the modules of ``sources`` under ``scopes`` name in a string:
+    data name -> file."""
     found: dict[str, Path] = {}
     for module, file in sources.items():
         if not any(module == s or module.startswith(s + ".") for s in scopes):
             continue
         top = file.parents[len(module.split(".")) - (1 if file.name != "__init__.py" else 0) - 1]
-        folders = (top / "data", file.parent / "data")
+        folders = (top / "data", file.parent / "data", file.parent)
         for named in _data_names_in(file.read_bytes()):
             for folder in folders:
                 if (folder / named).is_file():
@@ -260,9 +326,7 @@ def _tree_digest(specs: list[ProbeSpec], package: str) -> str:
             continue
         root = init.parent
         for path in sorted(root.rglob("*")):
-            if path.suffix == ".py" or (
-                path.suffix in (".toml", ".json") and "data" in path.relative_to(root).parts
-            ):
+            if path.suffix in (".py", ".toml", ".json"):  # a probe folder keeps its data beside it
                 digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -280,3 +344,7 @@ def hashes_after(
     out = {name: previous[name] for name in kept if name in previous}
     out.update(measured)
     return out
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

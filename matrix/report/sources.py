@@ -1,4 +1,5 @@
-"""What a probe establishes and how, read from ``matrix/probes/<name>.py`` without importing it.
+"""What a probe establishes and how, read from ``matrix/probes/<name>/probe.py`` without
+importing it.
 
 Probe modules import Triton; the report must work without it, so the module is parsed with
 ``ast``: its docstring says what the probe establishes, its source says how.
@@ -10,7 +11,7 @@ import ast
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PROBES_DIR = Path(__file__).resolve().parent.parent / "probes"
+from matrix.catalog import PROBE_MODULE, PROBES_DIR, probe_path
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class ProbeSource:
 
 def read_probe_source(name: str, probes_dir: Path = PROBES_DIR) -> ProbeSource:
     """The probe module for ``name``; ``exists`` is False (and says where it looked) if absent."""
-    path = probes_dir / f"{name}.py"
+    path = probe_path(name, probes_dir)
     shown = _shown_path(path)
     if not path.is_file():
         return ProbeSource(name, shown, False, problem=f"{shown} does not exist (yet)")
@@ -47,9 +48,11 @@ def read_probe_source(name: str, probes_dir: Path = PROBES_DIR) -> ProbeSource:
 
 
 def _shown_path(path: Path) -> str:
-    """``matrix/probes/x.py`` where possible: pages must not depend on the checkout's location."""
+    """``matrix/probes/x/probe.py`` where possible: pages must not depend on the checkout's
+    location."""
     parts = path.resolve().parts
     if "matrix" in parts:
         i = len(parts) - 1 - parts[::-1].index("matrix")
         return "/".join(parts[i:])
-    return path.name
+    # A probe folder's module is named by its folder (every one is probe.py).
+    return "/".join(path.parts[-2:]) if path.name == PROBE_MODULE else path.name

@@ -259,7 +259,7 @@ class Matcher:
     def probe(self, name: str) -> Match:
         row = self.map.probes.get(name)
         if row is None:
-            return Match(MAY_AFFECT, [], f"no mapping for probe {name!r} (usage_map.toml)")
+            return Match(MAY_AFFECT, [], f"no mapping for probe {name!r} (its probe.toml [usage])")
         if row.get("project"):
             return Match(NOT_USED, [], "measures this project's own kernels")
         matches = [self.names(row.get("names", [])), self.keywords(row.get("keywords", []))]

@@ -11,11 +11,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
-from matrix.catalog import unmapped_probes
+from matrix.catalog import PROBES, PROBES_DIR
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
 MAP_PATH = DATA_DIR / "usage_map.toml"
-FINGERPRINT_PATH = DATA_DIR / "fingerprint.toml"
+# The fingerprint's battery, in the fp probe's folder (read as data: nothing imports Triton).
+FINGERPRINT_PATH = PROBES_DIR / "fp" / "fingerprint.toml"
 
 USED, MAY_AFFECT, NOT_USED = "used", "may affect", "not used"
 
@@ -85,16 +86,13 @@ class UsageMap:
 def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_PATH) -> UsageMap:
     doc = load_toml(path)
     tables = ("dtypes", "launch_scalars", "operators", "functions", "values_ops", "rules")
-    for key in (*tables, "runtime", "probes"):
+    for key in (*tables, "runtime"):
         if not isinstance(doc.get(key), dict):
             raise DataFileError(path, key, "a table", doc.get(key))
-    for name, row in doc["probes"].items():
-        keys = {"project", "names", "keywords", "ops", "never"}
-        if not isinstance(row, dict) or set(row) - keys or ("never" in row and len(row) > 1):
-            raise DataFileError(path, f"probes.{name}", "project/names/keywords/ops or never", row)
-    unmapped = unmapped_probes(doc["probes"])  # each probe has one owner of its usage
-    if unmapped:
-        raise DataFileError(path, "probes", "a row for every probe of probes.toml", unmapped)
+    if "probes" in doc:  # moved: each probe's row is the [usage] of its probe.toml
+        raise DataFileError(path, "probes", "no table (a probe's usage is in its probe.toml)")
+    # Each probe's [usage], checked by the catalog (which refuses a probe without one).
+    probes = {p.name: p.usage for p in PROBES}
     groups = {}
     for i, v in enumerate(load_toml(fingerprint).get("values", [])):
         if not isinstance(v, dict) or not isinstance(v.get("group"), str):
@@ -131,7 +129,7 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     by_arg = results.get("dtype_argument", {})
     if not isinstance(by_arg, dict) or not all(isinstance(v, int) for v in by_arg.values()):
         raise DataFileError(path, "result_types.dtype_argument", "name = positional index", by_arg)
-    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], doc["probes"], groups, tuple(same),
+    return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], probes, groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
                     {k: frozenset(v) for k, v in preds.items()}, shims, notes,
                     by_arg)  # fmt: skip

@@ -1,0 +1,58 @@
+"""``tl.dot(f16, f16, acc=f16)`` with no ``out_dtype``: an error, or which dtype it returns.
+
+The kernel asks, at trace time, which dtype the dot returned (``d.dtype == tl.float16``) and
+stores a code (16 or 32); interpret/gpu run it. aot compiles it and reads the result type of
+``tt.dot`` in the TTIR. An exception (the frontend refusing an f16 accumulator without
+``out_dtype``) is ``error``-as-observed: status ``error`` here is this probe's own verdict, with
+the exception in the detail, not a broken probe.
+"""
+
+import triton
+import triton.language as tl
+
+from matrix.probes.support.base import Context, Observation, exercise, refusal
+from matrix.probes.support.dot_result import classify_ttir
+
+BLOCK = 16
+
+
+@triton.jit
+def f16_acc_dot(a, b, c, code, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(a + offs[:, None] * BLOCK + offs[None, :])
+    y = tl.load(b + offs[:, None] * BLOCK + offs[None, :])
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float16)
+    d = tl.dot(x, y, acc)
+    # Storing d keeps the dot alive in compiled IR, where its result type is read.
+    tl.store(c + offs[:, None] * BLOCK + offs[None, :], d.to(tl.float32))
+    if d.dtype == tl.float16:
+        tl.store(code, 16)
+    elif d.dtype == tl.float32:
+        tl.store(code, 32)
+    else:
+        tl.store(code, 1)
+
+
+def observe(ctx: Context) -> Observation:
+    import torch
+
+    if ctx.backend == "aot":
+        t = torch.empty(BLOCK, BLOCK, dtype=torch.float16)
+        args = {"a": t, "b": t, "c": t.float(), "code": torch.empty(1, dtype=torch.int32)}
+    else:
+        gen = torch.Generator().manual_seed(2)
+        a = torch.randn(BLOCK, BLOCK, generator=gen).half().to(ctx.device)
+        b = torch.randn(BLOCK, BLOCK, generator=gen).half().to(ctx.device)
+        code = torch.zeros(1, dtype=torch.int32, device=ctx.device)
+        c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
+        args = {"a": a, "b": b, "c": c, "code": code}
+    out = exercise(ctx, f16_acc_dot, args, {"BLOCK": BLOCK})
+    refused = refusal(out, "rejected")
+    if refused:
+        return refused
+    if ctx.backend == "aot":
+        return classify_ttir(out.value.ir.get("ttir", ""))
+    value = int(args["code"].item())
+    status = {16: "fp16", 32: "fp32"}.get(value, f"other({value})")
+    return Observation(status, f"the dot returned {status} (traced dtype code {value})",
+                       {"code": value, "warnings": out.warning_texts()})  # fmt: skip
