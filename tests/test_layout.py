@@ -390,7 +390,7 @@ LONG_FUNCTIONS = {
     "matrix/analyze/profile/reader.py:_ev",
     "matrix/analyze/profile/reader.py:_tl_call",
     # Hashed into the committed results: an edit needs a GPU re-measure of every cell.
-    "matrix/probes/aot_launcher_abi.py:observe",
+    "matrix/probes/aot_launcher_abi/probe.py:observe",
     # A Triton kernel measured by the splitk probe (one body is what compiles).
     "kernels/fused.py:splitk_fused_kernel",
     "kernels/bench/cli.py:main",
