@@ -63,6 +63,8 @@ COMMANDS = (
     Command("discovery", "matrix.report.discovery:main",
             "the most consequential findings of the discovery probes, ranked, with first and "
             "last release"),
+    Command("versions", "matrix.measure.probe_hashes:main",
+            "the probes whose code changed under an unchanged version (probe.toml), for review"),
     Command("migrate", "matrix.measure.migrate:main",
             "rewrite results files in the current form"),
     Command("gpu-run", "matrix.measure.gpu_run:main",

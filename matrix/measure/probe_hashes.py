@@ -98,7 +98,7 @@ def versions_behind(specs: Iterable[ProbeSpec], package: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m matrix.measure.probe_hashes``: the probes whose code changed under an
+    """``python -m matrix versions``: the probes whose code changed under an
     unchanged version, one line each (exit 0: for review; a changed version is the
     reviewer's call), or one line saying none did."""
     import argparse
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     from matrix.measure.tasks import registry
 
     parser = argparse.ArgumentParser(
-        prog="python -m matrix.measure.probe_hashes", allow_abbrev=False,
+        prog="python -m matrix versions", allow_abbrev=False,
         description="List the probes whose code hash moved away from the one recorded beside "
         "their version (docs/probes.md).",
     )  # fmt: skip
