@@ -104,10 +104,10 @@ def test_branches_loops_and_helpers_keep_each_releases_type(tmp_path):
         return v * 2
 
     @triton.jit
-    def k(x_ptr, o_ptr, BLOCK: tl.constexpr, FLAG: tl.constexpr):
+    def k(x_ptr, o_ptr, flag, BLOCK: tl.constexpr):
         r = tl.arange(0, BLOCK)
         x = tl.load(x_ptr + r).to(tl.bfloat16)
-        if FLAG:
+        if flag > 0:  # run-time: both sides joined (a constexpr is read per value)
             v = tl.minimum(x, x)
         else:
             v = x
