@@ -461,3 +461,49 @@ def test_a_warning_cell_that_changed_as_its_control_did_is_a_note_not_a_use() ->
         base_c,
         None,
     )
+
+
+ANNOTATED = """import triton
+import triton.language as tl
+
+LIMIT: tl.constexpr = 3
+
+
+@triton.jit
+def k(o_ptr):
+    tl.store(o_ptr, LIMIT)
+"""
+
+
+def _rules(global_annotated_base: str, global_annotated_cand: str) -> list[Run]:
+    def row(status: str) -> Result:
+        cells = {"global_annotated": status, "global_plain": "accepted"}
+        return Result("fp.rules", "aot", "cuda:90", "observed", "", 0.0, {"cells": cells})
+
+    return _both([row(global_annotated_base)], [row(global_annotated_cand)])
+
+
+@pytest.mark.parametrize(
+    ("base", "cand", "code", "kind"),
+    [("accepted", "rejected", gv.EXIT_UNSAFE, "breaking-api"),  # the release that breaks it
+     ("rejected", "rejected", gv.EXIT_SAFE, None)],  # broken before: the upgrade changes nothing
+)  # fmt: skip
+def test_a_scanner_rule_on_one_fingerprint_cell_is_judged_on_that_cell(
+    tmp_path: Path, base: str, cand: str, code: int, kind: str | None
+) -> None:
+    """`X: tl.constexpr = 3` at module level (scanner TRI0xx, probe fp.rules, cell
+    global_annotated): the use is compared where the cell is (no "probe never recorded"
+    undecidable because the group row is only seen through its cells), breaks where the
+    candidate refuses it, and is a note where the baseline refused it already."""
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "k.py").write_text(ANNOTATED)
+    raw = _raw(tmp_path, _rules(base, cand))
+    got, md, doc = _cli(tmp_path, raw, "--scan", str(tmp_path / "team"))
+    # (these results hold no API census: that alone is undecidable, named as such)
+    assert got == code or (code == gv.EXIT_SAFE and got == gv.EXIT_UNDECIDABLE), md
+    assert not [u for u in doc["undecidable"] if "fp.rules" in u], md
+    assert [f["kind"] for f in doc["findings"] if f["kind"] == "breaking-api"] == (
+        [kind] if kind else []
+    ), md
+    if kind is None:
+        assert any(n.startswith("breaks on both: fp.rules[global_annotated]") for n in doc["notes"])

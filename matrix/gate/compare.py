@@ -336,7 +336,10 @@ def compare(
     uses_by_probe: dict[str, list[ScanFinding]] = {}
     for f in scan_findings:
         if f.rule.probe:
-            uses_by_probe.setdefault(f.rule.probe, []).append(f)
+            # a rule on one fingerprint cell (probe = "fp.rules", cell = "global_annotated") is
+            # compared where that cell is: fp.rules[global_annotated]
+            key = f.rule.probe if f.rule.cell is None else f"{f.rule.probe}[{f.rule.cell}]"
+            uses_by_probe.setdefault(key, []).append(f)
 
     pairs: list[tuple[tuple[Any, ...], tuple[Any, ...], str]] = []
     interp_base = {c[2] for c in base_cols if c[0] == "interpret"}
@@ -622,6 +625,16 @@ def _compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     if c is not None and not relaxed:
         for use in uses:
             case = _case_on(use, candidate, None) if use.rule.cases else None
+            if _cell(c, case) in use.rule.breaking and b is not None and _cell(
+                b, _case_on(use, baseline, None) if use.rule.cases else None
+            ) in use.rule.breaking:
+                # broken on the baseline too: code that runs there does not take this path
+                # (another target, a guard), so the upgrade changes nothing for it
+                out.notes.append(
+                    f"breaks on both: {probe} on {shown} at {use.path}:{use.line}: "
+                    f"`{b.status}` on {baseline}, `{c.status}` on {candidate}"
+                )
+                continue
             if _cell(c, case) in use.rule.breaking:
                 evidence = [_detail("candidate", candidate, c)]
                 if b is not None:
