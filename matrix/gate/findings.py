@@ -43,7 +43,7 @@ class GateFinding:
     relevance: str = ""
     # ``path:line`` of scanned uses of this probe that the change is not about (their own case
     # did not change, or a feature guard keeps them off the candidate): the profile's uses on
-    # those lines are not tied to it either (matrix.gate.verdict.apply_profile)
+    # those lines are not tied to it either (matrix.gate.profiled.apply_profile)
     ruled_out: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
