@@ -528,10 +528,11 @@ def test_an_offered_acknowledgement_names_a_scanner_use_from_its_scanned_root(tm
     """A use the scanner found (its path as --scan spelt it, here absolute) is offered relative
     to the scanned root, as the profile names it, so the entry matches on another machine."""
     from matrix.gate import compare as gc
+    from matrix.gate.markdown import _toml_scope
 
     root = tmp_path / "team" / "src"
     root.mkdir(parents=True)
     use = f"{root}/k.py:3: tl.load(p, None, 0.0, '', '.ca')"
     f = gc.GateFinding(gc.BEHAVIOUR, "api.default", "census", "a", "b", [], uses=[use])
-    scope = gate._toml_scope([f], [str(root)])
+    scope = _toml_scope([f], [str(root)])
     assert 'paths = ["src/k.py"]' in scope and str(tmp_path) not in scope

@@ -409,7 +409,7 @@ def test_the_first_screen_stays_short_however_many_entries():
 def test_a_target_the_baseline_cannot_compile_for_is_new_not_undecidable() -> None:
     """hip:gfx950 on 3.1.0 -> 3.2.0: the baseline's trial refused the target, so no code ran
     there; the reverse (a target the candidate lost) is not new and stays for the gate to doubt."""
-    from matrix.gate.compare import TARGET_UNSUPPORTED, _target_new_on_candidate
+    from matrix.gate.probe_compare import TARGET_UNSUPPORTED, _target_new_on_candidate
     from matrix.results import Result
 
     why = f"{TARGET_UNSUPPORTED}: TargetUnsupported: this release cannot compile"

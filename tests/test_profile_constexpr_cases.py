@@ -11,15 +11,15 @@ import ast
 import textwrap
 from pathlib import Path
 
-from matrix.analyze.profile.match import match_uses
-from matrix.analyze.profile.model import Use
-from matrix.analyze.profile.reader import (
+from matrix.analyze.profile.constexprs import (
     MAX_CONSTEXPR_CASES,
     OTHER_VALUE,
     constexpr_cases,
-    module_globals,
     static_truth,
 )
+from matrix.analyze.profile.match import match_uses
+from matrix.analyze.profile.model import Use
+from matrix.analyze.profile.modules import module_globals
 from matrix.gate.usage import build_profile
 
 HEAD = "import triton\nimport triton.language as tl\n\n"

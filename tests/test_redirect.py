@@ -236,7 +236,7 @@ def _suite_report(tests: list[dict]) -> str:
         run.extra["suite"] = {"path": "s"}
         sides.append([run])
     out = gc.Comparison()
-    gc._compare_tests(out, Sides(sides[0], sides[1], "3.8.0", "3.9.0"))
+    gc.compare_tests(out, Sides(sides[0], sides[1], "3.8.0", "3.9.0"))
     report = gv.GateReport("3.8.0", "3.9.0", "raw", comparison=out)
     report.decide()
     return gv.render_markdown(report)

@@ -15,6 +15,7 @@ import pytest
 from matrix.analyze.census import censuses_from_runs
 from matrix.core import Release
 from matrix.gate import verdict as gv
+from matrix.gate.markdown import _group_key
 from matrix.report import all_pairs, api_pages, build, freshness, known, model, upgrade
 from matrix.report import without_fingerprint_groups as without_fp
 from matrix.results import Result, Run, read_folder
@@ -52,7 +53,7 @@ def test_every_ordered_pair_has_the_gates_verdict(fixture_pairs) -> None:
         markdown = gv.render_markdown(report)
         headline = markdown.splitlines()[0].replace("**", "")
         assert headline.endswith(record["own_code"]["headline"])
-        unsafe = sum(len({gv._group_key(f) for f in report.comparison.findings if f.kind == k})
+        unsafe = sum(len({_group_key(f) for f in report.comparison.findings if f.kind == k})
                      for k in upgrade.gc.UNSAFE_KINDS)  # fmt: skip
         assert len(record["own_code"]["reasons"]) == unsafe
 

@@ -30,10 +30,11 @@ from matrix.analyze.profile import (
     ttir,
 )
 from matrix.analyze.profile.admits import Admits
+from matrix.analyze.profile.context import Context, Helper
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
+from matrix.analyze.profile.modules import module_globals
 from matrix.analyze.profile.promotion import SidedTypes
-from matrix.analyze.profile.reader import Context, Helper, module_globals
 from matrix.cli import resolved
 from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name

@@ -24,6 +24,7 @@ imports) is the scanner's job: ``profile_module`` takes any object with the scan
 the scanner (the gate passes them in).
 """
 
+from matrix.analyze.profile.context import Context
 from matrix.analyze.profile.host import HostTypes
 from matrix.analyze.profile.match import Match, Matcher, match_uses, parse_op_spec
 from matrix.analyze.profile.model import (
@@ -36,7 +37,8 @@ from matrix.analyze.profile.model import (
     Use,
     load_map,
 )
-from matrix.analyze.profile.reader import Context, KernelReader, jit_functions, profile_module
+from matrix.analyze.profile.modules import jit_functions, profile_module
+from matrix.analyze.profile.reader import KernelReader
 
 __all__ = [
     "MAY_AFFECT",

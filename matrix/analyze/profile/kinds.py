@@ -1,0 +1,137 @@
+"""What the kernel reader's parts share: its constants, and the helpers on values (``Val``:
+kinds, type variables, per release) and on syntax that need no reader."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+
+from matrix.analyze.profile.model import (
+    INT_DTYPES,
+    Kinds,
+    Val,
+    _union,
+    _union_per,
+    base_of,
+    cand_of,
+    lift,
+    per_side,
+    sided,
+)
+
+PASS_THROUGH = frozenset(
+    {"reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "ravel", "reverse",
+     "flip", "advance", "multiple_of", "max_contiguous", "max_constancy", "static_assert"}
+)  # fmt: skip
+INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
+INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
+POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descriptor": 0}
+TL_SUBMODULES = ("triton.language.core.", "triton.language.standard.")  # tl's own, re-exported
+MAX_INLINE = 6  # helper calls followed for their return kinds (a helper calling a helper...)
+MAX_SETTLE = 2  # passes over a loop body before its uses are recorded
+INT_ELEM = frozenset(INT_DTYPES | {"int1"})
+MAX_NARROW = 3  # readings of a kernel while what its code admits narrows its type variables
+BUILTIN_RULES = {
+    "min": "rule.builtin_min", "max": "rule.builtin_max", "abs": "rule.builtin_abs",
+    "len": "rule.builtin_len", "isinstance": "rule.builtin_isinstance",
+    "int": "rule.builtin_int", "float": "rule.builtin_float", "print": "rule.builtin_print",
+}  # fmt: skip
+
+
+def _pointer_terms(e: ast.expr) -> set[str]:
+    """The names that may be the pointer of a pointer expression: the terms of its top-level
+    ``+``/``-`` (``x_ptr + offs``), through subscripts, conditionals and calls' first
+    argument (``tl.multiple_of(p, 16)``); never a name inside ``*``, ``%`` or ``//``, an
+    offset's (``(pid * B + r) % N`` makes N no pointer)."""
+    if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub):
+        return _pointer_terms(e.left) | _pointer_terms(e.right)
+    if isinstance(e, ast.Name):
+        return {e.id}
+    if isinstance(e, ast.Subscript):
+        return _pointer_terms(e.value)
+    if isinstance(e, ast.IfExp):
+        return _pointer_terms(e.body) | _pointer_terms(e.orelse)
+    if isinstance(e, ast.Call):
+        if isinstance(e.func, ast.Attribute) and not e.args:  # p.to(...), p.cast(...)
+            return _pointer_terms(e.func.value)
+        return _pointer_terms(e.args[0]) if e.args else set()
+    return set()
+
+
+def _binop_with(promote: Callable[[Kinds, Kinds], Kinds], a: Val, b: Val) -> Val:
+    """The result of a binary op of ``a`` and ``b`` (``promote`` their kinds), with the type
+    variables of both."""
+    per = lift(promote, [a, b])
+    if per is not None:  # paired per dtype of their one variable: exactly what occurs
+        return Val(frozenset().union(*(ks for _, ks in per)), vars=a.vars | b.vars, per=per)
+    return Val(promote(a.kinds, b.kinds), vars=a.vars | b.vars)
+
+
+def _dtype_names(v: Val) -> Val:
+    """The dtypes a dtype object names, as a value's kinds."""
+    return Val(v.dtype, vars=v.vars, per=v.per)  # type: ignore[arg-type]
+
+
+def _as_dtype(v: Val) -> Val:
+    """A dtype object naming ``v``'s kinds."""
+    return Val(dtype=v.kinds, vars=v.vars, per=v.per)
+
+
+def _float_literal(e: ast.expr) -> bool:
+    """A float the source spells: ``0.0``, ``-1.5``, ``float("-inf")``."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        return _float_literal(e.operand)
+    if isinstance(e, ast.Constant):
+        return isinstance(e.value, float)
+    return (
+        isinstance(e, ast.Call)
+        and isinstance(e.func, ast.Name)
+        and e.func.id == "float"
+        and len(e.args) == 1
+        and isinstance(e.args[0], ast.Constant)
+    )
+
+
+def _without(node: ast.Call, keyword: str) -> ast.Call:
+    """``node`` without one keyword argument (same position)."""
+    out = ast.Call(node.func, node.args, [k for k in node.keywords if k.arg != keyword])
+    return ast.copy_location(out, node)
+
+
+def _elem(v: Val) -> Val:
+    """The values ``v`` holds or names: a pointer's elements, a dtype's (kinds, variables)."""
+    return per_side(lambda x: Val(x.kinds, vars=x.vars, per=x.per), v)
+
+
+def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
+    """The values after an ``if``: each name as either branch left it (both kinds where they
+    differ; a constexpr condition compiles one branch, which the source cannot tell)."""
+    out = dict(b)
+    for name, va in a.items():
+        vb = b.get(name)
+        if vb is None or vb == va:
+            out[name] = va
+        elif va.cand is not None or vb.cand is not None:
+            out[name] = sided(
+                _merge({name: base_of(va)}, {name: base_of(vb)})[name],
+                _merge({name: cand_of(va)}, {name: cand_of(vb)})[name],
+            )
+        elif va.pointer and vb.pointer:
+            kinds = None if va.kinds is None or vb.kinds is None else va.kinds | vb.kinds
+            per = _union_per([va, vb])
+            out[name] = Val(kinds, pointer=True, vars=va.vars | vb.vars, per=per)
+        else:
+            out[name] = _union([va, vb])
+    return out
+
+
+def _gives_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``fn`` has a ``return`` with a value (nested functions' returns are theirs)."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False

@@ -1,0 +1,139 @@
+"""The verdict about a team's code: each finding tied to the uses its profile maps onto it
+(never blocking where none does), and the acknowledgements of this upgrade that match
+nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from matrix.analyze import fingerprint
+from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile
+from matrix.core import Release
+from matrix.gate import compare as gc
+from matrix.gate import policy
+from matrix.gate.config import AcceptedChange, matches_path
+from matrix.gate.gate_report import GateReport
+from matrix.gate.shapes import Sites
+from matrix.gate.usage import relevance, shown_path
+
+
+def stale_acknowledgements(
+    report: GateReport, accepted: Sequence[AcceptedChange], baseline: Release, candidate: Release
+) -> list[str]:
+    """The acknowledgements for this upgrade that match no change (a probe renamed, a change
+    that went away, a path from another machine): named, so that a dead entry is noticed
+    before it hides a later change nobody looked at. Never blocking."""
+    found = [*report.comparison.findings, *report.unused, *report.fixed]
+    files = {u.path for u in report.profile.uses} if report.profile is not None else set()
+    out = []
+    for ack in accepted:
+        if not ack.for_upgrade(baseline, candidate):
+            continue
+        hit = any(ack.matches(f.probe, f.where, f.baseline or "", f.candidate or "", baseline,
+                              candidate) for f in found)  # fmt: skip
+        if not hit:
+            out.append(f"{ack.describe()}: matches no change of this upgrade")
+        elif ack.paths and not any(matches_path(p, ack.path_globs()) for p in files):
+            out.append(f"{ack.describe()}: its paths match no file of the scanned code")
+    return out
+
+
+def apply_profile(
+    report: GateReport,
+    profile: Profile,
+    accepted: Sequence[AcceptedChange],
+    baseline: Release,
+    candidate: Release,
+    own: bool = False,
+) -> None:
+    """Make the verdict about the team's code (``own``: this project's kernels/, which the
+    rows marked ``project`` in their probe.toml [usage] measure, so those always concern it): a
+    finding its profile does not use moves to
+    ``report.unused`` (never blocking); one it uses or may be affected by stays, naming each
+    use (kernel, file:line, test); a fingerprint value the candidate fixed moves to
+    ``report.fixed``; the team's acknowledgements apply where they cover every use."""
+    report.profile = profile
+    matcher = Matcher(profile)
+    sites = Sites(report.scanned)
+    memo: dict[str, Any] = {}
+
+    def rel(f: gc.GateFinding) -> Any:
+        key = f.probe if not f.uses else f"{f.probe}\0{f.where}\0{f.uses}"
+        if key not in memo:
+            memo[key] = relevance(f, matcher, sites)
+        return memo[key]
+
+    c = report.comparison
+    kept: list[gc.GateFinding] = []
+    for f in c.findings:
+        # (a resource change that does not block still concerns only code that runs the kernel)
+        if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED, gc.MAY_SLOW):
+            kept.append(f)
+            continue
+        # (a finding the scanner or the census tied to the code's own sites is about them)
+        project_row = own and bool(matcher.map.probes.get(f.probe, {}).get("project"))
+        if (
+            not f.uses
+            and not project_row
+            and policy.never_team_relevant(f.probe, matcher.map.probes)
+        ):
+            report.unused.append(f)
+            continue
+        m = Match(USED, [], "measures this project's own kernels") if project_row else rel(f)
+        if f.ruled_out and m.status != NOT_USED:
+            # lines whose own case did not change, or that a guard keeps off the candidate
+            # (the scanner's reading, matrix.gate.compare.concerned_uses), are not its uses
+            off = {_shown_line(t, report.scanned) for t in f.ruled_out}
+            kept_uses = [u for u in m.uses if f"{u.path}:{u.line}" not in off]
+            m = Match(m.status, kept_uses, m.why) if kept_uses or not m.uses else Match(NOT_USED)
+        if m.status == NOT_USED:
+            report.unused.append(f)
+            continue
+        f.relevance = m.status
+        report.tied.append((f, list(m.uses)))
+        shown = list(dict.fromkeys(u.describe() for u in m.uses))
+        f.uses = [*f.uses, *shown]
+        if m.status == MAY_AFFECT:
+            report.may_why[id(f)] = m.why
+            f.evidence.append(
+                f"may affect your code: {m.why or 'an operand kind is not inferable'}; "
+                "type the value (e.g. `.to(tl.float16)`) or run the kernel through --tests"
+            )
+        if _fixed(f):
+            report.fixed.append(f)
+            continue
+        if f.kind == gc.BEHAVIOUR:
+            for ack in accepted:
+                if ack.matches(
+                    f.probe, f.where, f.baseline or "", f.candidate or "", baseline, candidate
+                ) and matcher.covers(ack.path_globs(), ack.kernels, m.uses):
+                    f.kind, f.reason = gc.ACCEPTED, ack.reason
+                    break
+        kept.append(f)
+    c.findings = kept
+    for text in list(c.undecidable):
+        probe = c.undecidable_probe.get(text)
+        if probe is not None and (
+            policy.never_team_relevant(probe, matcher.map.probes)
+            or rel(gc.GateFinding("", probe, "", None, None)).status == NOT_USED
+        ):
+            c.undecidable.remove(text)
+            report.unused_undecidable.append(text)
+
+
+def _shown_line(text: str, roots: Sequence[str]) -> str:
+    """A scanner's ``path:line`` as the profile names the same line (``shown_path``)."""
+    path, _, line = text.rpartition(":")
+    return f"{shown_path(path, roots)}:{line}"
+
+
+def _fixed(f: gc.GateFinding) -> bool:
+    """A fingerprint value that was wrong (or never stored) on the baseline and is right on the
+    candidate (or, for an observed cell, a value where nothing was stored before)."""
+    return (
+        f.probe.startswith(fingerprint.PREFIX)
+        and f.baseline in fingerprint.BAD_VALUES
+        and (f.candidate in fingerprint.RIGHT_STATUSES
+             or (f.baseline == fingerprint.UNWRITTEN and f.candidate not in fingerprint.BAD_VALUES))
+    )  # fmt: skip
