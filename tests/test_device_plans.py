@@ -76,9 +76,12 @@ def test_the_committed_table_names_a_device_row_for_every_entry():
     assert devices, "kernels/data/splitk_tuned.toml has no [[device]] rows"
     names = {e["device"] for e in gpu_plan.load_table()}
     assert names <= set(devices), f"entries of devices without a row: {names - set(devices)}"
-    # An H100 (measured traits of 2026-11-13: 132 SMs, 50 MB L2) takes the H200's entries.
-    owner, note = gpu_plan.table_device(H100, devices)
-    assert owner == "NVIDIA H200" and "sm90" in note
+    # An H100 (measured traits of 2026-11-13: 132 SMs, 50 MB L2) has its own row and entries
+    # since session 15's H100 tune (notes/gpu-logs/session15); an H100 PCIe (114 SMs) takes
+    # the nearest measured sm90 device's.
+    assert gpu_plan.table_device(H100, devices) == ("NVIDIA H100 80GB HBM3", "")
+    owner, note = gpu_plan.table_device(H100_PCIE, devices)
+    assert owner in ("NVIDIA H100 80GB HBM3", "NVIDIA H200") and "sm90" in note
 
 
 def test_a_device_row_missing_a_field_is_refused(tmp_path):
