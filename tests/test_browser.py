@@ -458,6 +458,9 @@ def committed_gate(tmp_path_factory: pytest.TempPathFactory):
     return gate
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_any_pair_shows_the_gates_verdict_for_a_non_adjacent_pair(
     browser, committed_site: Path, committed_gate
 ) -> None:
@@ -497,6 +500,9 @@ def _gate_entries(markdown: str) -> int:
     )
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_upgrade_page_names_entries_as_the_gate_does_and_prints_short(
     browser, committed_site: Path, committed_gate
 ) -> None:
@@ -618,6 +624,9 @@ def _ratio(a: tuple[float, float, float], b: tuple[float, float, float]) -> floa
     return (la + 0.05) / (lb + 0.05)
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_every_tone_and_banner_link_has_readable_contrast(browser, committed_site: Path) -> None:
     """As rendered: a chip of every tone, and a verdict banner of every tone with a link and
     code in it (the banner's links were 1.22:1 on red)."""
@@ -658,6 +667,9 @@ def test_every_tone_and_banner_link_has_readable_contrast(browser, committed_sit
     context.close()
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_regression_has_its_own_tone_on_the_upgrade_page(browser, committed_site: Path) -> None:
     context = browser.new_context()
     pg = context.new_page()
