@@ -458,6 +458,9 @@ def committed_gate(tmp_path_factory: pytest.TempPathFactory):
     return gate
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_any_pair_shows_the_gates_verdict_for_a_non_adjacent_pair(
     browser, committed_site: Path, committed_gate
 ) -> None:
@@ -497,6 +500,9 @@ def _gate_entries(markdown: str) -> int:
     )
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_upgrade_page_names_entries_as_the_gate_does_and_prints_short(
     browser, committed_site: Path, committed_gate
 ) -> None:
@@ -578,7 +584,9 @@ def _all_pages(site: Path) -> list[str]:
     return sorted(str(p.relative_to(site)) for p in site.rglob("*.html"))
 
 
-@pytest.mark.parametrize("which", ["fixture", "committed"])
+# Every page of the fixture build in tests; of the four-release build (over a hundred pages) in
+# tests_slow.
+@pytest.mark.parametrize("which", ["fixture", pytest.param("committed", marks=pytest.mark.slow)])
 def test_no_page_scrolls_sideways_at_phone_width(browser, which, site, request) -> None:
     root = site if which == "fixture" else request.getfixturevalue("committed_site")
     context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
@@ -616,6 +624,9 @@ def _ratio(a: tuple[float, float, float], b: tuple[float, float, float]) -> floa
     return (la + 0.05) / (lb + 0.05)
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_every_tone_and_banner_link_has_readable_contrast(browser, committed_site: Path) -> None:
     """As rendered: a chip of every tone, and a verdict banner of every tone with a link and
     code in it (the banner's links were 1.22:1 on red)."""
@@ -656,6 +667,9 @@ def test_every_tone_and_banner_link_has_readable_contrast(browser, committed_sit
     context.close()
 
 
+# On the four-release build (committed_site: a full report build of four releases): tests_slow,
+# which CI runs after tests.
+@pytest.mark.slow
 def test_regression_has_its_own_tone_on_the_upgrade_page(browser, committed_site: Path) -> None:
     context = browser.new_context()
     pg = context.new_page()
@@ -720,6 +734,8 @@ def _axe_serious(pg, page: Path) -> list[dict]:
     return pg.evaluate(AXE_RUN)
 
 
+# Fifteen pages of a four-release build through axe-core: tests_slow (CI runs it after tests).
+@pytest.mark.slow
 @pytest.mark.parametrize("name", AXE_PAGES)
 def test_axe_finds_no_serious_violation(browser, committed_site: Path, name: str) -> None:
     """axe-core on the rendered page: no serious or critical violation (a link inside a
@@ -736,7 +752,7 @@ def test_axe_on_every_page_of_the_report(browser) -> None:
     """Every page of the full report (``REPORT_SITE``, else the committed reports/), not one of
     each kind: axe-core finds no serious or critical violation. Some 230 pages: 31 min on a
     loaded 2-core machine, so ``nox -s pages_crawl`` runs it (not CI's ``tests_slow``); the
-    per-template test above runs in ``nox -s tests``."""
+    per-template test above runs in ``nox -s tests_slow``."""
     site = _report_site()
     names = _all_pages(site)
     assert len(names) > 200, f"{site}: {len(names)} pages, expected the full report"
@@ -767,8 +783,23 @@ def _report_site() -> Path:
     return site
 
 
+@pytest.fixture(scope="module")
+def committed_runs():
+    """The committed runs and the gate's inputs on them, read once for both widths below."""
+    from matrix.report import upgrade
+    from matrix.results import read_folder
+
+    runs, _ = read_folder(REPORTS / "raw")
+    return runs, upgrade.gate_inputs(str(REPORTS / "raw"), runs=runs)
+
+
+# The full committed report walked at two widths, its answers checked against the gate:
+# tests_slow (CI runs it after tests).
+@pytest.mark.slow
 @pytest.mark.parametrize("width,height", [(1366, 768), (390, 844)])
-def test_five_questions_within_three_clicks(browser, width: int, height: int) -> None:
+def test_five_questions_within_three_clicks(
+    browser, committed_runs, width: int, height: int
+) -> None:
     """Each question a team asks is answered at most 3 clicks from index.html, within the
     first 2 screens of the page it lands on, and the answer is the gate's (the verdicts the
     committed-verdict test checks against a fresh gate decision; here against the gate too)."""
@@ -776,12 +807,10 @@ def test_five_questions_within_three_clicks(browser, width: int, height: int) ->
 
     from matrix.analyze.census import censuses_from_runs
     from matrix.report import api_pages, upgrade
-    from matrix.results import read_folder
 
     site = _report_site()
     QUESTION_SHOTS.mkdir(parents=True, exist_ok=True)
-    runs, _ = read_folder(REPORTS / "raw")
-    g = upgrade.gate_inputs(str(REPORTS / "raw"), runs=runs)
+    runs, g = committed_runs
     feed = json.loads((site / "feed" / "index.json").read_text(encoding="utf-8"))
     assert len(feed["pairs"]) == 90  # every ordered pair of ten releases
     context = browser.new_context(viewport={"width": width, "height": height},

@@ -55,10 +55,19 @@ def committed_verdicts(root: Path) -> dict[tuple[str, str], set[tuple[str, str]]
     return out
 
 
-def fresh_verdicts(pairs: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+@pytest.fixture(scope="module")
+def committed() -> tuple[list, upgrade.GateInputs]:
+    """The committed runs and the gate's inputs on them, read once for the module (reading
+    reports/raw and scanning kernels/ took seconds per test that decides a pair)."""
     runs, unreadable = read_folder(RAW)
     assert not unreadable, unreadable
-    g = upgrade.gate_inputs(str(RAW), runs=runs)
+    return runs, upgrade.gate_inputs(str(RAW), runs=runs)
+
+
+def fresh_verdicts(
+    pairs: list[tuple[str, str]], committed: tuple[list, upgrade.GateInputs]
+) -> dict[tuple[str, str], str]:
+    runs, g = committed
     calls = [lambda a=a, b=b: upgrade.decide_pair(runs, a, b, g).verdict for a, b in pairs]
     return dict(zip(pairs, workers.run_all(calls), strict=True))
 
@@ -68,10 +77,13 @@ def test_no_gate_output_is_committed() -> None:
     assert not sorted(REPORTS.rglob("gate.md")) + sorted(REPORTS.rglob("gate.json"))
 
 
-def test_every_committed_verdict_is_a_fresh_gate_decision() -> None:
+# Every ordered pair of the committed releases decided afresh (about 90 gate runs: minutes of the
+# 2-core CI machine), so in ``tests_slow``, which CI runs after ``tests``.
+@pytest.mark.slow
+def test_every_committed_verdict_is_a_fresh_gate_decision(committed) -> None:
     stated = committed_verdicts(SITE)
     assert stated, "no verdict found in the committed pages: rebuild them (python -m matrix.report)"
-    fresh = fresh_verdicts(sorted(stated))
+    fresh = fresh_verdicts(sorted(stated), committed)
     stale = {
         pair: sorted(where for v, where in stated[pair] if v != fresh[pair]) for pair in stated
     }
@@ -79,7 +91,7 @@ def test_every_committed_verdict_is_a_fresh_gate_decision() -> None:
     assert not stale, f"verdicts that differ from the gate's now (rebuild the pages): {stale}"
 
 
-def test_a_changed_verdict_is_caught(tmp_path: Path) -> None:
+def test_a_changed_verdict_is_caught(tmp_path: Path, committed) -> None:
     """The check above can fail: one page whose verdict a later gate would not give."""
     (tmp_path / "p.html").write_text(
         '<div data-baseline="3.8.0" data-candidate="3.9.0" data-verdict="SAFE"></div>\n'
@@ -93,16 +105,16 @@ def test_a_changed_verdict_is_caught(tmp_path: Path) -> None:
     (tmp_path / "README.md").write_text("| 3.8.0 → 3.9.0 (pinned → newest) | ✔ SAFE | 0 |\n")
     stated = committed_verdicts(tmp_path)
     assert stated == {("3.8.0", "3.9.0"): {("SAFE", "p.html"), ("SAFE", "README.md")}}
-    assert fresh_verdicts([("3.8.0", "3.9.0")]) == {("3.8.0", "3.9.0"): "UNSAFE"}
+    assert fresh_verdicts([("3.8.0", "3.9.0")], committed) == {("3.8.0", "3.9.0"): "UNSAFE"}
 
 
 @pytest.mark.parametrize("pair", [("3.8.0", "3.9.0"), ("3.9.0", "3.6.0")])
-def test_the_pages_verdict_is_the_command_lines(pair: tuple[str, str]) -> None:
+def test_the_pages_verdict_is_the_command_lines(pair: tuple[str, str], committed) -> None:
     """``decide_pair`` is ``python -m matrix.gate --scan kernels`` (the parser's
     own defaults), upgrade and downgrade."""
     a, b = pair
-    runs, _ = read_folder(RAW)
-    mine = upgrade.decide_pair(runs, a, b, upgrade.gate_inputs(str(RAW), runs=runs))
+    runs, g = committed
+    mine = upgrade.decide_pair(runs, a, b, g)
     argv = ["--baseline", a, "--candidate", b, "--results", str(RAW)]
     for path in upgrade.own_paths():
         argv += ["--scan", path]

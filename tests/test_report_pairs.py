@@ -27,14 +27,29 @@ DATA = Path(__file__).resolve().parent.parent / "matrix" / "data"
 
 
 @pytest.fixture(scope="module")
-def fixture_pairs():
+def fixture_runs():
     runs, _ = read_folder(FIXTURES / "raw")
+    return runs
+
+
+@pytest.fixture(scope="module")
+def fixture_inputs(fixture_runs):
+    """The gate's inputs on the fixture results (a scan and profile of kernels/: seconds), once
+    for the module."""
+    return upgrade.gate_inputs(str(FIXTURES / "raw"), runs=fixture_runs)
+
+
+@pytest.fixture(scope="module")
+def fixture_pairs(fixture_runs, fixture_inputs):
+    runs, inputs = fixture_runs, fixture_inputs
     matrix = model.build([without_fp(r) for r in runs])
-    inputs = upgrade.gate_inputs(str(FIXTURES / "raw"), runs=runs)
     decided = all_pairs.decide_all(matrix, runs, results=str(FIXTURES / "raw"), inputs=inputs)
     return matrix, runs, decided.pages, decided.every
 
 
+# Twenty gate runs from the command line, each reading and scanning everything again (the
+# cross-check is that they share nothing with the pages' decisions): in ``tests_slow``.
+@pytest.mark.slow
 def test_every_ordered_pair_has_the_gates_verdict(fixture_pairs) -> None:
     matrix, _, _, every = fixture_pairs
     versions = [r.version for r in matrix.releases if r.installed_runs]
@@ -155,14 +170,13 @@ def test_fingerprint_crash_is_shown_as_crashed_not_unobserved() -> None:
     assert FP_KIND_MEANINGS[shown_kind(wrong)] == "regression"
 
 
-def test_upgrade_page_names_a_crash_apart_from_gaps(fixture_pairs) -> None:
+def test_upgrade_page_names_a_crash_apart_from_gaps(fixture_pairs, fixture_inputs) -> None:
     *_, pages, _ = fixture_pairs
     page = dataclasses.replace(pages[0])
     gate = page.gate
     gate.comparison.undecidable.append("fp.dot[x] on aot:cuda:90: `int32` -> `crashed`")
     matrix = fixture_pairs[0]
-    inputs = upgrade.gate_inputs(str(FIXTURES / "raw"), runs=fixture_pairs[1])
-    again = upgrade.upgrade_page(matrix, gate, inputs, False, None)
+    again = upgrade.upgrade_page(matrix, gate, fixture_inputs, False, None)
     assert again.crashed == ["fp.dot[x] on aot:cuda:90: `int32` -> `crashed`"]
     assert not [n for n in again.not_measured if "crashed" in n]
 

@@ -26,6 +26,30 @@ def inputs(tmp_path: Path) -> tuple[Path, Path, Path]:
     return raw, bench, tmp_path / "out"
 
 
+@pytest.fixture(scope="module")
+def first_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture results built once (commit c0ffee0, 2026-12-02): a full page build is most of
+    this module's time, and the tests that change something after a first build start from a
+    copy of it."""
+    root = tmp_path_factory.mktemp("first-build")
+    shutil.copytree(FIXTURES / "raw", root / "raw")
+    shutil.copytree(FIXTURES / "bench", root / "bench")
+    build(root / "raw", root / "out", bench_dir=root / "bench", commit="c0ffee0", date="2026-12-02")
+    return root
+
+
+@pytest.fixture
+def built(first_build: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A copy of ``first_build`` at this test's own path: a build of the same inputs there keeps
+    every page (``test_the_stamp_depends_on_nothing_a_clone_changes`` holds that a copy's stamp
+    still vouches for its pages; this fixture checks it on each copy it hands out)."""
+    root = tmp_path / "built"
+    shutil.copytree(first_build, root)
+    raw, bench, out = root / "raw", root / "bench", root / "out"
+    assert build(raw, out, bench_dir=bench, commit="c0ffee0", date="2026-12-02").skipped
+    return raw, bench, out
+
+
 def test_second_build_is_skipped_and_keeps_every_page(inputs: tuple[Path, Path, Path]) -> None:
     raw, bench, out = inputs
     first = build(raw, out, bench_dir=bench, commit="c0ffee0", date="2026-12-02")
@@ -66,18 +90,16 @@ def _change_bench(bench: Path) -> None:
         pytest.param(lambda raw, bench, out: (out / stamp.STAMP_NAME).write_text("{"), id="stamp"),
     ],
 )
-def test_any_changed_input_or_output_builds_again(inputs: tuple[Path, Path, Path], change) -> None:
-    raw, bench, out = inputs
-    build(raw, out, bench_dir=bench, commit="c0ffee0", date="2026-12-02")
+def test_any_changed_input_or_output_builds_again(built: tuple[Path, Path, Path], change) -> None:
+    raw, bench, out = built
     change(raw, bench, out)
     again = build(raw, out, bench_dir=bench, commit="c0ffee0", date="2026-12-02")
     assert not again.skipped
     assert (out / "changes.html").is_file() and (out / "index.html").read_text() != "tampered"
 
 
-def test_the_footer_commit_is_an_input(inputs: tuple[Path, Path, Path]) -> None:
-    raw, bench, out = inputs
-    build(raw, out, bench_dir=bench, commit="c0ffee0", date="2026-12-02")
+def test_the_footer_commit_is_an_input(built: tuple[Path, Path, Path]) -> None:
+    raw, bench, out = built
     again = build(raw, out, bench_dir=bench, commit="badcafe", date="2026-12-02")
     assert not again.skipped and "badcafe" in (out / "index.html").read_text()
 
@@ -163,7 +185,7 @@ def test_a_rebuild_says_what_changed() -> None:
 
 
 def test_the_matrix_says_a_rebuild_for_changed_code_left_every_page_as_committed(
-    inputs: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
+    built: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     """A clone whose committed stamp predates a commit to matrix/: the pages are rebuilt into
     the same bytes. The matrix says it was that code and that no page changed; the stamp it
@@ -173,8 +195,7 @@ def test_the_matrix_says_a_rebuild_for_changed_code_left_every_page_as_committed
     import matrix.orchestrate as orchestrate
     import matrix.report.__main__ as report_main
 
-    raw, bench, out = inputs
-    build(raw, out, bench_dir=bench, commit="c0ffee0", date="2026-12-02")
+    raw, bench, out = built
     doc = json.loads((out / stamp.STAMP_NAME).read_text())
     code = doc["read"]["files"]["code"]
     edited = sorted(code)[0]
