@@ -118,7 +118,9 @@ def test_a_kernel_in_another_encoding_is_read_as_python_reads_it(tmp_path, pair,
     (team / "k.py").write_bytes(data)
     code, md, doc = gate_run(tmp_path, pair, "--scan", str(team))
     assert code == 1, md
-    blocking = [f for f in doc["findings"] if f["kind"] == "regression"]
+    # (the interpreter's bf16 regression is not on the inferred targets: no TRITON_INTERPRET
+    # in this team's folder; the compiled lowering change of the same op blocks)
+    blocking = [f for f in doc["findings"] if f["kind"] in ("regression", "behaviour-change")]
     assert any("fp.values.maximum" in f["probe"] for f in blocking), md
     assert doc["profile"]["unread"] == []
     # the acknowledgements gate.md offers name the file from its scanned root, not /tmp/...
