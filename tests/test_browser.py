@@ -114,7 +114,7 @@ def test_matrix_page_in_chromium(page, site: Path) -> None:
     # The matrix page links the cell to its evidence on the probe's page (the evidence is
     # there once, not again on the matrix page), which opens it in its panel.
     assert not panel.count(), "the matrix page carries no evidence of its own"
-    ev_id = cell.get_attribute("data-ev")
+    ev_id = cell.get_attribute("href").split("#")[1]
     cell.click()
     # The probe's page writes its state into the address (#cell=ev-...) as it opens the panel.
     page.wait_for_url(lambda url: "/probes/block_ptr.html#" in url and ev_id in url)
@@ -204,16 +204,16 @@ def test_filters_search_and_permalink(page, site: Path) -> None:
     fresh.goto(url)
     assert fresh.locator("#filter-q").input_value() == "UserWarning"
     assert fresh.locator("#evidence-panel").is_visible()
-    assert fresh.locator(f'[id="{cell.get_attribute("data-ev")}"]').is_visible()
+    assert fresh.locator(f'[id="{cell.get_attribute("href").split("#")[1]}"]').is_visible()
     # A cell's permalink from before the matrix page linked out (index.html#ev-...) follows
     # the cell to its probe's page.
-    fresh.goto((site / "index.html").as_uri() + "#" + cell.get_attribute("data-ev"))
+    fresh.goto((site / "index.html").as_uri() + "#" + cell.get_attribute("href").split("#")[1])
     fresh.wait_for_url(lambda url: "/probes/block_ptr.html#" in url)
-    assert fresh.locator(f'[id="{cell.get_attribute("data-ev")}"]').is_visible()
+    assert fresh.locator(f'[id="{cell.get_attribute("href").split("#")[1]}"]').is_visible()
     # A bare #ev- link (as the evidence's own permalink) opens that cell's evidence too.
-    fresh.goto(page.url.split("#")[0] + "#" + cell.get_attribute("data-ev"))
+    fresh.goto(page.url.split("#")[0] + "#" + cell.get_attribute("href").split("#")[1])
     fresh.reload()
-    assert fresh.locator(f'[id="{cell.get_attribute("data-ev")}"]').is_visible()
+    assert fresh.locator(f'[id="{cell.get_attribute("href").split("#")[1]}"]').is_visible()
     fresh.close()
 
 
@@ -228,11 +228,11 @@ def test_keyboard_focus_into_and_out_of_the_panel(page, site: Path) -> None:
     assert page.evaluate("document.activeElement.className") == "close"
     page.keyboard.press("Enter")
     assert not page.locator("#evidence-panel").is_visible()
-    assert page.evaluate("document.activeElement.dataset.ev") == cell.get_attribute("data-ev")
+    assert page.evaluate("document.activeElement.getAttribute('href').split('#')[1]") == cell.get_attribute("href").split("#")[1]
     page.keyboard.press(" ")
     assert page.locator("#evidence-panel").is_visible()
     page.keyboard.press("Escape")
-    assert page.evaluate("document.activeElement.dataset.ev") == cell.get_attribute("data-ev")
+    assert page.evaluate("document.activeElement.getAttribute('href').split('#')[1]") == cell.get_attribute("href").split("#")[1]
 
 
 def test_evidence_without_javascript(browser, site: Path) -> None:
@@ -307,10 +307,11 @@ def test_committed_report_never_marks_bad_evidence_good(browser) -> None:
         pg.goto(probe_page.as_uri())
         cells += pg.evaluate(
             """() => Array.from(document.querySelectorAll('a.cell')).map(a => {
-            const ev = document.getElementById(a.dataset.ev);
+            const id = a.getAttribute('href').split('#')[1];
+            const ev = document.getElementById(id);
             const dd = ev ? Array.from(ev.querySelectorAll('dt')).map(
                 dt => dt.textContent + ': ' + dt.nextElementSibling.textContent).join('\\n') : '';
-            return {id: a.dataset.ev, meaning: a.dataset.meaning, text: a.textContent.trim(),
+            return {id: id, meaning: a.dataset.meaning, text: a.textContent.trim(),
                     evidence: dd, found: !!ev};
         })"""
         )
@@ -548,13 +549,14 @@ def test_grid_is_one_tab_stop_with_arrow_keys(page) -> None:
     # Tab from the permalink (the last control before the grid) lands on the grid's one stop.
     page.locator("#permalink").focus()
     page.keyboard.press("Tab")
-    first = page.evaluate("document.activeElement.dataset.ev")
-    assert first == cells.first.get_attribute("data-ev")
+    first = page.evaluate("document.activeElement.getAttribute('href').split('#')[1]")
+    assert first == cells.first.get_attribute("href").split("#")[1]
 
     def active() -> dict:
         return page.evaluate(
             """() => { const a = document.activeElement, tr = a.closest('tr');
-                       return {ev: a.dataset.ev, release: a.dataset.release,
+                       return {ev: a.getAttribute('href').split('#')[1],
+                               release: a.dataset.release,
                                row: Array.from(tr.parentNode.children).indexOf(tr),
                                x: a.closest('td').getBoundingClientRect().left}; }"""
         )

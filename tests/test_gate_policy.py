@@ -507,3 +507,31 @@ def test_a_scanner_rule_on_one_fingerprint_cell_is_judged_on_that_cell(
     ), md
     if kind is None:
         assert any(n.startswith("breaks on both: fp.rules[global_annotated]") for n in doc["notes"])
+
+
+def test_a_use_in_a_branch_the_guard_keeps_off_a_release_is_not_tied_to_its_change(tmp_path):
+    """compat/descriptors.py's shape: one definition per release family, chosen by a feature
+    test. A change between two releases concerns the definition that runs on both; a use
+    whose branch does not run on the candidate, or (for a change, not a break) did not run on
+    the baseline, is not a use of it (matrix.gate.shapes.Sites.branch_runs)."""
+    from matrix.analyze.census import censuses_from_runs
+    from matrix.gate.shapes import Sites
+    from matrix.results import read_folder
+
+    root = Path(__file__).resolve().parents[1]
+    runs, _ = read_folder(root / "reports" / "raw")
+    censuses = censuses_from_runs(runs)
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n"
+        'if callable(getattr(tl, "make_tensor_descriptor", None)):\n'
+        "    make = 1\n"  # line 4: from 3.4.0 (where tl.make_tensor_descriptor exists)
+        "else:\n"
+        "    make = 2\n"  # line 6: up to 3.3.1
+    )
+    sites = Sites([str(team)])
+    new, old = Use("name", path="team/k.py", line=4), Use("name", path="team/k.py", line=6)
+    r331, r340 = Release.parse("3.3.1"), Release.parse("3.4.0")
+    assert not sites.branch_runs(new, r331, censuses) and sites.branch_runs(new, r340, censuses)
+    assert sites.branch_runs(old, r331, censuses) and not sites.branch_runs(old, r340, censuses)

@@ -324,3 +324,16 @@ def plain(a, b):
     }
     assert shapes._select_of_compare(calls["k"], fns["k"]) is False
     assert shapes._select_of_compare(calls["plain"], fns["plain"]) is True
+
+
+def test_code_a_vendor_fork_compiles_is_not_on_the_targets() -> None:
+    """A folder of code built by a vendor's own Triton (triton-ascend's `_ascend/`, the
+    Cambricon fork's `_cambricon/`) is not what upstream Triton's changes are about: its uses
+    are never tied (matrix/data/targets.toml [vendor]); ordinary folders are."""
+    from matrix.gate.targets import vendor_backend
+
+    assert vendor_backend("fla/ops/kda/backends/triton_ascend/chunk_bwd.py")
+    assert vendor_backend("flag_gems/runtime/backend/_cambricon/ops/mm.py")
+    assert vendor_backend("liger_kernel/ops/backends/_ascend/ops/rms_norm.py")
+    assert vendor_backend("attorch/act_kernels.py") is None
+    assert vendor_backend("pkg/ascending_sort.py") is None

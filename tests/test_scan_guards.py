@@ -167,3 +167,18 @@ def test_the_fallback_runs_only_where_the_try_body_fails(recorded, tmp_path: Pat
     # on 3.3.1 the try body's module does not exist: the fallback runs, and is judged
     (old,) = [f for f in scan_for(recorded, [src], "3.3.1").findings if f.line == 5]
     assert "fallback" not in old.note
+
+
+def test_callable_of_getattr_guards_like_getattr(recorded, tmp_path: Path) -> None:
+    """`if callable(getattr(tl, "x", None)):` (compat/descriptors.py's spelling) runs exactly
+    where `x` exists: callable(None) is False. Its elif runs only where x is absent."""
+    src = tmp_path / "k.py"
+    src.write_text(
+        "import triton\nimport triton.language as tl\n"
+        'if callable(getattr(tl, "_experimental_make_tensor_descriptor", None)):\n'
+        "    make = tl._experimental_make_tensor_descriptor\n"  # line 4
+        "make2 = tl._experimental_make_tensor_descriptor\n"  # line 5: unguarded
+    )
+    found = effects(scan_for(recorded, [src], "3.9.0"))
+    assert (4, "TRI011", "does-not-affect") in found
+    assert (5, "TRI011", "breaks") in found

@@ -22,6 +22,7 @@ from matrix.gate.findings import (
     Comparison,
     GateFinding,
 )
+from matrix.gate.targets import vendor_backend
 from matrix.results import Result
 from matrix.scan import Finding as ScanFinding
 from matrix.scan.judge import CONTROL_FAILED, guarded_out
@@ -77,7 +78,8 @@ def concerned_uses(
     allowed -> refused), not a relaxation of it; and never a use whose feature guard keeps it
     from running on the candidate, or whose failure there a ``try/except`` with a fallback
     catches (matrix.scan.judge.guarded_out: the scanner's own reading of the guard). A use
-    whose case the row does not hold stays (it cannot be told apart: fail closed)."""
+    whose case the row does not hold stays (it cannot be told apart: fail closed). A use whose
+    guard keeps it off the baseline is new on the candidate: only a failure there concerns it."""
     out = []
     for u in uses:
         case_b = _case_on(u, baseline, censuses) if baseline is not None else u.cell
@@ -95,8 +97,15 @@ def concerned_uses(
             and (before == after or fingerprint.relaxation(before, after))
         ):
             continue
+        if vendor_backend(str(u.path)):
+            continue  # code a vendor's own Triton fork compiles (targets.toml [vendor])
         fails = after is not None and after in u.rule.breaking
         if guarded_out(u, candidate, censuses, fails) is not None:
+            continue
+        if not fails and baseline is not None and guarded_out(u, baseline, censuses, False):
+            # its branch does not run on the baseline (`if callable(getattr(tl, "x", None))`):
+            # new code on the candidate, whose change from the baseline it never met (the
+            # relaxation rule's reason); one that fails there still breaks (kept above)
             continue
         out.append(u)
     return out

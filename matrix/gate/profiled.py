@@ -4,7 +4,7 @@ nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matrix.analyze import fingerprint
@@ -15,6 +15,7 @@ from matrix.gate import policy
 from matrix.gate.config import AcceptedChange, matches_path
 from matrix.gate.gate_report import GateReport
 from matrix.gate.shapes import Sites
+from matrix.gate.targets import vendor_backend
 from matrix.gate.usage import relevance, shown_path
 
 
@@ -46,6 +47,7 @@ def apply_profile(
     baseline: Release,
     candidate: Release,
     own: bool = False,
+    censuses: Mapping[str, Any] | None = None,
 ) -> None:
     """Make the verdict about the team's code (``own``: this project's kernels/, which the
     rows marked ``project`` in their probe.toml [usage] measure, so those always concern it): a
@@ -87,6 +89,22 @@ def apply_profile(
             off = {_shown_line(t, report.scanned) for t in f.ruled_out}
             kept_uses = [u for u in m.uses if f"{u.path}:{u.line}" not in off]
             m = Match(m.status, kept_uses, m.why) if kept_uses or not m.uses else Match(NOT_USED)
+        if m.uses and m.status != NOT_USED:
+            # code a vendor's own Triton fork compiles (targets.toml [vendor]): not upstream's
+            vendor = [u for u in m.uses if vendor_backend(u.path)]
+            if vendor:
+                report.comparison.notes.append(
+                    f"not on your targets: {f.probe} on {f.where} at {len(vendor)} use(s) in "
+                    f"vendor backend code ({vendor[0].path}:{vendor[0].line}, ...)"
+                )
+                kept_uses = [u for u in m.uses if not vendor_backend(u.path)]
+                m = Match(m.status, kept_uses, m.why) if kept_uses else Match(NOT_USED)
+        if m.uses and m.status != NOT_USED:
+            # a use in a branch that a version or feature guard keeps off the candidate (or,
+            # for a change rather than a break, off the baseline: new code there) is not one
+            sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]
+            runs = [u for u in m.uses if all(sites.branch_runs(u, r, censuses) for r in sides)]
+            m = Match(m.status, runs, m.why) if runs else Match(NOT_USED)
         if m.status == NOT_USED:
             report.unused.append(f)
             continue

@@ -13,13 +13,16 @@ failing closed).
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from matrix.analyze.profile import Use
 from matrix.cli import resolved
-from matrix.core import MATRIX_DIR, load_toml
+from matrix.core import MATRIX_DIR, Release, load_toml
+from matrix.scan import Project, parse_module, read_source
+from matrix.scan.guards import branch_guards
 
 MAP_PATH = MATRIX_DIR / "data" / "usage_map.toml"
 FINGERPRINT_PATH = MATRIX_DIR / "probes" / "fp" / "fingerprint.toml"
@@ -73,6 +76,7 @@ class Sites:
     def __init__(self, roots: Sequence[str | Path]) -> None:
         self.roots = [resolved(r) for r in roots]
         self._trees: dict[str, ast.Module | None] = {}
+        self._guards: dict[str, list[Any]] = {}  # per shown path: its branch guards
         self._files: list[str] | None = None
 
     def _file(self, shown: str) -> Path | None:
@@ -94,6 +98,25 @@ class Sites:
             except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
                 self._trees[shown] = None
         return self._trees[shown]
+
+    def branch_runs(self, use: Use, release: Release, censuses: Mapping[str, Any] | None) -> bool:
+        """Whether the use's line can run on ``release``: False only where a version or feature
+        guard of its file (the scanner's reading, ``matrix.scan.guards.branch_guards``) keeps
+        its branch off that release; a file not found or not parsed can run (fail closed)."""
+        if use.path not in self._guards:
+            path = self._file(use.path)
+            found: list[Any] = []
+            if path is not None:
+                try:
+                    module = parse_module(path, read_source(path)[1])
+                    found = branch_guards(module.tree, Project([module]).imports(module))
+                except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+                    found = []
+            self._guards[use.path] = found
+        return not any(
+            g.first <= use.line <= g.last and g.decide(release, censuses) is False
+            for g in self._guards[use.path]
+        )
 
     def calls_at(self, use: Use) -> tuple[list[ast.Call], ast.FunctionDef | None]:
         """The calls that start on the use's line (at its column, where one does), and the

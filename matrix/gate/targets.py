@@ -42,11 +42,13 @@ class Rule:
     skip_dirs: frozenset[str]
     max_files: int
     options: tuple[str, ...]
+    # folders of code built by another Triton (a vendor's fork): fnmatch on the shown path
+    vendor_paths: tuple[str, ...] = ()
 
     @classmethod
     @lru_cache(maxsize=1)
     def load(cls, path: Path = RULE_PATH) -> Rule:
-        doc = table_keys(path, "", load_toml(path), {"root", "interpret"})
+        doc = table_keys(path, "", load_toml(path), {"root", "interpret", "vendor"})
         root = table_keys(path, "[root]", doc.get("root", {}), {"markers"})
         keys = {"column", "patterns", "files", "skip_dirs", "max_files", "options"}
         interp = table_keys(path, "[interpret]", doc.get("interpret", {}), keys)
@@ -75,7 +77,18 @@ class Rule:
             skip_dirs=frozenset(strings(interp, "skip_dirs", "[interpret]")),
             max_files=max_files,
             options=strings(interp, "options", "[interpret]"),
+            vendor_paths=strings(
+                table_keys(path, "[vendor]", doc.get("vendor", {}), {"paths"}), "paths", "[vendor]"
+            ),
         )
+
+
+def vendor_backend(shown_path: str, rule: Rule | None = None) -> str | None:
+    """The ``[vendor] paths`` pattern ``shown_path`` matches (code built by a vendor's own
+    Triton fork, e.g. triton-ascend for ``*/_ascend/*``), or None."""
+    rule = rule or Rule.load()
+    path = "/" + shown_path.replace("\\", "/").lstrip("/")
+    return next((p for p in rule.vendor_paths if fnmatchcase(path, p)), None)
 
 
 def repository_root(path: str | Path, markers: Sequence[str]) -> Path:

@@ -133,6 +133,7 @@ def build_profile(
     profile = Profile()
     parsed = _parse(files, profile.unread, _show)
     imported = _imported_helpers(parsed)
+    profile.imported = [m.path for m in imported]
     project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
     host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())

@@ -170,6 +170,13 @@ def run_gate(args: argparse.Namespace) -> GateReport:
         own = own_dir is not None
         report.declaration = _declaration(args, own_dir)
         profile = _profile(args, runs, report.declaration, candidate, own)
+        if profile is not None and profile.imported:
+            # the helper modules the kernels call from outside the scanned paths: scanned
+            # too, so that their feature guards (`if callable(getattr(tl, ...))`) decide their
+            # lines per release as the scanned code's do
+            more = scan_paths(profile.imported, load_rules(), censuses=censuses or None)
+            scan.findings += more.findings
+            scan.files += more.files
         timings = GpuTimings(bench_docs, slowdowns, args.slowdown_threshold, bench)
     except (UsageError, DataFileError, SchemaError, NoValidator, FileNotFoundError) as e:
         report.errors.append(str(e))
@@ -372,7 +379,8 @@ def decide_runs(
     report.off_target += moved
     report.off_target_undecidable += items
     if profile is not None:
-        apply_profile(report, profile, accepted, baseline, candidate, own=own)
+        apply_profile(report, profile, accepted, baseline, candidate, own=own,
+                      censuses=censuses_from_runs(runs))  # fmt: skip
         report.coverage = coverage_text(sel.sides)
     # one blocking reason per root: what only says how a removed API behaves follows from it
     report.folded += roots.fold(

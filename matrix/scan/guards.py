@@ -321,6 +321,15 @@ def feature_test(
         return None if inner is None else (inner[0], inner[1], not inner[2])
     if isinstance(test, ast.Name) and test.id in names:  # HAS_TMA = hasattr(tl, "...")
         return feature_test(names[test.id], imports, names, depth + 1)
+    if (  # callable(getattr(X, "n", None)): callable(None) is False, as the getattr's truth
+        isinstance(test, ast.Call)
+        and isinstance(test.func, ast.Name)
+        and test.func.id == "callable"
+        and len(test.args) == 1
+        and not test.keywords
+    ):
+        named = _has_attr(test.args[0], imports)
+        return None if named is None else (named, None, True)
     attr = _has_attr(test, imports)
     if attr is not None:
         return (attr, None, True)  # hasattr(...), or getattr(..., None) used for its truth

@@ -212,6 +212,9 @@ class Profile:
     # Files of the team's code that could not be read: their uses are unknown (the gate is
     # then undecidable, naming each).
     unread: list[str] = field(default_factory=list)
+    # Modules of the team's own code outside the read paths whose jit helpers the kernels
+    # call (read for those calls; the gate scans them too, so their feature guards count)
+    imported: list[str] = field(default_factory=list)
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses

@@ -10,7 +10,9 @@
   var controls = document.querySelectorAll("[data-filter]");
   var permalink = document.getElementById("permalink");
 
-  function cellFor(id) { return document.querySelector('.cell[data-ev="' + id + '"]'); }
+  // A cell's evidence id is its link's fragment (probes/x.html#ev-..., or #ev-... here).
+  function evOf(cell) { var h = cell.getAttribute("href") || ""; return h.slice(h.indexOf("#") + 1); }
+  function cellFor(id) { return document.querySelector('.cell[href$="#' + id + '"]'); }
 
   function closePanel(restore) {
     if (!panel) return;
@@ -41,7 +43,7 @@
     var t = ev.target.closest ? ev.target : null;
     if (!t) return;
     var cell = t.closest("a.cell");
-    if (cell && panel) { ev.preventDefault(); show(cell.getAttribute("data-ev"), cell, true); return; }
+    if (cell && panel) { ev.preventDefault(); show(evOf(cell), cell, true); return; }
     if (t.closest("#evidence-panel .close")) closePanel(true);
     if (t.closest("#evidence-panel .evidence > summary")) ev.preventDefault();
   });
@@ -91,7 +93,7 @@
     var text = row.getAttribute("data-probe") + " " + row.textContent;
     var cells = row.querySelectorAll(".cell");
     for (var i = 0; i < cells.length; i++) {
-      var ev = document.getElementById(cells[i].getAttribute("data-ev"));
+      var ev = document.getElementById(evOf(cells[i]));
       // The matrix page has no evidence of its own (it is on the probes' pages): the cell's
       // tooltip (status and detail) is what it can search there.
       text += " " + (ev ? ev.textContent : cells[i].getAttribute("title") || "");
