@@ -383,7 +383,6 @@ LONG_FUNCTIONS = {
     "matrix/probes/aot_launcher_abi/probe.py:observe",
     # A Triton kernel measured by the splitk probe (one body is what compiles).
     "kernels/fused.py:splitk_fused_kernel",
-    "kernels/bench/cli.py:main",
 }
 
 

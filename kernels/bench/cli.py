@@ -88,7 +88,7 @@ def full_sweep_filter(patterns: str) -> Any:
     )  # fmt: skip
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m kernels.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, required=True, help="benchmark JSON to write")
     ap.add_argument("--tune", type=Path, help="sweep configs first; write this TOML table")
@@ -109,6 +109,47 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     ap.add_argument("--tune-seconds", type=float, default=300.0, help="sweep time limit")
     ap.add_argument("--impls", default=",".join(DEFAULT_IMPLS))
+    return ap
+
+
+def _tune(
+    args: argparse.Namespace,
+    cases: list[Case],
+    env: dict[str, Any],
+    full: Any,
+    only: Any,
+    forms: tuple[str, ...] | None,
+    log: Any,
+    t0: float,
+) -> None:
+    """Sweep the cases --tune names, write the merged table, and point this process's
+    lookup at it (the bench that follows runs on the new table)."""
+    from kernels import devices, gpu_plan, splitk
+
+    loaders = tuple(x.strip() for x in args.loaders.split(",") if x.strip())
+    old = gpu_plan.load_table()
+    tuned_cases = cases if only is None else [c for c in cases if only(c)]
+    log(f"tuning {len(tuned_cases)} of {len(cases)} cases")
+    plans = sweep.plan_sweep(tuned_cases, full, old, env["device"], loaders, forms)
+    entries, timings = sweep.tune(plans, env["device"], args.workers,
+                                  t0 + args.tune_seconds, log, env["l2_bytes"])  # fmt: skip
+    merged = sweep.merge_entries(old, entries)
+    note = (f"tuned on {env['device']}, triton {env['triton']}, torch {env['torch']} "
+            f"({time.strftime('%Y-%m-%d')}); {len(entries)} entries from this sweep, "
+            f"{len(merged) - len(entries)} kept from the table before")  # fmt: skip
+    measured = {**gpu_plan.load_devices(), env["device"]: devices.current(0)}
+    sweep.write_table(merged, args.tune, note, measured.values())
+    if args.sweep_out:
+        args.sweep_out.write_text(json.dumps(timings), encoding="utf-8")
+    os.environ["KERNELS_SPLITK_TABLE"] = str(args.tune)
+    gpu_plan.load_table.cache_clear()
+    gpu_plan.load_devices.cache_clear()
+    splitk.clear_plan_cache()
+    log(f"tuned {len(entries)} entries in {time.monotonic() - t0:.0f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
     impls = tuple(i.strip() for i in args.impls.split(",") if i.strip())
     bad = [i for i in impls if i not in IMPLS]
@@ -138,28 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"env: {env}")
     cases = suite(args.quick)
     if args.tune:
-        from kernels import devices, gpu_plan, splitk
-
-        loaders = tuple(x.strip() for x in args.loaders.split(",") if x.strip())
-        old = gpu_plan.load_table()
-        tuned_cases = cases if only is None else [c for c in cases if only(c)]
-        log(f"tuning {len(tuned_cases)} of {len(cases)} cases")
-        plans = sweep.plan_sweep(tuned_cases, full, old, env["device"], loaders, forms)
-        entries, timings = sweep.tune(plans, env["device"], args.workers,
-                                      t0 + args.tune_seconds, log, env["l2_bytes"])  # fmt: skip
-        merged = sweep.merge_entries(old, entries)
-        note = (f"tuned on {env['device']}, triton {env['triton']}, torch {env['torch']} "
-                f"({time.strftime('%Y-%m-%d')}); {len(entries)} entries from this sweep, "
-                f"{len(merged) - len(entries)} kept from the table before")  # fmt: skip
-        measured = {**gpu_plan.load_devices(), env["device"]: devices.current(0)}
-        sweep.write_table(merged, args.tune, note, measured.values())
-        if args.sweep_out:
-            args.sweep_out.write_text(json.dumps(timings), encoding="utf-8")
-        os.environ["KERNELS_SPLITK_TABLE"] = str(args.tune)
-        gpu_plan.load_table.cache_clear()
-        gpu_plan.load_devices.cache_clear()
-        splitk.clear_plan_cache()
-        log(f"tuned {len(entries)} entries in {time.monotonic() - t0:.0f} s")
+        _tune(args, cases, env, full, only, forms, log, t0)
         if args.tune_only:
             return 0
     ceil = timing.ceilings()
