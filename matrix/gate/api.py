@@ -25,6 +25,7 @@ from matrix.analyze.census_diff import diff
 from matrix.core import Release
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
+from matrix.gate.targets import vendor_backend
 from matrix.results import Run
 from matrix.scan.guards import guard_effect
 
@@ -67,7 +68,9 @@ def check_uses(
     accepted: Sequence[AcceptedChange] = (),
 ) -> None:
     """Add to ``out`` the findings the census gives for ``uses``; undecidable without a census
-    of either release (when there are uses to check)."""
+    of either release (when there are uses to check). Code a vendor's own Triton fork
+    compiles (targets.toml [vendor]) is not checked against upstream's census."""
+    uses = [u for u in uses if not vendor_backend(str(u.path))]
     if not uses:
         return
     baseline, candidate = spelling(str(baseline)), spelling(str(candidate))
