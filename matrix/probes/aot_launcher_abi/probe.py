@@ -500,25 +500,37 @@ def observe(ctx: Context) -> Observation:
         data["args_array"] = int(args_array.group(1)) if args_array else None
         data["kernel_params"] = len(params)
         data["wrapper_args"] = len(proto)
-        types = {name: ty for name, ty, _ in ARGUMENTS}
-        scalars: dict[str, Any] = {}
-        for i, (c_type, name) in enumerate(proto):
-            kernel_type, width = params[i] if i < len(params) else (None, None)
-            declared = C_WIDTHS.get(c_type)
-            scalars[name] = {
-                "type": types.get(name, "?").split(":")[0],
-                "c": c_type,
-                "c_width": declared,
-                "kernel": f"{family.ir} {kernel_type}",
-                "kernel_width": width,
-                "verdict": "match" if declared == width else "mismatch",
-            }
+        scalars = _compare_scalars(proto, params, family)
         data["scalars"] = scalars
         data["readback"] = _readback(
             folder, h_files[0], c_files[0], proto, [w for _, w in params[: len(proto)]], family
         )
     if not params:
         return Observation("error", f"the compile kept no {family.ir} kernel to compare with", data)
+    return _verdict(data, scalars)
+
+
+def _compare_scalars(proto: list[Any], params: list[Any], family: Any) -> dict[str, Any]:
+    """Each wrapper parameter's C type and width against what the kernel reads there."""
+    types = {name: ty for name, ty, _ in ARGUMENTS}
+    scalars: dict[str, Any] = {}
+    for i, (c_type, name) in enumerate(proto):
+        kernel_type, width = params[i] if i < len(params) else (None, None)
+        declared = C_WIDTHS.get(c_type)
+        scalars[name] = {
+            "type": types.get(name, "?").split(":")[0],
+            "c": c_type,
+            "c_width": declared,
+            "kernel": f"{family.ir} {kernel_type}",
+            "kernel_width": width,
+            "verdict": "match" if declared == width else "mismatch",
+        }
+    return scalars
+
+
+def _verdict(data: dict[str, Any], scalars: dict[str, Any]) -> Observation:
+    """The cells (one per scalar type) and the status: a read-back that differs from what
+    was passed is a mismatch whatever the widths say."""
     cells = {s["type"]: s["verdict"] for s in scalars.values()}
     values = data["readback"].get("values", {})
     for name, v in values.items():  # a read-back that differs is a mismatch whatever the widths
