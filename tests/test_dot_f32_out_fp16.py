@@ -28,7 +28,9 @@ def test_the_catalog_reads_it_from_its_folder_next_to_dot_acc_out_dtype() -> Non
     spec = PROBES_BY_NAME[NAME]
     names = [p.name for p in PROBES]
     assert names.index(NAME) == names.index("dot_acc_out_dtype") + 1
-    assert spec.backends == ("interpret", "aot") and spec.version is None
+    assert (
+        spec.backends == ("interpret", "aot") and spec.version == "9186cdd12fc6b1e4"
+    )  # its first measurement, pinned
     assert (spec.meaning("fp16"), spec.meaning("fp32"), spec.meaning("rejected")) == (
         "good", "changed", "breaking"
     )  # fmt: skip

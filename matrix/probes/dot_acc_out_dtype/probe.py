@@ -10,8 +10,8 @@ the exception in the detail, not a broken probe.
 import triton
 import triton.language as tl
 
-from matrix.probes.support.base import Context, Observation, exercise, refusal
-from matrix.probes.support.dot_result import classify_ttir
+from matrix.probes.support.base import Context, Observation, exercise
+from matrix.probes.support.dot_result import dot_result, store_dtype_code
 
 BLOCK = 16
 
@@ -25,12 +25,7 @@ def f16_acc_dot(a, b, c, code, BLOCK: tl.constexpr):
     d = tl.dot(x, y, acc)
     # Storing d keeps the dot alive in compiled IR, where its result type is read.
     tl.store(c + offs[:, None] * BLOCK + offs[None, :], d.to(tl.float32))
-    if d.dtype == tl.float16:
-        tl.store(code, 16)
-    elif d.dtype == tl.float32:
-        tl.store(code, 32)
-    else:
-        tl.store(code, 1)
+    store_dtype_code(d, code)
 
 
 def observe(ctx: Context) -> Observation:
@@ -47,12 +42,4 @@ def observe(ctx: Context) -> Observation:
         c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
         args = {"a": a, "b": b, "c": c, "code": code}
     out = exercise(ctx, f16_acc_dot, args, {"BLOCK": BLOCK})
-    refused = refusal(out, "rejected")
-    if refused:
-        return refused
-    if ctx.backend == "aot":
-        return classify_ttir(out.value.ir.get("ttir", ""))
-    value = int(args["code"].item())
-    status = {16: "fp16", 32: "fp32"}.get(value, f"other({value})")
-    return Observation(status, f"the dot returned {status} (traced dtype code {value})",
-                       {"code": value, "warnings": out.warning_texts()})  # fmt: skip
+    return dot_result(ctx, out, args["code"])

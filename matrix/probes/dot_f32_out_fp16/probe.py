@@ -11,9 +11,9 @@ a kernel that ran and stored nothing is ``skipped`` (the dtype was not observed)
 import triton
 import triton.language as tl
 
-from matrix.probes.support.base import Context, Observation, exercise, refusal
+from matrix.probes.support.base import Context, Observation, exercise
 from matrix.probes.support.dot_precision import load_square, store_square
-from matrix.probes.support.dot_result import classify_ttir
+from matrix.probes.support.dot_result import dot_result, store_dtype_code
 
 BLOCK = 16
 # The code's fill: what it reads when the kernel stored nothing.
@@ -26,12 +26,7 @@ def f32_dot_out_f16(a, b, c, code, BLOCK: tl.constexpr):
     d = tl.dot(x, y, out_dtype=tl.float16)
     # Storing d keeps the dot alive in compiled IR, where its result type is read.
     store_square(c, d.to(tl.float32), BLOCK)
-    if d.dtype == tl.float16:
-        tl.store(code, 16)
-    elif d.dtype == tl.float32:
-        tl.store(code, 32)
-    else:
-        tl.store(code, 1)
+    store_dtype_code(d, code)
 
 
 def observe(ctx: Context) -> Observation:
@@ -48,17 +43,4 @@ def observe(ctx: Context) -> Observation:
         c = torch.full((BLOCK, BLOCK), float("nan"), device=ctx.device)
         args = {"a": a, "b": b, "c": c, "code": code}
     out = exercise(ctx, f32_dot_out_f16, args, {"BLOCK": BLOCK})
-    refused = refusal(out, "rejected")
-    if refused:
-        return refused
-    if ctx.backend == "aot":
-        return classify_ttir(out.value.ir.get("ttir", ""))
-    value = int(args["code"].item())
-    if value == NOTHING_STORED:
-        # The 3.0/3.1 interpreter runs such a kernel and writes nothing back (python_min_runtime
-        # sees the same): the dtype was not observed, which is no answer about out_dtype.
-        return Observation("skipped", f"the kernel ran but stored nothing (the code kept its "
-                           f"{NOTHING_STORED} fill): the dot's dtype was not observed")  # fmt: skip
-    status = {16: "fp16", 32: "fp32"}.get(value, f"other({value})")
-    return Observation(status, f"the dot returned {status} (traced dtype code {value})",
-                       {"code": value, "warnings": out.warning_texts()})  # fmt: skip
+    return dot_result(ctx, out, args["code"], NOTHING_STORED)
