@@ -9,7 +9,7 @@ dtypes for which the baseline refuses that comparison.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from matrix.analyze.fingerprint import PREFIX
 from matrix.core import REJECTED, Release
@@ -35,19 +35,8 @@ class Admits:
             return cls()
         want = Release.parse(release, "--baseline")
         seen: dict[tuple[str, str], bool] = {}  # cell -> rejected in every column so far
-        for run in runs:
-            if run.triton is None or run.release != want:
-                continue
-            for r in run.results:
-                group = r.probe[len(PREFIX) :] if r.probe.startswith(PREFIX) else ""
-                if not (group.startswith(OPS) or group in FAMILY_OPS):
-                    continue
-                cells = r.data.get("cells") if isinstance(r.data, dict) else None
-                if not isinstance(cells, dict):
-                    continue
-                for case, status in cells.items():
-                    key = (group, str(case))
-                    seen[key] = seen.get(key, True) and status == REJECTED
+        for key, status in release_cells(runs, want, OPS, FAMILY_OPS):
+            seen[key] = seen.get(key, True) and status == REJECTED
         return cls((k for k, v in seen.items() if v), str(want))
 
     def rejects(self, op: str, operands: tuple[str, ...]) -> bool:
@@ -56,3 +45,21 @@ class Admits:
 
     def __bool__(self) -> bool:
         return bool(self.rejected)
+
+
+def release_cells(
+    runs: Iterable[Run], want: Release, ops: tuple[str, ...], family_ops: tuple[str, ...]
+) -> Iterator[tuple[tuple[str, str], object]]:
+    """Every fingerprint cell ``((group, case), status)`` that ``want``'s runs recorded (each
+    column's), in the groups whose names start with one of ``ops`` or are in ``family_ops``."""
+    for run in runs:
+        if run.triton is None or run.release != want:
+            continue
+        for r in run.results:
+            group = r.probe[len(PREFIX) :] if r.probe.startswith(PREFIX) else ""
+            if not (group.startswith(ops) or group in family_ops):
+                continue
+            cells = r.data.get("cells") if isinstance(r.data, dict) else None
+            if isinstance(cells, dict):
+                for case, status in cells.items():
+                    yield (group, str(case)), status

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from matrix.analyze.fingerprint import PREFIX
+from matrix.analyze.profile.admits import release_cells
 from matrix.analyze.profile.model import SCALAR_KINDS, Kinds, fixed_result
 from matrix.core import REJECTED, Release
 from matrix.results import Run
@@ -52,22 +52,11 @@ class ReleaseTypes:
         want = Release.parse(release, "--baseline/--candidate")
         got: dict[tuple[str, str], set[str]] = {}
         seen: set[tuple[str, str]] = set()
-        for run in runs:
-            if run.triton is None or run.release != want:
-                continue
-            for r in run.results:
-                group = r.probe[len(PREFIX) :] if r.probe.startswith(PREFIX) else ""
-                if not (group.startswith(OPS) or group in FAMILY_OPS):
-                    continue
-                cells = r.data.get("cells") if isinstance(r.data, dict) else None
-                if not isinstance(cells, dict):
-                    continue
-                for case, status in cells.items():
-                    key = (group, str(case))
-                    seen.add(key)
-                    name = dtypes.get(str(status))
-                    if name is not None:
-                        got.setdefault(key, set()).add(name)
+        for key, status in release_cells(runs, want, OPS, FAMILY_OPS):
+            seen.add(key)
+            name = dtypes.get(str(status))
+            if name is not None:
+                got.setdefault(key, set()).add(name)
         refused = seen - set(got)
         return cls(str(want), {k: frozenset(v) for k, v in got.items()}, refused)
 
