@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from matrix.analyze.census import censuses_from_runs
+from matrix.analyze.fingerprint import cell_probe
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import SKIPPED, Column, Release
 from matrix.gate import controls
@@ -98,7 +99,7 @@ def compare(
         if f.rule.probe:
             # a rule on one fingerprint cell (probe = "fp.rules", cell = "global_annotated") is
             # compared where that cell is: fp.rules[global_annotated]
-            key = f.rule.probe if f.rule.cell is None else f"{f.rule.probe}[{f.rule.cell}]"
+            key = f.rule.probe if f.rule.cell is None else cell_probe(f.rule.probe, f.rule.cell)
             uses_by_probe.setdefault(key, []).append(f)
 
     pairs = pair_columns(out, base_cols, cand_cols, baseline, candidate, uninstalled or {})

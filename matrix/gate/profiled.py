@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matrix.analyze import fingerprint
-from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile
+from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile, Use
 from matrix.core import Release
 from matrix.gate import compare as gc
 from matrix.gate import policy
@@ -38,6 +38,14 @@ def stale_acknowledgements(
         elif ack.paths and not any(matches_path(p, ack.path_globs()) for p in files):
             out.append(f"{ack.describe()}: its paths match no file of the scanned code")
     return out
+
+
+def _only(m: Match, kept: Sequence[Use]) -> Match:
+    """``m`` with only the uses ``kept`` (a selection of its own); with none left, not used.
+    A match without uses (a project row, a finding tied to scanned sites) stays as it is."""
+    if not m.uses or m.status == NOT_USED:
+        return m
+    return Match(m.status, list(kept), m.why) if kept else Match(NOT_USED)
 
 
 def apply_profile(
@@ -83,28 +91,23 @@ def apply_profile(
             report.unused.append(f)
             continue
         m = Match(USED, [], "measures this project's own kernels") if project_row else rel(f)
-        if f.ruled_out and m.status != NOT_USED:
+        if f.ruled_out:
             # lines whose own case did not change, or that a guard keeps off the candidate
             # (the scanner's reading, matrix.gate.compare.concerned_uses), are not its uses
             off = {_shown_line(t, report.scanned) for t in f.ruled_out}
-            kept_uses = [u for u in m.uses if f"{u.path}:{u.line}" not in off]
-            m = Match(m.status, kept_uses, m.why) if kept_uses or not m.uses else Match(NOT_USED)
-        if m.uses and m.status != NOT_USED:
-            # code a vendor's own Triton fork compiles (targets.toml [vendor]): not upstream's
-            vendor = [u for u in m.uses if vendor_backend(u.path)]
-            if vendor:
-                report.comparison.notes.append(
-                    f"not on your targets: {f.probe} on {f.where} at {len(vendor)} use(s) in "
-                    f"vendor backend code ({vendor[0].path}:{vendor[0].line}, ...)"
-                )
-                kept_uses = [u for u in m.uses if not vendor_backend(u.path)]
-                m = Match(m.status, kept_uses, m.why) if kept_uses else Match(NOT_USED)
-        if m.uses and m.status != NOT_USED:
-            # a use in a branch that a version or feature guard keeps off the candidate (or,
-            # for a change rather than a break, off the baseline: new code there) is not one
-            sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]
-            runs = [u for u in m.uses if all(sites.branch_runs(u, r, censuses) for r in sides)]
-            m = Match(m.status, runs, m.why) if runs else Match(NOT_USED)
+            m = _only(m, [u for u in m.uses if f"{u.path}:{u.line}" not in off])
+        # code a vendor's own Triton fork compiles (targets.toml [vendor]): not upstream's
+        vendor = [u for u in m.uses if vendor_backend(u.path)] if m.status != NOT_USED else []
+        if vendor:
+            report.comparison.notes.append(
+                f"not on your targets: {f.probe} on {f.where} at {len(vendor)} use(s) in "
+                f"vendor backend code ({vendor[0].path}:{vendor[0].line}, ...)"
+            )
+            m = _only(m, [u for u in m.uses if not vendor_backend(u.path)])
+        # a use in a branch that a version or feature guard keeps off the candidate (or, for a
+        # change rather than a break, off the baseline: new code there) is not one
+        sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]
+        m = _only(m, [u for u in m.uses if all(sites.branch_runs(u, r, censuses) for r in sides)])
         if m.status == NOT_USED:
             report.unused.append(f)
             continue

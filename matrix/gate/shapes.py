@@ -21,7 +21,7 @@ from typing import Any
 from matrix.analyze.profile import Use
 from matrix.cli import resolved
 from matrix.core import MATRIX_DIR, Release, load_toml
-from matrix.scan import Project, parse_module, read_source
+from matrix.scan import Project, SourceModule, parse_module, read_source
 from matrix.scan.guards import branch_guards
 
 MAP_PATH = MATRIX_DIR / "data" / "usage_map.toml"
@@ -75,7 +75,7 @@ class Sites:
 
     def __init__(self, roots: Sequence[str | Path]) -> None:
         self.roots = [resolved(r) for r in roots]
-        self._trees: dict[str, ast.Module | None] = {}
+        self._modules: dict[str, SourceModule | None] = {}  # per shown path, parsed once
         self._guards: dict[str, list[Any]] = {}  # per shown path: its branch guards
         self._files: list[str] | None = None
 
@@ -90,29 +90,29 @@ class Sites:
                 return path
         return None
 
-    def tree(self, shown: str) -> ast.Module | None:
-        if shown not in self._trees:
+    def _module(self, shown: str) -> SourceModule | None:
+        """The file read as Python reads it (the scanner's reader and limits), once."""
+        if shown not in self._modules:
             path = self._file(shown)
             try:
-                self._trees[shown] = ast.parse(path.read_text()) if path else None
-            except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-                self._trees[shown] = None
-        return self._trees[shown]
+                self._modules[shown] = parse_module(path, read_source(path)[1]) if path else None
+            except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+                self._modules[shown] = None
+        return self._modules[shown]
+
+    def tree(self, shown: str) -> ast.Module | None:
+        module = self._module(shown)
+        return module.tree if module is not None else None
 
     def branch_runs(self, use: Use, release: Release, censuses: Mapping[str, Any] | None) -> bool:
         """Whether the use's line can run on ``release``: False only where a version or feature
         guard of its file (the scanner's reading, ``matrix.scan.guards.branch_guards``) keeps
         its branch off that release; a file not found or not parsed can run (fail closed)."""
         if use.path not in self._guards:
-            path = self._file(use.path)
-            found: list[Any] = []
-            if path is not None:
-                try:
-                    module = parse_module(path, read_source(path)[1])
-                    found = branch_guards(module.tree, Project([module]).imports(module))
-                except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
-                    found = []
-            self._guards[use.path] = found
+            module = self._module(use.path)
+            self._guards[use.path] = (
+                branch_guards(module.tree, Project([module]).imports(module)) if module else []
+            )
         return not any(
             g.first <= use.line <= g.last and g.decide(release, censuses) is False
             for g in self._guards[use.path]
