@@ -46,16 +46,19 @@ def imported_files(modules: Iterable[SourceModule], limit: int = 200) -> list[Pa
             parts = target.split(".")
             if parts[0] in ("triton", "") or not (root / parts[0]).is_dir():
                 continue
-            for cut in range(len(parts), 0, -1):
+            for cut in range(len(parts), 0, -1):  # the longest prefix that is a module
                 base = root.joinpath(*parts[:cut])
-                for file in (base.with_suffix(".py"), base / "__init__.py"):
-                    if file.is_file() and file.resolve() not in have:
-                        have.add(file.resolve())
-                        found.append(file)
-                        if len(found) >= limit:
-                            return found
-                if (base.with_suffix(".py")).is_file() or (base / "__init__.py").is_file():
-                    break
+                # a package before a module of the same name, as Python's finder looks
+                file = next((f for f in (base / "__init__.py", base.with_suffix(".py"))
+                             if f.is_file()), None)  # fmt: skip
+                if file is None:
+                    continue
+                if file.resolve() not in have:
+                    have.add(file.resolve())
+                    found.append(file)
+                    if len(found) >= limit:
+                        return found
+                break
     return found
 
 
