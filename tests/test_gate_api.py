@@ -88,6 +88,43 @@ def test_accepted_default_change() -> None:
     assert [(f.kind, f.reason) for f in out.findings] == [(ACCEPTED, "we pass stages")]
 
 
+def test_a_default_that_behaves_the_same_for_the_use_is_a_note_not_a_change() -> None:
+    # matrix/data/same_defaults.toml: softmax's keep_dims went False -> None at 3.9.0; with
+    # `dim` left out both normalise along axis 0 the same way (measured), so only a use that
+    # passes `dim` relies on the old default.
+    left_out = ApiUse("triton.language.softmax", "k.py", 5, positional=1)
+    dim_passed = ApiUse("triton.language.softmax", "k.py", 9, positional=2)
+    dim_keyword = ApiUse("triton.language.softmax", "k.py", 11, keywords=("dim",), positional=1)
+    out = Comparison()
+    check_uses(runs("3.8.0"), runs("3.9.0"), "3.8.0", "3.9.0", [left_out], out)
+    assert out.findings == []
+    (note,) = out.notes
+    assert "keep_dims" in note and "k.py:5" in note
+    out = Comparison()
+    check_uses(runs("3.8.0"), runs("3.9.0"), "3.8.0", "3.9.0",
+               [left_out, dim_passed, dim_keyword], out)  # fmt: skip
+    (f,) = out.findings
+    assert (f.kind, f.where, f.baseline, f.candidate) == (
+        BEHAVIOUR,
+        "triton.language.softmax:keep_dims",
+        "False",
+        "None",
+    )
+    assert f.uses == ["k.py:9 triton.language.softmax", "k.py:11 triton.language.softmax"]
+
+
+def test_same_defaults_data_is_checked(tmp_path: Path) -> None:
+    from matrix.core import DataFileError
+    from matrix.gate.api import same_defaults
+
+    bad = tmp_path / "same.toml"
+    bad.write_text('[[same]]\nname = "triton.language.softmax"\nparam = "keep_dims"\n'
+                   'from = "False"\nto = "None"\nunless_passed = "dim"\nwhy = "x"\n')  # fmt: skip
+    with pytest.raises(DataFileError, match="unless_passed"):
+        same_defaults.__wrapped__(bad)
+    assert same_defaults(), "the shipped rules load"
+
+
 def test_no_census_is_undecidable_only_with_uses() -> None:
     out = Comparison()
     check_uses(runs("3.8.0"), [], "3.8.0", "3.9.0", [], out)

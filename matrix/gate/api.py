@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 from matrix.analyze.census import (
+    POSITIONAL_ONLY,
+    POSITIONAL_OR_KEYWORD,
     Census,
     censuses_from_runs,
     omitted_defaults,
@@ -22,7 +26,7 @@ from matrix.analyze.census import (
     support,
 )
 from matrix.analyze.census_diff import diff
-from matrix.core import Release
+from matrix.core import MATRIX_DIR, DataFileError, Release, load_toml, table_keys
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
 from matrix.gate.targets import vendor_backend
@@ -30,6 +34,7 @@ from matrix.results import Run
 from matrix.scan.guards import guard_effect
 
 PROBE = "api_surface"
+SAME_DEFAULTS_PATH = MATRIX_DIR / "data" / "same_defaults.toml"
 
 
 class Use(Protocol):
@@ -131,12 +136,25 @@ def _defaults(
     reprs) turns it into an accepted change."""
     pair = {base.release: base, cand.release: cand}
     seen: dict[tuple[str, str], tuple[dict[str, str], list[Use]]] = {}
+    same: dict[tuple[str, str, str], list[Use]] = {}
     for use in uses:
         for param, values in omitted_defaults(
             pair, use.qualname, use.keywords, use.positional
         ).items():
+            old, new = values.get(base.release, ""), values.get(cand.release, "")
+            rule = same_default(use, param, old, new, cand)
+            if rule is not None:
+                same.setdefault((use.qualname, param, rule.why), []).append(use)
+                continue
             key = (use.qualname, param)
             seen.setdefault(key, (values, []))[1].append(use)
+    for (qualname, param, why), sites in sorted(same.items()):
+        out.notes.append(
+            f"{qualname}: {param}'s default changed between {base.release} and "
+            f"{cand.release}, the same for the {len(sites)} use(s) that leave it out ({why}): "
+            + ", ".join(f"{u.path}:{u.line}" for u in sites[:5])
+            + (f" +{len(sites) - 5}" if len(sites) > 5 else "")
+        )
     for (qualname, param), (values, sites) in sorted(seen.items()):
         api = cand.lookup(qualname)
         where = f" ({cand.release} {api.where})" if api else ""
@@ -163,3 +181,58 @@ def _defaults(
                 uses=[_where(u) for u in sites],
             )
         )
+
+
+@dataclass(frozen=True)
+class SameDefault:
+    """One rule of matrix/data/same_defaults.toml: a default whose spelling changed from
+    ``before`` to ``after`` and behaves the same for a use that also leaves ``unless_passed``
+    out."""
+
+    name: str
+    param: str
+    before: str
+    after: str
+    unless_passed: tuple[str, ...]
+    why: str
+
+
+@lru_cache(maxsize=1)
+def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
+    """matrix/data/same_defaults.toml's rules, checked (a wrong key or value names it)."""
+    rows = load_toml(path).get("same", [])
+    if not isinstance(rows, list):
+        raise DataFileError(path, "same", "[[same]] tables", rows)
+    out = []
+    keys = {"name", "param", "from", "to", "unless_passed", "why"}
+    for i, raw in enumerate(rows):
+        row = table_keys(path, f"same[{i}]", raw, keys)
+        for key in ("name", "param", "from", "to", "why"):
+            if not isinstance(row.get(key), str) or not row[key]:
+                raise DataFileError(path, f"same[{i}] {key}", "a non-empty string", row.get(key))
+        unless = row.get("unless_passed")
+        if not isinstance(unless, list) or not all(isinstance(u, str) for u in unless):
+            raise DataFileError(path, f"same[{i}] unless_passed", "a list of names", unless)
+        out.append(SameDefault(row["name"], row["param"], row["from"], row["to"],
+                               tuple(unless), row["why"]))  # fmt: skip
+    return tuple(out)
+
+
+def same_default(use: Use, param: str, old: str, new: str, cand: Census) -> SameDefault | None:
+    """The rule under which ``use``, leaving ``param`` to its default, behaves the same with
+    the old default ``old`` and the new ``new``; None where no rule holds. A parameter of
+    ``unless_passed`` counts as passed when named by keyword or covered by the use's positional
+    arguments (by the candidate's signature)."""
+    api = cand.lookup(use.qualname)
+    positional = (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)
+    slots = [p.name for p in api.public_params if p.kind in positional] if api else []
+    slots = slots[: use.positional]
+    passed = {*use.keywords, *slots}
+    for rule in same_defaults():
+        if (rule.name, rule.param, rule.before, rule.after) != (use.qualname, param, old, new):
+            continue
+        if api is None and use.positional > 1:
+            return None  # which slots the positional arguments fill is unknown
+        if not passed & set(rule.unless_passed):
+            return rule
+    return None
