@@ -113,6 +113,50 @@ def test_a_default_that_behaves_the_same_for_the_use_is_a_note_not_a_change() ->
     assert f.uses == ["k.py:9 triton.language.softmax", "k.py:11 triton.language.softmax"]
 
 
+def dot_run(release: str, default: str, cells: dict[str, str]) -> Run:
+    """A run of ``release`` whose census has ``tl.dot(..., out_dtype=<default>)`` and whose
+    fingerprint row ``fp.dot`` holds ``cells``."""
+    doc = {
+        "format": 1,
+        "version": release,
+        "modules": {"triton.language": {"status": "ok", "file": "language/__init__.py",
+                                        "names": {"dot": "D"}}},
+        "defs": {"D": {"kind": "function", "file": "language/core.py", "line": 9,
+                       "params": ["input", "other", "acc=None", f"out_dtype={default}"]}},
+        "env": {},
+    }  # fmt: skip
+    census = Result("api_surface", "aot", None, "recorded", data={"census": doc})
+    fp = Result("fp.dot", "interpret", None, "observed", data={"cells": cells})
+    return Run(id=f"triton-{release}", env={"triton": release}, results=[census, fp])
+
+
+def test_a_default_measured_by_fingerprint_cells_is_decided_by_them() -> None:
+    # same_defaults.toml: tl.dot's out_dtype float32 -> None holds only where every recorded
+    # `out=default` cell is unchanged or new on the candidate.
+    use = ApiUse("triton.language.dot", "k.py", 3, positional=3)
+    old = "triton.language.float32"
+    base = {"float16,acc=none,out=default,prec=default": "float32",
+            "float16,acc=float16,out=default,prec=default": "rejected"}  # fmt: skip
+    relaxed = {**base, "float16,acc=float16,out=default,prec=default": "float16"}
+    out = Comparison()
+    check_uses([dot_run("3.7.1", old, base)], [dot_run("3.8.0", "None", relaxed)],
+               "3.7.1", "3.8.0", [use], out)  # fmt: skip
+    assert out.findings == []
+    assert any("out_dtype" in n and "1 new on 3.8.0" in n for n in out.notes)
+    changed = {**relaxed, "float16,acc=none,out=default,prec=default": "float16"}
+    out = Comparison()
+    check_uses([dot_run("3.7.1", old, base)], [dot_run("3.8.0", "None", changed)],
+               "3.7.1", "3.8.0", [use], out)  # fmt: skip
+    assert [(f.kind, f.where) for f in out.findings] == [
+        (BEHAVIOUR, "triton.language.dot:out_dtype")
+    ]
+    # nothing recorded to decide it: fail closed
+    out = Comparison()
+    check_uses([dot_run("3.7.1", old, {})], [dot_run("3.8.0", "None", {})],
+               "3.7.1", "3.8.0", [use], out)  # fmt: skip
+    assert [f.kind for f in out.findings] == [BEHAVIOUR]
+
+
 def test_same_defaults_data_is_checked(tmp_path: Path) -> None:
     from matrix.core import DataFileError
     from matrix.gate.api import same_defaults

@@ -10,8 +10,10 @@ finding listing every site, so that ten uses of one removed name read as one cha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +28,7 @@ from matrix.analyze.census import (
     support,
 )
 from matrix.analyze.census_diff import diff
+from matrix.analyze.fingerprint import relaxation
 from matrix.core import MATRIX_DIR, DataFileError, Release, load_toml, table_keys
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
@@ -35,6 +38,7 @@ from matrix.scan.guards import guard_effect
 
 PROBE = "api_surface"
 SAME_DEFAULTS_PATH = MATRIX_DIR / "data" / "same_defaults.toml"
+_CELLS = re.compile(r"(?P<group>[\w.]+)\[(?P<case>[^\]]+)\]")
 
 
 class Use(Protocol):
@@ -121,7 +125,7 @@ def check_uses(
                 uses=[_where(u) for u in sites],
             )
         )
-    _defaults(base, cand, uses, out, accepted)
+    _defaults(base, cand, uses, out, accepted, (base_runs, cand_runs))
 
 
 def _defaults(
@@ -130,10 +134,13 @@ def _defaults(
     uses: Sequence[Use],
     out: Comparison,
     accepted: Sequence[AcceptedChange],
+    runs: tuple[Iterable[Run], Iterable[Run]] = ((), ()),
 ) -> None:
     """A default that differs between the two releases, for a parameter a use leaves out; an
     accepted change (probe ``api_surface``, where ``<name>:<param>``, from/to the default
-    reprs) turns it into an accepted change."""
+    reprs) turns it into an accepted change. A use that a rule of same_defaults.toml covers
+    is a note instead (``same_default``)."""
+    held = _measured_rules(runs, base.release, cand.release)
     pair = {base.release: base, cand.release: cand}
     seen: dict[tuple[str, str], tuple[dict[str, str], list[Use]]] = {}
     same: dict[tuple[str, str, str], list[Use]] = {}
@@ -142,9 +149,10 @@ def _defaults(
             pair, use.qualname, use.keywords, use.positional
         ).items():
             old, new = values.get(base.release, ""), values.get(cand.release, "")
-            rule = same_default(use, param, old, new, cand)
+            rule = same_default(use, param, old, new, cand, held)
             if rule is not None:
-                same.setdefault((use.qualname, param, rule.why), []).append(use)
+                why = f"{rule.why}; {held[rule]}" if rule in held else rule.why
+                same.setdefault((use.qualname, param, why), []).append(use)
                 continue
             key = (use.qualname, param)
             seen.setdefault(key, (values, []))[1].append(use)
@@ -195,6 +203,10 @@ class SameDefault:
     after: str
     unless_passed: tuple[str, ...]
     why: str
+    # ``fp.dot[*out=default*]``: the fingerprint cells that measure what the default does; the
+    # rule holds for a pair of releases only where every such cell recorded on both sides is
+    # unchanged or a relaxation (``relaxation``), at least one compared
+    cells: str = ""
 
 
 @lru_cache(maxsize=1)
@@ -204,7 +216,7 @@ def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
     if not isinstance(rows, list):
         raise DataFileError(path, "same", "[[same]] tables", rows)
     out = []
-    keys = {"name", "param", "from", "to", "unless_passed", "why"}
+    keys = {"name", "param", "from", "to", "unless_passed", "why", "cells"}
     for i, raw in enumerate(rows):
         row = table_keys(path, f"same[{i}]", raw, keys)
         for key in ("name", "param", "from", "to", "why"):
@@ -213,16 +225,22 @@ def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
         unless = row.get("unless_passed")
         if not isinstance(unless, list) or not all(isinstance(u, str) for u in unless):
             raise DataFileError(path, f"same[{i}] unless_passed", "a list of names", unless)
+        cells = row.get("cells", "")
+        if not isinstance(cells, str) or (cells and not _CELLS.fullmatch(cells)):
+            raise DataFileError(path, f"same[{i}] cells", "GROUP[CASE-GLOB]", cells)
         out.append(SameDefault(row["name"], row["param"], row["from"], row["to"],
-                               tuple(unless), row["why"]))  # fmt: skip
+                               tuple(unless), row["why"], cells))  # fmt: skip
     return tuple(out)
 
 
-def same_default(use: Use, param: str, old: str, new: str, cand: Census) -> SameDefault | None:
+def same_default(
+    use: Use, param: str, old: str, new: str, cand: Census, held: Mapping[SameDefault, str]
+) -> SameDefault | None:
     """The rule under which ``use``, leaving ``param`` to its default, behaves the same with
     the old default ``old`` and the new ``new``; None where no rule holds. A parameter of
     ``unless_passed`` counts as passed when named by keyword or covered by the use's positional
-    arguments (by the candidate's signature)."""
+    arguments (by the candidate's signature). A rule with ``cells`` holds only where ``held``
+    (``_measured_rules``) says the fingerprint showed it for this pair."""
     api = cand.lookup(use.qualname)
     positional = (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)
     slots = [p.name for p in api.public_params if p.kind in positional] if api else []
@@ -231,8 +249,54 @@ def same_default(use: Use, param: str, old: str, new: str, cand: Census) -> Same
     for rule in same_defaults():
         if (rule.name, rule.param, rule.before, rule.after) != (use.qualname, param, old, new):
             continue
+        if rule.cells and rule not in held:
+            continue
         if api is None and use.positional > 1:
             return None  # which slots the positional arguments fill is unknown
         if not passed & set(rule.unless_passed):
             return rule
     return None
+
+
+def _measured_rules(
+    runs: tuple[Iterable[Run], Iterable[Run]], baseline: str, candidate: str
+) -> dict[SameDefault, str]:
+    """The rules with ``cells`` that the recorded fingerprint shows for this pair, each with
+    what it saw: every such cell recorded in a column of both releases is unchanged or a
+    relaxation (refused on the baseline), and at least one was compared. Fail closed: nothing
+    recorded, or one cell that changed from an observation, and the rule does not hold."""
+    sides = [_cells(list(r), s) for r, s in zip(runs, (baseline, candidate), strict=True)]
+    held: dict[SameDefault, str] = {}
+    for rule in same_defaults():
+        m = _CELLS.fullmatch(rule.cells) if rule.cells else None
+        if m is None:
+            continue
+        before, after = ({k: v for k, v in side.get(m["group"], {}).items()
+                          if fnmatchcase(k[1], m["case"])} for side in sides)  # fmt: skip
+        both = [k for k in before if k in after]
+        changed = [k for k in both if before[k] != after[k]]
+        if both and all(relaxation(before[k], after[k]) for k in changed):
+            held[rule] = (
+                f"{rule.cells}: {len(both)} cell(s) compared, {len(changed)} new on "
+                f"{candidate} (relaxations), none changed"
+            )
+    return held
+
+
+def _cells(runs: Sequence[Run], release: str) -> dict[str, dict[tuple[str, str], str]]:
+    """``{group: {(column, case): value}}`` of ``release``'s fingerprint rows in ``runs``; a
+    column is the run's numpy pairing, backend and target."""
+    want = Release.parse(release)
+    out: dict[str, dict[tuple[str, str], str]] = {}
+    for run in runs:
+        if run.triton is None or run.release != want:
+            continue
+        for r in run.results:
+            cells = r.data.get("cells") if isinstance(r.data, dict) else None
+            if not isinstance(cells, dict):
+                continue
+            column = f"{run.env.get('numpy')}/{r.backend}/{r.target}"
+            group = out.setdefault(r.probe, {})
+            for case, value in cells.items():
+                group[(column, str(case))] = str(value)
+    return out
