@@ -131,21 +131,22 @@ def dot_run(release: str, default: str, cells: dict[str, str]) -> Run:
 
 
 def test_a_default_measured_by_fingerprint_cells_is_decided_by_them() -> None:
-    # same_defaults.toml: tl.dot's out_dtype float32 -> None holds only where every recorded
-    # `out=default` cell is unchanged or new on the candidate.
+    # same_defaults.toml: tl.dot's out_dtype float32 -> None holds only where, on the
+    # candidate, each `out=default` case gives what `out=float32` gives, or that is refused.
     use = ApiUse("triton.language.dot", "k.py", 3, positional=3)
     old = "triton.language.float32"
-    base = {"float16,acc=none,out=default,prec=default": "float32",
-            "float16,acc=float16,out=default,prec=default": "rejected"}  # fmt: skip
-    relaxed = {**base, "float16,acc=float16,out=default,prec=default": "float16"}
+    agree = {"float16,acc=none,out=default,prec=default": "float32",
+             "float16,acc=none,out=float32,prec=default": "float32",
+             "float16,acc=float16,out=default,prec=default": "float16",
+             "float16,acc=float16,out=float32,prec=default": "rejected"}  # fmt: skip
     out = Comparison()
-    check_uses([dot_run("3.7.1", old, base)], [dot_run("3.8.0", "None", relaxed)],
+    check_uses([dot_run("3.7.1", old, {})], [dot_run("3.8.0", "None", agree)],
                "3.7.1", "3.8.0", [use], out)  # fmt: skip
     assert out.findings == []
-    assert any("out_dtype" in n and "1 new on 3.8.0" in n for n in out.notes)
-    changed = {**relaxed, "float16,acc=none,out=default,prec=default": "float16"}
+    assert any("out_dtype" in n and "the 2 cases" in n for n in out.notes)
+    differs = {**agree, "float16,acc=none,out=default,prec=default": "float16"}
     out = Comparison()
-    check_uses([dot_run("3.7.1", old, base)], [dot_run("3.8.0", "None", changed)],
+    check_uses([dot_run("3.7.1", old, {})], [dot_run("3.8.0", "None", differs)],
                "3.7.1", "3.8.0", [use], out)  # fmt: skip
     assert [(f.kind, f.where) for f in out.findings] == [
         (BEHAVIOUR, "triton.language.dot:out_dtype")

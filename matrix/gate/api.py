@@ -28,7 +28,7 @@ from matrix.analyze.census import (
     support,
 )
 from matrix.analyze.census_diff import diff
-from matrix.analyze.fingerprint import relaxation
+from matrix.analyze.fingerprint import refused
 from matrix.core import MATRIX_DIR, DataFileError, Release, load_toml, table_keys
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
@@ -203,10 +203,12 @@ class SameDefault:
     after: str
     unless_passed: tuple[str, ...]
     why: str
-    # ``fp.dot[*out=default*]``: the fingerprint cells that measure what the default does; the
-    # rule holds for a pair of releases only where every such cell recorded on both sides is
-    # unchanged or a relaxation (``relaxation``), at least one compared
+    # ``fp.dot[*out=default*]``: the candidate's fingerprint cases that leave the parameter
+    # out, each with a twin where ``default_part`` is replaced by ``spelled`` (the old default
+    # passed explicitly); the rule holds where they agree (``_measured_rules``)
     cells: str = ""
+    default_part: str = ""
+    spelled: str = ""
 
 
 @lru_cache(maxsize=1)
@@ -216,7 +218,8 @@ def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
     if not isinstance(rows, list):
         raise DataFileError(path, "same", "[[same]] tables", rows)
     out = []
-    keys = {"name", "param", "from", "to", "unless_passed", "why", "cells"}
+    keys = {"name", "param", "from", "to", "unless_passed", "why", "cells", "default_part",
+            "spelled"}  # fmt: skip
     for i, raw in enumerate(rows):
         row = table_keys(path, f"same[{i}]", raw, keys)
         for key in ("name", "param", "from", "to", "why"):
@@ -228,8 +231,12 @@ def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
         cells = row.get("cells", "")
         if not isinstance(cells, str) or (cells and not _CELLS.fullmatch(cells)):
             raise DataFileError(path, f"same[{i}] cells", "GROUP[CASE-GLOB]", cells)
+        twin = (row.get("default_part", ""), row.get("spelled", ""))
+        if cells and not all(isinstance(t, str) and t for t in twin):
+            raise DataFileError(path, f"same[{i}] default_part/spelled",
+                                "two non-empty strings beside cells", twin)  # fmt: skip
         out.append(SameDefault(row["name"], row["param"], row["from"], row["to"],
-                               tuple(unless), row["why"], cells))  # fmt: skip
+                               tuple(unless), row["why"], cells, *twin))  # fmt: skip
     return tuple(out)
 
 
@@ -261,24 +268,31 @@ def same_default(
 def _measured_rules(
     runs: tuple[Iterable[Run], Iterable[Run]], baseline: str, candidate: str
 ) -> dict[SameDefault, str]:
-    """The rules with ``cells`` that the recorded fingerprint shows for this pair, each with
-    what it saw: every such cell recorded in a column of both releases is unchanged or a
-    relaxation (refused on the baseline), and at least one was compared. Fail closed: nothing
-    recorded, or one cell that changed from an observation, and the rule does not hold."""
-    sides = [_cells(list(r), s) for r, s in zip(runs, (baseline, candidate), strict=True)]
+    """The rules with ``cells`` that the candidate's recorded fingerprint shows, each with what
+    it saw: in every column, each case of ``cells`` (the default left out) gives what its twin
+    with the old default spelled out (``spelled``: the case's ``default`` part replaced) gives,
+    or that twin is refused there (so no code that ran on the baseline used it), and at least
+    one twin was compared. Changes of the spelled-out cases between the releases are the
+    fingerprint's own findings, not the default's. Fail closed: nothing recorded, or one case
+    that differs from its twin, and the rule does not hold."""
+    _, cand_runs = runs
+    cells = _cells(list(cand_runs), candidate)
     held: dict[SameDefault, str] = {}
     for rule in same_defaults():
         m = _CELLS.fullmatch(rule.cells) if rule.cells else None
         if m is None:
             continue
-        before, after = ({k: v for k, v in side.get(m["group"], {}).items()
-                          if fnmatchcase(k[1], m["case"])} for side in sides)  # fmt: skip
-        both = [k for k in before if k in after]
-        changed = [k for k in both if before[k] != after[k]]
-        if both and all(relaxation(before[k], after[k]) for k in changed):
+        group = cells.get(m["group"], {})
+        twins = [
+            (value, group.get((column, case.replace(rule.default_part, rule.spelled, 1))))
+            for (column, case), value in group.items()
+            if fnmatchcase(case, m["case"])
+        ]
+        compared = [(v, t) for v, t in twins if t is not None]
+        if compared and all(v == t or refused(t) for v, t in compared):
             held[rule] = (
-                f"{rule.cells}: {len(both)} cell(s) compared, {len(changed)} new on "
-                f"{candidate} (relaxations), none changed"
+                f"{candidate}'s {m['group']}: the {len(compared)} cases with the default left "
+                f"out give what `{rule.spelled}` gives wherever that compiles"
             )
     return held
 
