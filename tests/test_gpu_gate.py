@@ -1,4 +1,5 @@
-"""The gate on GPU results recorded on the H200: failed GPU checks and slowdowns.
+"""The gate on GPU results recorded on the lent GPUs (probe rows: H100, timings: H200): failed GPU
+checks and slowdowns.
 
 Baseline: the committed 3.4.0 GPU raw file and benchmark file. Candidate: the same files
 relabelled as a release "3.4.1", with one change each test makes (a failed check, every split-K
@@ -18,7 +19,7 @@ from matrix.results import read_json
 from tests.support import committed_raw
 
 REPORTS = Path(__file__).resolve().parent.parent / "reports"
-RAW = committed_raw("triton-3.4.0-numpy-2.5.2-gpu-h200")
+RAW = committed_raw("triton-3.4.0-numpy-2.5.2-gpu-h100")
 BENCH = REPORTS / "bench" / "triton-3.4.0-gpu-h200.json"
 
 
@@ -30,11 +31,11 @@ def _setup(tmp: Path, slower: float = 1.0, fail_probe: str | None = None) -> Pat
     (bench / BENCH.name).write_text(BENCH.read_text())
     run = read_json(RAW)
     run["runs"][0]["env"]["triton"] = "3.4.1"
-    run["runs"][0]["id"] = "triton-3.4.1-numpy-2.5.2-gpu-h200"
+    run["runs"][0]["id"] = "triton-3.4.1-numpy-2.5.2-gpu-h100"
     for r in run["runs"][0]["results"]:
         if r["probe"] == fail_probe:
             r["status"], r["detail"] = "fail", "worst rel. error 3e-2 (stand-in)"
-    (raw / "triton-3.4.1-numpy-2.5.2-gpu-h200.json").write_text(json.dumps(run))
+    (raw / "triton-3.4.1-numpy-2.5.2-gpu-h100.json").write_text(json.dumps(run))
     doc = json.loads(BENCH.read_text())
     doc["release"] = doc["env"]["triton"] = "3.4.1"
     for r in doc["records"]:
