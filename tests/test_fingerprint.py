@@ -296,6 +296,48 @@ def test_a_gpu_group_not_narrowed_within_the_budget_is_error_never_guessed(monke
     assert set(row.data["cells"].values()) == {"error"}
 
 
+def test_each_failing_gpu_group_has_its_own_narrowing_budget(monkeypatch):
+    """Until 2026-12-07 the narrowing budget was shared by the run: the groups narrowed first
+    used it up and the last three stayed error on every release. Two failing groups, with a
+    budget that covers either one's narrowing but not both: both are narrowed."""
+    from matrix.probes.fp import probe as fp
+    from matrix.probes.support import base
+
+    values = bt.load().values
+    groups = {v.group for v in values}
+    first, last = values[0].group, values[-1].group
+    ctx = base.Context("gpu", "cuda:90")
+
+    def narrowing(bad_groups: set[str]) -> tuple[int, dict]:
+        bad = {next(v for v in values if v.group == g) for g in bad_groups}
+        calls = _fake_gpu_values(monkeypatch, lambda vals: len({v.group for v in vals}) > 1
+                                 or bool(bad & set(vals)))  # fmt: skip
+        rows = {r.name: r for r in fp._value_rows(ctx, values, None, "", {})}
+        return len(calls) - 1 - len(groups), rows
+
+    alone = [narrowing({g})[0] for g in (first, last)]
+    assert min(alone) > 0
+    monkeypatch.setattr(fp, "MAX_BISECT_LAUNCHES", max(alone))
+    spent, rows = narrowing({first, last})
+    assert spent == sum(alone) > fp.MAX_BISECT_LAUNCHES
+    for g in (first, last):
+        assert rows[f"fp.{g}"].status == "observed", rows[f"fp.{g}"].detail
+        assert "rejected" in rows[f"fp.{g}"].data["cells"].values()
+
+
+def test_no_narrowing_kernel_starts_past_the_deadline(monkeypatch):
+    from matrix.probes.fp import probe as fp
+    from matrix.probes.support import base
+
+    values = bt.load().values
+    bad_group = values[-1].group
+    _fake_gpu_values(monkeypatch, lambda vals: any(v.group == bad_group for v in vals))
+    monkeypatch.setattr(fp, "NARROWING_SECONDS", -1.0)
+    rows = fp._value_rows(base.Context("gpu", "cuda:90"), values, None, "", {})
+    row = {r.name: r for r in rows}[f"fp.{bad_group}"]
+    assert row.status == "error" and "narrowing stopped at -1 s" in row.detail
+
+
 def test_a_gpu_group_the_frontend_refuses_whole_is_its_refusals(monkeypatch):
     """Every case of a group refused by the frontend leaves its kernel no case: the group's
     cells are those refusals (recorded on the H200 as "this group alone: no case", error)."""

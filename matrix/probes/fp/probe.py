@@ -453,9 +453,16 @@ def _compile_semantics(target: str, values: list) -> sem.Semantics:
                          traced.value_dtypes)  # fmt: skip
 
 
-# Kernels a GPU fp run may spend narrowing failing values groups down to the cases that fail
-# (``_bisected``): each is a compile, and the whole probe runs under one per-probe limit.
+# Kernels a GPU fp run may spend narrowing one failing values group down to the cases that
+# fail (``_bisected``): each is a compile. Until 2026-12-07 the 48 were shared by the whole run,
+# and the groups narrowed first (minimum, maximum, clamp, where: about 8 each) left none for
+# the last three (reduce_dtypes, reduce_nan, cast_float_dtypes), which stayed error on every
+# release; now each group has its own.
 MAX_BISECT_LAUNCHES = 48
+# Seconds after the GPU values part began past which no narrowing kernel starts: the whole
+# probe runs under one per-probe limit (--timeout, 400 s), and a values kernel took about 3 s
+# with ten releases at once on the H100 lease's 16 cores (236 s for the probe, 2026-12-07).
+NARROWING_SECONDS = 270.0
 
 
 def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, whole: str,
@@ -464,9 +471,10 @@ def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, wh
     (``whole``). Where some group's kernel built (so building works here), a group whose own
     kernel fails is halved until each failing case stands alone: that case is ``rejected``
     (the release would not build it: "PassManager::run failed") or ``crashed``, the rest of
-    the group observed. Where none built, or ``MAX_BISECT_LAUNCHES`` ran out first, the group
-    is ``error`` with both reasons: nothing is blamed on a case that was never seen to
-    build anything."""
+    the group observed. Where none built, or the group's ``MAX_BISECT_LAUNCHES`` or the run's
+    ``NARROWING_SECONDS`` ran out first, the group is ``error`` with both reasons: nothing is
+    blamed on a case that was never seen to build anything."""
+    deadline = time.monotonic() + NARROWING_SECONDS
     by_group: dict[str, list] = {}
     for v in values:
         by_group.setdefault(v.group, []).append(v)
@@ -476,13 +484,12 @@ def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, wh
         todo = [v for v in cases if v.index in ran]
         outcomes[group] = _group_kernel(ctx, todo)
     built = any(sink is not None for sink, _ in outcomes.values())
-    budget = [MAX_BISECT_LAUNCHES]
     rows: list[Observation] = []
     for group, cases in by_group.items():
         sink, ending = outcomes[group]
         if sink is None and built and not isinstance(ending, tuple):
             todo = [v for v in cases if v.index in ran]
-            sink, ending = _bisected(ctx, todo, ending, budget)
+            sink, ending = _bisected(ctx, todo, ending, [MAX_BISECT_LAUNCHES], deadline)
         if sink is None:
             status, why = ending if isinstance(ending, tuple) else ("error", ending)
             why = f"the values part did not run: {whole}; this group alone: {why}"
@@ -512,10 +519,11 @@ def _group_kernel(ctx: Context, todo: list):
     return None, ending
 
 
-def _bisected(ctx: Context, todo: list, first: str, budget: list[int]):
+def _bisected(ctx: Context, todo: list, first: str, budget: list[int], deadline: float):
     """(sink, ending) for values ``todo`` whose one kernel failed with ``first``: halves,
     recursively, each case that fails alone recorded in ``value_errors``; (None, why) when
-    the harness could not run or ``budget`` (kernels left) ran out first."""
+    the harness could not run, ``budget`` (kernels left for this group) ran out, or the
+    monotonic clock passed ``deadline`` first."""
     sink = bt.Sink(traced=True)
     sink.inputs, sink.outputs = _buffers(todo)
     failed: dict[int, tuple[str, str]] = {}
@@ -526,6 +534,8 @@ def _bisected(ctx: Context, todo: list, first: str, budget: list[int]):
             ending = first  # already launched: _group_kernel
         elif budget[0] <= 0:
             return None, f"{first}; narrowing stopped after {MAX_BISECT_LAUNCHES} kernels"
+        elif time.monotonic() > deadline:
+            return None, f"{first}; narrowing stopped at {NARROWING_SECONDS:.0f} s"
         else:
             budget[0] -= 1
             got, ending = _group_kernel(ctx, part)
