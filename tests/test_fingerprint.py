@@ -332,10 +332,11 @@ def test_no_narrowing_kernel_starts_past_the_deadline(monkeypatch):
     values = bt.load().values
     bad_group = values[-1].group
     _fake_gpu_values(monkeypatch, lambda vals: any(v.group == bad_group for v in vals))
-    monkeypatch.setattr(fp, "NARROWING_SECONDS", -1.0)
+    # the runner tells the child its limit; with 100 s and a 130 s margin none may start
+    monkeypatch.setenv("MATRIX_PROBE_LIMIT_S", "100")
     rows = fp._value_rows(base.Context("gpu", "cuda:90"), values, None, "", {})
     row = {r.name: r for r in rows}[f"fp.{bad_group}"]
-    assert row.status == "error" and "narrowing stopped at -1 s" in row.detail
+    assert row.status == "error" and "narrowing stopped at -30 s" in row.detail
 
 
 def test_a_gpu_group_the_frontend_refuses_whole_is_its_refusals(monkeypatch):

@@ -22,6 +22,7 @@ from typing import Literal
 import triton
 import triton.language as tl
 
+from matrix.measure.probe_limit import probe_limit_s
 from matrix.probes.fp import battery as bt
 from matrix.probes.fp import fp_checks, fp_env, fp_layout, fp_rules, fp_runtime, fp_warnings
 from matrix.probes.fp import semantics as sem
@@ -459,10 +460,11 @@ def _compile_semantics(target: str, values: list) -> sem.Semantics:
 # the last three (reduce_dtypes, reduce_nan, cast_float_dtypes), which stayed error on every
 # release; now each group has its own.
 MAX_BISECT_LAUNCHES = 48
-# Seconds after the GPU values part began past which no narrowing kernel starts: the whole
-# probe runs under one per-probe limit (--timeout, 400 s), and a values kernel took about 3 s
-# with ten releases at once on the H100 lease's 16 cores (236 s for the probe, 2026-12-07).
-NARROWING_SECONDS = 270.0
+# Seconds before the per-probe limit (--timeout, told to the child: ``probe_limit``) at which
+# no narrowing kernel starts any more, kept for the rows and a last kernel: a values kernel took
+# about 3-4 s with ten releases at once on the H100 lease's 16 cores, and the GPU run's probe
+# took 236 s before its narrowing and 285-298 s with it under a 400 s limit (2026-12-07).
+NARROWING_MARGIN_S = 130.0
 
 
 def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, whole: str,
@@ -471,10 +473,11 @@ def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, wh
     (``whole``). Where some group's kernel built (so building works here), a group whose own
     kernel fails is halved until each failing case stands alone: that case is ``rejected``
     (the release would not build it: "PassManager::run failed") or ``crashed``, the rest of
-    the group observed. Where none built, or the group's ``MAX_BISECT_LAUNCHES`` or the run's
-    ``NARROWING_SECONDS`` ran out first, the group is ``error`` with both reasons: nothing is
-    blamed on a case that was never seen to build anything."""
-    deadline = time.monotonic() + NARROWING_SECONDS
+    the group observed. Where none built, or the group's ``MAX_BISECT_LAUNCHES`` or the time
+    up to ``NARROWING_MARGIN_S`` before the probe's limit ran out first, the group is ``error``
+    with both reasons: nothing is blamed on a case that was never seen to build anything."""
+    narrowing_s = probe_limit_s() - NARROWING_MARGIN_S
+    deadline = time.monotonic() + narrowing_s
     by_group: dict[str, list] = {}
     for v in values:
         by_group.setdefault(v.group, []).append(v)
@@ -489,7 +492,9 @@ def _gpu_rows_by_group(ctx: Context, values: list, accepted: list, semantics, wh
         sink, ending = outcomes[group]
         if sink is None and built and not isinstance(ending, tuple):
             todo = [v for v in cases if v.index in ran]
-            sink, ending = _bisected(ctx, todo, ending, [MAX_BISECT_LAUNCHES], deadline)
+            sink, ending = _bisected(
+                ctx, todo, ending, [MAX_BISECT_LAUNCHES], (deadline, narrowing_s)
+            )
         if sink is None:
             status, why = ending if isinstance(ending, tuple) else ("error", ending)
             why = f"the values part did not run: {whole}; this group alone: {why}"
@@ -519,11 +524,13 @@ def _group_kernel(ctx: Context, todo: list):
     return None, ending
 
 
-def _bisected(ctx: Context, todo: list, first: str, budget: list[int], deadline: float):
+def _bisected(
+    ctx: Context, todo: list, first: str, budget: list[int], deadline: tuple[float, float]
+):
     """(sink, ending) for values ``todo`` whose one kernel failed with ``first``: halves,
     recursively, each case that fails alone recorded in ``value_errors``; (None, why) when
     the harness could not run, ``budget`` (kernels left for this group) ran out, or the
-    monotonic clock passed ``deadline`` first."""
+    monotonic clock passed ``deadline`` (the time, and the seconds it is from the start)."""
     sink = bt.Sink(traced=True)
     sink.inputs, sink.outputs = _buffers(todo)
     failed: dict[int, tuple[str, str]] = {}
@@ -534,8 +541,8 @@ def _bisected(ctx: Context, todo: list, first: str, budget: list[int], deadline:
             ending = first  # already launched: _group_kernel
         elif budget[0] <= 0:
             return None, f"{first}; narrowing stopped after {MAX_BISECT_LAUNCHES} kernels"
-        elif time.monotonic() > deadline:
-            return None, f"{first}; narrowing stopped at {NARROWING_SECONDS:.0f} s"
+        elif time.monotonic() > deadline[0]:
+            return None, f"{first}; narrowing stopped at {deadline[1]:.0f} s"
         else:
             budget[0] -= 1
             got, ending = _group_kernel(ctx, part)
