@@ -37,7 +37,9 @@ def _run(out: Path, *extra: str, env: dict | None = None, **popen):
 
 def test_crash_hang_and_exception_cost_one_result_each(tmp_path, fixture_probes):
     out = tmp_path / "raw.json"
-    proc = _run(out, "--timeout", "3", "--id", "fixture-run")
+    # 1 s: a hang that sleeps is doubted once (matrix.measure.probe_clock) and costs 2 s; the
+    # other probes take well under a second (slow: 0.2 s).
+    proc = _run(out, "--timeout", "1", "--id", "fixture-run")
     assert proc.wait(timeout=120) == 0
     run = read_raw(out)
     statuses = {r.probe: r.status for r in run.results}
@@ -53,7 +55,7 @@ def test_crash_hang_and_exception_cost_one_result_each(tmp_path, fixture_probes)
     by_name = {r.probe: r for r in run.results}
     assert "SIGSEGV" in by_name["segfault"].detail
     assert "about to crash" in by_name["segfault"].detail  # the child's output is evidence
-    assert "3 s limit" in by_name["hang"].detail
+    assert "1 s limit" in by_name["hang"].detail
     assert "unexpected failure inside the probe" in by_name["raises"].detail
     assert run.complete and run.id == "fixture-run"
     # Results keep the catalog's order, whatever order the children finished in.
@@ -67,7 +69,9 @@ def test_forked_children_cost_one_result_each_too(tmp_path, fixture_probes):
     out = tmp_path / "raw.json"
     env = {"FIXTURE_BACKENDS": "interpret,aot", "MATRIX_FORK_CHILDREN": "1",
            "FIXTURE_PROBES": "ok_first,segfault,hang,raises,ok_last"}  # fmt: skip
-    proc = _run(out, "--timeout", "2", "--backends", "interpret,aot", env=env)
+    # 1 s: each of the 4 hangs (aot's 3 targets, interpret) sleeps, is doubted once
+    # (matrix.measure.probe_clock) and costs 2 s; the other probes return at once.
+    proc = _run(out, "--timeout", "1", "--backends", "interpret,aot", env=env)
     assert proc.wait(timeout=120) == 0
     run = read_raw(out)
     expected = {"ok_first": "pass", "segfault": "crashed", "hang": "timeout", "raises": "error",
@@ -77,7 +81,7 @@ def test_forked_children_cost_one_result_each_too(tmp_path, fixture_probes):
         assert {p: r.status for p, r in got.items()} == expected, backend
         assert got["ok_first"].data["torch_loaded"] is True, backend  # forked, not started
         assert "SIGSEGV" in got["segfault"].detail and "about to crash" in got["segfault"].detail
-        assert "2 s limit" in got["hang"].detail
+        assert "1 s limit" in got["hang"].detail
 
 
 def test_with_forking_off_children_are_started_by_a_command(tmp_path, fixture_probes):

@@ -134,6 +134,8 @@ def _syntax_tree(source: bytes) -> ast.Module:
 # at form feeds and other separators).
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _CODE, _STRING, _DOCSTRING = 0, 1, 2
+# The runs of a line's mask outside docstrings: the bytes of the line that ``code_of`` keeps.
+_NOT_DOCSTRING = re.compile(b"[^%c]+" % _DOCSTRING)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -149,9 +151,8 @@ def code_of(source: bytes) -> bytes:
     masks = [bytearray(len(line)) for line in lines]
     # The kind of literal a line begins inside of (a multi-line string's later lines).
     starts_in: list[int] = [_CODE] * len(lines)
-    docstrings = {id(node) for node in _docstrings(tree)}
-    for node in _string_literals(tree):
-        kind = _DOCSTRING if id(node) in docstrings else _STRING
+    for node, is_docstring in _string_literals(tree):
+        kind = _DOCSTRING if is_docstring else _STRING
         first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
         for n in range(first, last + 1):
             lo = node.col_offset if n == first else 0
@@ -161,12 +162,12 @@ def code_of(source: bytes) -> bytes:
                 starts_in[n] = kind
     kept: list[bytes] = []
     for line, mask, inside in zip(lines, masks, starts_in, strict=True):
-        end = len(line)
-        for k, byte in enumerate(line):
-            if byte == ord("#") and mask[k] == _CODE:  # a comment runs to the end of the line
-                end = k
-                break
-        code = bytes(b for b, m in zip(line[:end], mask[:end], strict=True) if m != _DOCSTRING)
+        end = _comment_start(line, mask)
+        code = line[:end]
+        if _DOCSTRING in mask[:end]:
+            code = b"".join(
+                code[run.start() : run.end()] for run in _NOT_DOCSTRING.finditer(mask, 0, end)
+            )
         if not (end == len(line) and end and mask[end - 1] == _STRING):
             code = code.rstrip()  # a line that ends inside a string keeps its blanks
         if code.strip() or inside == _STRING:  # a blank line of a string is the string's
@@ -174,34 +175,39 @@ def code_of(source: bytes) -> bytes:
     return b"\n".join(kept)
 
 
-def _string_literals(tree: ast.AST) -> Iterator[ast.expr]:
-    """Every string and bytes literal of ``tree``, an f-string as one: its parts are not
-    visited (their positions were not exact before Python 3.12)."""
-    todo = [tree]
+def _comment_start(line: bytes, mask: bytearray) -> int:
+    """Where the comment of ``line`` begins (its first '#' outside every literal), else the
+    line's length. By ``find``, not a loop over the bytes: a probe's hash reads every module
+    it imports (a Python loop per byte was most of the time of hashing the source tree)."""
+    k = line.find(b"#")
+    while k != -1 and mask[k] != _CODE:
+        k = line.find(b"#", k + 1)
+    return len(line) if k == -1 else k
+
+
+def _string_literals(tree: ast.AST) -> Iterator[tuple[ast.expr, bool]]:
+    """Every string and bytes literal of ``tree``, an f-string as one (its parts are not
+    visited: their positions were not exact before Python 3.12), and whether it is the
+    docstring of a module, class or function. One walk finds both: walking the tree was most
+    of the time ``code_of`` took."""
+    docstrings: set[int] = set()
+    todo: list[ast.AST] = [tree]
     while todo:
         node = todo.pop()
         if isinstance(node, ast.JoinedStr) or (
             isinstance(node, ast.Constant) and isinstance(node.value, str | bytes)
         ):
-            yield node
+            yield node, id(node) in docstrings  # its parent came off the stack before it
             continue
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            first = node.body[0] if node.body else None
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
+                docstrings.add(id(first.value))
         todo.extend(ast.iter_child_nodes(node))
-
-
-def _docstrings(tree: ast.AST) -> list[ast.Constant]:
-    """The docstring nodes of every module, class and function in ``tree``."""
-    found = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        first = node.body[0] if node.body else None
-        if (
-            isinstance(first, ast.Expr)
-            and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)
-        ):
-            found.append(first.value)
-    return found
 
 
 def source_closure(module: str, path: Path, own: set[str]) -> dict[str, Path]:
