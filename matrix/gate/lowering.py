@@ -290,9 +290,7 @@ def _explains(root_probe: str, type_cell: str) -> bool:
         return False
     if "->" in type_cell or len(theirs) != 2:
         return False
-    return any(t in SCALAR_KINDS for t in theirs) and all(
-        t == m or t in SCALAR_KINDS for t, m in zip(theirs, mine, strict=True)
-    )
+    return all(t == m or t in SCALAR_KINDS for t, m in zip(theirs, mine, strict=True))
 
 
 def _dtype_change(f: GateFinding) -> bool:
@@ -303,8 +301,6 @@ def _dtype_change(f: GateFinding) -> bool:
         and f.candidate is not None
         and not fp.refused(f.baseline)
         and not fp.refused(f.candidate)
-        and f.baseline not in NO_OBSERVATION_STATUSES
-        and f.candidate not in NO_OBSERVATION_STATUSES
     )
 
 
