@@ -51,6 +51,16 @@ def _gpu(
     return Result(group, "gpu", target, status, "", 0.0, data)
 
 
+def _gpu_types(cells: dict[str, str], group: str = "fp.binary_fn.maximum") -> Result:
+    """The GPU column's type row: the result dtype of each operation, per operands."""
+    return Result(group, "gpu", "cuda:90", "observed", "", 0.0, {"cells": cells})
+
+
+# tl.maximum's result dtypes on the GPU column, the same on both sides unless a test says
+DTYPES = _gpu_types({"bfloat16,bfloat16": "bf16", "float16,float16": "fp16",
+                     "float8e5,float8e5": "fp8e5"})  # fmt: skip
+
+
 def _run(release: str, results: list[Result]) -> Run:
     return Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
                results=results)  # fmt: skip
@@ -77,8 +87,8 @@ def _only(report: gv.GateReport, probe: str) -> gc.GateFinding:
 
 
 def test_a_lowering_change_whose_gpu_values_are_equal_is_listed_never_blocking():
-    base = [_aot({"bfloat16": EXT, "float16": NUM}), _gpu({**BF16, **F16})]
-    cand = [_aot({"bfloat16": NUM, "float16": NUM}), _gpu({**BF16, **F16})]
+    base = [_aot({"bfloat16": EXT, "float16": NUM}), _gpu({**BF16, **F16}), DTYPES]
+    cand = [_aot({"bfloat16": NUM, "float16": NUM}), _gpu({**BF16, **F16}), DTYPES]
     report = _decide(base, cand)
     assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
     f = _only(report, f"{MAX}[bfloat16]")
@@ -90,7 +100,7 @@ def test_a_lowering_change_whose_gpu_values_are_equal_is_listed_never_blocking()
     )
     assert any(
         "values equal on gpu:cuda:90: the 3 value cell(s) of `bfloat16` are the same" in e
-        and "judged against `num_minmax` on both" in e
+        and "judged against `num_minmax` on both; result dtype `bf16` on both" in e
         for e in f.evidence
     ), f.evidence
     md = gv.render_markdown(report)
@@ -104,10 +114,10 @@ def test_a_lowering_change_whose_gpu_values_are_equal_is_listed_never_blocking()
 def test_only_the_cells_of_the_changed_case_decide_it():
     """bfloat16's lowering changed; float16's values changed, bfloat16's did not: equal. The
     reverse (bfloat16's values changed) blocks, naming the input."""
-    base = [_aot({"bfloat16": EXT}), _gpu({**BF16, **F16})]
-    cand = [_aot({"bfloat16": NUM}), _gpu({**BF16, **F16, "float16(-0.0,0.0)": "-0.0"})]
+    base = [_aot({"bfloat16": EXT}), _gpu({**BF16, **F16}), DTYPES]
+    cand = [_aot({"bfloat16": NUM}), _gpu({**BF16, **F16, "float16(-0.0,0.0)": "-0.0"}), DTYPES]
     assert _only(_decide(base, cand), f"{MAX}[bfloat16]").kind == gc.LOWERING_EQUAL
-    cand = [_aot({"bfloat16": NUM}), _gpu({**BF16, "bfloat16(-0.0,0.0)": "-0.0", **F16})]
+    cand = [_aot({"bfloat16": NUM}), _gpu({**BF16, "bfloat16(-0.0,0.0)": "-0.0", **F16}), DTYPES]
     report = _decide(base, cand)
     f = _only(report, f"{MAX}[bfloat16]")
     assert f.kind == gc.BEHAVIOUR and not f.lowering
@@ -120,8 +130,8 @@ def test_a_case_whose_name_starts_another_is_read_apart():
     this one's."""
     e5 = {"float8e5(-1,2)": "right"}
     b16 = {"float8e5b16(-1,2)": "right"}
-    base = [_aot({"float8e5": EXT}), _gpu({**e5, **b16})]
-    cand = [_aot({"float8e5": NUM}), _gpu({**e5, "float8e5b16(-1,2)": "wrong"})]
+    base = [_aot({"float8e5": EXT}), _gpu({**e5, **b16}), DTYPES]
+    cand = [_aot({"float8e5": NUM}), _gpu({**e5, "float8e5b16(-1,2)": "wrong"}), DTYPES]
     assert _only(_decide(base, cand), f"{MAX}[float8e5]").kind == gc.LOWERING_EQUAL
 
 
@@ -129,11 +139,14 @@ def test_a_reduction_case_is_its_own_value_cell():
     """A reduction's values cell is keyed by the case itself (``argmax.bfloat16``), as the aot
     cell is: the mapping reads it as that case."""
     group = "fp.values.reduce_nan"
+    argmax = _gpu_types({"bfloat16": "int32"}, "fp.reduce.argmax")
     base = [
+        argmax,
         _aot({"argmax.bfloat16": "arith.extf tt.reduce"}, group),
         _gpu({"argmax.bfloat16": "right", "argmax.float16": "right"}, group, reference=""),
     ]
     cand = [
+        argmax,
         _aot({"argmax.bfloat16": "tt.reduce"}, group),
         _gpu({"argmax.bfloat16": "right", "argmax.float16": "wrong"}, group, reference=""),
     ]
@@ -162,8 +175,8 @@ def test_a_reduction_case_is_its_own_value_cell():
 def test_without_comparable_gpu_values_it_still_blocks_saying_it_is_lowering_only(
     gpu_base, gpu_cand, said
 ):
-    base = [_aot({"bfloat16": EXT}), *([gpu_base] if gpu_base else [])]
-    cand = [_aot({"bfloat16": NUM}), gpu_cand]
+    base = [_aot({"bfloat16": EXT}), *([gpu_base] if gpu_base else []), DTYPES]
+    cand = [_aot({"bfloat16": NUM}), gpu_cand, DTYPES]
     report = _decide(base, cand)
     assert report.exit_code == gv.EXIT_UNSAFE, gv.render_markdown(report)
     f = _only(report, f"{MAX}[bfloat16]")
@@ -176,10 +189,26 @@ def test_without_comparable_gpu_values_it_still_blocks_saying_it_is_lowering_onl
     assert report.to_dict()["blocking"][0]["lowering"] == [f.lowering]
 
 
+def test_values_under_another_result_dtype_are_not_equal():
+    """``right`` on both sides under two result dtypes: each equals a reference computed in its
+    own dtype, so not one value (and a sum now accumulating in bf16 is a change even where the
+    battery's inputs add up exactly); with no result dtype recorded, not comparable."""
+    base = [_aot({"bfloat16": EXT}), _gpu(BF16), _gpu_types({"bfloat16,bfloat16": "fp32"})]
+    cand = [_aot({"bfloat16": NUM}), _gpu(BF16), DTYPES]
+    f = _only(_decide(base, cand), f"{MAX}[bfloat16]")
+    assert (f.kind, f.lowering) == (gc.BEHAVIOUR, "")
+    assert any("result dtype changed: `fp32` → `bf16` (fp.binary_fn.maximum[bfloat16,bfloat16])"
+               in e for e in f.evidence), f.evidence  # fmt: skip
+    f = _only(_decide(base[:2], cand), f"{MAX}[bfloat16]")
+    assert f.kind == gc.BEHAVIOUR
+    assert f.lowering.endswith("the case's result dtype (fp.binary_fn.maximum[bfloat16,bfloat16]) "
+                               "is not recorded on 3.8.0"), f.lowering  # fmt: skip
+
+
 def test_values_judged_against_another_reference_are_not_equal():
     """``right`` on both sides says nothing of equal values where the references differ."""
-    base = [_aot({"bfloat16": EXT}), _gpu(BF16, reference="num_minmax")]
-    cand = [_aot({"bfloat16": NUM}), _gpu(BF16, reference="ieee_minmax")]
+    base = [_aot({"bfloat16": EXT}), _gpu(BF16, reference="num_minmax"), DTYPES]
+    cand = [_aot({"bfloat16": NUM}), _gpu(BF16, reference="ieee_minmax"), DTYPES]
     f = _only(_decide(base, cand), f"{MAX}[bfloat16]")
     assert f.kind == gc.BEHAVIOUR
     assert any("judged against `num_minmax` on 3.8.0, `ieee_minmax` on 3.9.0" in e
@@ -192,18 +221,19 @@ def test_a_wrong_value_is_equal_only_where_the_same_value_came_out():
     def wrong(got: str) -> Result:
         return _gpu({**BF16, key: "wrong"}, values={key: {"reference": "1.0", "got": got}})
 
-    base = [_aot({"bfloat16": EXT}), wrong("nan")]
-    assert _only(_decide(base, [_aot({"bfloat16": NUM}), wrong("nan")]),
+    base = [_aot({"bfloat16": EXT}), wrong("nan"), DTYPES]
+    assert _only(_decide(base, [_aot({"bfloat16": NUM}), wrong("nan"), DTYPES]),
                  f"{MAX}[bfloat16]").kind == gc.LOWERING_EQUAL  # fmt: skip
-    f = _only(_decide(base, [_aot({"bfloat16": NUM}), wrong("-inf")]), f"{MAX}[bfloat16]")
+    f = _only(_decide(base, [_aot({"bfloat16": NUM}), wrong("-inf"), DTYPES]),
+              f"{MAX}[bfloat16]")  # fmt: skip
     assert f.kind == gc.BEHAVIOUR
 
 
 def test_a_refusal_is_no_lowering_change():
     """ops -> rejected: the candidate no longer compiles the case; that blocks as before and
     is not called lowering only."""
-    base = [_aot({"bfloat16": EXT}), _gpu(BF16)]
-    cand = [_aot({"bfloat16": "rejected"}), _gpu(BF16)]
+    base = [_aot({"bfloat16": EXT}), _gpu(BF16), DTYPES]
+    cand = [_aot({"bfloat16": "rejected"}), _gpu(BF16), DTYPES]
     f = _only(_decide(base, cand), f"{MAX}[bfloat16]")
     assert (f.kind, f.lowering) == (gc.BEHAVIOUR, "")
 
@@ -323,10 +353,19 @@ def test_a_line_the_dtype_change_is_not_tied_to_keeps_the_lowering_change():
     assert root.probe == f"{TYPES}[bfloat16,bfloat16]"
 
 
-def test_equal_gpu_values_come_first_a_listed_change_is_not_folded():
-    base = [_aot({"bfloat16": EXT}), _types({"bfloat16,bfloat16": "fp32"}), _gpu(BF16)]
-    cand = [_aot({"bfloat16": NUM}), _types({"bfloat16,bfloat16": "bf16"}), _gpu(BF16)]
+def test_gpu_values_under_a_changed_dtype_fold_under_that_change():
+    """bf16 max went fp32 -> bf16 on both columns: the GPU values cannot say the lowering
+    change is only that (two dtypes), the dtype change says it: folded under it."""
+    gpu_fp32 = _gpu_types({"bfloat16,bfloat16": "fp32"})
+    base = [_aot({"bfloat16": EXT}), _types({"bfloat16,bfloat16": "fp32"}), _gpu(BF16), gpu_fp32]
+    cand = [_aot({"bfloat16": NUM}), _types({"bfloat16,bfloat16": "bf16"}), _gpu(BF16), DTYPES]
     report = _decide(base, cand, _profile(12))
-    assert report.folded_dtype == []
-    assert _only(report, f"{MAX}[bfloat16]").kind == gc.LOWERING_EQUAL
-    assert [e.group for e in report.blocking()] == [TYPES]
+    [(f, root)] = report.folded_dtype
+    assert (f.probe, root.probe, root.where) == (
+        f"{MAX}[bfloat16]",
+        f"{TYPES}[bfloat16,bfloat16]",
+        "aot:cuda:90",
+    )
+    [entry] = report.blocking()  # the dtype change, on both columns, the one reason
+    assert (entry.group, entry.columns) == (TYPES, ["aot:cuda:90", "gpu:cuda:90"])
+    assert "follows from it (not counted again): fp.values.maximum" in entry.line()

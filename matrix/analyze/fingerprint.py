@@ -72,6 +72,16 @@ def cell_probe(group_probe: str, case: str) -> str:
     return f"{group_probe}[{case}]"
 
 
+def cell_parts(probe: str) -> tuple[str, str] | None:
+    """``cell_probe`` read back: (group row, case) of a cell's name, None for any other name.
+
+    >>> cell_parts("fp.values.maximum[bfloat16]"), cell_parts("fp.values.maximum")
+    (('fp.values.maximum', 'bfloat16'), None)
+    """
+    group, bracket, case = probe.partition("[")
+    return (group, case[:-1]) if bracket and case.endswith("]") else None
+
+
 VALUES = "fp.values."  # the values groups' rows: ``fp.values.maximum``
 
 

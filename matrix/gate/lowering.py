@@ -68,15 +68,10 @@ def ops_of(status: str | None) -> list[str] | None:
     return words
 
 
-def _split(probe: str) -> tuple[str, str] | None:
-    group, bracket, cell = probe.partition("[")
-    return (group, cell[:-1]) if bracket and cell.endswith("]") else None
-
-
 def lowering_change(f: GateFinding) -> bool:
     """Whether ``f`` is a change of the TTIR ops of a values case on an ``aot`` column: ops on
     both sides (a refusal on either side is a change of what compiles, not of how)."""
-    if not f.probe.startswith(fp.VALUES) or _split(f.probe) is None:
+    if not f.probe.startswith(fp.VALUES) or fp.cell_parts(f.probe) is None:
         return False
     try:
         col = Column.parse(f.where)
@@ -147,17 +142,37 @@ class Verdict:
     text: str
 
 
+def _result_dtype(rows: Sequence[Result], cell: str) -> str | None:
+    """The status of the type cell ``cell`` (``fp.binary_fn.maximum[bfloat16,bfloat16]``) in
+    one side's rows of its group: the case's result dtype there, or None where not recorded."""
+    group_cell = fp.cell_parts(cell)
+    if group_cell is None:
+        return None
+    seen = set()
+    for r in rows:
+        cells = r.data.get("cells") or {}
+        if r.status == fp.OBSERVED and group_cell[1] in cells:
+            seen.add(str(cells[group_cell[1]]))
+    return seen.pop() if len(seen) == 1 else None
+
+
 def compare_values(
     b_rows: Sequence[Result],
     c_rows: Sequence[Result],
     label: str,
     where: str,
-    baseline: Release,
-    candidate: Release,
+    upgrade: tuple[Release, Release],
+    dtypes: tuple[str | None, str | None] = (None, None),
+    type_cell: str = "",
 ) -> Verdict:
     """The GPU values of the values case ``label`` (rows of its group on column ``where``, per
     side) compared: equal only where both sides observed every value cell of the case, judged
-    against the same reference, with the same status (and, for a wrong one, the same value)."""
+    against the same reference, with the same status (and, for a wrong one, the same value),
+    and the case's result dtype (``dtypes``: its ``type_cell`` on that column, per side) is
+    the same: ``right`` is judged against a reference computed in the result dtype (rounded,
+    wrapped), so under two dtypes two ``right`` cells need not be one value, and a sum whose
+    inputs were chosen exact in bf16 says nothing of one that now accumulates in bf16."""
+    baseline, candidate = upgrade
     b = _values(b_rows, label, where)
     c = _values(c_rows, label, where)
     if b.missing or c.missing:
@@ -184,6 +199,20 @@ def compare_values(
         return Verdict(False, False, "the two sides asked different inputs")
     if not any(st != UNDEFINED for st in b.cells.values()):
         return Verdict(False, False, f"every input of `{label}` is undefined: no value to compare")
+    if dtypes[0] != dtypes[1] and None not in dtypes and not any(map(fp.refused, dtypes)):
+        return Verdict(
+            False,
+            True,
+            f"the case's result dtype changed: `{dtypes[0]}` → `{dtypes[1]}` ({type_cell})",
+        )
+    unknown = [str(r) for r, d in zip(upgrade, dtypes, strict=True) if d is None or fp.refused(d)]
+    if unknown:
+        return Verdict(
+            False,
+            False,
+            f"the case's result dtype ({type_cell or 'its type cell'}) is not recorded on "
+            + " and ".join(unknown),
+        )
     if b.reference != c.reference:
         return Verdict(
             False,
@@ -210,15 +239,16 @@ def compare_values(
         True,
         True,
         f"the {len(b.cells)} value cell(s) of `{label}` are the same on {baseline} and "
-        f"{candidate} ({shown}{ref})",
+        f"{candidate} ({shown}{ref}; result dtype `{dtypes[0]}` on both)",
     )
 
 
 def _gpu_rows(runs: Sequence[Run]) -> dict[tuple[str, str | None], list[Result]]:
+    """The fingerprint's GPU group rows (values and types) by (group, target)."""
     out: dict[tuple[str, str | None], list[Result]] = {}
     for run in runs:
         for r in run.results:
-            if r.backend == "gpu" and r.probe.startswith(fp.VALUES):
+            if r.backend == "gpu" and fp.is_group(r):
                 out.setdefault((r.probe, r.target), []).append(r)
     return out
 
@@ -229,20 +259,34 @@ def judge(
     cand_runs: Sequence[Run],
     baseline: Release,
     candidate: Release,
+    usage: UsageMap,
 ) -> None:
     """Decide each lowering change among ``out``'s behaviour changes by the GPU values of its
     case (the module's rule): equal on both sides -> ``LOWERING_EQUAL``; otherwise it stays,
-    saying what decides it (``GateFinding.lowering``) or that the values changed too."""
+    saying what decides it (``GateFinding.lowering``) or that the values changed too.
+    ``usage`` names the type cell that records a case's result dtype (``values_type_cell``)."""
     base_rows, cand_rows = _gpu_rows(base_runs), _gpu_rows(cand_runs)
     for f in out.findings:
         if f.kind != BEHAVIOUR or not lowering_change(f):
             continue
-        group, label = _split(f.probe) or ("", "")
+        group, label = fp.cell_parts(f.probe) or ("", "")
         gpu = gpu_column(f.where)
         target = Column.parse(gpu).target
         key = (group, target)
+        cell = usage.values_type_cell(fp.group_name(group), label) or ""
+        of = (fp.cell_parts(cell) or ("", ""))[0]
+        dtypes = (
+            _result_dtype(base_rows.get((of, target), []), cell),
+            _result_dtype(cand_rows.get((of, target), []), cell),
+        )
         verdict = compare_values(
-            base_rows.get(key, []), cand_rows.get(key, []), label, gpu, baseline, candidate
+            base_rows.get(key, []),
+            cand_rows.get(key, []),
+            label,
+            gpu,
+            (baseline, candidate),
+            dtypes,
+            cell,
         )
         if verdict.equal:
             f.kind = LOWERING_EQUAL
@@ -274,7 +318,7 @@ def conversions_only(before: str | None, after: str | None) -> bool:
 
 
 def _operands(probe: str) -> tuple[str, ...]:
-    cell = (_split(probe) or ("", ""))[1]
+    cell = (fp.cell_parts(probe) or ("", ""))[1]
     return tuple(cell.split("->") if "->" in cell else cell.split(","))
 
 
@@ -286,7 +330,9 @@ def _explains(root_probe: str, type_cell: str) -> bool:
     if root_probe == type_cell:
         return True
     mine, theirs = _operands(type_cell), _operands(root_probe)
-    if (_split(root_probe) or ("",))[0] != (_split(type_cell) or ("",))[0] or len(mine) != 2:
+    if (fp.cell_parts(root_probe) or ("",))[0] != (fp.cell_parts(type_cell) or ("",))[0] or len(
+        mine
+    ) != 2:
         return False
     if "->" in type_cell or len(theirs) != 2:
         return False
@@ -318,7 +364,7 @@ def fold_dtype(
 
     roots: dict[tuple[str, str], list[GateFinding]] = {}
     for f in findings:
-        split = _split(f.probe)
+        split = fp.cell_parts(f.probe)
         if split is not None and not f.probe.startswith(fp.VALUES) and _dtype_change(f):
             roots.setdefault((split[0], f.where), []).append(f)
     folded: list[tuple[GateFinding, GateFinding]] = []
@@ -344,7 +390,7 @@ def _root(
     is a line of a change of that type cell (or of one with a scalar operand in its place)."""
     if not lowering_change(f) or not conversions_only(f.baseline, f.candidate):
         return None
-    group, case = _split(f.probe) or ("", "")
+    group, case = fp.cell_parts(f.probe) or ("", "")
     cell = usage.values_type_cell(fp.group_name(group), case)
     if cell is None:
         return None
