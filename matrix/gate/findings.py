@@ -48,8 +48,9 @@ class GateFinding:
     # did not change, or a feature guard keeps them off the candidate): the profile's uses on
     # those lines are not tied to it either (matrix.gate.profiled.apply_profile)
     ruled_out: list[str] = field(default_factory=list)
-    # A change of a values case's TTIR ops whose values could not be compared on the GPU: that
-    # it is lowering only, and what would decide it (``matrix.gate.lowering.judge``)
+    # A change of a values case's TTIR ops that still blocks: what the GPU column said of it
+    # (lowering only and what would decide it, or what changed beside the ops), in words
+    # (``matrix.gate.lowering.judge``)
     lowering: str = ""
 
     def to_dict(self) -> dict[str, Any]:

@@ -11,11 +11,13 @@ Other ops are not other values. So (``judge``):
 
 - An ``aot:T`` lowering change of a values case whose values were measured on ``gpu:T`` on both
   releases, every value cell of that case the same there (status, the reference it was judged
-  against, and the got value of a wrong one), is *lowering changed, values equal on the GPU*
-  (``LOWERING_EQUAL``): listed, never blocking.
+  against, and the got value of a wrong one) under one result dtype (the case's type cell on
+  ``gpu:T``), is *lowering changed, values equal on the GPU* (``LOWERING_EQUAL``): listed,
+  never blocking. Equal on the inputs the battery asks, no more.
 - Where those values are missing, not observed, or not comparable on either side, it stays a
   behaviour change (fail closed), and says that it is lowering only and what would decide it
-  (``GateFinding.lowering``): the GPU values of that case. Where they changed, it says so.
+  (``GateFinding.lowering``): the GPU values of that case. Where they changed, or the case's
+  result dtype did, it says so there.
 
 The interpreter's values do not decide it: its numerics are numpy's, not the compiled code's.
 
@@ -292,7 +294,8 @@ def judge(
             f.kind = LOWERING_EQUAL
             f.evidence.append(f"lowering changed, values equal on {gpu}: {verdict.text}")
         elif verdict.measured:
-            f.evidence.append(f"not only the lowering: on {gpu} {verdict.text}")
+            f.lowering = f"not only the lowering: on {gpu} {verdict.text}"
+            f.evidence.append(f.lowering)
         else:
             # (said without the case: an entry lists its cells, and one text for them reads once)
             f.lowering = (
