@@ -375,3 +375,29 @@ def test_gpu_values_under_a_changed_dtype_fold_under_that_change():
     [entry] = report.blocking()  # the dtype change, on both columns, the one reason
     assert (entry.group, entry.columns) == (TYPES, ["aot:cuda:90", "gpu:cuda:90"])
     assert "follows from it (not counted again): fp.values.maximum" in entry.line()
+
+
+def test_a_use_with_a_scalar_folds_under_its_own_cells_change():
+    """``tl.maximum(x, 0)`` on bf16: the profile ties the case (bf16, bf16) and the cell
+    ``bfloat16,lit_int``, not ``bfloat16,bfloat16`` (not used here). Where both cells changed
+    fp32 -> bf16, the lowering change follows from the one tied to its line; where the case's
+    own cell did not change, nothing explains it and it stays."""
+    lit = Use("binary_fn.maximum", (frozenset({"bfloat16"}), frozenset({"lit_int"})),
+              path="k.py", line=7, kernel="k", code="tl.maximum(x, 0)")  # fmt: skip
+    base = [
+        _aot({"bfloat16": EXT}),
+        _types({"bfloat16,bfloat16": "fp32", "bfloat16,lit_int": "fp32"}),
+    ]
+    cand = [
+        _aot({"bfloat16": NUM}),
+        _types({"bfloat16,bfloat16": "bf16", "bfloat16,lit_int": "bf16"}),
+    ]
+    report = _decide(base, cand, Profile(uses=[lit]))
+    [(f, root)] = report.folded_dtype
+    assert (f.probe, root.probe) == (f"{MAX}[bfloat16]", f"{TYPES}[bfloat16,lit_int]")
+    assert f"{TYPES}[bfloat16,bfloat16]" in {u.probe for u in report.unused}
+    cand = [
+        _aot({"bfloat16": NUM}),
+        _types({"bfloat16,bfloat16": "fp32", "bfloat16,lit_int": "bf16"}),
+    ]
+    assert _decide(base, cand, Profile(uses=[lit])).folded_dtype == []

@@ -357,14 +357,20 @@ def fold_dtype(
     findings: list[GateFinding],
     tied: Sequence[tuple[GateFinding, Sequence[Any]]],
     usage: UsageMap,
+    unused: Sequence[GateFinding] = (),
 ) -> list[tuple[GateFinding, GateFinding]]:
     """Take out of ``findings`` (in place) the lowering changes that follow from a result-dtype
-    change still in them (the module's rule); return them as (finding, the dtype change)."""
+    change still in them (the module's rule); return them as (finding, the dtype change).
+    ``unused``: the changes the code does not use (``GateReport.unused``), where the case's
+    own type cell may be (``tl.maximum(x, 0)`` uses ``bfloat16,lit_int``, not the case's
+    ``bfloat16,bfloat16``): that it changed is what the case's lowering change shows."""
     uses_of = {id(f): list(u) for f, u in tied}
 
     def sites(f: GateFinding) -> set[tuple[str, int]]:
         return {(u.path, u.line) for u in uses_of.get(id(f), ())}
 
+    # the type cells that changed between two dtypes, per (cell, column), used or not
+    changed = {(f.probe, f.where) for f in (*findings, *unused) if _dtype_change(f)}
     roots: dict[tuple[str, str], list[GateFinding]] = {}
     for f in findings:
         split = fp.cell_parts(f.probe)
@@ -373,7 +379,7 @@ def fold_dtype(
     folded: list[tuple[GateFinding, GateFinding]] = []
     kept: list[GateFinding] = []
     for f in findings:
-        root = _root(f, roots, usage, sites) if f.kind == BEHAVIOUR else None
+        root = _root(f, roots, changed, usage, sites) if f.kind == BEHAVIOUR else None
         if root is None:
             kept.append(f)
         else:
@@ -385,24 +391,29 @@ def fold_dtype(
 def _root(
     f: GateFinding,
     roots: Mapping[tuple[str, str], list[GateFinding]],
+    changed: set[tuple[str, str]],
     usage: UsageMap,
     sites: Any,
 ) -> GateFinding | None:
-    """The dtype change a lowering change ``f`` follows from, or None: its own case's type
-    cell changed in the same column, its ops differ only by conversions, and each of its lines
-    is a line of a change of that type cell (or of one with a scalar operand in its place)."""
+    """The dtype change a lowering change ``f`` follows from, or None: its ops differ only by
+    conversions, its own case's type cell changed dtype in the same column, and each of its
+    lines is a line of a blocking change of that type cell (or of one with a scalar operand in
+    its place: the profile ties such a use to the case too); that change, the case's own cell
+    first."""
     if not lowering_change(f) or not conversions_only(f.baseline, f.candidate):
         return None
     group, case = fp.cell_parts(f.probe) or ("", "")
     cell = usage.values_type_cell(fp.group_name(group), case)
-    if cell is None:
+    if cell is None or (cell, f.where) not in changed:
         return None
     near = [r for r in roots.get((cell.partition("[")[0], f.where), []) if _explains(r.probe, cell)]
-    own = next((r for r in near if r.probe == cell), None)
     mine = sites(f)
-    covered: set[tuple[str, int]] = set()
-    for r in near:
-        covered |= sites(r)
-    if own is None or not mine or not mine <= covered:
+    if not mine:
         return None
-    return own
+    covering = sorted(
+        (r for r in near if sites(r) & mine), key=lambda r: (r.probe != cell, r.probe)
+    )
+    covered: set[tuple[str, int]] = set()
+    for r in covering:
+        covered |= sites(r)
+    return covering[0] if covering and mine <= covered else None

@@ -387,7 +387,9 @@ def decide_runs(
         report.comparison.findings, report.tied, load_map().probes, report.scanned
     )
     # and a lowering change that only follows from a result-dtype change at its lines
-    report.folded_dtype += lowering.fold_dtype(report.comparison.findings, report.tied, load_map())
+    report.folded_dtype += lowering.fold_dtype(
+        report.comparison.findings, report.tied, load_map(), report.unused
+    )
     # a change that only adds a warning: after the profile, so that only used ones are listed
     report.notices += policy.split_notices(report.comparison)
     if profile is not None:
