@@ -332,31 +332,37 @@ def test_what_does_not_follow_from_a_dtype_change_stays_a_reason(
                for f in report.comparison.findings), why  # fmt: skip
 
 
-def test_a_line_the_dtype_change_is_not_tied_to_keeps_the_lowering_change():
-    """The lowering change is tied to a line where the operands are bf16 and a scalar the dtype
-    change of bf16,bf16 does not cover; with that cell's change too, it folds."""
-    base = [
-        _aot({"bfloat16": EXT}),
-        _types({"bfloat16,bfloat16": "fp32", "bfloat16,lit_float": "fp32"}),
-    ]
+def test_a_line_no_dtype_change_is_tied_to_keeps_the_lowering_change_there():
+    """The lowering change is tied to two lines: bf16,bf16 at 12 (its dtype changed) and bf16
+    with a float literal at 20. Where bfloat16,lit_float did not change, the part at 12 folds
+    and the part at 20 stays a reason of its own; where it changed too, all of it folds."""
     lit = frozenset({"lit_float"})
     uses = [Use("binary_fn.maximum", (frozenset({"bfloat16"}),) * 2, path="k.py", line=12,
                 kernel="k", code="tl.maximum(x, y)"),
             Use("binary_fn.maximum", (frozenset({"bfloat16"}), lit), path="k.py", line=20,
-                kernel="k", code="tl.maximum(x, 0.0)")]  # fmt: skip
-    cand = [
-        _aot({"bfloat16": NUM}),
-        _types({"bfloat16,bfloat16": "bf16", "bfloat16,lit_float": "fp32"}),
-    ]
+                kernel="k2", code="tl.maximum(x, 0.0)")]  # fmt: skip
+    base = [_aot({"bfloat16": EXT}),
+            _types({"bfloat16,bfloat16": "fp32", "bfloat16,lit_float": "fp32"})]  # fmt: skip
+    cand = [_aot({"bfloat16": NUM}),
+            _types({"bfloat16,bfloat16": "bf16", "bfloat16,lit_float": "fp32"})]  # fmt: skip
     report = _decide(base, cand, Profile(uses=uses))
-    assert report.folded_dtype == []
-    cand = [
-        _aot({"bfloat16": NUM}),
-        _types({"bfloat16,bfloat16": "bf16", "bfloat16,lit_float": "bf16"}),
-    ]
-    report = _decide(base, cand, Profile(uses=uses))
-    [(_, root)] = report.folded_dtype
+    [(part, root)] = report.folded_dtype
     assert root.probe == f"{TYPES}[bfloat16,bfloat16]"
+    [stays] = [f for f in report.comparison.findings if f.probe == f"{MAX}[bfloat16]"]
+    tied = {id(f): [u.line for u in us] for f, us in report.tied}
+    assert (tied[id(part)], tied[id(stays)]) == ([12], [20])
+    assert all("k.py:12" not in t for t in stays.uses) and any("k.py:20" in t for t in stays.uses)
+    # one entry per kernel: k2's lowering change blocks, k's is listed under its dtype change
+    entries = {(e.group, e.kernel) for e in report.blocking()}
+    assert entries == {(TYPES, "k"), (MAX, "k2")}
+    cand = [_aot({"bfloat16": NUM}),
+            _types({"bfloat16,bfloat16": "bf16", "bfloat16,lit_float": "bf16"})]  # fmt: skip
+    report = _decide(base, cand, Profile(uses=uses))
+    assert sorted(r.probe for _, r in report.folded_dtype) == [
+        f"{TYPES}[bfloat16,bfloat16]",
+        f"{TYPES}[bfloat16,lit_float]",
+    ]
+    assert not [f for f in report.comparison.findings if f.probe.startswith(MAX)]
 
 
 def test_gpu_values_under_a_changed_dtype_fold_under_that_change():

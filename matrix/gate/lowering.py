@@ -32,7 +32,7 @@ what follows from a removal. The dtype change stays blocking: folding never chan
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -355,14 +355,20 @@ def _dtype_change(f: GateFinding) -> bool:
 
 def fold_dtype(
     findings: list[GateFinding],
-    tied: Sequence[tuple[GateFinding, Sequence[Any]]],
+    tied: list[tuple[GateFinding, list[Any]]],
     usage: UsageMap,
     unused: Sequence[GateFinding] = (),
+    may_why: dict[int, str] | None = None,
 ) -> list[tuple[GateFinding, GateFinding]]:
     """Take out of ``findings`` (in place) the lowering changes that follow from a result-dtype
     change still in them (the module's rule); return them as (finding, the dtype change).
+
+    A lowering change tied to several lines follows at each line from the dtype change tied
+    there; where only some of its lines have one (``tl.maximum(y, eps)`` with an fp32 ``eps``
+    computes in fp32 on both releases), it is split: the part at those lines is folded, the
+    rest stays a reason of its own (``tied`` and ``may_why``, the report's, follow the split).
     ``unused``: the changes the code does not use (``GateReport.unused``), where the case's
-    own type cell may be (``tl.maximum(x, 0)`` uses ``bfloat16,lit_int``, not the case's
+    own type cell may be (``tl.maximum(x, 0)`` ties ``bfloat16,lit_int``, not the case's
     ``bfloat16,bfloat16``): that it changed is what the case's lowering change shows."""
     uses_of = {id(f): list(u) for f, u in tied}
 
@@ -379,41 +385,60 @@ def fold_dtype(
     folded: list[tuple[GateFinding, GateFinding]] = []
     kept: list[GateFinding] = []
     for f in findings:
-        root = _root(f, roots, changed, usage, sites) if f.kind == BEHAVIOUR else None
-        if root is None:
+        near = _roots_of(f, roots, changed, usage) if f.kind == BEHAVIOUR else []
+        pieces = _pieces(uses_of.get(id(f), []), near, sites)
+        if not any(root is not None for root, _ in pieces):
             kept.append(f)
-        else:
-            folded.append((f, root))
+            continue
+        only = pieces[0][0]
+        if len(pieces) == 1 and only is not None:
+            folded.append((f, only))
+            continue
+        tied[:] = [(g, u) for g, u in tied if g is not f]
+        for root, uses in pieces:
+            part = _part(f, uses, uses_of.get(id(f), []))
+            tied.append((part, uses))
+            if may_why is not None and id(f) in may_why:
+                may_why[id(part)] = may_why[id(f)]
+            (kept.append(part) if root is None else folded.append((part, root)))
     findings[:] = kept
     return folded
 
 
-def _root(
+def _roots_of(
     f: GateFinding,
     roots: Mapping[tuple[str, str], list[GateFinding]],
     changed: set[tuple[str, str]],
     usage: UsageMap,
-    sites: Any,
-) -> GateFinding | None:
-    """The dtype change a lowering change ``f`` follows from, or None: its ops differ only by
-    conversions, its own case's type cell changed dtype in the same column, and each of its
-    lines is a line of a blocking change of that type cell (or of one with a scalar operand in
-    its place: the profile ties such a use to the case too); that change, the case's own cell
-    first."""
+) -> list[GateFinding]:
+    """The dtype changes a lowering change ``f`` may follow from, the case's own type cell
+    first: none unless its ops differ only by conversions and its own case's type cell changed
+    dtype in the same column; then the blocking changes of that cell, and of those with a
+    scalar operand in place of one of its tensors (the profile ties such a use to the case)."""
     if not lowering_change(f) or not conversions_only(f.baseline, f.candidate):
-        return None
+        return []
     group, case = fp.cell_parts(f.probe) or ("", "")
     cell = usage.values_type_cell(fp.group_name(group), case)
     if cell is None or (cell, f.where) not in changed:
-        return None
+        return []
     near = [r for r in roots.get((cell.partition("[")[0], f.where), []) if _explains(r.probe, cell)]
-    mine = sites(f)
-    if not mine:
-        return None
-    covering = sorted(
-        (r for r in near if sites(r) & mine), key=lambda r: (r.probe != cell, r.probe)
-    )
-    covered: set[tuple[str, int]] = set()
-    for r in covering:
-        covered |= sites(r)
-    return covering[0] if covering and mine <= covered else None
+    return sorted(near, key=lambda r: (r.probe != cell, r.probe))
+
+
+def _pieces(
+    uses: Sequence[Any], near: Sequence[GateFinding], sites: Any
+) -> list[tuple[GateFinding | None, list[Any]]]:
+    """``uses`` by the first of ``near`` tied to each one's line (None: none is)."""
+    out: dict[int, tuple[GateFinding | None, list[Any]]] = {}
+    for u in uses:
+        root = next((r for r in near if (u.path, u.line) in sites(r)), None)
+        out.setdefault(id(root), (root, []))[1].append(u)
+    return list(out.values())
+
+
+def _part(f: GateFinding, uses: Sequence[Any], all_uses: Sequence[Any]) -> GateFinding:
+    """``f`` with only ``uses`` of its profile's uses (its other use texts kept)."""
+    described = {u.describe() for u in all_uses}
+    texts = [t for t in f.uses if t not in described]
+    texts += list(dict.fromkeys(u.describe() for u in uses))
+    return replace(f, uses=texts, evidence=list(f.evidence))

@@ -388,7 +388,7 @@ def decide_runs(
     )
     # and a lowering change that only follows from a result-dtype change at its lines
     report.folded_dtype += lowering.fold_dtype(
-        report.comparison.findings, report.tied, load_map(), report.unused
+        report.comparison.findings, report.tied, load_map(), report.unused, report.may_why
     )
     # a change that only adds a warning: after the profile, so that only used ones are listed
     report.notices += policy.split_notices(report.comparison)
