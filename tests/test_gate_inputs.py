@@ -119,9 +119,11 @@ def test_a_kernel_in_another_encoding_is_read_as_python_reads_it(tmp_path, pair,
     code, md, doc = gate_run(tmp_path, pair, "--scan", str(team))
     assert code == 1, md
     # (the interpreter's bf16 regression is not on the inferred targets: no TRITON_INTERPRET
-    # in this team's folder; the compiled lowering change of the same op blocks)
+    # in this team's folder; the compiled result-dtype change of the same op blocks, and its
+    # lowering change follows from it)
     blocking = [f for f in doc["findings"] if f["kind"] in ("regression", "behaviour-change")]
-    assert any("fp.values.maximum" in f["probe"] for f in blocking), md
+    assert any(f["probe"] == "fp.binary_fn.maximum[bfloat16,bfloat16]" for f in blocking), md
+    assert "fp.values.maximum[bfloat16]" in {f["probe"] for f in doc["follows_from_dtype"]}, md
     assert doc["profile"]["unread"] == []
     # the acknowledgements gate.md offers name the file from its scanned root, not /tmp/...
     offered = [ln.strip() for ln in md.splitlines() if ln.strip().startswith("paths = [")]

@@ -72,6 +72,31 @@ def cell_probe(group_probe: str, case: str) -> str:
     return f"{group_probe}[{case}]"
 
 
+def cell_parts(probe: str) -> tuple[str, str] | None:
+    """``cell_probe`` read back: (group row, case) of a cell's name, None for any other name.
+
+    >>> cell_parts("fp.values.maximum[bfloat16]"), cell_parts("fp.values.maximum")
+    (('fp.values.maximum', 'bfloat16'), None)
+    """
+    group, bracket, case = probe.partition("[")
+    return (group, case[:-1]) if bracket and case.endswith("]") else None
+
+
+VALUES = "fp.values."  # the values groups' rows: ``fp.values.maximum``
+
+
+def value_case(cell: str) -> str:
+    """The values case (its label) a cell of a values group belongs to: an interpreter or GPU
+    row keys one cell per input, ``bfloat16(-1,2)`` (``probes.fp.fp_checks``), a reduction and
+    an ``aot`` row (the TTIR ops) one cell per case, ``bfloat16`` / ``argmax.bfloat16``; a
+    label never holds ``(``.
+
+    >>> value_case("bfloat16(-1,2)"), value_case("argmax.bfloat16"), value_case("f16->bf16(1.5)")
+    ('bfloat16', 'argmax.bfloat16', 'f16->bf16')
+    """
+    return cell.split("(", 1)[0]
+
+
 def evidence(result: Result, case: str) -> dict[str, Any]:
     """What the group row recorded about one case beyond its status: why it was refused
     (``details``), reference and got value (``values``), the warnings it raised."""
@@ -232,7 +257,7 @@ def known_issues(
                 key = (f"{group_name(r.probe)}\x00{case}", r.backend, r.target)
                 seen.setdefault(key, {}).setdefault(release, []).append(str(status))
                 ev = evidence(r, case)
-                label = case.split("(", 1)[0]
+                label = value_case(case)
                 if label in sem:
                     ev["semantics"] = sem[label]
                 proof.setdefault(key, {}).setdefault(release, ev)

@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 
 from matrix.analyze.census import censuses_from_runs
 from matrix.analyze.fingerprint import cell_probe
+from matrix.analyze.profile import load_map
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import SKIPPED, Column, Release
-from matrix.gate import controls
+from matrix.gate import controls, lowering
 from matrix.gate.columns import Columns, Pair, columns_of, machines_on_one_side, pair_columns
 from matrix.gate.config import AcceptedChange
 from matrix.gate.findings import (
@@ -27,6 +28,7 @@ from matrix.gate.findings import (
     BEHAVIOUR,
     BREAKING,
     FAILED_TESTS,
+    LOWERING_EQUAL,
     MAY_SLOW,
     PASSED_TEST,
     REGRESSION,
@@ -54,6 +56,7 @@ __all__ = [
     "BEHAVIOUR",
     "BREAKING",
     "FAILED_TESTS",
+    "LOWERING_EQUAL",
     "MAY_SLOW",
     "PASSED_TEST",
     "REGRESSION",
@@ -110,6 +113,8 @@ def compare(
         )
     censuses = {**censuses_from_runs(base_runs), **censuses_from_runs(cand_runs)}
     seen = _compare_pairs(out, upgrade, (base_cols, cand_cols), pairs, uses_by_probe, censuses)
+    # a values case's lowering change is decided by its values where the GPU measured them
+    lowering.judge(out, base_runs, cand_runs, baseline, candidate, load_map())
 
     # A scanned use of an API whose probe the candidate never ran cannot be vouched for.
     for probe, uses in sorted(uses_by_probe.items()):

@@ -19,6 +19,9 @@ RELAXATION = "relaxation"
 # A kernel's resource change that the rule (matrix/data/resource_gate.toml) lets pass: named as
 # "may slow your kernel", never blocking (``matrix.gate.resource_changes``).
 MAY_SLOW = rc.MAY_SLOW_KIND
+# An ``aot`` column's change of a values case's TTIR ops whose values the GPU column of the same
+# target measured equal on both sides: listed, never blocking (``matrix.gate.lowering``).
+LOWERING_EQUAL = "lowering-values-equal"
 # Finding kinds that make the upgrade unsafe (exit 1).
 UNSAFE_KINDS = (BREAKING, REGRESSION, BEHAVIOUR)
 
@@ -45,6 +48,10 @@ class GateFinding:
     # did not change, or a feature guard keeps them off the candidate): the profile's uses on
     # those lines are not tied to it either (matrix.gate.profiled.apply_profile)
     ruled_out: list[str] = field(default_factory=list)
+    # A change of a values case's TTIR ops that still blocks: what the GPU column said of it
+    # (lowering only and what would decide it, or what changed beside the ops), in words
+    # (``matrix.gate.lowering.judge``)
+    lowering: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """``dataclasses.asdict`` less its deep copy (every field is text, None or a list of

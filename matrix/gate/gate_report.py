@@ -27,6 +27,7 @@ SECTIONS = (
     (gc.ACCEPTED, "Behaviour changes, acknowledged"),
     (gc.RELAXATION, "New on the candidate (relaxations, never blocking)"),
     (gc.MAY_SLOW, "May slow your kernel (resources, not blocking: matrix/data/resource_gate.toml)"),
+    (gc.LOWERING_EQUAL, "Lowering changed, values equal on the GPU (never blocking)"),
 )
 
 
@@ -66,6 +67,9 @@ class GateReport:
     # Findings that only say how an API the candidate removed behaves, with the removal they
     # follow from (``matrix.gate.roots``): listed under it, never a reason of their own.
     folded: list[tuple[gc.GateFinding, gc.GateFinding]] = field(default_factory=list)
+    # Lowering changes that follow from a result-dtype change of the same operation at the
+    # same lines, with it (``matrix.gate.lowering.fold_dtype``): listed under it.
+    folded_dtype: list[tuple[gc.GateFinding, gc.GateFinding]] = field(default_factory=list)
     # Why each "may affect" finding may (by identity): what decides it when no use says.
     may_why: dict[int, str] = field(default_factory=dict)
     _entries: tuple[Any, list[summary.Entry]] | None = field(default=None, repr=False)
@@ -77,8 +81,9 @@ class GateReport:
         key = (id(self.comparison.findings), len(self.comparison.findings), len(self.tied))
         if self._entries is None or self._entries[0] != key:
             entries = summary.entries(
-                self.comparison.findings, self.tied, self.may_why, self.folded
-            )
+                self.comparison.findings, self.tied, self.may_why,
+                [*self.folded, *self.folded_dtype],
+            )  # fmt: skip
             self._entries = (key, entries)
         return self._entries[1]
 
@@ -140,6 +145,13 @@ class GateReport:
                 self.declaration.inferred.to_dict() if self.declaration.inferred else None
             ),
             "declaration": self.declaration.source or None,
+            "follows_from_dtype": [
+                {**f.to_dict(), "root": root.probe, "root_where": root.where}
+                for f, root in self.folded_dtype
+            ],
+            "lowering_values_equal": [
+                f.to_dict() for f in c.findings if f.kind == gc.LOWERING_EQUAL
+            ],
             "not_on_targets": [f.to_dict() for f in self.off_target],
             "not_on_targets_undecidable": self.off_target_undecidable,
         }

@@ -239,6 +239,30 @@ def _folded_section(report: GateReport) -> list[str]:
     return lines
 
 
+def _folded_dtype_section(report: GateReport) -> list[str]:
+    """Lowering changes that follow from a result-dtype change: per dtype change and group,
+    how many findings (never a reason of their own; the dtype change blocks)."""
+    groups = Counter(
+        (root.probe, root.baseline, root.candidate, _split_cell(f.probe)[0], f.baseline,
+         f.candidate)
+        for f, root in report.folded_dtype
+    )  # fmt: skip
+    lines = ["", f"### Follows from a result-dtype change ({len(report.folded_dtype)})", ""]
+    lines.append(
+        "A values case's TTIR lowering that differs only by conversions where the result dtype "
+        "of the same operation on the same operands changed, at lines that change already "
+        "names (matrix/gate/lowering.py): the dtype change is the one reason (above); these "
+        "are not counted again."
+    )
+    lines.append("")
+    for (root, r_before, r_after, group, before, after), k in sorted(groups.items()):
+        lines.append(
+            f"- `{group}` `{before}` → `{after}`: {k} finding(s), follow from `{root}` "
+            f"`{r_before}` → `{r_after}`"
+        )
+    return lines
+
+
 def _coverage(report: GateReport) -> str:
     return report.coverage
 
@@ -285,6 +309,8 @@ def render_markdown(report: GateReport) -> str:
         lines += _findings_section(report, kind, title)
     if report.folded:
         lines += _folded_section(report)
+    if report.folded_dtype:
+        lines += _folded_dtype_section(report)
     if report.notices:
         lines += _notices_section(report)
     if report.profile is not None:
@@ -321,6 +347,13 @@ def _findings_section(report: GateReport, kind: str, title: str) -> list[str]:
     lines = ["", f"### {title} ({len(groups)})", ""]
     if kind == gc.RELAXATION:
         return lines + _relaxations(groups)
+    if kind == gc.LOWERING_EQUAL:
+        lines += [
+            "The TTIR ops of a values case changed on an aot column, and the GPU column of the "
+            "same target measured every value of that case equal on both releases "
+            "(matrix/gate/lowering.py): another lowering of the same values.",
+            "",
+        ]
     if len(groups) > ENTRIES_SHOWN:
         lines += [f"The first {ENTRIES_SHOWN}; gate.json lists all {len(groups)}.", ""]
     for members in list(groups.values())[:ENTRIES_SHOWN]:

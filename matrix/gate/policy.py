@@ -63,7 +63,7 @@ def split_targets(
     moved: list[gc.GateFinding] = []
     kept: list[gc.GateFinding] = []
     for f in comparison.findings:
-        blocking = f.kind in (*gc.UNSAFE_KINDS, gc.ACCEPTED, gc.MAY_SLOW)
+        blocking = f.kind in (*gc.UNSAFE_KINDS, gc.ACCEPTED, gc.MAY_SLOW, gc.LOWERING_EQUAL)
         (moved if blocking and off_target(f.where, declaration) else kept).append(f)
     comparison.findings = kept
     items = [

@@ -77,8 +77,9 @@ def apply_profile(
     c = report.comparison
     kept: list[gc.GateFinding] = []
     for f in c.findings:
-        # (a resource change that does not block still concerns only code that runs the kernel)
-        if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED, gc.MAY_SLOW):
+        # (a resource change that does not block still concerns only code that runs the kernel,
+        # and a lowering change with equal values only code that uses the case)
+        if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED, gc.MAY_SLOW, gc.LOWERING_EQUAL):
             kept.append(f)
             continue
         # (a finding the scanner or the census tied to the code's own sites is about them)

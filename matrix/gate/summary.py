@@ -47,9 +47,12 @@ class Entry:
     decides: list[str] = field(default_factory=list)
     fix: str = ""
     probes: list[str] = field(default_factory=list)  # its findings' full names
-    # What follows from this removal (``matrix.gate.roots``): per change of another group,
-    # the cells and the kernels (or sites) it was met at; never a reason of its own.
+    # What follows from this removal (``matrix.gate.roots``) or this result-dtype change
+    # (``matrix.gate.lowering.fold_dtype``): per change of another group, the cells and the
+    # kernels (or sites) it was met at; never a reason of its own.
     follows: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # A lowering change the GPU's values could not decide: what would (its findings' texts)
+    lowering: list[str] = field(default_factory=list)
 
     def follows_text(self) -> str:
         """``fp.layout `accepted` → `rejected` (9 cells, 47 kernels); ...``."""
@@ -90,6 +93,9 @@ class Entry:
             text += f" — at {at}"
         if self.follows:
             text += f"; follows from it (not counted again): {self.follows_text()}"
+        if self.lowering:
+            others = len(self.lowering) - 1
+            text += f"; {self.lowering[0]}" + (f" (+{others} more)" if others else "")
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,6 +114,7 @@ class Entry:
             "fix": self.fix,
             "findings": self.probes,
             "follows": self.follows,
+            "lowering": self.lowering,
         }
 
 
@@ -188,6 +195,8 @@ def entries(
                 e.cells.append(cell)
             if f.probe not in e.probes:
                 e.probes.append(f.probe)
+            if f.lowering and f.lowering not in e.lowering:
+                e.lowering.append(f.lowering)
             for path, line in sites:
                 lines = e.locations.setdefault(path, [])
                 if line not in lines:
@@ -352,6 +361,8 @@ def counts(report: Any, blocking: Sequence[Entry]) -> dict[str, int]:
         "relaxations": _changes(f for f in c.findings if f.kind == gc.RELAXATION),
         "not_on_targets": _changes(report.off_target) + len(report.off_target_undecidable),
         "follows_from_removed": _changes(f for f, _ in getattr(report, "folded", ())),
+        "follows_from_dtype": _changes(f for f, _ in getattr(report, "folded_dtype", ())),
+        "lowering_values_equal": _changes(f for f in c.findings if f.kind == gc.LOWERING_EQUAL),
         "new_warnings": _changes(getattr(report, "notices", ())),
         "changed_not_used": _changes(report.unused) + len(report.unused_undecidable),
         "undecidable": len(report.errors) + len(c.undecidable),
@@ -378,6 +389,17 @@ def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
         + (
             f", {n['follows_from_removed']} follow from a removed API (listed under it)"
             if n["follows_from_removed"]
+            else ""
+        )
+        + (
+            f", {n['follows_from_dtype']} lowering change(s) follow from a result-dtype change "
+            "(listed under it)"
+            if n["follows_from_dtype"]
+            else ""
+        )
+        + (
+            f", {n['lowering_values_equal']} lowering change(s) with values equal on the GPU"
+            if n["lowering_values_equal"]
             else ""
         )
         + (f", {n['new_warnings']} new warning(s)" if n["new_warnings"] else ""),

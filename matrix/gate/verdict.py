@@ -51,7 +51,7 @@ from matrix.analyze.census import CensusError, censuses_from_runs
 from matrix.analyze.profile import Profile, load_map
 from matrix.analyze.profile.declaration import Declaration, load_declaration
 from matrix.core import REPO_ROOT, DataFileError, Release
-from matrix.gate import api, policy, roots, targets, timing
+from matrix.gate import api, lowering, policy, roots, targets, timing
 from matrix.gate import compare as gc
 from matrix.gate.arguments import (
     DEFAULT_OUT,
@@ -385,6 +385,10 @@ def decide_runs(
     # one blocking reason per root: what only says how a removed API behaves follows from it
     report.folded += roots.fold(
         report.comparison.findings, report.tied, load_map().probes, report.scanned
+    )
+    # and a lowering change that only follows from a result-dtype change at its lines
+    report.folded_dtype += lowering.fold_dtype(
+        report.comparison.findings, report.tied, load_map(), report.unused, report.may_why
     )
     # a change that only adds a warning: after the profile, so that only used ones are listed
     report.notices += policy.split_notices(report.comparison)

@@ -132,7 +132,7 @@ def build_groups(runs: Sequence[Run]) -> list[Group] | None:
                     if st == fp.WRONG:
                         counts = per.setdefault(where, {}) or {}
                         per[where] = counts
-                        word = case.split("(", 1)[0]
+                        word = fp.value_case(case)
                         counts[word] = counts.get(word, 0) + 1
     for before, after in itertools.pairwise(releases):
         b, a = cols[before], cols[after]

@@ -52,6 +52,7 @@ KIND_TONES = {
     gc.BEHAVIOUR: "changed",
     gc.ACCEPTED: "neutral",
     gc.RELAXATION: "neutral",  # refused on the baseline: new, never blocking
+    gc.LOWERING_EQUAL: "neutral",  # other ops, the same values on the GPU: never blocking
 }
 # This project's own code: the verdict every page shows is the gate's own verdict on it
 # (``python -m matrix gate`` without ``--scan``): kernels/' usage profile and the targets it

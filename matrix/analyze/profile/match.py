@@ -227,23 +227,13 @@ class Matcher:
         return Match(MAY_AFFECT, [], f"no mapping for runtime cell {case!r} (usage_map.toml)")
 
     def _values(self, group: str, case: str) -> Match:
-        vop = self.map.values_groups.get(group)
-        op = self.map.values_ops.get(vop or "")
-        if op is None:
+        found = self.map.values_operation(group, case)
+        if found is None:
             return Match(MAY_AFFECT, [], f"no mapping for fp.{group} (usage_map.toml)")
-        head = case.split("(", 1)[0]
-        if op == "cast.to":
-            src, _, dst = head.partition("->")
-            return match_uses(self.uses_of(op), op, [src, dst])
-        if op in ("unary", "binary", "reduce"):
-            name, _, dtype = head.partition(".")
-            full = f"{op}.{name}"
-            if op != "binary":
-                return match_uses(self.uses_of(full), full, [dtype])
-            return self._pair(full, dtype)
-        if op.startswith("unary"):
-            return match_uses(self.uses_of(op), op, [head])
-        return self._pair(op, head)
+        op, operands = found
+        if op != "cast.to" and len(operands) == 2:
+            return self._pair(op, operands[0])  # two operands of the case's dtype
+        return match_uses(self.uses_of(op), op, list(operands))
 
     def _pair(self, op: str, dtype: str) -> Match:
         """A values cell of a two-operand op: both operands of its dtype (two tensors) or one

@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from matrix.analyze.fingerprint import value_case
 from matrix.catalog import PROBES, PROBES_DIR
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
@@ -80,6 +81,37 @@ class UsageMap:
     annotations: Mapping[str, Sequence[str]] = field(default_factory=dict)
     # tl functions whose result dtype is their ``dtype`` argument -> its positional index
     dtype_argument: Mapping[str, int] = field(default_factory=dict)
+
+    def values_operation(self, group: str, case: str) -> tuple[str, tuple[str, ...]] | None:
+        """The operation a case of the values group ``group`` (``values.maximum``) exercises,
+        as the fingerprint's type groups name it, and its operands' dtypes as their cells key
+        them: ``binary_fn.maximum`` on (bfloat16, bfloat16) for ``bfloat16(-1,2)``,
+        ``reduce.argmax`` on (bfloat16,) for ``argmax.bfloat16``, ``cast.to`` on (bfloat16,
+        float16) for ``bfloat16->float16``. None where [values_ops] maps no op."""
+        op = self.values_ops.get(self.values_groups.get(group) or "")
+        if op is None:
+            return None
+        head = value_case(case)
+        if op == "cast.to":
+            src, _, dst = head.partition("->")
+            return op, (src, dst)
+        if op in ("unary", "binary", "reduce"):
+            name, _, dtype = head.partition(".")
+            return f"{op}.{name}", (dtype,) * (2 if op == "binary" else 1)
+        if op.startswith("unary"):
+            return op, (head,)
+        return op, (head, head)  # a function of two operands of the case's dtype
+
+    def values_type_cell(self, group: str, case: str) -> str | None:
+        """The type cell of the operation a values case exercises (``values_operation``): the
+        fingerprint row that records its result dtype, ``fp.binary_fn.maximum[bfloat16,bfloat16]``
+        (a cast's cells are keyed ``src->dst``, the others' by their operands joined with ``,``,
+        as probes/fp/battery.py expands them). None where [values_ops] maps no op."""
+        found = self.values_operation(group, case)
+        if found is None:
+            return None
+        op, operands = found
+        return f"fp.{op}[{('->' if op.startswith('cast.') else ',').join(operands)}]"
 
 
 @lru_cache(maxsize=4)
