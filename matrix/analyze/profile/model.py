@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from matrix.analyze.profile.open_types import OpenTypes
 from matrix.catalog import PROBES, PROBES_DIR
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
@@ -80,13 +81,15 @@ class UsageMap:
     annotations: Mapping[str, Sequence[str]] = field(default_factory=dict)
     # tl functions whose result dtype is their ``dtype`` argument -> its positional index
     dtype_argument: Mapping[str, int] = field(default_factory=dict)
+    # what an open element type admits (``[open_types]``; OpenTypes(): every dtype)
+    open_types: OpenTypes = field(default_factory=OpenTypes)
 
 
 @lru_cache(maxsize=4)
 def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_PATH) -> UsageMap:
     doc = load_toml(path)
     tables = ("dtypes", "launch_scalars", "operators", "functions", "values_ops", "rules")
-    for key in (*tables, "runtime"):
+    for key in (*tables, "runtime", "open_types"):
         if not isinstance(doc.get(key), dict):
             raise DataFileError(path, key, "a table", doc.get(key))
     if "probes" in doc:  # moved: each probe's row is the [usage] of its probe.toml
@@ -132,7 +135,7 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], probes, groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
                     {k: frozenset(v) for k, v in preds.items()}, shims, notes,
-                    by_arg)  # fmt: skip
+                    by_arg, OpenTypes.parse(doc["open_types"], d, ELEM_DTYPES, path))  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -215,6 +218,10 @@ class Profile:
     # Modules of the team's own code outside the read paths whose jit helpers the kernels
     # call (read for those calls; the gate scans them too, so their feature guards count)
     imported: list[str] = field(default_factory=list)
+    # Type variables nothing decided, narrowed to what tensors carry in practice
+    # ([open_types]: open_types.py), and that assumption in words (said once in gate.md)
+    assumed: list[str] = field(default_factory=list)
+    assumption: str = ""
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses
@@ -235,6 +242,7 @@ class Profile:
             "sources": self.sources,
             "notes": self.notes,
             "unread": self.unread,
+            "open_types": {"assumed": self.assumed, "assumption": self.assumption},
             "uses": [u.to_dict() for u in self.uses],
         }
 

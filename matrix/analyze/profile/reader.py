@@ -11,6 +11,7 @@ from matrix.analyze.profile.admits import OPS as ADMIT_OPS
 from matrix.analyze.profile.calls import CallReader
 from matrix.analyze.profile.constexprs import static_truth
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
+from matrix.analyze.profile.declaration import WIDE
 from matrix.analyze.profile.kinds import (
     INT_CONTEXT,
     MAX_SETTLE,
@@ -72,6 +73,7 @@ class KernelReader(CallReader):
         narrow: Mapping[str, frozenset[str]] | None = None,
         site: bool = False,
         fixed: Mapping[str, object] | None = None,
+        half: str | None = None,
     ) -> None:
         self.fn, self.r, self.map, self.path = fn, resolver, umap, path
         self.launch = launch
@@ -84,6 +86,16 @@ class KernelReader(CallReader):
         self.ctx = ctx or Context()
         self.variant = variant  # which of several declared dtypes each pointer takes
         self.narrow = dict(narrow or {})  # type variable -> the dtypes the code admits
+        # the one 16-bit format the open variables of this reading take (open_types.py);
+        # None: either (``mixed``: then some op of it met two variables that each may take
+        # either, which one launch never pairs across formats: read once per format).
+        self.half = half
+        self.mixed = False
+        # variables the host decides (``assert x.dtype in ...``): no default narrows them
+        self.decided = frozenset(
+            type_var(fn.name, p, dtype=d) for p in (launch.domains if launch else {})
+            for d in (False, True)
+        )  # fmt: skip
         self.site = site  # read for a call site: parameters the caller did not type stay open
         self.site_key: tuple[Any, ...] | None = None  # the memo key of this call-site reading
         # constexpr parameters this reading takes one value of (Triton compiles each value of
@@ -136,6 +148,15 @@ class KernelReader(CallReader):
         dtypes: set[str] = set()  # names used as a dtype: x.to(D), dtype=D, tl.full(s, v, D)
         assigns: list[tuple[set[str], set[str], set[str]]] = []
         for node in ast.walk(self.fn):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == "element_ty"
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr in ("dtype", "type")
+                and isinstance(node.value.value, ast.Name)
+            ):  # `y.dtype.element_ty`: only a pointer has an element type
+                names.add(node.value.value.id)
+                continue
             if isinstance(node, ast.Assign):
                 targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
                 if targets:
@@ -261,30 +282,45 @@ class KernelReader(CallReader):
 
     def _dtype_param(self, name: str) -> Val:
         """A constexpr parameter used as a dtype (``x.to(OUT_DTYPE)``) that no launch gave:
-        the declared dtypes, else a type variable admitting every dtype."""
+        the declared dtypes, else a type variable (``_domain``)."""
         declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
-        if declared:
+        if declared and declared != WIDE:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(dtype=frozenset({pick} if pick else declared))
         tied = self.launch.ties.get(name) if self.launch else None
         # tied by the host to a pointer's dtype (``D[x.dtype]``): that pointer's variable
         var = type_var(self.fn.name, tied) if tied else type_var(self.fn.name, name, dtype=True)
-        names = self.narrow.get(var, ELEM_DTYPES)
+        names = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE)
         return Val(dtype=names, vars=frozenset({var}), per=identity(names))
 
     def _pointer_param(self, name: str) -> Val:
         """A pointer parameter no launch typed: the team's declared dtypes, else a type
-        variable (its element type), admitting every dtype the code does not rule out."""
+        variable (its element type, ``_domain``)."""
         declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
-        if declared:
+        if declared and declared != WIDE:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(frozenset({pick} if pick else declared), pointer=True)
         # host code passing one dtype to several pointers (``y = torch.empty_like(x)``): one
         # variable, named by the first of them
         tied = self.launch.ties.get(name, name) if self.launch else name
         var = type_var(self.fn.name, tied)
-        kinds = self.narrow.get(var, ELEM_DTYPES)
+        kinds = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE)
         return Val(kinds, pointer=True, vars=frozenset({var}), per=identity(kinds))
+
+    def _domain(self, var: str, wide: bool = False) -> frozenset[str]:
+        """The dtypes type variable ``var`` takes: those the code admits (``narrow``: what
+        the host admits, what the code rules out); where nothing decides it (no host domain,
+        no declared ``"*"``: ``wide``), only what tensors carry in practice
+        (``[open_types]``: open_types.py), the 16-bit format this reading's (``half``)."""
+        admitted = self.narrow.get(var, ELEM_DTYPES)
+        if wide or var in self.decided:
+            return admitted
+        rule = self.map.open_types
+        mentioned = self.ctx.mentioned(self.path, self.lines, rule)
+        got = rule.domain(admitted, mentioned, self.half)
+        if got != admitted:
+            self.ctx.assumed.add(var)
+        return got
 
     # -- helpers
     def _site_reader(
@@ -294,7 +330,7 @@ class KernelReader(CallReader):
         the same context, parameters the caller did not type left open."""
         return KernelReader(
             h.fn, h.resolver, self.map, h.path, h.globals, None, h.jit_names, h.lines,
-            helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True,
+            helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True, half=self.half,
         )  # fmt: skip
 
     def _code(self, node: ast.AST) -> str:
@@ -312,7 +348,7 @@ class KernelReader(CallReader):
             if len(v.vars) != 1 or v.kinds is None or len(v.kinds) < 2:
                 continue
             (var,) = v.vars
-            if v.kinds != self.narrow.get(var, ELEM_DTYPES):
+            if v.kinds != self.ctx.domains.get(var):
                 continue  # a value computed from the variable, not the variable itself
             other = operands[1 - i] if len(operands) == 2 else None
             if other is not None and other.kinds is None:
@@ -346,6 +382,8 @@ class KernelReader(CallReader):
     ) -> None:
         if self.ctx.admits and side == BASELINE:
             self._admitted(op, operands)  # what the baseline refuses: its own operands only
+        if self.half is None and not self.mixed:
+            self.mixed = self._mixes(operands)
         open_vars: set[str] = set()
         unknown = False
         for v in operands:
@@ -370,6 +408,14 @@ class KernelReader(CallReader):
                 combos(operands),
             )
         )
+
+    def _mixes(self, operands: Sequence[Val]) -> bool:
+        """Whether ``operands`` meet two type variables that may each take either 16-bit
+        format (in this reading: ``ctx.domains``), which one launch never pairs across."""
+        halves = frozenset(self.map.open_types.one_per_launch)
+        tvars = frozenset().union(*(v.vars for v in operands))
+        both = [v for v in tvars if len(self.ctx.domains.get(v, frozenset()) & halves) > 1]
+        return len(both) > 1
 
     def kw(self, call: ast.Call, name: str) -> ast.expr | None:
         return next((k.value for k in call.keywords if k.arg == name), None)
@@ -517,6 +563,8 @@ class KernelReader(CallReader):
         if split is None:
             return _union([self.ev(node.body), self.ev(node.orelse)])
         var, yes, no = split
+        if not (yes and no):  # taken for every dtype of the variable, or for none
+            return self.ev(node.body if yes else node.orelse)
         sides = []
         for expr, dom in ((node.body, yes), (node.orelse, no)):
             saved = self.env
@@ -587,6 +635,12 @@ class KernelReader(CallReader):
         elif isinstance(s, ast.If):
             self.ev(s.test)
             split = self._dtype_cond(s.test)
+            if split is not None and not (split[1] and split[2]):
+                # a branch on a dtype that every dtype of its variable takes, or none: the
+                # side it takes (``if x.dtype.is_fp64():`` of an fp16/bf16/fp32 x compiles away)
+                for b in s.body if split[1] else s.orelse:
+                    self.stmt(b)
+                return
             before = dict(self.env)
             if split is not None:  # a branch on a dtype: each side for its dtypes only
                 var, yes, no = split
