@@ -55,7 +55,9 @@ def test_an_fp32_accumulator_stays_fp32_through_dot_and_augmented_assignment(tmp
     assert ops(found, "binary.truediv", "acc / l_i") == [(F32, F32)]
     # open to every dtype (declared "*"), the dot depends on a_ptr's element type (an int8
     # dot gives int32), which nothing here decides: a named type variable
-    wide = uses(tmp_path, """
+    wide = uses(
+        tmp_path,
+        """
         @triton.jit
         def k(a_ptr, b_ptr, BM: tl.constexpr):
             r = tl.arange(0, BM)
@@ -63,7 +65,9 @@ def test_an_fp32_accumulator_stays_fp32_through_dot_and_augmented_assignment(tmp
             a = tl.load(a_ptr + r[:, None] * BM + r[None, :])
             b = tl.load(b_ptr + r[:, None] * BM + r[None, :])
             acc += tl.dot(a, b)
-        """, WIDE)
+        """,
+        WIDE,
+    )
     (add,) = [u for u in wide if u.op == "binary.add" and "acc +=" in u.code]
     assert add.operands[0] == F32 and {"float32", "int32"} <= (add.operands[1] or set())
     assert "the element type of `a_ptr`, the element type of `b_ptr` of `k`" in add.decides

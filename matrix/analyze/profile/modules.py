@@ -179,6 +179,7 @@ def _read(
         # variable named by ``param``: a pointer's element type or the dtype it holds
         for dtype in (False, True):
             narrow[type_var(fn.name, param, dtype=dtype)] = admitted
+
     def read(half: str | None) -> tuple[list[Use], bool]:
         return _narrowed(fn, resolver, umap, path, glob, launch, names, lines, helpers, lookup,
                          ctx, variant, fixed, narrow, half)  # fmt: skip

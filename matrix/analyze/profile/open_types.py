@@ -54,7 +54,9 @@ class OpenTypes:
         def dtypes(key: str) -> tuple[str, ...]:
             got = table.get(key)
             if not isinstance(got, list) or not all(isinstance(d, str) and d in known for d in got):
-                raise DataFileError(path, f"open_types.{key}", f"a list of dtypes from {sorted(known)}", got)
+                raise DataFileError(
+                    path, f"open_types.{key}", f"a list of dtypes from {sorted(known)}", got
+                )
             return tuple(got)
 
         floats, ints, halves = dtypes("floats"), dtypes("ints"), dtypes("one_per_launch")
@@ -62,7 +64,9 @@ class OpenTypes:
             raise DataFileError(path, "open_types.one_per_launch", "dtypes of floats", halves)
         mods = table.get("mention_modules")
         if not isinstance(mods, list) or not mods or not all(isinstance(m, str) for m in mods):
-            raise DataFileError(path, "open_types.mention_modules", "module names (tl, torch)", mods)
+            raise DataFileError(
+                path, "open_types.mention_modules", "module names (tl, torch)", mods
+            )
         names = "|".join(re.escape(m) for m in sorted(mods, key=len, reverse=True))
         # `tl.float8e4nv`, `torch . uint8` (not `x.tl.float16`: the module name starts a name)
         pattern = re.compile(rf"(?<![\w.])(?:{names})\s*\.\s*(\w+)")
@@ -77,17 +81,22 @@ class OpenTypes:
         return frozenset(d for d in found if d)
 
     def domain(
-        self, admitted: frozenset[str], mentioned: frozenset[str], half: str | None
+        self,
+        admitted: frozenset[str],
+        mentioned: frozenset[str],
+        half: str | None,
+        practice: bool = True,
     ) -> frozenset[str]:
         """What an open element type takes: of the dtypes the code ``admitted``, the floats
-        (else the ints) and the ``mentioned`` ones, with ``half`` the one 16-bit format of
-        this launch; ``admitted`` itself where none of those is admitted (a contradiction is
-        never narrowed to nothing)."""
+        (else the ints) and the ``mentioned`` ones (``practice=False``: all of them, a domain
+        the host decided), with ``half`` the one 16-bit format of this launch; ``admitted``
+        itself where none of those is admitted (a contradiction is never narrowed to
+        nothing)."""
         if self.floats is None:
             return admitted
         floats = frozenset(self.floats)
-        got = admitted & (floats | mentioned)
-        if not got & floats:  # the code rules out every float: an integer in practice
+        got = admitted & (floats | mentioned) if practice else admitted
+        if practice and not got & floats:  # every float ruled out: an integer in practice
             got = admitted & (frozenset(self.ints) | mentioned)
         if half is not None:
             one = got - (frozenset(self.one_per_launch) - {half})
@@ -109,4 +118,3 @@ class OpenTypes:
 
 
 _SHORT = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float64": "fp64"}
-

@@ -311,14 +311,18 @@ class KernelReader(CallReader):
         """The dtypes type variable ``var`` takes: those the code admits (``narrow``: what
         the host admits, what the code rules out); where nothing decides it (no host domain,
         no declared ``"*"``: ``wide``), only what tensors carry in practice
-        (``[open_types]``: open_types.py), the 16-bit format this reading's (``half``)."""
+        (``[open_types]``: open_types.py). Either way (a declared ``"*"`` aside) the 16-bit
+        format is this reading's (``half``): a host that admits fp16 and bf16 for two tensors
+        still passes one of them to a launch."""
         admitted = self.narrow.get(var, ELEM_DTYPES)
-        if wide or var in self.decided:
+        if wide:
             return admitted
         rule = self.map.open_types
+        if var in self.decided:
+            return rule.domain(admitted, frozenset(), self.half, practice=False)
         mentioned = self.ctx.mentioned(self.path, self.lines, rule)
         got = rule.domain(admitted, mentioned, self.half)
-        if got != admitted:
+        if rule.domain(admitted, mentioned, None) != admitted:
             self.ctx.assumed.add(var)
         return got
 
