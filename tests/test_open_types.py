@@ -195,3 +195,27 @@ def test_a_host_check_admitting_both_16_bit_formats_still_gives_a_launch_one(tmp
     assert status(found, "cast.to", "y_ptr.dtype", ["bfloat16", "bfloat16"]) == "used"
     assert status(uses(tmp_path, body, EVERY), "cast.to", "y_ptr.dtype",
                   ["bfloat16", "float16"]) == "may affect"  # fmt: skip
+
+
+def test_an_unknown_value_is_no_dtype_nothing_in_its_kernel_gives(tmp_path):
+    body = """
+        from mylib import ext
+
+        @triton.jit
+        def k(x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            y = ext.mystery(tl.load(x_ptr + r))
+            tl.store(o_ptr + r, y / 3)
+        """
+    found = uses(tmp_path, body)
+    (div,) = [u for u in found if u.op == "binary.truediv"]
+    assert div.operands[0] is None  # the reader cannot type it: fail closed, but not on fp8
+    assert status(found, "binary.truediv", "y / 3", ["bfloat16", "lit_int"]) == "may affect"
+    assert status(found, "binary.truediv", "y / 3", ["uint32", "lit_int"]) == "may affect"
+    assert status(found, "binary.truediv", "y / 3", ["float8e4nv", "lit_int"]) == "not used"
+    # the file names fp8, or a pointer may hold it (declared "*"): an unknown may be fp8
+    named = "\n        FP8 = tl.float8e4nv\n" + body
+    assert status(uses(tmp_path, named), "binary.truediv", "y / 3",
+                  ["float8e4nv", "lit_int"]) == "may affect"  # fmt: skip
+    assert status(uses(tmp_path, body, EVERY), "binary.truediv", "y / 3",
+                  ["float8e4nv", "lit_int"]) == "may affect"  # fmt: skip

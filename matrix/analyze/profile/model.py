@@ -166,6 +166,10 @@ class Use:
     # one type variable (``acc.to(x.dtype)`` with ``acc`` computed from ``x``: a float16 x
     # never meets a bfloat16 target); empty: any combination of the operands' kinds.
     combos: frozenset[tuple[str, ...]] = frozenset()
+    # The dtypes an operand the code leaves unknown (None) cannot have: none of the kernel's
+    # pointers or dtypes holds them, its file does not name them, and no computation makes
+    # them without a dtype spelt in the code (``[open_types]``: open_types.py)
+    absent: frozenset[str] = frozenset()
 
     def attr(self, name: str, default: str = "") -> str:
         return dict(self.attrs).get(name, default)

@@ -39,6 +39,7 @@ class OpenTypes:
     floats: tuple[str, ...] | None = None  # None: no default (every dtype the code admits)
     ints: tuple[str, ...] = ()
     one_per_launch: tuple[str, ...] = ()  # the 16-bit formats one launch takes one of
+    computed: tuple[str, ...] = ()  # dtypes computing alone makes (a compare, an index, rand)
     # source spellings (``tl.X``, ``torch.X``: the modules in ``mention_modules``) -> dtype
     spellings: Mapping[str, str] = field(default_factory=dict)
     mention: re.Pattern[str] | None = None
@@ -60,6 +61,7 @@ class OpenTypes:
             return tuple(got)
 
         floats, ints, halves = dtypes("floats"), dtypes("ints"), dtypes("one_per_launch")
+        computed = dtypes("computed")
         if not set(halves) <= set(floats):
             raise DataFileError(path, "open_types.one_per_launch", "dtypes of floats", halves)
         mods = table.get("mention_modules")
@@ -70,7 +72,7 @@ class OpenTypes:
         names = "|".join(re.escape(m) for m in sorted(mods, key=len, reverse=True))
         # `tl.float8e4nv`, `torch . uint8` (not `x.tl.float16`: the module name starts a name)
         pattern = re.compile(rf"(?<![\w.])(?:{names})\s*\.\s*(\w+)")
-        return cls(floats, ints, halves, dict(spellings), pattern)
+        return cls(floats, ints, halves, computed, dict(spellings), pattern)
 
     def mentioned(self, source: str) -> frozenset[str]:
         """The dtypes ``source`` names as ``tl.X`` / ``torch.X`` (evidence that its kernels

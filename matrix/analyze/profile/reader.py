@@ -91,6 +91,7 @@ class KernelReader(CallReader):
         # either, which one launch never pairs across formats: read once per format).
         self.half = half
         self.mixed = False
+        self.absent: frozenset[str] | None = None  # _absent's answer, once per reading
         # variables the host decides (``assert x.dtype in ...``): no default narrows them
         self.decided = frozenset(
             type_var(fn.name, p, dtype=d) for p in (launch.domains if launch else {})
@@ -410,8 +411,32 @@ class KernelReader(CallReader):
                 tuple(i for i, v in enumerate(operands) if v.cast),
                 decides_text(open_vars, unknown, self.fn.name) if open_vars or unknown else "",
                 combos(operands),
+                self._absent() if any(v.kinds is None for v in operands) else frozenset(),
             )
         )
+
+    def _absent(self) -> frozenset[str]:
+        """The dtypes no value of this reading holds (what an unknown operand is not): none
+        of its parameters' (a pointer's elements, a dtype it holds), none its file names, not
+        what tensors carry by default nor what computing alone makes (``[open_types]``); with
+        a 16-bit format for the reading, the other one unless something above gives it."""
+        if self.absent is not None:  # once per reading (its parameters are typed by then)
+            return self.absent
+        rule = self.map.open_types
+        self.absent = frozenset()
+        if rule.floats is None:
+            return self.absent
+        given = set(self.ctx.mentioned(self.path, self.lines, rule))
+        for v in self.env.values():
+            if v.dtype is None or (v.pointer and v.kinds is None):
+                return self.absent  # a pointer or a dtype nothing types: any dtype
+            for got in (v.kinds, v.dtype if isinstance(v.dtype, frozenset) else None):
+                given |= got or frozenset()
+        absent = ELEM_DTYPES - {*rule.floats, *rule.ints, *rule.computed} - given
+        if self.half is not None:
+            absent |= frozenset(rule.one_per_launch) - {self.half} - given
+        self.absent = absent
+        return absent
 
     def _mixes(self, operands: Sequence[Val]) -> bool:
         """Whether ``operands`` meet two type variables that may each take either 16-bit
