@@ -219,3 +219,24 @@ def test_an_unknown_value_is_no_dtype_nothing_in_its_kernel_gives(tmp_path):
                   ["float8e4nv", "lit_int"]) == "may affect"  # fmt: skip
     assert status(uses(tmp_path, body, EVERY), "binary.truediv", "y / 3",
                   ["float8e4nv", "lit_int"]) == "may affect"  # fmt: skip
+
+
+def test_an_unknown_value_cast_to_an_open_pointers_dtype_is_of_the_launchs_format(tmp_path):
+    body = """
+        from mylib import ext
+
+        @triton.jit
+        def k(x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            y = ext.mystery(tl.load(x_ptr + r))
+            tl.store(o_ptr + r, y.to(o_ptr.dtype.element_ty))
+        """
+    found = uses(tmp_path, body)
+    assert status(found, "cast.to", "y.to(", ["bfloat16", "float16"]) == "not used"
+    assert status(found, "cast.to", "y.to(", ["float32", "float16"]) == "may affect"
+    assert status(found, "cast.to", "y.to(", ["bfloat16", "bfloat16"]) == "may affect"
+    # the code names both formats: an unknown may be the other one
+    named = "\n        BOTH = (tl.float16, tl.bfloat16)\n" + body
+    assert status(uses(tmp_path, named), "cast.to", "y.to(", ["bfloat16", "float16"]) == (
+        "may affect"
+    )

@@ -440,11 +440,13 @@ class KernelReader(CallReader):
 
     def _mixes(self, operands: Sequence[Val]) -> bool:
         """Whether ``operands`` meet two type variables that may each take either 16-bit
-        format (in this reading: ``ctx.domains``), which one launch never pairs across."""
+        format (in this reading: ``ctx.domains``), or one and a value the reader cannot type
+        (which may be either as well): one launch never pairs them across formats."""
         halves = frozenset(self.map.open_types.one_per_launch)
         tvars = frozenset().union(*(v.vars for v in operands))
         both = [v for v in tvars if len(self.ctx.domains.get(v, frozenset()) & halves) > 1]
-        return len(both) > 1
+        unknown = any(v.kinds is None and v.dtype is False for v in operands)
+        return len(both) > 1 or (len(both) == 1 and unknown)
 
     def kw(self, call: ast.Call, name: str) -> ast.expr | None:
         return next((k.value for k in call.keywords if k.arg == name), None)
