@@ -235,8 +235,14 @@ def test_an_unknown_value_cast_to_an_open_pointers_dtype_is_of_the_launchs_forma
     assert status(found, "cast.to", "y.to(", ["bfloat16", "float16"]) == "not used"
     assert status(found, "cast.to", "y.to(", ["float32", "float16"]) == "may affect"
     assert status(found, "cast.to", "y.to(", ["bfloat16", "bfloat16"]) == "may affect"
-    # the code names both formats: an unknown may be the other one
-    named = "\n        BOTH = (tl.float16, tl.bfloat16)\n" + body
-    assert status(uses(tmp_path, named), "cast.to", "y.to(", ["bfloat16", "float16"]) == (
+    # the host names both formats: nothing of a value inside one launch
+    host = (
+        body
+        + "\n\n        def run(x):\n            return x.dtype in (torch.float16, torch.bfloat16)\n"
+    )
+    assert status(uses(tmp_path, host), "cast.to", "y.to(", ["bfloat16", "float16"]) == ("not used")
+    # the kernel itself names the other format: an unknown may be a value cast to it
+    own = body.replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK)\n            h = tl.bfloat16")
+    assert status(uses(tmp_path, own), "cast.to", "y.to(", ["bfloat16", "float16"]) == (
         "may affect"
     )

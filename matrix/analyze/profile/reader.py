@@ -419,22 +419,27 @@ class KernelReader(CallReader):
         """The dtypes no value of this reading holds (what an unknown operand is not): none
         of its parameters' (a pointer's elements, a dtype it holds), none its file names, not
         what tensors carry by default nor what computing alone makes (``[open_types]``); with
-        a 16-bit format for the reading, the other one unless something above gives it."""
+        a 16-bit format for the reading, the other one unless a parameter or the function's
+        own code gives it (``.to(tl.float16)``: a host's ``torch.float16`` elsewhere in the
+        file says nothing of a value inside this launch)."""
         if self.absent is not None:  # once per reading (its parameters are typed by then)
             return self.absent
         rule = self.map.open_types
         self.absent = frozenset()
         if rule.floats is None:
             return self.absent
-        given = set(self.ctx.mentioned(self.path, self.lines, rule))
+        given: set[str] = set()
         for v in self.env.values():
             if v.dtype is None or (v.pointer and v.kinds is None):
                 return self.absent  # a pointer or a dtype nothing types: any dtype
             for got in (v.kinds, v.dtype if isinstance(v.dtype, frozenset) else None):
                 given |= got or frozenset()
-        absent = ELEM_DTYPES - {*rule.floats, *rule.ints, *rule.computed} - given
+        named = self.ctx.mentioned(self.path, self.lines, rule)
+        absent = ELEM_DTYPES - {*rule.floats, *rule.ints, *rule.computed} - given - named
         if self.half is not None:
-            absent |= frozenset(rule.one_per_launch) - {self.half} - given
+            end = getattr(self.fn, "end_lineno", None) or len(self.lines)
+            own = rule.mentioned("\n".join(self.lines[self.fn.lineno - 1 : end]))
+            absent |= frozenset(rule.one_per_launch) - {self.half} - given - own
         self.absent = absent
         return absent
 
