@@ -246,3 +246,20 @@ def test_an_unknown_value_cast_to_an_open_pointers_dtype_is_of_the_launchs_forma
     assert status(uses(tmp_path, own), "cast.to", "y.to(", ["bfloat16", "float16"]) == (
         "may affect"
     )
+
+
+def test_a_branch_on_two_dtype_predicates_joined_by_a_bitwise_or_is_read_per_side(tmp_path):
+    body = """
+        @triton.jit
+        def scan(x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + r)
+            if x.dtype.is_fp16() | x.dtype.is_bf16():
+                x = x.to(tl.float32)
+            tl.store(o_ptr + r, tl.cumsum(x, 0))
+        """
+    found = uses(tmp_path, body)
+    assert status(found, "reduce.cumsum", "tl.cumsum", ["bfloat16"]) == "not used"
+    assert status(found, "reduce.cumsum", "tl.cumsum", ["float32"]) in ("used", "may affect")
+    only = uses(tmp_path, body.replace(" | x.dtype.is_bf16()", ""))
+    assert status(only, "reduce.cumsum", "tl.cumsum", ["bfloat16"]) == "may affect"
