@@ -52,8 +52,8 @@ def _decide(runs, profile=None, declaration=None) -> gv.GateReport:
 
 
 def test_a_cell_refused_on_the_baseline_is_new_on_the_candidate_never_blocking():
-    runs = _both([_fp({"int8,fp8e5": "rejected", "int8,int16": "int16"})],
-                 [_fp({"int8,fp8e5": "fp8e5", "int8,int16": "int16"})])  # fmt: skip
+    runs = _both([_fp({"int8,fp8e5": "rejected", "float16,float32": "int16"})],
+                 [_fp({"int8,fp8e5": "fp8e5", "float16,float32": "int16"})])  # fmt: skip
     report = _decide(runs)
     assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
     [f] = report.comparison.findings
@@ -69,8 +69,8 @@ def test_a_cell_refused_on_the_baseline_is_new_on_the_candidate_never_blocking()
 
 
 def test_a_cell_refused_on_the_baseline_and_unobserved_on_the_candidate_is_not_undecidable():
-    runs = _both([_fp({"int8,fp8e5": "rejected", "int8,int16": "int16"})],
-                 [_fp({"int8,fp8e5": "skipped", "int8,int16": "int16"})])  # fmt: skip
+    runs = _both([_fp({"int8,fp8e5": "rejected", "float16,float32": "int16"})],
+                 [_fp({"int8,fp8e5": "skipped", "float16,float32": "int16"})])  # fmt: skip
     report = _decide(runs)
     assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
     assert any("refused on 3.8.0" in n for n in report.comparison.notes)
@@ -103,9 +103,9 @@ def test_a_probe_row_refused_at_runtime_then_accepted_is_a_relaxation_even_if_sc
 
 
 def _on_two_columns(change_on_aot: bool) -> list[Run]:
-    base = [_fp({"int8,int16": "int16"}), _fp({"int8,int16": "int16"}, "aot", "cuda:90")]
+    base = [_fp({"float16,float32": "int16"}), _fp({"float16,float32": "int16"}, "aot", "cuda:90")]
     aot = "int32" if change_on_aot else "int16"
-    cand = [_fp({"int8,int16": "int32"}), _fp({"int8,int16": aot}, "aot", "cuda:90")]
+    cand = [_fp({"float16,float32": "int32"}), _fp({"float16,float32": aot}, "aot", "cuda:90")]
     return _both(base, cand)
 
 
@@ -114,7 +114,7 @@ def test_a_change_only_outside_the_declared_targets_does_not_block():
     report = _decide(_on_two_columns(change_on_aot=False), declaration=cuda)
     assert report.exit_code == gv.EXIT_SAFE, gv.render_markdown(report)
     assert [(f.probe, f.where) for f in report.off_target] == [
-        ("fp.binary.add[int8,int16]", "interpret")
+        ("fp.binary.add[float16,float32]", "interpret")
     ]
     md = gv.render_markdown(report)
     assert "1 not on your targets" in md and "### Not on your targets (1)" in md

@@ -102,8 +102,8 @@ def _raw(tmp_path: Path, interp_changes: bool, aot_changes: bool) -> Path:
     for release, new in (("3.8.0", False), ("3.9.0", True)):
         interp = "int32" if new and interp_changes else "int16"
         aot = "int32" if new and aot_changes else "int16"
-        results = [_fp({"int8,int16": interp}, "interpret"),
-                   _fp({"int8,int16": aot}, "aot", "cuda:90")]  # fmt: skip
+        results = [_fp({"float16,float32": interp}, "interpret"),
+                   _fp({"float16,float32": aot}, "aot", "cuda:90")]  # fmt: skip
         run = Run(id=f"triton-{release}-numpy-2.4.6", env={"triton": release, "numpy": "2.4.6"},
                   results=results)  # fmt: skip
         write_raw(run, raw / f"{run.id}.json")
@@ -130,21 +130,23 @@ def test_the_gate_infers_targets_states_them_and_a_declaration_wins(tmp_path):
     assert _blocking(doc) == [], md  # only the interpreter changed, and nothing runs it
     assert doc["targets_inferred"]["not_run"] == ["interpret"]
     assert [(f["probe"], f["where"]) for f in doc["not_on_targets"]] == [
-        ("fp.binary.add[int8,int16]", "interpret")
+        ("fp.binary.add[float16,float32]", "interpret")
     ]
     first = md.split("## Details")[0]
     assert "not interpret (inferred: no TRITON_INTERPRET in the repository" in first
     # a change on a compiled column still blocks: GPU columns always count
     raw2 = _raw(tmp_path / "b", interp_changes=True, aot_changes=True)
     code, md, doc = _cli(tmp_path, raw2, "--scan", scan)
-    assert _blocking(doc) == [("fp.binary.add[int8,int16]", "aot:cuda:90")], md
+    assert _blocking(doc) == [("fp.binary.add[float16,float32]", "aot:cuda:90")], md
     # evidence: the interpreter counts, and the first screen names the file and line
     (team / "tests").mkdir()
     (team / "tests" / "conftest.py").write_text(
         'import os\nos.environ.setdefault("TRITON_INTERPRET", "1")\n'
     )
     code, md, doc = _cli(tmp_path, raw, "--scan", scan)
-    assert code == gv.EXIT_UNSAFE and _blocking(doc) == [("fp.binary.add[int8,int16]", "interpret")]
+    assert code == gv.EXIT_UNSAFE and _blocking(doc) == [
+        ("fp.binary.add[float16,float32]", "interpret")
+    ]
     assert doc["targets_inferred"]["evidence"] == [
         'team/tests/conftest.py:2: os.environ.setdefault("TRITON_INTERPRET", "1")'
     ]
@@ -157,7 +159,7 @@ def test_the_gate_infers_targets_states_them_and_a_declaration_wins(tmp_path):
     )
     (team / "pyproject.toml").write_text('[tool.triton-compat]\ntargets = ["interpret"]\n')
     code, md, doc = _cli(tmp_path, raw, "--scan", scan)
-    assert _blocking(doc) == [("fp.binary.add[int8,int16]", "interpret")], md
+    assert _blocking(doc) == [("fp.binary.add[float16,float32]", "interpret")], md
 
 
 # ------------------------------------------------------------------------- one reason per root

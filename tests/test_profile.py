@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Matcher
+from matrix.analyze.profile.declaration import Declaration
 from matrix.gate.usage import build_profile
 from matrix.gate.verdict import main
 from matrix.results import Run
@@ -203,8 +204,13 @@ def test_a_captured_launch_types_a_kernel_defined_in_a_test(tmp_path):
     assert hit.status == USED
     assert hit.uses[0].test == "test_local.py::test_sub" and hit.uses[0].line == 8
     assert m.cell("binary.sub", "int8,cx_int").status == NOT_USED
-    # read from source alone (no launch) the same kernel may be affected, not used
+    # read from source alone (no launch), q_ptr is what tensors carry (fp16/bf16/fp32): a uint8
+    # element needs evidence, as a declared "*" (or the file naming tl.uint8) gives
     alone = Matcher(build_profile([str(suite)], [], []))
+    assert alone.cell("binary.sub", "uint8,cx_int").status == NOT_USED
+    assert alone.cell("binary.sub", "bfloat16,cx_int").status == MAY_AFFECT
+    wide = Declaration.parse({"dtypes": {"*": ["*"]}}, "test")
+    alone = Matcher(build_profile([str(suite)], [], [], wide))
     assert alone.cell("binary.sub", "uint8,cx_int").status == MAY_AFFECT
 
 

@@ -17,6 +17,7 @@ from matrix.analyze.profile.constexprs import (
     constexpr_cases,
     static_truth,
 )
+from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.match import match_uses
 from matrix.analyze.profile.model import Use
 from matrix.analyze.profile.modules import module_globals
@@ -51,9 +52,9 @@ def norm(y_ptr, x_ptr, w_ptr, n, mode: tl.constexpr, BLOCK: tl.constexpr):
 """
 
 
-def _uses(tmp_path: Path, body: str) -> list[Use]:
+def _uses(tmp_path: Path, body: str, declaration: Declaration | None = None) -> list[Use]:
     (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(body))
-    return build_profile([str(tmp_path)], [], [], None).uses
+    return build_profile([str(tmp_path)], [], [], declaration).uses
 
 
 def test_each_constexpr_value_is_read_on_its_own_so_branches_never_meet(tmp_path: Path) -> None:
@@ -65,8 +66,13 @@ def test_each_constexpr_value_is_read_on_its_own_so_branches_never_meet(tmp_path
     assert match_uses(back, "cast.to", ["bfloat16", "float16"]).status == "not used"
     assert match_uses(back, "cast.to", ["float32", "float16"]).status in ("used", "may affect")
     # the joined reading (no constexpr cases) pairs them: the same kernel with the mode
-    # compared against a value the reader cannot resolve keeps the old, wider answer
-    joined = _uses(tmp_path, NORM.replace("mode == MODE_GEMMA", "mode == UNKNOWN_MODE"))
+    # compared against a value the reader cannot resolve keeps the old, wider answer (where
+    # x and w may take any dtype: by default one launch never pairs bf16 with fp16)
+    joined = _uses(
+        tmp_path,
+        NORM.replace("mode == MODE_GEMMA", "mode == UNKNOWN_MODE"),
+        Declaration.parse({"dtypes": {"*": ["*"]}}, "test"),
+    )
     back = [u for u in joined if u.op == "cast.to" and "y.to(x_dtype)" in u.code]
     assert match_uses(back, "cast.to", ["bfloat16", "float16"]).status == "may affect"
 

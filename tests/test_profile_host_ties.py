@@ -9,10 +9,14 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import ELEM_DTYPES, Use
 from matrix.gate.usage import build_profile
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+# What the host decides, on variables open to every dtype their code admits (a declared "*"):
+# the default of an undecided one (fp16/bf16/fp32, open_types.py) is tests/test_open_types.py's
+WIDE = Declaration.parse({"dtypes": {"*": ["*"]}}, "test")
 
 KERNEL = """
 @triton.jit
@@ -34,7 +38,7 @@ def uses(tmp_path: Path, host: str, kernel: str = KERNEL, **fill: str) -> list[U
         pad = line[: len(line) - len(line.lstrip())]
         text = text.replace("{" + key + "}", value.replace("\n", "\n" + pad))
     (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(kernel) + text)
-    return build_profile([str(tmp_path)], [], [], None).uses
+    return build_profile([str(tmp_path)], [], [], WIDE).uses
 
 
 def sub(found: list[Use]) -> Use:

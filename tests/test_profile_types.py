@@ -25,6 +25,10 @@ def ops(found: list[Use], op: str, line_has: str = "") -> list[tuple[frozenset[s
 
 
 F32, I32, F16 = frozenset({"float32"}), frozenset({"int32"}), frozenset({"float16"})
+# What an undecided element type admits by default ([open_types]), and the declaration that
+# opens it to every dtype its code admits (the rules below that narrow from every dtype)
+OPEN = frozenset({"float16", "bfloat16", "float32"})
+WIDE = Declaration.parse({"dtypes": {"*": ["*"]}}, "test")
 
 
 def test_an_fp32_accumulator_stays_fp32_through_dot_and_augmented_assignment(tmp_path):
@@ -44,12 +48,29 @@ def test_an_fp32_accumulator_stays_fp32_through_dot_and_augmented_assignment(tmp
             tl.store(o_ptr + r[:, None] * BM + r[None, :], out)
         """,
     )
-    # acc keeps float32 through the loop; what the dot gives depends on a_ptr's element type
-    # (an int8 dot gives int32), which nothing here decides: a named type variable
+    # acc keeps float32 through the loop; the dot of what a_ptr holds (fp16, bf16 or fp32 by
+    # default) gives float32
     (add,) = [u for u in found if u.op == "binary.add" and "acc +=" in u.code]
-    assert add.operands[0] == F32 and "float32" in (add.operands[1] or ())
-    assert "the element type of `a_ptr`, the element type of `b_ptr` of `k`" in add.decides
+    assert add.operands == (F32, F32) and not add.decides
     assert ops(found, "binary.truediv", "acc / l_i") == [(F32, F32)]
+    # open to every dtype (declared "*"), the dot depends on a_ptr's element type (an int8
+    # dot gives int32), which nothing here decides: a named type variable
+    wide = uses(
+        tmp_path,
+        """
+        @triton.jit
+        def k(a_ptr, b_ptr, BM: tl.constexpr):
+            r = tl.arange(0, BM)
+            acc = tl.zeros((BM, BM), dtype=tl.float32)
+            a = tl.load(a_ptr + r[:, None] * BM + r[None, :])
+            b = tl.load(b_ptr + r[:, None] * BM + r[None, :])
+            acc += tl.dot(a, b)
+        """,
+        WIDE,
+    )
+    (add,) = [u for u in wide if u.op == "binary.add" and "acc +=" in u.code]
+    assert add.operands[0] == F32 and {"float32", "int32"} <= (add.operands[1] or set())
+    assert "the element type of `a_ptr`, the element type of `b_ptr` of `k`" in add.decides
 
 
 def test_dot_result_follows_out_dtype_and_acc(tmp_path):
@@ -138,7 +159,7 @@ def test_a_pointers_element_type_is_a_named_type_variable_and_the_use_says_what_
         """,
     )
     (mul,) = [u for u in found if u.op == "binary.mul" and "x * 2.0" in u.code]
-    assert mul.operands[0] == ELEM_DTYPES  # any dtype the code admits, not "unknown"
+    assert mul.operands[0] == OPEN  # what tensors carry by default, not "unknown"
     assert "declare the element type of `x_ptr` of `scale`" in mul.decides
     assert "[tool.triton-compat]" in mul.decides
     assert "run a test that launches `scale`" in mul.decides
@@ -357,11 +378,11 @@ def test_what_the_baseline_refuses_everywhere_narrows_a_type_variable(tmp_path):
         # another release's refusals say nothing of the baseline
         _fp_run("3.9.0", "interpret", "binary.lt", {"float16,lit_int": "rejected"}),
     ]
-    found = build_profile([str(tmp_path)], [], runs, baseline="3.8.0").uses
+    found = build_profile([str(tmp_path)], [], runs, WIDE, baseline="3.8.0").uses
     (mul,) = ops(found, "binary.mul")
     assert mul[0] is not None
     assert "float8e5" not in mul[0] and {"float16", "bfloat16"} <= mul[0]
-    without = build_profile([str(tmp_path)], [], runs).uses
+    without = build_profile([str(tmp_path)], [], runs, WIDE).uses
     assert "float8e5" in ops(without, "binary.mul")[0][0]
 
 
@@ -378,8 +399,10 @@ def test_a_constexpr_dtype_parameter_is_a_type_variable_and_a_dtype_call_a_scala
     found = uses(tmp_path, body)
     assert ops(found, "binary_fn.maximum") == [(F32, F32)]
     (cast,) = [u for u in found if u.op == "cast.to" and "OUT_DTYPE" in u.code]
-    assert cast.operands[0] == F32 and cast.operands[1] == ELEM_DTYPES
+    assert cast.operands[0] == F32 and cast.operands[1] == OPEN
     assert "the dtype `OUT_DTYPE` holds of `norm`" in cast.decides
+    (cast,) = [u for u in uses(tmp_path, body, WIDE) if u.op == "cast.to" and "OUT" in u.code]
+    assert cast.operands[1] == ELEM_DTYPES
     decl = Declaration.parse({"dtypes": {"norm.OUT_DTYPE": ["bfloat16"]}}, "pyproject.toml")
     (cast,) = [u for u in uses(tmp_path, body, decl) if u.op == "cast.to" and "OUT" in u.code]
     assert cast.operands == (F32, frozenset({"bfloat16"})) and not cast.decides
@@ -397,7 +420,7 @@ def test_a_refusal_with_every_kind_the_other_operand_may_have_rules_a_dtype_out(
     every = {f"float8e5,{k}": "rejected" for k in ("arg_i32", "arg_i64", "arg_f32")}
     some = {"float8e4nv,arg_i32": "rejected", "float8e4nv,arg_f32": "int1"}
     runs = [_fp_run("3.8.0", b, "binary.eq", {**every, **some}) for b in ("interpret", "aot")]
-    (eq,) = ops(build_profile([str(tmp_path)], [], runs, baseline="3.8.0").uses, "binary.eq")
+    (eq,) = ops(build_profile([str(tmp_path)], [], runs, WIDE, baseline="3.8.0").uses, "binary.eq")
     assert eq[0] is not None and "float8e5" not in eq[0] and "float8e4nv" in eq[0]
 
 

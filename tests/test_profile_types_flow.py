@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.match import match_uses
 from matrix.analyze.profile.model import FLOAT_DTYPES, INT_DTYPES, Use
 from matrix.gate.usage import build_profile
@@ -24,9 +25,14 @@ ROOT = Path(__file__).resolve().parents[1]
 RAW = ROOT / "reports" / "raw"
 
 
-def uses(tmp_path: Path, body: str) -> list[Use]:
+# Every pointer open to every dtype its code admits (a declared "*"), not only what tensors
+# carry by default (fp16/bf16/fp32, one 16-bit format per launch: open_types.py)
+WIDE = Declaration.parse({"dtypes": {"*": ["*"]}}, "test")
+
+
+def uses(tmp_path: Path, body: str, declaration: Declaration | None = None) -> list[Use]:
     (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(body))
-    return build_profile([str(tmp_path)], [], [], None).uses
+    return build_profile([str(tmp_path)], [], [], declaration).uses
 
 
 def one(found: list[Use], op: str, line_has: str) -> Use:
@@ -36,9 +42,7 @@ def one(found: list[Use], op: str, line_has: str) -> Use:
 
 
 def test_a_cast_back_to_the_dtype_a_value_came_from_is_never_a_cross_dtype_cast(tmp_path):
-    found = uses(
-        tmp_path,
-        """
+    body = """
         @triton.jit
         def k(x_ptr, y_ptr, o_ptr, BLOCK: tl.constexpr):
             r = tl.arange(0, BLOCK)
@@ -46,14 +50,19 @@ def test_a_cast_back_to_the_dtype_a_value_came_from_is_never_a_cross_dtype_cast(
             part = tl.sum(x * (1 - r % 2), 0)
             tl.store(o_ptr, part.to(x.dtype))
             tl.store(o_ptr + r, (x * 2).to(y_ptr.dtype.element_ty))
-        """,
-    )
-    back = one(found, "cast.to", "part.to(x.dtype)")
-    assert match_uses([back], "cast.to", ["bfloat16", "float16"]).status == "not used"
-    assert match_uses([back], "cast.to", ["bfloat16", "bfloat16"]).status == "may affect"
-    # two pointers, two type variables: a bf16 x stored through an fp16 y_ptr stays possible
-    across = one(found, "cast.to", "y_ptr.dtype")
-    assert match_uses([across], "cast.to", ["bfloat16", "float16"]).status == "may affect"
+        """
+    for decl in (None, WIDE):
+        found = uses(tmp_path, body, decl)
+        back = [u for u in found if u.op == "cast.to" and "part.to(x.dtype)" in u.code]
+        assert match_uses(back, "cast.to", ["bfloat16", "float16"]).status == "not used"
+        assert match_uses(back, "cast.to", ["bfloat16", "bfloat16"]).status == "may affect"
+    # two pointers, two type variables: a bf16 x stored through an fp16 y_ptr is possible only
+    # where they may take any dtype; by default one launch takes one 16-bit format
+    across = [u for u in found if u.op == "cast.to" and "y_ptr.dtype" in u.code]
+    assert match_uses(across, "cast.to", ["bfloat16", "float16"]).status == "may affect"
+    across = [u for u in uses(tmp_path, body) if u.op == "cast.to" and "y_ptr.dtype" in u.code]
+    assert match_uses(across, "cast.to", ["bfloat16", "float16"]).status == "not used"
+    assert match_uses(across, "cast.to", ["float32", "bfloat16"]).status == "may affect"
 
 
 def test_a_dtype_picked_by_a_condition_keeps_both_dtypes_and_type_element_ty_names_the_pointee(
@@ -192,6 +201,7 @@ def test_a_branch_on_a_dtype_is_read_per_side_for_the_dtypes_it_takes(tmp_path):
             best = tl.maximum(best, w)
             tl.store(o_ptr, tl.max(best, 0))
         """,
+        WIDE,
     )
     scan = one(found, "reduce.cumsum", "tl.cumsum(v")
     assert scan.operands == (frozenset({"float32", "float64", "int32", "int64"}),)
@@ -292,19 +302,23 @@ def test_a_values_cell_of_one_dtype_is_not_an_op_against_an_accumulator_of_anoth
 
 
 def test_an_untyped_operand_still_may_affect(tmp_path):
-    """Fail closed: a value from a pointer nothing types stays open on every dtype it admits."""
-    found = uses(
-        tmp_path,
-        """
+    """Fail closed: a value from a pointer nothing types stays open on what tensors carry
+    (fp16/bf16/fp32), on a dtype its file names (``tl.int8``), or on every dtype its code
+    admits where the team declares ``"*"``."""
+    body = """
         @triton.jit
         def k(x_ptr, o_ptr, BLOCK: tl.constexpr):
             r = tl.arange(0, BLOCK)
             x = tl.load(x_ptr + r)
             tl.store(o_ptr + r, tl.maximum(x, 0))
-        """,
-    )
-    use = one(found, "binary_fn.maximum", "tl.maximum(x")
+        """
+    use = one(uses(tmp_path, body), "binary_fn.maximum", "tl.maximum(x")
     assert match_uses([use], "binary_fn.maximum", ["bfloat16", "lit_int"]).status == "may affect"
+    assert match_uses([use], "binary_fn.maximum", ["int8", "lit_int"]).status == "not used"
+    named = "\n        Q_DTYPE = tl.int8  # the file names int8\n" + body
+    use = one(uses(tmp_path, named), "binary_fn.maximum", "tl.maximum(x")
+    assert match_uses([use], "binary_fn.maximum", ["int8", "lit_int"]).status == "may affect"
+    use = one(uses(tmp_path, body, WIDE), "binary_fn.maximum", "tl.maximum(x")
     assert match_uses([use], "binary_fn.maximum", ["int8", "lit_int"]).status == "may affect"
 
 

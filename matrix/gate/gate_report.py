@@ -152,6 +152,12 @@ class GateReport:
             "lowering_values_equal": [
                 f.to_dict() for f in c.findings if f.kind == gc.LOWERING_EQUAL
             ],
+            # what open element types were assumed to be (nothing decided them), said once
+            "open_types": (
+                {"assumed": len(self.profile.assumed), "assumption": self.profile.assumption}
+                if self.profile is not None
+                else None
+            ),
             "not_on_targets": [f.to_dict() for f in self.off_target],
             "not_on_targets_undecidable": self.off_target_undecidable,
         }

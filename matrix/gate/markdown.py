@@ -109,6 +109,8 @@ def _profile_sections(report: GateReport) -> list[str]:
     if len(kernels) > 20:
         lines.append(f"  - ... and {len(kernels) - 20} more")
     lines += [f"- {n}" for n in profile.notes[:10]]
+    if profile.assumption:  # the open element types it stands for (gate.json: all)
+        lines.append(f"- {profile.assumption}: {_few(profile.assumed)}")
     split = summary.may_affect_kernels(report.blocking(), profile.uses)
     if split["launched"] or split["not_launched"]:
         ran, other = split["launched"], split["not_launched"]

@@ -408,6 +408,9 @@ def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
     said_targets = targets_line(getattr(report, "declaration", None))
     if said_targets:
         lines[-1:-1] = ["", said_targets]
+    profile = getattr(report, "profile", None)
+    if profile is not None and profile.assumption:  # what every open element type was taken as
+        lines[-1:-1] = ["", f"Types: {profile.assumption}."]
     shown, used, said = 0, 0, ""
     for e in blocking:
         decides = e.decides[0] if e.relevance == MAY_AFFECT and e.decides else ""

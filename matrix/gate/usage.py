@@ -107,7 +107,9 @@ def build_profile(
     source, each kernel a captured launch ran typed by that launch (and tied to its test),
     else by what the tree's host code passes, else by the team's ``declaration`` of its
     pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
-    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals).
+    admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals) of
+    those tensors carry in practice (``[open_types]``: fp16/bf16/fp32, one 16-bit format per
+    launch; ``profile.assumption`` says so).
     ``launches_elsewhere=False``: leave out captured launches of kernels outside ``scan`` and
     ``tests`` (this project's own profile is its kernels/, not a team suite's recorded runs).
     With ``baseline`` and ``candidate``, a binary op's result is typed with the result types
@@ -170,6 +172,8 @@ def build_profile(
         )
     # helpers typed per call site replace their own readings (parameters guessed)
     profile.uses = ctx.uses(profile.uses)
+    profile.assumed = sorted(ctx.assumed)
+    profile.assumption = load_map().open_types.note(len(profile.assumed))
     if types is not None and types.note():
         profile.notes.append(types.note())
     for m in parsed:  # what host code names: variables (fp.env_values) and Triton's hooks

@@ -62,6 +62,8 @@ class CallReader(DtypeReader):
         depth: int
         ctx: Context
         site_key: tuple[Any, ...] | None
+        half: str | None
+        mixed: bool
         int_vars: set[str]
         excluded: dict[str, set[str]]
         env: dict[str, Val]
@@ -174,10 +176,12 @@ class CallReader(DtypeReader):
     ) -> Val:
         """What helper ``h`` returns for these argument types, reading it once per distinct
         set of them (typed per call site); its uses are kept in the shared context."""
-        key = (id(h.fn), tuple(args), tuple(sorted(kwargs.items())), self.depth)
+        # (and per 16-bit format of the reading: a parameter the caller leaves open takes it)
+        key = (id(h.fn), tuple(args), tuple(sorted(kwargs.items())), self.depth, self.half)
         self.ctx.edges.setdefault(self.site_key or self.ctx.root, set()).add(key)
         if key in self.ctx.memo:
             self.int_vars |= self.ctx.int_vars.get(key, frozenset())
+            self.mixed |= key in self.ctx.mixed
             self._exclude(self.ctx.excluded.get(key, {}))
             return self.ctx.memo[key]
         self.ctx.memo[key] = UNKNOWN  # a recursive call of itself: not followed
@@ -191,6 +195,9 @@ class CallReader(DtypeReader):
         self.ctx.excluded[key] = {k: set(v) for k, v in sub.excluded.items()}
         self.int_vars |= sub.int_vars
         self._exclude(sub.excluded)
+        if sub.mixed:
+            self.ctx.mixed.add(key)
+            self.mixed = True
         self.ctx.site_uses[key] = sub.uses
         self.ctx.called.add(id(h.fn))
         return got

@@ -11,6 +11,7 @@ from typing import Any
 from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import Resolver, Use, Val
+from matrix.analyze.profile.open_types import OpenTypes
 from matrix.analyze.profile.promotion import SidedTypes
 
 
@@ -59,6 +60,22 @@ class Context:
         # call sites takes the helpers it called with guessed types along with it)
         self.root: tuple[Any, ...] = ("root", 0, False)  # the top-level reading under way
         self.edges: dict[tuple[Any, ...], set[tuple[Any, ...]]] = {}
+        # open element types the default of open_types.py narrowed (said once in gate.md)
+        self.assumed: set[str] = set()
+        # each type variable's dtypes in the reading under way (a value whose kinds are these
+        # is the variable itself: what the baseline refuses on it narrows it)
+        self.domains: dict[str, frozenset[str]] = {}
+        # the call-site readings (memo keys) where two open variables that may each take either
+        # 16-bit format met in one op (modules._read: then one reading per format)
+        self.mixed: set[tuple[Any, ...]] = set()
+        self._mentions: dict[str, frozenset[str]] = {}  # path -> the dtypes its source names
+
+    def mentioned(self, path: str, lines: Sequence[str], rule: OpenTypes) -> frozenset[str]:
+        """The dtypes the file at ``path`` names (``tl.uint8``): once per file."""
+        got = self._mentions.get(path)
+        if got is None:
+            got = self._mentions[path] = rule.mentioned("\n".join(lines))
+        return got
 
     def uses(self, own: list[Use]) -> list[Use]:
         """``own`` (every reading's uses) with each called helper's own reading replaced by

@@ -13,9 +13,13 @@ required (with none, every dtype a kernel admits and every column count: fail cl
     "matmul_kernel" = ["float16", "bfloat16"]   # every pointer parameter of matching kernels
     "*.scale_ptr" = ["float32"]                 # one parameter (glob), any kernel
     "rms_norm_fwd.w_ptr" = ["float32"]          # the most specific key wins
+    "dequant.q_ptr" = ["*"]                     # every dtype the code admits (no default)
 
 A kernel glob matches a kernel's name or its qualified name; ``KERNEL.PARAM`` keys beat
-``KERNEL`` keys, and among those the longest pattern wins.
+``KERNEL`` keys, and among those the longest pattern wins. ``["*"]`` (alone) leaves the
+parameter open with every dtype its code admits, fp8 and narrow integers included, instead of
+what an undeclared one admits (``matrix.analyze.profile.open_types``): ``"*" = ["*"]`` widens
+every kernel.
 
 >>> d = Declaration.parse({"targets": ["cuda:90"], "dtypes": {"mm": ["fp16"],
 ...                        "mm.scale": ["float32"]}}, "pyproject.toml")
@@ -51,6 +55,8 @@ ALIASES = {
     "fp8e4nv": "float8e4nv", "fp8e5": "float8e5", "float8_e4m3fn": "float8e4nv",
     "float8_e5m2": "float8e5",
 }  # fmt: skip
+# A declared ``["*"]``: every dtype the code admits (``dtypes_of`` returns it as is).
+WIDE = ("*",)
 # A target is the interpreter or a compile target ``cuda:NN`` / ``hip:gfxNNN``.
 TARGET = re.compile(r"^(interpret|cuda:\d+|hip:gfx[0-9a-f]+)$")
 
@@ -104,11 +110,17 @@ class Declaration:
                 value = [value]
             if not isinstance(value, list) or not value:
                 raise DataFileError(source, where, "a non-empty list of dtypes", value)
+            if "*" in value:
+                if len(value) > 1:
+                    raise DataFileError(source, where, '["*"] alone, or a list of dtypes', value)
+                dtypes[key] = WIDE
+                continue
             dtypes[key] = tuple(_dtype(v, source, where) for v in value)
         return cls(targets, dtypes, source)
 
     def dtypes_of(self, kernel: str, param: str) -> tuple[str, ...] | None:
-        """The dtypes declared for ``param`` of ``kernel`` (a name or qualified name), or None."""
+        """The dtypes declared for ``param`` of ``kernel`` (a name or qualified name), or None;
+        ``WIDE`` for ``["*"]``."""
         names = {kernel, kernel.rpartition(".")[2]}
         best: tuple[int, int, tuple[str, ...]] | None = None
         for key, types in self.dtypes.items():

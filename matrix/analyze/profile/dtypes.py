@@ -58,14 +58,20 @@ class DtypeReader:
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self._dtype_truth(test.operand)
             return None if inner is None else (inner[0], {d: not t for d, t in inner[1].items()})
+        # `a or b`, and `a | b` / `a & b` of two predicates (bools: the same truth)
+        values: list[ast.expr] | None = None
         if isinstance(test, ast.BoolOp):
-            parts = [self._dtype_truth(v) for v in test.values]
+            values, every = test.values, isinstance(test.op, ast.And)
+        elif isinstance(test, ast.BinOp) and isinstance(test.op, ast.BitOr | ast.BitAnd):
+            values, every = [test.left, test.right], isinstance(test.op, ast.BitAnd)
+        if values is not None:
+            parts = [self._dtype_truth(v) for v in values]
             if any(p is None for p in parts) or len({p[0] for p in parts if p}) != 1:
                 return None
             var = parts[0][0]  # type: ignore[index]
             tables = [p[1] for p in parts if p]
             keys = set(tables[0]).intersection(*tables[1:])
-            join = all if isinstance(test.op, ast.And) else any
+            join = all if every else any
             return var, {d: join(t[d] for t in tables) for d in keys}
         pred: Callable[[str], bool] | None = None
         subject: ast.expr | None = None

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from matrix.analyze.profile.model import (
     INT_DTYPES,
     Kinds,
+    Resolver,
     Val,
     _union,
     _union_per,
@@ -135,3 +136,81 @@ def _gives_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             todo.extend(ast.iter_child_nodes(node))
     return False
+
+
+def body_shape(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, resolver: Resolver
+) -> tuple[set[str], set[str], set[str]]:
+    """What ``fn``'s body says of its names, in one walk: those that reach the pointer
+    argument of a load/store/atomic/descriptor as its pointer, and the integers: every
+    other name of those expressions (offsets), and names inside masks, shapes, ranges
+    and aranges (a float cannot index)."""
+    names: set[str] = set()
+    every: set[str] = set()
+    ints: set[str] = set()
+    dtypes: set[str] = set()  # names used as a dtype: x.to(D), dtype=D, tl.full(s, v, D)
+    assigns: list[tuple[set[str], set[str], set[str]]] = []
+    for node in ast.walk(fn):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr == "element_ty"
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in ("dtype", "type")
+            and isinstance(node.value.value, ast.Name)
+        ):  # `y.dtype.element_ty`: only a pointer has an element type
+            names.add(node.value.value.id)
+            continue
+        if isinstance(node, ast.Assign):
+            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            if targets:
+                all_names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+                assigns.append((targets, _pointer_terms(node.value), all_names))
+            continue
+        if not isinstance(node, ast.Call):
+            continue
+        for k in node.keywords:
+            if k.arg in ("dtype", "out_dtype") and isinstance(k.value, ast.Name):
+                dtypes.add(k.value.id)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
+            spot = node.args[1] if node.func.attr == "cast" and len(node.args) > 1 else (
+                node.args[0] if node.args else None
+            )  # fmt: skip
+            if isinstance(spot, ast.Name):
+                dtypes.add(spot.id)
+        tl = resolver.tl_name(node.func)
+        at = {"zeros": 1, "full": 2}.get(tl or "")
+        spot_at = node.args[at] if at is not None and len(node.args) > at else None
+        if isinstance(spot_at, ast.Name):
+            dtypes.add(spot_at.id)
+        if tl is None and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "load", "store"
+        ):  # fmt: skip
+            tl = node.func.attr
+        exprs: list[ast.expr] = []
+        if tl in POINTER_ARG or (tl or "").startswith("atomic_"):
+            first = (
+                node.args[0]
+                if node.args
+                else next((k.value for k in node.keywords if k.arg == "base"), None)
+            )
+            if first is not None:
+                names |= _pointer_terms(first)
+                every |= {n.id for n in ast.walk(first) if isinstance(n, ast.Name)}
+            if tl in ("load", "store"):
+                exprs = [k.value for k in node.keywords if k.arg == "mask"]
+        elif tl in INT_CONTEXT or (isinstance(node.func, ast.Name) and node.func.id == "range"):
+            exprs = list(node.args)
+        for e in exprs:
+            ints |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
+    # names assigned from pointer expressions: follow assignments back to parameters
+    changed = True
+    while changed:
+        changed = False
+        for targets, terms, all_names in assigns:
+            if targets & names and not terms <= names:
+                names |= terms
+                changed = True
+            if targets & every and not all_names <= every:
+                every |= all_names
+                changed = True
+    return names, ints | (every - names) | names, dtypes

@@ -33,12 +33,13 @@ class Match:
         return self.status in (USED, MAY_AFFECT)
 
 
-def _fits(kinds: Kinds, want: str) -> str:
-    """``used`` if the operand is exactly ``want``; ``may affect`` if it may be; else not."""
+def _fits(kinds: Kinds, want: str, absent: frozenset[str] = frozenset()) -> str:
+    """``used`` if the operand is exactly ``want``; ``may affect`` if it may be (unknown, and
+    not one of the dtypes nothing in its kernel can hold: ``absent``); else not."""
     if want == "*":
         return USED if kinds is not None else MAY_AFFECT
     if kinds is None:
-        return MAY_AFFECT
+        return NOT_USED if want in absent else MAY_AFFECT
     if want not in kinds:
         return NOT_USED
     return USED if len(kinds) == 1 else MAY_AFFECT
@@ -70,7 +71,8 @@ def match_uses(uses: Iterable[Use], op: str, operands: Sequence[str], **attrs: s
         if u.op != op:
             continue
         states = [
-            _fits(u.operands[i] if i < len(u.operands) else None, w) for i, w in enumerate(operands)
+            _fits(u.operands[i], w, u.absent) if i < len(u.operands) else _fits(None, w)
+            for i, w in enumerate(operands)
         ]
         states += [_attr_fits(u.attr(k, "default"), w) for k, w in attrs.items()]
         state = _combine(states) if states else USED

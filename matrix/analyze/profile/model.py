@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from matrix.analyze.fingerprint import value_case
+from matrix.analyze.profile.open_types import OpenTypes
 from matrix.catalog import PROBES, PROBES_DIR
 from matrix.core import DATA_DIR, DataFileError, load_toml
 
@@ -81,6 +82,8 @@ class UsageMap:
     annotations: Mapping[str, Sequence[str]] = field(default_factory=dict)
     # tl functions whose result dtype is their ``dtype`` argument -> its positional index
     dtype_argument: Mapping[str, int] = field(default_factory=dict)
+    # what an open element type admits (``[open_types]``; OpenTypes(): every dtype)
+    open_types: OpenTypes = field(default_factory=OpenTypes)
 
     def values_operation(self, group: str, case: str) -> tuple[str, tuple[str, ...]] | None:
         """The operation a case of the values group ``group`` (``values.maximum``) exercises,
@@ -118,7 +121,7 @@ class UsageMap:
 def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_PATH) -> UsageMap:
     doc = load_toml(path)
     tables = ("dtypes", "launch_scalars", "operators", "functions", "values_ops", "rules")
-    for key in (*tables, "runtime"):
+    for key in (*tables, "runtime", "open_types"):
         if not isinstance(doc.get(key), dict):
             raise DataFileError(path, key, "a table", doc.get(key))
     if "probes" in doc:  # moved: each probe's row is the [usage] of its probe.toml
@@ -164,7 +167,7 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], probes, groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
                     {k: frozenset(v) for k, v in preds.items()}, shims, notes,
-                    by_arg)  # fmt: skip
+                    by_arg, OpenTypes.parse(doc["open_types"], d, ELEM_DTYPES, path))  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -195,6 +198,10 @@ class Use:
     # one type variable (``acc.to(x.dtype)`` with ``acc`` computed from ``x``: a float16 x
     # never meets a bfloat16 target); empty: any combination of the operands' kinds.
     combos: frozenset[tuple[str, ...]] = frozenset()
+    # The dtypes an operand the code leaves unknown (None) cannot have: none of the kernel's
+    # pointers or dtypes holds them, its file does not name them, and no computation makes
+    # them without a dtype spelt in the code (``[open_types]``: open_types.py)
+    absent: frozenset[str] = frozenset()
 
     def attr(self, name: str, default: str = "") -> str:
         return dict(self.attrs).get(name, default)
@@ -247,6 +254,10 @@ class Profile:
     # Modules of the team's own code outside the read paths whose jit helpers the kernels
     # call (read for those calls; the gate scans them too, so their feature guards count)
     imported: list[str] = field(default_factory=list)
+    # Type variables nothing decided, narrowed to what tensors carry in practice
+    # ([open_types]: open_types.py), and that assumption in words (said once in gate.md)
+    assumed: list[str] = field(default_factory=list)
+    assumption: str = ""
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses
@@ -267,6 +278,7 @@ class Profile:
             "sources": self.sources,
             "notes": self.notes,
             "unread": self.unread,
+            "open_types": {"assumed": self.assumed, "assumption": self.assumption},
             "uses": [u.to_dict() for u in self.uses],
         }
 

@@ -171,18 +171,70 @@ def _read(
 ) -> list[Use]:
     """One reading of a kernel (with ``fixed``: for those constexpr values); read again when
     the code shows that a type variable is an integer (a loaded value used as a pointer
-    offset), its uses then typed as such."""
+    offset), its uses then typed as such; and once per 16-bit format (``[open_types]``
+    one_per_launch) where its open variables may take either: one launch takes one of them."""
     narrow: dict[str, frozenset[str]] = {}
     for param, admitted in (launch.domains if launch else {}).items():
         # the dtypes the host admits (``assert x.dtype in ...``, a table's keys) for the
         # variable named by ``param``: a pointer's element type or the dtype it holds
         for dtype in (False, True):
             narrow[type_var(fn.name, param, dtype=dtype)] = admitted
+
+    def read(half: str | None) -> tuple[list[Use], bool]:
+        return _narrowed(fn, resolver, umap, path, glob, launch, names, lines, helpers, lookup,
+                         ctx, variant, fixed, narrow, half)  # fmt: skip
+
+    halves = _halves(umap, launch)
+    reached = set(ctx.edges.get(ctx.root, ()))
+    uses, mixed = read(halves[0] if len(halves) == 1 else None)
+    if not mixed:  # no op meets two variables that may each take either format
+        return uses
+    # read once per format; what the reading with either reached is not reached
+    ctx.edges[ctx.root] = reached
+    uses, seen = [], set()
+    for half in halves:
+        more = read(half)[0]
+        uses += [u for u in more if u not in seen]
+        seen.update(more)
+    return uses
+
+
+def _halves(umap: UsageMap, launch: Launch | None) -> tuple[str | None, ...]:
+    """The 16-bit formats to read a kernel with, one at a time: the one its launch passes to
+    some pointer (``*bf16``: its open variables take that one), else each of them (one
+    reading with either first, when they meet in no op)."""
+    halves = umap.open_types.one_per_launch
+    sig = {str(t).lstrip("*") for t in (launch.signature.values() if launch else ())}
+    given = [h for h in halves if {k for k, v in umap.dtypes.items() if v == h} & sig]
+    return tuple(given) if len(given) == 1 else halves
+
+
+def _narrowed(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    resolver: Resolver,
+    umap: UsageMap,
+    path: str,
+    glob: Mapping[str, ast.expr],
+    launch: Launch | None,
+    names: frozenset[str],
+    lines: Sequence[str],
+    helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef],
+    lookup: HelperLookup | None,
+    ctx: Context,
+    variant: int,
+    fixed: Mapping[str, object] | None,
+    narrow: dict[str, frozenset[str]],
+    half: str | None,
+) -> tuple[list[Use], bool]:
+    """A reading with ``half`` the 16-bit format, read again while what its code admits
+    narrows ``narrow`` (updated in place: what one format's reading rules out holds for the
+    other's); its uses, and whether (reading with either format) some op of it met two open
+    variables that may each take either (``KernelReader.mixed``)."""
     for _ in range(MAX_NARROW):
         keys = set(ctx.memo)
         reader = KernelReader(fn, resolver, umap, path, glob, launch, names, lines, helpers, 0,
                               lookup, ctx=ctx, variant=variant, narrow=narrow,
-                              fixed=fixed)  # fmt: skip
+                              fixed=fixed, half=half)  # fmt: skip
         uses = reader.run()
         more: dict[str, frozenset[str]] = {}
         for var in reader.int_vars | set(reader.excluded):
@@ -193,9 +245,10 @@ def _read(
             if new and new != now:  # never to nothing: a contradiction stays open
                 more[var] = new
         if not more:
-            return uses
+            return uses, reader.mixed
         narrow.update(more)
         for key in set(ctx.memo) - keys:  # call sites read with the wider types
             ctx.memo.pop(key, None)
             ctx.site_uses.pop(key, None)
-    return uses
+            ctx.mixed.discard(key)
+    return uses, reader.mixed

@@ -11,14 +11,13 @@ from matrix.analyze.profile.admits import OPS as ADMIT_OPS
 from matrix.analyze.profile.calls import CallReader
 from matrix.analyze.profile.constexprs import static_truth
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
+from matrix.analyze.profile.declaration import WIDE
 from matrix.analyze.profile.kinds import (
-    INT_CONTEXT,
     MAX_SETTLE,
-    POINTER_ARG,
     _as_dtype,
     _binop_with,
     _merge,
-    _pointer_terms,
+    body_shape,
 )
 from matrix.analyze.profile.model import (
     ELEM_DTYPES,
@@ -72,6 +71,7 @@ class KernelReader(CallReader):
         narrow: Mapping[str, frozenset[str]] | None = None,
         site: bool = False,
         fixed: Mapping[str, object] | None = None,
+        half: str | None = None,
     ) -> None:
         self.fn, self.r, self.map, self.path = fn, resolver, umap, path
         self.launch = launch
@@ -84,6 +84,17 @@ class KernelReader(CallReader):
         self.ctx = ctx or Context()
         self.variant = variant  # which of several declared dtypes each pointer takes
         self.narrow = dict(narrow or {})  # type variable -> the dtypes the code admits
+        # the one 16-bit format the open variables of this reading take (open_types.py);
+        # None: either (``mixed``: then some op of it met two variables that each may take
+        # either, which one launch never pairs across formats: read once per format).
+        self.half = half
+        self.mixed = False
+        self.absent: frozenset[str] | None = None  # _absent's answer, once per reading
+        # variables the host decides (``assert x.dtype in ...``): no default narrows them
+        self.decided = frozenset(
+            type_var(fn.name, p, dtype=d) for p in (launch.domains if launch else {})
+            for d in (False, True)
+        )  # fmt: skip
         self.site = site  # read for a call site: parameters the caller did not type stay open
         self.site_key: tuple[Any, ...] | None = None  # the memo key of this call-site reading
         # constexpr parameters this reading takes one value of (Triton compiles each value of
@@ -125,68 +136,6 @@ class KernelReader(CallReader):
         return _union(self.returns) if len(self.returns) > 1 else self.returns[0]
 
     # -- parameters
-    def _shape(self) -> tuple[set[str], set[str], set[str]]:
-        """What the body says of its names, in one walk: those that reach the pointer
-        argument of a load/store/atomic/descriptor as its pointer, and the integers: every
-        other name of those expressions (offsets), and names inside masks, shapes, ranges
-        and aranges (a float cannot index)."""
-        names: set[str] = set()
-        every: set[str] = set()
-        ints: set[str] = set()
-        dtypes: set[str] = set()  # names used as a dtype: x.to(D), dtype=D, tl.full(s, v, D)
-        assigns: list[tuple[set[str], set[str], set[str]]] = []
-        for node in ast.walk(self.fn):
-            if isinstance(node, ast.Assign):
-                targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
-                if targets:
-                    all_names = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-                    assigns.append((targets, _pointer_terms(node.value), all_names))
-                continue
-            if not isinstance(node, ast.Call):
-                continue
-            for k in node.keywords:
-                if k.arg in ("dtype", "out_dtype") and isinstance(k.value, ast.Name):
-                    dtypes.add(k.value.id)
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
-                spot = node.args[1] if node.func.attr == "cast" and len(node.args) > 1 else (
-                    node.args[0] if node.args else None
-                )  # fmt: skip
-                if isinstance(spot, ast.Name):
-                    dtypes.add(spot.id)
-            tl = self.r.tl_name(node.func)
-            at = {"zeros": 1, "full": 2}.get(tl or "")
-            spot_at = node.args[at] if at is not None and len(node.args) > at else None
-            if isinstance(spot_at, ast.Name):
-                dtypes.add(spot_at.id)
-            if tl is None and isinstance(node.func, ast.Attribute) and node.func.attr in (
-                "load", "store"
-            ):  # fmt: skip
-                tl = node.func.attr
-            exprs: list[ast.expr] = []
-            if tl in POINTER_ARG or (tl or "").startswith("atomic_"):
-                first = node.args[0] if node.args else self.kw(node, "base")
-                if first is not None:
-                    names |= _pointer_terms(first)
-                    every |= {n.id for n in ast.walk(first) if isinstance(n, ast.Name)}
-                if tl in ("load", "store"):
-                    exprs = [k.value for k in node.keywords if k.arg == "mask"]
-            elif tl in INT_CONTEXT or (isinstance(node.func, ast.Name) and node.func.id == "range"):
-                exprs = list(node.args)
-            for e in exprs:
-                ints |= {n.id for n in ast.walk(e) if isinstance(n, ast.Name)}
-        # names assigned from pointer expressions: follow assignments back to parameters
-        changed = True
-        while changed:
-            changed = False
-            for targets, terms, all_names in assigns:
-                if targets & names and not terms <= names:
-                    names |= terms
-                    changed = True
-                if targets & every and not all_names <= every:
-                    every |= all_names
-                    changed = True
-        return names, ints | (every - names) | names, dtypes
-
     def _params(self) -> None:
         args = self.fn.args
         params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
@@ -200,7 +149,7 @@ class KernelReader(CallReader):
                 defaults[p.arg] = kd
         known = self.ctx.shapes.get(id(self.fn))
         if known is None:  # what the body says of its parameters: once per function
-            known = self.ctx.shapes[id(self.fn)] = self._shape()
+            known = self.ctx.shapes[id(self.fn)] = body_shape(self.fn, self.r)
         pointers, offsets, dtype_names = known
         sig = self.launch.signature if self.launch else {}
         cx = self.launch.constexprs if self.launch else {}
@@ -261,30 +210,49 @@ class KernelReader(CallReader):
 
     def _dtype_param(self, name: str) -> Val:
         """A constexpr parameter used as a dtype (``x.to(OUT_DTYPE)``) that no launch gave:
-        the declared dtypes, else a type variable admitting every dtype."""
+        the declared dtypes, else a type variable (``_domain``)."""
         declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
-        if declared:
+        if declared and declared != WIDE:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(dtype=frozenset({pick} if pick else declared))
         tied = self.launch.ties.get(name) if self.launch else None
         # tied by the host to a pointer's dtype (``D[x.dtype]``): that pointer's variable
         var = type_var(self.fn.name, tied) if tied else type_var(self.fn.name, name, dtype=True)
-        names = self.narrow.get(var, ELEM_DTYPES)
+        names = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE)
         return Val(dtype=names, vars=frozenset({var}), per=identity(names))
 
     def _pointer_param(self, name: str) -> Val:
         """A pointer parameter no launch typed: the team's declared dtypes, else a type
-        variable (its element type), admitting every dtype the code does not rule out."""
+        variable (its element type, ``_domain``)."""
         declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
-        if declared:
+        if declared and declared != WIDE:
             pick = declared[self.variant] if self.variant < len(declared) else None
             return Val(frozenset({pick} if pick else declared), pointer=True)
         # host code passing one dtype to several pointers (``y = torch.empty_like(x)``): one
         # variable, named by the first of them
         tied = self.launch.ties.get(name, name) if self.launch else name
         var = type_var(self.fn.name, tied)
-        kinds = self.narrow.get(var, ELEM_DTYPES)
+        kinds = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE)
         return Val(kinds, pointer=True, vars=frozenset({var}), per=identity(kinds))
+
+    def _domain(self, var: str, wide: bool = False) -> frozenset[str]:
+        """The dtypes type variable ``var`` takes: those the code admits (``narrow``: what
+        the host admits, what the code rules out); where nothing decides it (no host domain,
+        no declared ``"*"``: ``wide``), only what tensors carry in practice
+        (``[open_types]``: open_types.py). Either way (a declared ``"*"`` aside) the 16-bit
+        format is this reading's (``half``): a host that admits fp16 and bf16 for two tensors
+        still passes one of them to a launch."""
+        admitted = self.narrow.get(var, ELEM_DTYPES)
+        if wide:
+            return admitted
+        rule = self.map.open_types
+        if var in self.decided:
+            return rule.domain(admitted, frozenset(), self.half, practice=False)
+        mentioned = self.ctx.mentioned(self.path, self.lines, rule)
+        got = rule.domain(admitted, mentioned, self.half)
+        if rule.domain(admitted, mentioned, None) != admitted:
+            self.ctx.assumed.add(var)
+        return got
 
     # -- helpers
     def _site_reader(
@@ -294,7 +262,7 @@ class KernelReader(CallReader):
         the same context, parameters the caller did not type left open."""
         return KernelReader(
             h.fn, h.resolver, self.map, h.path, h.globals, None, h.jit_names, h.lines,
-            helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True,
+            helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True, half=self.half,
         )  # fmt: skip
 
     def _code(self, node: ast.AST) -> str:
@@ -312,7 +280,7 @@ class KernelReader(CallReader):
             if len(v.vars) != 1 or v.kinds is None or len(v.kinds) < 2:
                 continue
             (var,) = v.vars
-            if v.kinds != self.narrow.get(var, ELEM_DTYPES):
+            if v.kinds != self.ctx.domains.get(var):
                 continue  # a value computed from the variable, not the variable itself
             other = operands[1 - i] if len(operands) == 2 else None
             if other is not None and other.kinds is None:
@@ -346,6 +314,8 @@ class KernelReader(CallReader):
     ) -> None:
         if self.ctx.admits and side == BASELINE:
             self._admitted(op, operands)  # what the baseline refuses: its own operands only
+        if self.half is None and not self.mixed:
+            self.mixed = self._mixes(operands)
         open_vars: set[str] = set()
         unknown = False
         for v in operands:
@@ -368,8 +338,47 @@ class KernelReader(CallReader):
                 tuple(i for i, v in enumerate(operands) if v.cast),
                 decides_text(open_vars, unknown, self.fn.name) if open_vars or unknown else "",
                 combos(operands),
+                self._absent() if any(v.kinds is None for v in operands) else frozenset(),
             )
         )
+
+    def _absent(self) -> frozenset[str]:
+        """The dtypes no value of this reading holds (what an unknown operand is not): none
+        of its parameters' (a pointer's elements, a dtype it holds), none its file names, not
+        what tensors carry by default nor what computing alone makes (``[open_types]``); with
+        a 16-bit format for the reading, the other one unless a parameter or the function's
+        own code gives it (``.to(tl.float16)``: a host's ``torch.float16`` elsewhere in the
+        file says nothing of a value inside this launch)."""
+        if self.absent is not None:  # once per reading (its parameters are typed by then)
+            return self.absent
+        rule = self.map.open_types
+        self.absent = frozenset()
+        if rule.floats is None:
+            return self.absent
+        given: set[str] = set()
+        for v in self.env.values():
+            if v.dtype is None or (v.pointer and v.kinds is None):
+                return self.absent  # a pointer or a dtype nothing types: any dtype
+            for got in (v.kinds, v.dtype if isinstance(v.dtype, frozenset) else None):
+                given |= got or frozenset()
+        named = self.ctx.mentioned(self.path, self.lines, rule)
+        absent = ELEM_DTYPES - {*rule.floats, *rule.ints, *rule.computed} - given - named
+        if self.half is not None:
+            end = getattr(self.fn, "end_lineno", None) or len(self.lines)
+            own = rule.mentioned("\n".join(self.lines[self.fn.lineno - 1 : end]))
+            absent |= frozenset(rule.one_per_launch) - {self.half} - given - own
+        self.absent = absent
+        return absent
+
+    def _mixes(self, operands: Sequence[Val]) -> bool:
+        """Whether ``operands`` meet two type variables that may each take either 16-bit
+        format (in this reading: ``ctx.domains``), or one and a value the reader cannot type
+        (which may be either as well): one launch never pairs them across formats."""
+        halves = frozenset(self.map.open_types.one_per_launch)
+        tvars = frozenset().union(*(v.vars for v in operands))
+        both = [v for v in tvars if len(self.ctx.domains.get(v, frozenset()) & halves) > 1]
+        unknown = any(v.kinds is None and v.dtype is False for v in operands)
+        return len(both) > 1 or (len(both) == 1 and unknown)
 
     def kw(self, call: ast.Call, name: str) -> ast.expr | None:
         return next((k.value for k in call.keywords if k.arg == name), None)
@@ -517,6 +526,8 @@ class KernelReader(CallReader):
         if split is None:
             return _union([self.ev(node.body), self.ev(node.orelse)])
         var, yes, no = split
+        if not (yes and no):  # taken for every dtype of the variable, or for none
+            return self.ev(node.body if yes else node.orelse)
         sides = []
         for expr, dom in ((node.body, yes), (node.orelse, no)):
             saved = self.env
@@ -587,6 +598,12 @@ class KernelReader(CallReader):
         elif isinstance(s, ast.If):
             self.ev(s.test)
             split = self._dtype_cond(s.test)
+            if split is not None and not (split[1] and split[2]):
+                # a branch on a dtype that every dtype of its variable takes, or none: the
+                # side it takes (``if x.dtype.is_fp64():`` of an fp16/bf16/fp32 x compiles away)
+                for b in s.body if split[1] else s.orelse:
+                    self.stmt(b)
+                return
             before = dict(self.env)
             if split is not None:  # a branch on a dtype: each side for its dtypes only
                 var, yes, no = split

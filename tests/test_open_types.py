@@ -1,0 +1,265 @@
+"""What an open element type admits when no launch, host site or declaration decides it
+(``[open_types]``, matrix/analyze/profile/open_types.py): what tensors carry in practice
+(fp16/bf16/fp32; int32/int64 where the code rules floats out), any other dtype only with
+evidence (the file names it, a declaration), and one 16-bit format per launch. Small kernels
+written for these tests, shaped like the lines real libraries got false entries on
+(``input / (1 - p)``, ``acc.to(out_ptr.dtype.element_ty)``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from matrix.analyze.profile.declaration import WIDE, Declaration
+from matrix.analyze.profile.match import match_uses
+from matrix.analyze.profile.model import ELEM_DTYPES, Use, load_map
+from matrix.core import DataFileError
+from matrix.gate.usage import build_profile
+from matrix.results import raw_files
+
+HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+ROOT = Path(__file__).resolve().parents[1]
+RAW = ROOT / "reports" / "raw"
+OPEN = frozenset({"float16", "bfloat16", "float32"})
+EVERY = Declaration.parse({"dtypes": {"*": ["*"]}}, "test")
+
+DROPOUT = """
+@triton.jit
+def dropout(x_ptr, o_ptr, n, drop_p, BLOCK: tl.constexpr):
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r, mask=r < n)
+    tl.store(o_ptr + r, x / (1 - drop_p) + x / 6, mask=r < n)
+"""
+CAST = """
+@triton.jit
+def attn(q_ptr, k_ptr, o_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    q = tl.load(q_ptr + r)
+    k = tl.load(k_ptr + r)
+    s = q * 2.0
+    tl.store(o_ptr + r, s.to(k.dtype))
+    tl.store(o_ptr + r, (s * 0.5).to(o_ptr.dtype.element_ty))
+    tl.store(o_ptr + r, q.to(tl.float16))
+"""
+
+
+def uses(tmp_path: Path, body: str, declaration: Declaration | None = None) -> list[Use]:
+    (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(body))
+    return build_profile([str(tmp_path)], [], [], declaration).uses
+
+
+def status(found: list[Use], op: str, line_has: str, cell: list[str]) -> str:
+    return match_uses([u for u in found if u.op == op and line_has in u.code], op, cell).status
+
+
+def test_an_fp8_cell_needs_evidence_the_file_names_fp8_or_a_declaration(tmp_path):
+    fp8 = ["float8e4nv", "lit_int"]
+    found = uses(tmp_path, DROPOUT)
+    assert status(found, "binary.truediv", "x / 6", fp8) == "not used"
+    assert status(found, "binary.truediv", "x / 6", ["bfloat16", "lit_int"]) == "may affect"
+    # the file names the format (a helper's cast, a host check): its kernels may see it
+    named = uses(tmp_path, "\nFP8 = tl.float8e4nv\n" + DROPOUT)
+    assert status(named, "binary.truediv", "x / 6", fp8) == "may affect"
+    assert status(named, "binary.truediv", "x / 6", ["float8e5", "lit_int"]) == "not used"
+    host = uses(tmp_path, DROPOUT + "\n\ndef run(x):\n    assert x.dtype != torch.float8_e5m2\n")
+    assert status(host, "binary.truediv", "x / 6", ["float8e5", "lit_int"]) == "may affect"
+    # a team's declaration: every dtype ("*"), or the fp8 format itself
+    assert status(uses(tmp_path, DROPOUT, EVERY), "binary.truediv", "x / 6", fp8) == "may affect"
+    only = Declaration.parse({"dtypes": {"dropout.x_ptr": ["fp8e4nv"]}}, "test")
+    assert status(uses(tmp_path, DROPOUT, only), "binary.truediv", "x / 6", fp8) == "used"
+
+
+def test_two_open_variables_never_pair_bf16_with_fp16_but_an_explicit_cast_does(tmp_path):
+    found = uses(tmp_path, CAST)
+    for line in ("s.to(k.dtype)", "o_ptr.dtype.element_ty"):
+        assert status(found, "cast.to", line, ["bfloat16", "float16"]) == "not used", line
+        assert status(found, "cast.to", line, ["float16", "bfloat16"]) == "not used", line
+        assert status(found, "cast.to", line, ["float32", "bfloat16"]) == "may affect", line
+        assert status(found, "cast.to", line, ["bfloat16", "bfloat16"]) == "may affect", line
+    # the code's own dtype is evidence: a bf16 q cast to fp16 is what it says
+    assert status(found, "cast.to", "q.to(tl.float16)", ["bfloat16", "float16"]) == "may affect"
+    # every dtype (declared "*"): the two variables are independent again
+    wide = uses(tmp_path, CAST, EVERY)
+    assert status(wide, "cast.to", "s.to(k.dtype)", ["bfloat16", "float16"]) == "may affect"
+
+
+def test_a_launch_passing_one_16_bit_format_gives_it_to_the_open_variables(tmp_path):
+    host = """
+
+    def run(q, k):
+        o = torch.empty(q.shape, dtype=torch.bfloat16, device=q.device)
+        attn[(1,)](q, k, o, BLOCK=128)
+    """
+    found = uses(tmp_path, CAST + textwrap.dedent(host))
+    (load,) = [u for u in found if u.op == "load" and "q = tl.load" in u.code]
+    assert load.operands[0] == frozenset({"bfloat16", "float32"})
+
+
+def test_a_value_used_as_an_integer_is_int32_or_int64_unless_the_file_names_another(tmp_path):
+    body = """
+        @triton.jit
+        def gather(idx_ptr, x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            i = tl.load(idx_ptr + r)
+            tl.store(o_ptr + r, tl.load(x_ptr + i) * 2 + (i % 7))
+        """
+    found = uses(tmp_path, body)
+    (mod,) = [u for u in found if u.op == "binary.mod"]
+    assert mod.operands[0] == frozenset({"int32", "int64"})
+    named = uses(tmp_path, "\nIDX = tl.int16\n" + textwrap.dedent(body))
+    (mod,) = [u for u in named if u.op == "binary.mod"]
+    assert mod.operands[0] == frozenset({"int16", "int32", "int64"})
+
+
+def test_the_default_never_narrows_to_nothing_and_falls_back_to_integers():
+    rule = load_map().open_types
+    none = frozenset[str]()
+    assert rule.domain(ELEM_DTYPES, none, None) == OPEN
+    assert rule.domain(ELEM_DTYPES, none, "bfloat16") == {"bfloat16", "float32"}
+    assert rule.domain(ELEM_DTYPES - OPEN, none, None) == {"int32", "int64"}
+    # what the code admits and nothing practical fits: the code's own answer
+    assert rule.domain(frozenset({"uint8"}), none, None) == {"uint8"}
+    assert rule.domain(frozenset({"bfloat16"}), none, "float16") == {"bfloat16"}
+    assert rule.mentioned("x.to(tl.float8e4nv)\ny = torch . uint8\nz = a.tl.int16") == {
+        "float8e4nv", "uint8"
+    }  # fmt: skip
+
+
+def test_a_declared_star_stands_alone():
+    assert Declaration.parse({"dtypes": {"k": "*"}}, "t").dtypes_of("k", "x_ptr") == WIDE
+    with pytest.raises(DataFileError):
+        Declaration.parse({"dtypes": {"k": ["*", "float16"]}}, "t")
+
+
+def _gate(tmp_path: Path, source: str, pyproject: str = "") -> tuple[int, dict, str]:
+    if not raw_files(RAW):
+        pytest.skip("reports/raw has no committed results")
+    src = tmp_path / "team"
+    src.mkdir(exist_ok=True)
+    (src / "k.py").write_text(HEAD + textwrap.dedent(source))
+    if pyproject:
+        (src / "pyproject.toml").write_text(pyproject)
+    out = tmp_path / "gate"
+    cmd = [sys.executable, "-m", "matrix.gate", "--baseline", "3.8.0", "--candidate", "3.9.0",
+           "--results", str(RAW), "--scan", str(src), "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert (out / "gate.json").is_file(), proc.stdout + proc.stderr
+    return (
+        proc.returncode,
+        json.loads((out / "gate.json").read_text()),
+        (out / "gate.md").read_text(),
+    )
+
+
+def test_the_gate_says_the_assumption_once_and_a_declared_star_widens_it(tmp_path):
+    code, doc, md = _gate(tmp_path, DROPOUT)
+    assert code == 0, md[:3000]
+    assert doc["open_types"]["assumed"] == 2
+    first = md.split("## Details", 1)[0]
+    assert first.count("open element type(s) assumed fp16/bf16/fp32") == 1
+    assert '"*" = ["*"]' in first
+    # every dtype declared: the fp8 division (3.8.0 -> 3.9.0 changed it) may affect the code
+    code, doc, md = _gate(tmp_path, DROPOUT, '[tool.triton-compat.dtypes]\n"*" = ["*"]\n')
+    assert code == 1, md[:3000]
+    assert doc["open_types"]["assumed"] == 0 and "assumed" not in md.split("## Details", 1)[0]
+    cells = {c for e in doc["blocking"] if e["group"] == "fp.binary.truediv" for c in e["cells"]}
+    assert any(c.startswith("float8e4nv") for c in cells), doc["blocking"]
+
+
+def test_a_host_check_admitting_both_16_bit_formats_still_gives_a_launch_one(tmp_path):
+    body = """
+        @triton.jit
+        def copy(x_ptr, y_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + r)
+            tl.store(y_ptr + r, (x * 2).to(y_ptr.dtype.element_ty))
+
+
+        def run(x, y):
+            assert x.dtype in (torch.float16, torch.bfloat16)
+            assert y.dtype in (torch.float16, torch.bfloat16)
+            copy[(1,)](x, y, BLOCK=128)
+        """
+    found = uses(tmp_path, body)
+    # the host's domain, one format per reading (of two: each pointer takes one dtype)
+    assert {u.operands for u in found if u.op == "load"} == {
+        (frozenset({"float16"}),),
+        (frozenset({"bfloat16"}),),
+    }
+    assert status(found, "cast.to", "y_ptr.dtype", ["bfloat16", "float16"]) == "not used"
+    assert status(found, "cast.to", "y_ptr.dtype", ["bfloat16", "bfloat16"]) == "used"
+    assert status(uses(tmp_path, body, EVERY), "cast.to", "y_ptr.dtype",
+                  ["bfloat16", "float16"]) == "may affect"  # fmt: skip
+
+
+def test_an_unknown_value_is_no_dtype_nothing_in_its_kernel_gives(tmp_path):
+    body = """
+        from mylib import ext
+
+        @triton.jit
+        def k(x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            y = ext.mystery(tl.load(x_ptr + r))
+            tl.store(o_ptr + r, y / 3)
+        """
+    found = uses(tmp_path, body)
+    (div,) = [u for u in found if u.op == "binary.truediv"]
+    assert div.operands[0] is None  # the reader cannot type it: fail closed, but not on fp8
+    assert status(found, "binary.truediv", "y / 3", ["bfloat16", "lit_int"]) == "may affect"
+    assert status(found, "binary.truediv", "y / 3", ["uint32", "lit_int"]) == "may affect"
+    assert status(found, "binary.truediv", "y / 3", ["float8e4nv", "lit_int"]) == "not used"
+    # the file names fp8, or a pointer may hold it (declared "*"): an unknown may be fp8
+    named = "\n        FP8 = tl.float8e4nv\n" + body
+    assert status(uses(tmp_path, named), "binary.truediv", "y / 3",
+                  ["float8e4nv", "lit_int"]) == "may affect"  # fmt: skip
+    assert status(uses(tmp_path, body, EVERY), "binary.truediv", "y / 3",
+                  ["float8e4nv", "lit_int"]) == "may affect"  # fmt: skip
+
+
+def test_an_unknown_value_cast_to_an_open_pointers_dtype_is_of_the_launchs_format(tmp_path):
+    body = """
+        from mylib import ext
+
+        @triton.jit
+        def k(x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            y = ext.mystery(tl.load(x_ptr + r))
+            tl.store(o_ptr + r, y.to(o_ptr.dtype.element_ty))
+        """
+    found = uses(tmp_path, body)
+    assert status(found, "cast.to", "y.to(", ["bfloat16", "float16"]) == "not used"
+    assert status(found, "cast.to", "y.to(", ["float32", "float16"]) == "may affect"
+    assert status(found, "cast.to", "y.to(", ["bfloat16", "bfloat16"]) == "may affect"
+    # the host names both formats: nothing of a value inside one launch
+    host = (
+        body
+        + "\n\n        def run(x):\n            return x.dtype in (torch.float16, torch.bfloat16)\n"
+    )
+    assert status(uses(tmp_path, host), "cast.to", "y.to(", ["bfloat16", "float16"]) == ("not used")
+    # the kernel itself names the other format: an unknown may be a value cast to it
+    own = body.replace("tl.arange(0, BLOCK)", "tl.arange(0, BLOCK)\n            h = tl.bfloat16")
+    assert status(uses(tmp_path, own), "cast.to", "y.to(", ["bfloat16", "float16"]) == (
+        "may affect"
+    )
+
+
+def test_a_branch_on_two_dtype_predicates_joined_by_a_bitwise_or_is_read_per_side(tmp_path):
+    body = """
+        @triton.jit
+        def scan(x_ptr, o_ptr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + r)
+            if x.dtype.is_fp16() | x.dtype.is_bf16():
+                x = x.to(tl.float32)
+            tl.store(o_ptr + r, tl.cumsum(x, 0))
+        """
+    found = uses(tmp_path, body)
+    assert status(found, "reduce.cumsum", "tl.cumsum", ["bfloat16"]) == "not used"
+    assert status(found, "reduce.cumsum", "tl.cumsum", ["float32"]) in ("used", "may affect")
+    only = uses(tmp_path, body.replace(" | x.dtype.is_bf16()", ""))
+    assert status(only, "reduce.cumsum", "tl.cumsum", ["bfloat16"]) == "may affect"
