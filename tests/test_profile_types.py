@@ -449,3 +449,42 @@ def test_a_helper_of_another_module_called_through_its_module_is_followed(tmp_pa
     found = build_profile([str(pkg)], [], []).uses
     (mod,) = ops(found, "binary.mod")
     assert mod[0] == frozenset({"int64"})
+
+
+def test_a_values_cell_is_tied_only_where_the_op_computes_in_its_dtype_in_that_column(tmp_path):
+    # fp.values.maximum[bfloat16] measures a maximum computed in bf16. A bf16 tensor with a
+    # run-time scalar argument computes in fp32 on cuda:90 on both releases (the recorded
+    # fp.binary_fn.maximum[bfloat16,arg_*] cells), so `tl.maximum(x, eps)` does not use the
+    # cell there; with a float literal 3.9.0 keeps bf16, so `tl.maximum(x, 0.0)` does.
+    from matrix.analyze.profile.match import MAY_AFFECT, NOT_USED, USED, Matcher
+    from matrix.analyze.profile.promotion import ReleaseTypes, SidedTypes
+
+    def recorded(release: str, lit: str) -> ReleaseTypes:
+        columns = {("binary_fn.maximum", f"bfloat16,{s}"): {"aot:cuda:90": "float32"}
+                   for s in ("arg_f32", "arg_i32", "arg_i64")}  # fmt: skip
+        columns[("binary_fn.maximum", "bfloat16,lit_float")] = {"aot:cuda:90": lit}
+        return ReleaseTypes(release, columns=columns)
+
+    def match(kernel: str, column: str | None, types: bool = True) -> str:
+        folder = tmp_path / kernel
+        folder.mkdir(exist_ok=True)
+        second = "eps" if kernel == "runtime" else "0.0"
+        (folder / "k.py").write_text(
+            HEAD
+            + textwrap.dedent(f"""
+            @triton.jit
+            def {kernel}(x_ptr, o_ptr, eps):
+                x = tl.load(x_ptr).to(tl.bfloat16)
+                tl.store(o_ptr, tl.maximum(x, {second}))
+            """)
+        )
+        profile = build_profile([str(folder)], [], [])
+        if types:
+            profile.types = SidedTypes(recorded("3.8.0", "float32"), recorded("3.9.0", "bfloat16"))
+        return Matcher(profile).cell("values.maximum", "bfloat16", column).status
+
+    assert match("runtime", "aot:cuda:90") == NOT_USED
+    assert match("literal", "aot:cuda:90") == USED
+    # a column where nothing was recorded for the pair, or no recorded types: fail closed
+    assert match("runtime", "gpu:cuda:90") == MAY_AFFECT
+    assert match("runtime", "aot:cuda:90", types=False) == MAY_AFFECT

@@ -132,7 +132,7 @@ def build_profile(
     def _show(path: str) -> str:
         return shown_path(path, roots)
 
-    profile = Profile()
+    profile = Profile(types=types)
     parsed = _parse(files, profile.unread, _show)
     imported = _imported_helpers(parsed)
     profile.imported = [m.path for m in imported]
@@ -321,7 +321,7 @@ def _relevance(f: GateFinding, matcher: Matcher) -> Match:
             family = name.split(".")[0]
             hits = [u for u in matcher.profile.uses if u.op.split(".")[0] == family]
             return Match(MAY_AFFECT, hits, "the group did not run") if hits else Match(NOT_USED)
-        return matcher.cell(name, cell)
+        return matcher.cell(name, cell, f.where)
     return matcher.probe(probe)
 
 

@@ -35,7 +35,7 @@ class Admits:
             return cls()
         want = Release.parse(release, "--baseline")
         seen: dict[tuple[str, str], bool] = {}  # cell -> rejected in every column so far
-        for key, status in release_cells(runs, want, OPS, FAMILY_OPS):
+        for key, status, _ in release_cells(runs, want, OPS, FAMILY_OPS):
             seen[key] = seen.get(key, True) and status == REJECTED
         return cls((k for k, v in seen.items() if v), str(want))
 
@@ -49,9 +49,10 @@ class Admits:
 
 def release_cells(
     runs: Iterable[Run], want: Release, ops: tuple[str, ...], family_ops: tuple[str, ...]
-) -> Iterator[tuple[tuple[str, str], object]]:
-    """Every fingerprint cell ``((group, case), status)`` that ``want``'s runs recorded (each
-    column's), in the groups whose names start with one of ``ops`` or are in ``family_ops``."""
+) -> Iterator[tuple[tuple[str, str], object, str]]:
+    """Every fingerprint cell ``((group, case), status, column)`` that ``want``'s runs
+    recorded (each column's: ``interpret``, ``aot:cuda:90``, ``gpu:cuda:90``), in the groups
+    whose names start with one of ``ops`` or are in ``family_ops``."""
     for run in runs:
         if run.triton is None or run.release != want:
             continue
@@ -61,5 +62,6 @@ def release_cells(
                 continue
             cells = r.data.get("cells") if isinstance(r.data, dict) else None
             if isinstance(cells, dict):
+                column = f"{r.backend}:{r.target}" if r.target else r.backend
                 for case, status in cells.items():
-                    yield (group, str(case)), status
+                    yield (group, str(case)), status, column

@@ -152,8 +152,9 @@ class Matcher:
         return Match(NOT_USED)
 
     # -- the fingerprint
-    def cell(self, group: str, case: str) -> Match:
-        """``group`` as ``binary.sub`` (no ``fp.``), ``case`` as ``uint8,cx_int``."""
+    def cell(self, group: str, case: str, column: str | None = None) -> Match:
+        """``group`` as ``binary.sub`` (no ``fp.``), ``case`` as ``uint8,cx_int``; ``column``
+        the finding's (``aot:cuda:90``), where what an op computes in may depend on it."""
         family = group.partition(".")[0]
         parts = _split(case)
         if family in ("binary", "binary_fn", "binary_int_fn", "where", "clamp"):
@@ -171,7 +172,7 @@ class Matcher:
             _, operands, attrs = parse_op_spec(f"x[{case}]")
             return match_uses(self.uses_of(group), group, operands, **attrs)
         if family == "values":
-            return self._values(group, case)
+            return self._values(group, case, column)
         if family == "rules":
             pattern = self.map.rules.get(case)
             if pattern is None:
@@ -228,24 +229,38 @@ class Matcher:
                 return self._name_list(self.map.runtime[key])
         return Match(MAY_AFFECT, [], f"no mapping for runtime cell {case!r} (usage_map.toml)")
 
-    def _values(self, group: str, case: str) -> Match:
+    def _values(self, group: str, case: str, column: str | None = None) -> Match:
         found = self.map.values_operation(group, case)
         if found is None:
             return Match(MAY_AFFECT, [], f"no mapping for fp.{group} (usage_map.toml)")
         op, operands = found
         if op != "cast.to" and len(operands) == 2:
-            return self._pair(op, operands[0])  # two operands of the case's dtype
+            return self._pair(op, operands[0], column)  # two operands of the case's dtype
         return match_uses(self.uses_of(op), op, list(operands))
 
-    def _pair(self, op: str, dtype: str) -> Match:
+    def _pair(self, op: str, dtype: str, column: str | None = None) -> Match:
         """A values cell of a two-operand op: both operands of its dtype (two tensors) or one
-        a scalar; a tensor of another dtype (an fp32 accumulator against a bf16 load) makes
-        the op compute in the promoted dtype, which the cell does not measure."""
+        a scalar that leaves the op computing in that dtype; a tensor of another dtype (an
+        fp32 accumulator against a bf16 load), or a scalar that promotes it (a bf16 tensor
+        and a run-time fp32 argument compute in fp32 on every release), makes the op compute
+        in another dtype, which the cell does not measure. Which scalars keep the dtype is
+        each release's recorded result type (the profile's ``types``); a scalar kind that
+        either release keeps it with counts (fail closed), and so does every kind where
+        nothing was recorded."""
         uses = self.uses_of(op)
-        pairs = [[dtype, dtype]] + [
-            p for s in sorted(SCALAR_KINDS) for p in ([dtype, s], [s, dtype])
-        ]
+        scalars = [s for s in sorted(SCALAR_KINDS) if self._keeps(op, dtype, s, column)]
+        pairs = [[dtype, dtype]] + [p for s in scalars for p in ([dtype, s], [s, dtype])]
         return self.best([match_uses(uses, op, p) for p in pairs])
+
+    def _keeps(self, op: str, dtype: str, scalar: str, column: str | None) -> bool:
+        """Whether ``op`` of a ``dtype`` tensor and a ``scalar`` computes in ``dtype`` on
+        either release, as recorded in ``column`` (the finding's: the interpreter and a
+        compile target may type it apart); True where either release recorded nothing."""
+        types = self.profile.types
+        if types is None or column is None:
+            return True
+        results = [side.in_column(column, op, dtype, scalar) for side in types.sides]
+        return None in results or dtype in results
 
     # -- probe rows
     def probe(self, name: str) -> Match:

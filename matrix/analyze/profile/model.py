@@ -258,6 +258,9 @@ class Profile:
     # ([open_types]: open_types.py), and that assumption in words (said once in gate.md)
     assumed: list[str] = field(default_factory=list)
     assumption: str = ""
+    # The two releases' recorded result types the profile was typed with (promotion.py's
+    # SidedTypes), for a matcher that asks what an op computes in; None: not read
+    types: Any = field(default=None, compare=False, repr=False)
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses

@@ -38,10 +38,14 @@ class ReleaseTypes:
         release: str = "",
         results: Mapping[tuple[str, str], frozenset[str]] | None = None,
         refused: Iterable[tuple[str, str]] = (),
+        columns: Mapping[tuple[str, str], Mapping[str, str]] | None = None,
     ) -> None:
         self.release = release
         self.results = dict(results or {})
         self.refused = frozenset(refused)
+        # each cell's answer per column (``aot:cuda:90`` -> ``float32``), where a question is
+        # about one column (``in_column``)
+        self.columns = {k: dict(v) for k, v in (columns or {}).items()}
 
     @classmethod
     def from_runs(
@@ -51,14 +55,26 @@ class ReleaseTypes:
         names as the profile's (``fp32`` -> ``float32``: the usage map's table)."""
         want = Release.parse(release, "--baseline/--candidate")
         got: dict[tuple[str, str], set[str]] = {}
+        columns: dict[tuple[str, str], dict[str, str]] = {}
         seen: set[tuple[str, str]] = set()
-        for key, status in release_cells(runs, want, OPS, FAMILY_OPS):
+        for key, status, column in release_cells(runs, want, OPS, FAMILY_OPS):
             seen.add(key)
             name = dtypes.get(str(status))
             if name is not None:
                 got.setdefault(key, set()).add(name)
+                columns.setdefault(key, {})[column] = name
         refused = seen - set(got)
-        return cls(str(want), {k: frozenset(v) for k, v in got.items()}, refused)
+        return cls(str(want), {k: frozenset(v) for k, v in got.items()}, refused, columns)
+
+    def in_column(self, column: str, op: str, *operands: str) -> str | None:
+        """The result dtype recorded for ``op`` on ``operands`` in ``column`` (the mirrored
+        operands where only those were recorded, as ``SidedTypes._pair`` reads them); None
+        where that column recorded none."""
+        for ops in (operands, operands[::-1]):
+            found = self.columns.get((op, ",".join(ops)), {}).get(column)
+            if found is not None:
+                return found
+        return None
 
     def result(self, op: str, *operands: str) -> frozenset[str] | str | None:
         """The recorded result dtypes; ``REJECTED`` where every column refused it; None where
