@@ -242,3 +242,58 @@ def test_an_assignment_after_the_launch_is_not_what_it_passed_unless_in_a_loop(t
                 y = y.sum(0)
         """
     assert not sub(uses(tmp_path, looped)).combos  # the second launch passes another y
+
+
+def test_a_launch_of_a_kernel_imported_by_name_types_it_though_a_copy_has_its_name(tmp_path):
+    # Liger: ops/fused_moe.py imports _moe_router_prefix_sum_kernel from ops/fused_moe_kernels,
+    # and a vendor copy (backends/_ascend/...) defines the same name: the launch with int32
+    # tensors still types the imported kernel (it used to be dropped as "another file's").
+    from matrix.gate.usage import build_profile
+
+    pkg = tmp_path / "pkg"
+    (pkg / "other").mkdir(parents=True)
+    for d in (pkg, pkg / "other"):
+        (d / "__init__.py").write_text("")
+    kernel = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def prefix(x_ptr, o_ptr, B: tl.constexpr):\n"
+        "    o = tl.arange(0, B)\n"
+        "    tl.store(o_ptr + o, tl.cumsum(tl.load(x_ptr + o), 0))\n"
+    )
+    (pkg / "kernels.py").write_text(kernel)
+    (pkg / "other" / "kernels.py").write_text(kernel)
+    (pkg / "host.py").write_text(
+        "import torch\n\nfrom pkg.kernels import prefix\n\n\ndef run(n):\n"
+        "    x = torch.zeros(n, dtype=torch.int32)\n"
+        "    o = torch.empty(n, dtype=torch.int32)\n"
+        "    prefix[(1,)](x, o, B=128)\n"
+    )
+    uses = build_profile([str(pkg)], [], []).uses
+    cumsum = {u.path: u.operands for u in uses if u.op == "reduce.cumsum"}
+    assert cumsum["pkg/kernels.py"] == (frozenset({"int32"}),)
+    assert cumsum["pkg/other/kernels.py"] != (frozenset({"int32"}),)  # nothing launches it
+
+
+def test_two_kernels_of_one_name_in_one_file_each_take_their_own_launch(tmp_path):
+    # triton-lang/kernels test_inductor.py: two tests each define `fn` and launch it below; the
+    # first is launched with int64 tensors (it used to take the second's launch, by name).
+    from matrix.gate.usage import build_profile
+
+    (tmp_path / "t.py").write_text(
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        "def test_a():\n"
+        "    @triton.jit\n"
+        "    def fn(x_ptr, o_ptr, B: tl.constexpr):\n"
+        "        o = tl.arange(0, B)\n"
+        "        tl.store(o_ptr + o, tl.cumsum(tl.load(x_ptr + o), 0))\n\n"
+        "    x = torch.randint(0, 9, (16,), dtype=torch.int64)\n"
+        "    fn[(1,)](x, torch.empty_like(x), 16)\n\n\n"
+        "def test_b():\n"
+        "    @triton.jit\n"
+        "    def fn(o_ptr, n, B: tl.constexpr):\n"
+        "        tl.store(o_ptr + tl.arange(0, B), tl.arange(0, B))\n\n"
+        "    fn[(1,)](torch.empty(16, dtype=torch.int32), 16, 16)\n"
+    )
+    uses = build_profile([str(tmp_path)], [], []).uses
+    (cumsum,) = [u.operands for u in uses if u.op == "reduce.cumsum"]
+    assert cumsum == (frozenset({"int64"}),)

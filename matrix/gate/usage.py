@@ -33,7 +33,7 @@ from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.context import Context, Helper
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
-from matrix.analyze.profile.modules import module_globals
+from matrix.analyze.profile.modules import launch_key, module_globals
 from matrix.analyze.profile.promotion import SidedTypes
 from matrix.cli import resolved
 from matrix.gate import timing
@@ -138,7 +138,8 @@ def build_profile(
     profile.imported = [m.path for m in imported]
     project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
-    host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map())
+    host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map(),
+                     [(m.name, m.bindings) for m in parsed])  # fmt: skip
     # every @triton.jit function by qualified name, so a kernel's call of a helper in another
     # file of the tree is followed for what it returns
     helpers: dict[str, list[Helper]] = {}
@@ -156,7 +157,7 @@ def build_profile(
         for fn in kernels[m.path]:
             # what ran (a captured launch) first; else what the tree's host code passes
             # (every launch site: one that types nothing is a reading with open variables)
-            typed[fn.name] = captured.get(fn.name) or host.launches(fn)
+            typed[launch_key(fn)] = captured.get(fn.name) or host.launches(fn)
         profile.extend(
             profile_module(
                 m.tree,

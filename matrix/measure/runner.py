@@ -40,15 +40,7 @@ from matrix.backends import compile_cache
 from matrix.backends.kernels import TARGETS as KERNEL_TARGETS
 from matrix.core import BACKENDS, CRASHED, REPO_ROOT, TIMEOUT, Release
 from matrix.exitcodes import ExitCode
-from matrix.measure import (
-    preload,
-    probe_hashes,
-    probe_limit,
-    procs,
-    suite,
-    test_device,
-    triton_identity,
-)
+from matrix.measure import preload, probe_hashes, procs, suite, test_device, triton_identity
 from matrix.measure.cell_env import collect_env, default_run_id, detect_gpu, gpu_target_of
 from matrix.measure.child import exit_now, probe_package
 from matrix.measure.kernel_compiles import compile_captured, run_coverage
@@ -56,6 +48,7 @@ from matrix.measure.probe_clock import ProbeClock
 from matrix.measure.supervise import death as _death
 from matrix.measure.supervise import tail as _tail
 from matrix.measure.tasks import Task, plan_tasks, registry
+from matrix.probes.support.probe_limit import DEFAULT_LIMIT_S, limit_env
 from matrix.results import (
     DETAIL_CAP,
     Result,
@@ -67,7 +60,7 @@ from matrix.results import (
     write_raw,
 )
 
-DEFAULT_TIMEOUT_S = probe_limit.DEFAULT_LIMIT_S
+DEFAULT_TIMEOUT_S = DEFAULT_LIMIT_S
 # What --tests adds to a run (matrix.measure.suite, matrix.backends.kernels say the shapes).
 SUITE_KEYS = ("suite", "tests", "launches", "kernel_sources", "kernel_compiles", "kernel_coverage")
 POLL_S = 0.05
@@ -260,8 +253,7 @@ def run_group(
             log_file.open("w+", encoding="utf-8") as log,
             events_file.open("rb") as events,
         ):
-            env = child_environment(backend, extra_env, cache_dir)
-            env[probe_limit.PROBE_LIMIT_ENV] = f"{timeout_s:g}"
+            env = child_environment(backend, extra_env, cache_dir) | limit_env(timeout_s)
             child_args = [str(tasks_file), str(events_file)]
             proc: subprocess.Popen | procs.Forked
             if fork:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matrix.analyze.profile.model import Launch, UsageMap, Use
@@ -43,7 +43,12 @@ class HostTypes:
         self,
         trees: Sequence[tuple[ast.Module, Sequence[ast.FunctionDef | ast.AsyncFunctionDef]]],
         umap: UsageMap,
+        modules: Sequence[tuple[str, Mapping[str, str]]] = (),
     ) -> None:
+        # per tree: its module's dotted name and what its module-level names are bound to
+        # (``SourceModule.bindings``), so that a launch in one file of a kernel imported by
+        # name from another counts for that file's kernel
+        self.modules = list(modules)
         self.map = umap
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.calls: dict[
@@ -61,6 +66,8 @@ class HostTypes:
         # Which file defines each kernel and holds each launch: a kernel name defined in
         # several files (`_fwd_kernel`) takes only the launches of its own file.
         self.kernel_file: dict[int, int] = {}
+        self.kernel_scope: dict[int, int] = {}  # kernel -> its enclosing function (0: module)
+        self.kernels_named: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.defined_in: dict[str, set[int]] = {}
         self.site_file: dict[int, int] = {}
         self.tables: dict[str, list[ast.Dict]] = {}  # module-level dicts by name
@@ -70,11 +77,13 @@ class HostTypes:
             for f in kernels:
                 self.kernel_file[id(f)] = index
                 self.defined_in.setdefault(f.name, set()).add(index)
+                self.kernels_named.setdefault(f.name, []).append(f)
             inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
             stack: list[tuple[ast.AST, Any, bool]] = [(tree, None, False)]
             while stack:
                 node, fn, loop = stack.pop()
                 if id(node) in inside:
+                    self.kernel_scope[id(node)] = id(fn) if fn is not None else 0
                     continue
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
@@ -115,8 +124,11 @@ class HostTypes:
         for name, call, scope in self.launch_sites:
             if name != kernel.name:
                 continue
-            if shared and self.site_file.get(id(call)) != own:
+            site = self.site_file.get(id(call))
+            if shared and site != own and not self._imports(site, own, kernel.name):
                 continue  # another file's kernel of the same name
+            if site == own and not self._binds(kernel, call, scope):
+                continue  # another definition of the name in this file is what it launches
             self._memo.clear()  # what a name holds depends on where the launch is
             line = 0 if id(call) in self.in_loop else getattr(call, "lineno", 0)
             self._site = (id(scope), line)
@@ -124,6 +136,34 @@ class HostTypes:
             if launch not in out:
                 out.append(launch)
         return out
+
+    def _imports(self, site: int | None, own: int | None, name: str) -> bool:
+        """Whether the file ``site`` binds ``name`` to the kernel of file ``own`` by an import
+        (``from pkg.kernels import k``): its launch of ``k`` is that file's kernel, whichever
+        other file (a vendor's copy) defines one of the same name."""
+        if site is None or own is None or max(site, own) >= len(self.modules):
+            return False
+        module, _ = self.modules[own]
+        return self.modules[site][1].get(name) == f"{module}.{name}"
+
+    def _binds(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
+               scope: Any) -> bool:  # fmt: skip
+        """Whether ``call`` (in ``kernel``'s own file, in function ``scope``) launches this
+        definition of the name where the file defines it more than once: the definition in
+        the launch's own function, else the last one above the launch (as Python binds it)."""
+        twins = [
+            f for f in self.kernels_named.get(kernel.name, [])
+            if self.kernel_file.get(id(f)) == self.kernel_file.get(id(kernel))
+            and id(f) in self.kernel_scope
+        ]  # fmt: skip
+        if len(twins) < 2:
+            return True
+        line = getattr(call, "lineno", 0)
+        here = id(scope) if scope is not None else 0
+        local = [f for f in twins if self.kernel_scope[id(f)] == here]
+        pool = local or [f for f in twins if self.kernel_scope[id(f)] == 0]
+        above = [f for f in pool if f.lineno <= line] or pool
+        return bool(above) and max(above, key=lambda f: f.lineno) is kernel
 
     def _launch(self, params: Sequence[str], call: ast.Call, scope: Any) -> Launch:
         sig: dict[str, str] = {}

@@ -89,6 +89,13 @@ def _statements(tree: ast.AST) -> list[ast.stmt]:
     return out
 
 
+def launch_key(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The key of one definition's launches in ``profile_module``'s ``launches``: a file may
+    define one kernel name twice (two tests' ``fn``), each with its own launches; the bare
+    name (a captured launch's) stands for every definition of it."""
+    return f"{fn.name}@{fn.lineno}"
+
+
 def profile_module(
     tree: ast.Module,
     resolver: Resolver,
@@ -122,7 +129,9 @@ def profile_module(
         if wanted is not None and fn.name not in wanted:
             continue
         out.kernels[fn.name] = f"{path}:{fn.lineno}"
-        typed: Sequence[Launch | None] = launches.get(fn.name) or [None]
+        typed: Sequence[Launch | None] = (
+            launches.get(launch_key(fn)) or launches.get(fn.name) or [None]
+        )
         for launch in typed:
             cases = constexpr_cases(fn, glob, set(launch.constexprs) if launch else set())
             seen: set[Use] = set()

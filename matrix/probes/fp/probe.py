@@ -22,12 +22,12 @@ from typing import Literal
 import triton
 import triton.language as tl
 
-from matrix.measure.probe_limit import probe_limit_s
 from matrix.probes.fp import battery as bt
 from matrix.probes.fp import fp_checks, fp_env, fp_layout, fp_rules, fp_runtime, fp_warnings
 from matrix.probes.fp import semantics as sem
 from matrix.probes.fp.battery import trace_battery
 from matrix.probes.support.base import Context, Observation, root_cause
+from matrix.probes.support.probe_limit import probe_limit_s
 
 NAME = "fp"
 BACKENDS = ("interpret", "aot", "gpu")
