@@ -488,3 +488,30 @@ def test_a_values_cell_is_tied_only_where_the_op_computes_in_its_dtype_in_that_c
     # a column where nothing was recorded for the pair, or no recorded types: fail closed
     assert match("runtime", "gpu:cuda:90") == MAY_AFFECT
     assert match("runtime", "aot:cuda:90", types=False) == MAY_AFFECT
+
+
+def test_an_address_cast_to_a_pointer_type_is_a_pointer_not_a_value_cast(tmp_path):
+    """lightllm kv_trans_v2.py: ``tl.load(mems + i).to(tl.pointer_type(out.dtype.element_ty))``
+    makes an integer address a pointer (tt.int_to_ptr). No ``cast.to`` between dtypes is
+    recorded; a load through it reads ``out``'s element type (one variable with the store to
+    ``out``); the address table holds integers, and so does what indexes the new pointer."""
+    found = uses(
+        tmp_path,
+        """
+        @triton.jit
+        def k(mems_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            i = tl.load(idx_ptr)
+            src = tl.load(mems_ptr).to(tl.pointer_type(out_ptr.dtype.element_ty))
+            x = tl.load(src + i * BLOCK + offs)
+            tl.store(out_ptr + offs, x * 2)
+        """,
+    )
+    assert ops(found, "cast.to") == []
+    [(held,)] = ops(found, "load", "src + i")
+    assert held == OPEN
+    [(table,)] = ops(found, "load", "mems_ptr")
+    assert table and not table & OPEN  # an address: an integer, never a float
+    [(index,)] = ops(found, "load", "idx_ptr")
+    assert index and not index & OPEN
+    assert ops(found, "binary.mul", "x * 2") == [(OPEN, frozenset({"lit_int"}))]

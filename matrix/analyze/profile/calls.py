@@ -276,6 +276,17 @@ class CallReader(DtypeReader):
         )
 
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
+        if (
+            isinstance(target, ast.Call)
+            and self.r.tl_name(target.func) == "pointer_type"
+            and target.args
+        ):
+            # `addr.to(tl.pointer_type(T))`: an integer address made a pointer to T
+            # (tt.int_to_ptr), no value cast between dtypes; loads through it read T, and
+            # the address is an integer (Triton casts only integers to pointers)
+            self._is_int(src)
+            elem = self._dtype_val(target.args[0])
+            return per_side(lambda v: Val(v.kinds, pointer=True, vars=v.vars, per=v.per), elem)
         named = self._dtype_val(target)
         is_bitcast: bool | None = isinstance(bitcast, ast.Constant) and bitcast.value is True
         if bitcast is not None and not isinstance(bitcast, ast.Constant):
