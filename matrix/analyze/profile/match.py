@@ -170,14 +170,14 @@ class Matcher:
         parts = _split(case)
         if family in ("binary", "binary_fn", "binary_int_fn", "where", "clamp"):
             key = group if family not in ("where", "clamp") else family
-            found = match_uses(self.uses_of(key), key, parts[:2])
+            hit = match_uses(self.uses_of(key), key, parts[:2])
             if family in MIRRORED and len(parts) == 2 and _one_scalar(parts):
                 # `tl.maximum(0, x)` is the cell `maximum[bfloat16,lit_int]`: Triton types a
                 # tensor with a scalar the same in either order (semantic.py's
                 # binary_op_type_checking_impl; the committed results agree on all 23,100
                 # mirrored pairs), so the cell is tied to the mirrored use too
-                found = self.best([found, match_uses(self.uses_of(key), key, parts[::-1])])
-            return found
+                hit = self.best([hit, match_uses(self.uses_of(key), key, parts[::-1])])
+            return hit
         if family in ("unary", "reduce"):
             return match_uses(self.uses_of(group), group, parts[:1])
         if family == "cast":
