@@ -314,3 +314,48 @@ def test_fp8_named_only_as_what_a_value_is_made_is_no_evidence_for_an_input(tmp_
         tmp_path, QUANT.format(check="") + "\n\ndef h(x):\n    return x.to(torch.float8_e5m2)\n"
     )
     assert status(host, "binary.truediv", "v / 3", ["float8e5", "lit_int"]) == "may affect"
+
+
+COPY = """
+@triton.jit
+def copy_fp8(x_ptr, o_ptr, s_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    scale = tl.max(tl.abs(x), axis=0) / 448.0
+    tl.store(s_ptr, scale)
+    tl.store(o_ptr + r, (x / scale).to(tl.float8e4nv))
+    tl.store(o_ptr + r, tl.load(o_ptr + r) / 2)
+
+
+def copy(x, o, s):
+    assert x.shape == o.shape
+    copy_fp8[(1,)](x, o, s, BLOCK=x.shape[0])
+
+
+if __name__ == "__main__":
+    fp8 = torch.float8_e4m3fn
+    x = torch.randn(64, dtype=torch.bfloat16)
+    buf = torch.zeros(66, dtype=torch.uint8)
+    o = buf[:64].view(fp8)
+    copy(x, o, buf[64:].view(torch.bfloat16))
+    print(o[:4].to(torch.bfloat16){tail})
+"""
+
+
+def test_a_host_dtype_is_evidence_for_the_kernel_parameters_its_tensor_reaches(tmp_path):
+    """lightllm destindex_copy_kv_fp8.py's ``__main__``: ``o = buf.view(fp8)`` reaches the
+    kernel's ``o_ptr`` through the wrapper, so ``o_ptr`` may hold fp8 and ``x_ptr`` (a bf16
+    tensor) does not; the uint8 buffer is only viewed as other dtypes. Where the tensor goes
+    somewhere not followed (here: returned), the dtype is the whole file's again."""
+    fp8, u8 = ["float8e4nv"], ["uint8"]
+    found = uses(tmp_path, COPY.replace("{tail}", ""))
+    assert status(found, "load", "tl.load(x_ptr", fp8) == "not used"
+    assert status(found, "load", "tl.load(x_ptr", u8) == "not used"
+    assert status(found, "load", "tl.load(o_ptr", fp8) == "may affect"
+    # a function that returns what it is given, called with the fp8 tensor: not followed
+    gone = COPY.replace("{tail}", "").replace("copy(x, o, buf", "keep(o)\n    copy(x, o, buf")
+    gone += "\n\ndef keep(t):\n    return t\n"
+    assert status(uses(tmp_path, gone), "load", "tl.load(x_ptr", fp8) == "may affect"
+    # converted back before it is read on the host: ends there; read otherwise: not followed
+    read = COPY.replace("{tail}", "").replace("o[:4].to(torch.bfloat16)", "o[:4] + 1")
+    assert status(uses(tmp_path, read), "load", "tl.load(x_ptr", fp8) == "may affect"

@@ -10,6 +10,7 @@ from typing import Any
 
 from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.declaration import Declaration
+from matrix.analyze.profile.dtype_flow import DtypeFlow
 from matrix.analyze.profile.model import Resolver, Use, Val
 from matrix.analyze.profile.open_types import Evidence, OpenTypes
 from matrix.analyze.profile.promotion import SidedTypes
@@ -83,7 +84,7 @@ class Context:
         file (``OpenTypes.evidence``)."""
         got = self._evidence.get(path)
         if got is None:
-            got = self._evidence[path] = rule.evidence("\n".join(lines))
+            got = self._evidence[path] = rule.evidence("\n".join(lines), DtypeFlow)
         return got
 
     def uses(self, own: list[Use]) -> list[Use]:

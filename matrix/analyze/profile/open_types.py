@@ -18,8 +18,10 @@ element type admits only what torch tensors passed to Triton kernels carry in pr
   cache does not make the input fp8. A Triton dtype compared with a parameter's dtype
   (``V.dtype.element_ty == tl.float8e5``, ``D == tl.int8``, ``tl.static_assert(...)``) is
   evidence for that parameter only; compared with a local's dtype, for every parameter of its
-  function. Any other spelling (a host's ``torch.X``, a module constant, a table) stays
-  evidence for the whole file: what the host passes is not followed that far (fail closed);
+  function. A host's spelling is evidence for the kernel parameters the tensor made with it
+  reaches (``o = buf.view(torch.float8_e4m3fn)`` passed through a wrapper to ``O_nope``:
+  ``dtype_flow.py``); where it goes anywhere that is not followed (a module constant, a
+  table, a comparison, a function of another file), for the whole file (fail closed);
 - one 16-bit format per launch (``one_per_launch``): every open variable of one reading of a
   kernel takes the same one of fp16 / bf16 (or fp32), so two open variables are never paired
   as a bf16 and an fp16 (``x.to(y.dtype)``); a format the code spells (``.to(tl.float16)``)
@@ -33,9 +35,9 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from matrix.core import DataFileError
 
@@ -84,7 +86,7 @@ class OpenTypes:
         pattern = re.compile(rf"(?<![\w.])(?:{names})\s*\.\s*(\w+)")
         return cls(floats, ints, halves, computed, dict(spellings), pattern, frozenset(mods))
 
-    def evidence(self, source: str) -> Evidence:
+    def evidence(self, source: str, follow: Follow | None = None) -> Evidence:
         """What ``source``'s dtype spellings are evidence of (module docstring): for every
         pointer of the file (``Evidence.file``) or for one function's parameters
         (``Evidence.ties``); a file that does not parse names every dtype for the file."""
@@ -112,19 +114,28 @@ class OpenTypes:
                 todo.append((child, fn))
         file: set[str] = set()
         ties: dict[tuple[int, str], set[str]] = {}
+        flow: Flow | None = None
         for node, module, dtype in found:
             parent = parents.get(id(node))
             if _ranged(node, parent) or (module != "torch" and _made(node, parent)):
                 continue  # what a value is made (or a range): not what a pointer holds
             fn = owner.get(id(node))
             subjects = _compared(node, parent, parents) if module != "torch" else None
-            if fn is None or subjects is None:
-                file.add(dtype)
+            if fn is not None and subjects is not None:
+                params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+                # a parameter's dtype: that parameter's; a local's: any of the function's
+                for name in subjects & params if subjects <= params else params:
+                    ties.setdefault((fn.lineno, name), set()).add(dtype)
                 continue
-            params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
-            # a parameter's dtype: that parameter's; a local's: any of the function's
-            for name in subjects & params if subjects <= params else params:
-                ties.setdefault((fn.lineno, name), set()).add(dtype)
+            # elsewhere: the kernel parameters it reaches through the host (a tensor made
+            # with it passed to a launch), where ``follow`` follows it all the way
+            if follow is not None and flow is None:
+                flow = follow(tree, parents, owner)
+            reached = flow.reaches(node) if flow is not None else None
+            if reached is None:
+                file.add(dtype)
+            for key in reached or ():
+                ties.setdefault(key, set()).add(dtype)
         return Evidence(frozenset(file), {k: frozenset(v) for k, v in ties.items()})
 
     def mentioned(self, source: str) -> frozenset[str]:
@@ -189,6 +200,13 @@ class Evidence:
             got |= self.ties.get((line, p), frozenset())
         return frozenset(got)
 
+
+class Flow(Protocol):
+    def reaches(self, node: ast.expr) -> frozenset[tuple[int, str]] | None: ...
+
+
+# Builds a Flow for one parsed file (``dtype_flow.DtypeFlow``)
+Follow = Callable[[ast.Module, Mapping[int, ast.AST], Mapping[int, Any]], Flow]
 
 # Calls whose dtype argument makes a value of that dtype (``x.to(T)``, ``tl.cast(x, T)``,
 # ``tl.zeros(shape, T)``, ``tl.full(shape, v, T)``), and keywords naming the dtype made.
