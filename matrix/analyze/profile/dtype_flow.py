@@ -10,7 +10,8 @@ tensor's dtype (slices, ``.contiguous()``: the host reader's ``HOST_SAME``), a c
 of the same file (its parameter) and a launch ``kernel[grid](...)`` of a kernel of the same file.
 Where it goes anywhere else (returned, stored, passed to a function of another file, a name
 bound twice, a module's name, which other modules may import; names bound under
-``if __name__ == "__main__":`` are followed), the answer is None: the caller keeps the dtype for the whole file (fail closed).
+``if __name__ == "__main__":`` are followed), the answer is None: the caller keeps the
+dtype for the whole file (fail closed).
 A use that only reads a tensor's shape or converts it to a dtype the code names ends there.
 """
 
