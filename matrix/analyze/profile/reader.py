@@ -149,7 +149,7 @@ class KernelReader(CallReader):
                 defaults[p.arg] = kd
         known = self.ctx.shapes.get(id(self.fn))
         if known is None:  # what the body says of its parameters: once per function
-            known = self.ctx.shapes[id(self.fn)] = body_shape(self.fn, self.r)
+            known = self.ctx.shapes[id(self.fn)] = body_shape(self.fn, self.r, self.helpers)
         pointers, offsets, dtype_names = known
         sig = self.launch.signature if self.launch else {}
         cx = self.launch.constexprs if self.launch else {}
@@ -262,13 +262,18 @@ class KernelReader(CallReader):
 
     # -- helpers
     def _site_reader(
-        self, h: Helper, helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None
+        self,
+        h: Helper,
+        helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
+        fixed: Mapping[str, object] | None = None,
     ) -> KernelReader:
         """A reader of helper ``h`` for a call site of this function: one level deeper, in
-        the same context, parameters the caller did not type left open."""
+        the same context, parameters the caller did not type left open, the constexpr values
+        it passes (``fixed``) fixed."""
         return KernelReader(
             h.fn, h.resolver, self.map, h.path, h.globals, None, h.jit_names, h.lines,
             helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True, half=self.half,
+            fixed=fixed,
         )  # fmt: skip
 
     def _code(self, node: ast.AST) -> str:
