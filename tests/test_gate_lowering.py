@@ -407,3 +407,31 @@ def test_a_use_with_a_scalar_folds_under_its_own_cells_change():
         _types({"bfloat16,bfloat16": "fp32", "bfloat16,lit_int": "bf16"}),
     ]
     assert _decide(base, cand, Profile(uses=[lit])).folded_dtype == []
+
+
+def test_a_use_with_the_scalar_on_the_left_folds_under_the_mirrored_cells_change():
+    """``tl.maximum(0, x)`` (attorch's relu) is profiled ``[lit_int, bfloat16]``; the battery
+    records ``bfloat16,lit_int``. Triton types either order alike, so the changed cell is tied
+    to that line (it blocks as used) and the lowering change there folds under it; ``clamp``'s
+    bound is no mirror, and two tensors are matched in their own order only."""
+    lit = Use("binary_fn.maximum", (frozenset({"lit_int"}), frozenset({"bfloat16"})),
+              path="k.py", line=7, kernel="k", code="tl.maximum(0, x)")  # fmt: skip
+    both = {"bfloat16,bfloat16": "fp32", "bfloat16,lit_int": "fp32"}
+    base = [_aot({"bfloat16": EXT}), _types(both)]
+    cand = [_aot({"bfloat16": NUM}), _types({k: "bf16" for k in both})]
+    report = _decide(base, cand, Profile(uses=[lit]))
+    [(f, root)] = report.folded_dtype
+    assert (f.probe, root.probe) == (f"{MAX}[bfloat16]", f"{TYPES}[bfloat16,lit_int]")
+    [entry] = report.blocking()
+    assert (entry.group, entry.relevance) == (TYPES, USED)
+    assert "k.py" in entry.line() and "7" in entry.line()
+    # the mirror holds for a scalar only: bf16 with fp16 is not fp16 with bf16's cell
+    pair = Use("binary_fn.maximum", (frozenset({"float16"}), frozenset({"bfloat16"})),
+               path="k.py", line=9, kernel="k", code="tl.maximum(h, b)")  # fmt: skip
+    from matrix.analyze.profile.match import Matcher
+
+    m = Matcher(Profile(uses=[pair, lit]))
+    assert m.cell("binary_fn.maximum", "bfloat16,float16").status == "not used"
+    assert m.cell("binary_fn.maximum", "float16,bfloat16").uses == [pair]
+    assert m.cell("binary_fn.maximum", "bfloat16,lit_int").uses == [lit]
+    assert m.cell("clamp", "bfloat16,lit_int").status == "not used"

@@ -263,3 +263,99 @@ def test_a_branch_on_two_dtype_predicates_joined_by_a_bitwise_or_is_read_per_sid
     assert status(found, "reduce.cumsum", "tl.cumsum", ["float32"]) in ("used", "may affect")
     only = uses(tmp_path, body.replace(" | x.dtype.is_bf16()", ""))
     assert status(only, "reduce.cumsum", "tl.cumsum", ["bfloat16"]) == "may affect"
+
+
+QUANT = """
+@triton.jit
+def quant(x_ptr, v_ptr, s_ptr, o_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    v = tl.load(v_ptr + r)
+    s = tl.load(s_ptr)
+    acc = tl.zeros((BLOCK,), dtype=tl.float8e5)
+    tl.store(o_ptr + r, (x / s).to(tl.float8e4nv))
+    tl.store(o_ptr + r, tl.cast(x / s, tl.float8e5) + acc)
+    tl.store(o_ptr + r, v / 3)
+    {check}
+
+def run(x, v, s, o):
+    quant[(1,)](x, v, s, o, FP8_MAX=torch.finfo(torch.float8_e4m3fn).max)
+"""
+
+
+def test_fp8_named_only_as_what_a_value_is_made_is_no_evidence_for_an_input(tmp_path):
+    """FlagGems concat_and_cache_mla.py, lightllm destindex_copy_kv_fp8.py: a bf16/fp16 input
+    divided by an fp32 scale and cast to fp8 for the cache. The cast's target, a ``dtype=``,
+    ``tl.cast(x, T)`` and ``torch.finfo(T)`` say what a value is made, not what ``x_ptr``
+    holds: no fp8 division. A comparison of a parameter's dtype with fp8 (FlagGems
+    attention.py ``V.dtype.element_ty == tl.float8e5``) is evidence for that parameter only;
+    of a local's, for every parameter of its function; a host's ``torch`` dtype anywhere
+    else, for the whole file (what the host passes is not followed that far: fail closed)."""
+    fp8 = [["float8e4nv", "float8e4nv"], ["float8e5", "float8e5"], ["float8e5", "float32"]]
+
+    def division(found: list[Use], line: str, cells: list[list[str]]) -> set[str]:
+        return {status(found, "binary.truediv", line, c) for c in cells}
+
+    found = uses(tmp_path, QUANT.format(check=""))
+    assert division(found, "(x / s)", fp8) == {"not used"}
+    assert division(found, "x / s, tl.float8e5", fp8) == {"not used"}
+    assert status(found, "binary.truediv", "(x / s)", ["bfloat16", "bfloat16"]) == "may affect"
+    # the code ties fp8e5 to v_ptr: v may be fp8e5, x still is not
+    tied = uses(
+        tmp_path, QUANT.format(check="tl.static_assert(v_ptr.dtype.element_ty != tl.float8e5)")
+    )
+    assert status(tied, "binary.truediv", "v / 3", ["float8e5", "lit_int"]) == "may affect"
+    assert division(tied, "(x / s)", fp8) == {"not used"}
+    # a local's dtype compared: any parameter of the function may hold it
+    local = uses(tmp_path, QUANT.format(check="tl.static_assert(x.dtype != tl.float8e4nv)"))
+    assert status(local, "binary.truediv", "(x / s)", fp8[0]) == "may affect"
+    # a host that casts a tensor to fp8 somewhere in the file: any pointer of the file
+    host = uses(
+        tmp_path, QUANT.format(check="") + "\n\ndef h(x):\n    return x.to(torch.float8_e5m2)\n"
+    )
+    assert status(host, "binary.truediv", "v / 3", ["float8e5", "lit_int"]) == "may affect"
+
+
+COPY = """
+@triton.jit
+def copy_fp8(x_ptr, o_ptr, s_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r)
+    scale = tl.max(tl.abs(x), axis=0) / 448.0
+    tl.store(s_ptr, scale)
+    tl.store(o_ptr + r, (x / scale).to(tl.float8e4nv))
+    tl.store(o_ptr + r, tl.load(o_ptr + r) / 2)
+
+
+def copy(x, o, s):
+    assert x.shape == o.shape
+    copy_fp8[(1,)](x, o, s, BLOCK=x.shape[0])
+
+
+if __name__ == "__main__":
+    fp8 = torch.float8_e4m3fn
+    x = torch.randn(64, dtype=torch.bfloat16)
+    buf = torch.zeros(66, dtype=torch.uint8)
+    o = buf[:64].view(fp8)
+    copy(x, o, buf[64:].view(torch.bfloat16))
+    print(o[:4].to(torch.bfloat16){tail})
+"""
+
+
+def test_a_host_dtype_is_evidence_for_the_kernel_parameters_its_tensor_reaches(tmp_path):
+    """lightllm destindex_copy_kv_fp8.py's ``__main__``: ``o = buf.view(fp8)`` reaches the
+    kernel's ``o_ptr`` through the wrapper, so ``o_ptr`` may hold fp8 and ``x_ptr`` (a bf16
+    tensor) does not; the uint8 buffer is only viewed as other dtypes. Where the tensor goes
+    somewhere not followed (here: returned), the dtype is the whole file's again."""
+    fp8, u8 = ["float8e4nv"], ["uint8"]
+    found = uses(tmp_path, COPY.replace("{tail}", ""))
+    assert status(found, "load", "tl.load(x_ptr", fp8) == "not used"
+    assert status(found, "load", "tl.load(x_ptr", u8) == "not used"
+    assert status(found, "load", "tl.load(o_ptr", fp8) == "may affect"
+    # a function that returns what it is given, called with the fp8 tensor: not followed
+    gone = COPY.replace("{tail}", "").replace("copy(x, o, buf", "keep(o)\n    copy(x, o, buf")
+    gone += "\n\ndef keep(t):\n    return t\n"
+    assert status(uses(tmp_path, gone), "load", "tl.load(x_ptr", fp8) == "may affect"
+    # converted back before it is read on the host: ends there; read otherwise: not followed
+    read = COPY.replace("{tail}", "").replace("o[:4].to(torch.bfloat16)", "o[:4] + 1")
+    assert status(uses(tmp_path, read), "load", "tl.load(x_ptr", fp8) == "may affect"

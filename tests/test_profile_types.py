@@ -488,3 +488,65 @@ def test_a_values_cell_is_tied_only_where_the_op_computes_in_its_dtype_in_that_c
     # a column where nothing was recorded for the pair, or no recorded types: fail closed
     assert match("runtime", "gpu:cuda:90") == MAY_AFFECT
     assert match("runtime", "aot:cuda:90", types=False) == MAY_AFFECT
+
+
+def test_an_address_cast_to_a_pointer_type_is_a_pointer_not_a_value_cast(tmp_path):
+    """lightllm kv_trans_v2.py: ``tl.load(mems + i).to(tl.pointer_type(out.dtype.element_ty))``
+    makes an integer address a pointer (tt.int_to_ptr). No ``cast.to`` between dtypes is
+    recorded; a load through it reads ``out``'s element type (one variable with the store to
+    ``out``); the address table holds integers, and so does what indexes the new pointer."""
+    found = uses(
+        tmp_path,
+        """
+        @triton.jit
+        def k(mems_ptr, idx_ptr, out_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            i = tl.load(idx_ptr)
+            src = tl.load(mems_ptr).to(tl.pointer_type(out_ptr.dtype.element_ty))
+            x = tl.load(src + i * BLOCK + offs)
+            tl.store(out_ptr + offs, x * 2)
+        """,
+    )
+    assert ops(found, "cast.to") == []
+    [(held,)] = ops(found, "load", "src + i")
+    assert held == OPEN
+    [(table,)] = ops(found, "load", "mems_ptr")
+    assert table and not table & OPEN  # an address: an integer, never a float
+    [(index,)] = ops(found, "load", "idx_ptr")
+    assert index and not index & OPEN
+    assert ops(found, "binary.mul", "x * 2") == [(OPEN, frozenset({"lit_int"}))]
+
+
+def test_a_pointer_a_helper_loads_and_the_constexprs_it_is_passed_reach_the_helper(tmp_path):
+    """FlagGems attention.py: ``_attn_fwd`` builds ``mask_ptrs = M + offs`` (``None`` when
+    ``HAS_MASK`` is off) and its helper loads through it under ``if HAS_MASK:``. ``M`` is a
+    pointer (the helper loads it), and the helper takes the caller's constexpr values: with
+    ``HAS_MASK`` off its mask branch is not read, so nothing in it is unknown; with it on,
+    what ``M`` holds is ``M``'s type variable. Either way ``acc / l`` divides two fp32s."""
+    found = uses(
+        tmp_path,
+        """
+        @triton.jit
+        def inner(acc, l, x_ptrs, mask_ptrs, HAS_MASK: tl.constexpr):
+            x = tl.load(x_ptrs).to(tl.float32)
+            if HAS_MASK:
+                x = x + tl.load(mask_ptrs)
+            return acc + x, l + tl.sum(x, 0)
+
+        @triton.jit
+        def fwd(X, M, O, HAS_MASK: tl.constexpr, BLOCK: tl.constexpr):
+            r = tl.arange(0, BLOCK)
+            if HAS_MASK:
+                mask_ptrs = M + r
+            else:
+                mask_ptrs = None
+            acc = tl.zeros((BLOCK,), dtype=tl.float32)
+            l = tl.zeros((1,), dtype=tl.float32)
+            acc, l = inner(acc, l, X + r, mask_ptrs, HAS_MASK)
+            tl.store(O + r, acc / l)
+        """,
+    )
+    assert set(ops(found, "binary.truediv", "acc / l")) == {(F32, F32)}
+    masked = {u.operands for u in found if u.op == "binary.add" and "tl.load(mask_ptrs)" in u.code}
+    assert masked and all(None not in ops and F32 in ops for ops in masked)
+    assert all(u.operands != (None,) for u in found if u.op == "load")

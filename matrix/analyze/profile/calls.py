@@ -64,6 +64,7 @@ class CallReader(DtypeReader):
         site_key: tuple[Any, ...] | None
         half: str | None
         mixed: bool
+        fixed: Mapping[str, object]
         int_vars: set[str]
         excluded: dict[str, set[str]]
         env: dict[str, Val]
@@ -79,6 +80,7 @@ class CallReader(DtypeReader):
             self,
             h: Helper,
             helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
+            fixed: Mapping[str, object] | None = None,
         ) -> CallReader: ...
         def returned(self, args: Sequence[Val], kwargs: Mapping[str, Val]) -> Val: ...
 
@@ -129,7 +131,9 @@ class CallReader(DtypeReader):
                     kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
                     here = Helper(helper, self.r, self.globals, self.path, self.lines,
                                   self.jit_names)  # fmt: skip
-                    return self._follow(here, args, kwargs, self.helpers)
+                    return self._follow(
+                        here, args, kwargs, self.helpers, self._passed(node, h=helper)
+                    )
             elsewhere = self.lookup(q) if self.lookup and q else []
             if elsewhere and self.depth >= MAX_INLINE:
                 self.ctx.unfollowed |= {id(h.fn) for h in elsewhere}
@@ -140,7 +144,8 @@ class CallReader(DtypeReader):
                 # every definition (one per branch of an if/try); one that returns nothing
                 # (`tl.static_assert(False, ...)` for releases without the feature) gives the
                 # caller no value to type, so the others decide what the call returns
-                got = [self._follow(h, args, kwargs, None) for h in elsewhere]
+                got = [self._follow(h, args, kwargs, None, self._passed(node, h=h.fn))
+                       for h in elsewhere]  # fmt: skip
                 valued = [v for h, v in zip(elsewhere, got, strict=True) if _gives_value(h.fn)]
                 got = valued or got
                 return _union(got) if len(got) > 1 else got[0]
@@ -173,11 +178,16 @@ class CallReader(DtypeReader):
         args: Sequence[Val],
         kwargs: Mapping[str, Val],
         helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
+        fixed: Mapping[str, object] | None = None,
     ) -> Val:
         """What helper ``h`` returns for these argument types, reading it once per distinct
-        set of them (typed per call site); its uses are kept in the shared context."""
+        set of them (typed per call site); its uses are kept in the shared context. ``fixed``:
+        the constexpr values this reading passes it (its branches on them fold, as Triton
+        compiles the helper with them)."""
         # (and per 16-bit format of the reading: a parameter the caller leaves open takes it)
-        key = (id(h.fn), tuple(args), tuple(sorted(kwargs.items())), self.depth, self.half)
+        passed = tuple(sorted((k, repr(v)) for k, v in (fixed or {}).items()))
+        key = (id(h.fn), tuple(args), tuple(sorted(kwargs.items())), self.depth, self.half,
+               passed)  # fmt: skip
         self.ctx.edges.setdefault(self.site_key or self.ctx.root, set()).add(key)
         if key in self.ctx.memo:
             self.int_vars |= self.ctx.int_vars.get(key, frozenset())
@@ -185,7 +195,7 @@ class CallReader(DtypeReader):
             self._exclude(self.ctx.excluded.get(key, {}))
             return self.ctx.memo[key]
         self.ctx.memo[key] = UNKNOWN  # a recursive call of itself: not followed
-        sub = self._site_reader(h, helpers)
+        sub = self._site_reader(h, helpers, fixed)
         sub.site_key = key
         got = sub.returned(args, kwargs)
         if self.launch is not None and self.launch.test:
@@ -201,6 +211,26 @@ class CallReader(DtypeReader):
         self.ctx.site_uses[key] = sub.uses
         self.ctx.called.add(id(h.fn))
         return got
+
+    def _passed(
+        self, call: ast.Call, h: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> dict[str, object]:
+        """The constexpr values this reading fixes (``self.fixed``) or the code spells (a
+        literal) that ``call`` passes to helper ``h``, by its parameter names: FlagGems
+        attention.py passes ``HAS_ATTN_MASK`` to ``_attn_fwd_inner``, whose
+        ``if HAS_ATTN_MASK:`` loads through ``mask_block_ptr = None`` otherwise."""
+        params = [a.arg for a in (*h.args.posonlyargs, *h.args.args)]
+        pairs = [*zip(params, call.args, strict=False)]
+        pairs += [(k.arg, k.value) for k in call.keywords if k.arg]
+        out: dict[str, object] = {}
+        for param, arg in pairs:
+            if isinstance(arg, ast.Starred):
+                break  # positions after it are not known
+            if isinstance(arg, ast.Name) and arg.id in self.fixed:
+                out[param] = self.fixed[arg.id]
+            elif isinstance(arg, ast.Constant) and isinstance(arg.value, bool | int):
+                out[param] = arg.value
+        return out
 
     def _method(self, node: ast.Call, name: str, base: Val) -> Val:
         args = [self.ev(a) for a in node.args]
@@ -276,6 +306,17 @@ class CallReader(DtypeReader):
         )
 
     def _cast(self, node: ast.Call, src: Val, target: ast.expr | None, bitcast: Any) -> Val:
+        if (
+            isinstance(target, ast.Call)
+            and self.r.tl_name(target.func) == "pointer_type"
+            and target.args
+        ):
+            # `addr.to(tl.pointer_type(T))`: an integer address made a pointer to T
+            # (tt.int_to_ptr), no value cast between dtypes; loads through it read T, and
+            # the address is an integer (Triton casts only integers to pointers)
+            self._is_int(src)
+            elem = self._dtype_val(target.args[0])
+            return per_side(lambda v: Val(v.kinds, pointer=True, vars=v.vars, per=v.per), elem)
         named = self._dtype_val(target)
         is_bitcast: bool | None = isinstance(bitcast, ast.Constant) and bitcast.value is True
         if bitcast is not None and not isinstance(bitcast, ast.Constant):

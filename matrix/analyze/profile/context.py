@@ -10,8 +10,9 @@ from typing import Any
 
 from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.declaration import Declaration
+from matrix.analyze.profile.dtype_flow import DtypeFlow
 from matrix.analyze.profile.model import Resolver, Use, Val
-from matrix.analyze.profile.open_types import OpenTypes
+from matrix.analyze.profile.open_types import Evidence, OpenTypes
 from matrix.analyze.profile.promotion import SidedTypes
 
 
@@ -69,12 +70,21 @@ class Context:
         # 16-bit format met in one op (modules._read: then one reading per format)
         self.mixed: set[tuple[Any, ...]] = set()
         self._mentions: dict[str, frozenset[str]] = {}  # path -> the dtypes its source names
+        self._evidence: dict[str, Evidence] = {}  # path -> where its names are evidence
 
     def mentioned(self, path: str, lines: Sequence[str], rule: OpenTypes) -> frozenset[str]:
         """The dtypes the file at ``path`` names (``tl.uint8``): once per file."""
         got = self._mentions.get(path)
         if got is None:
             got = self._mentions[path] = rule.mentioned("\n".join(lines))
+        return got
+
+    def evidence(self, path: str, lines: Sequence[str], rule: OpenTypes) -> Evidence:
+        """Which pointers the dtypes the file at ``path`` names are evidence for: once per
+        file (``OpenTypes.evidence``)."""
+        got = self._evidence.get(path)
+        if got is None:
+            got = self._evidence[path] = rule.evidence("\n".join(lines), DtypeFlow)
         return got
 
     def uses(self, own: list[Use]) -> list[Use]:

@@ -139,12 +139,16 @@ def _gives_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def body_shape(
-    fn: ast.FunctionDef | ast.AsyncFunctionDef, resolver: Resolver
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    resolver: Resolver,
+    helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
+    depth: int = 0,
 ) -> tuple[set[str], set[str], set[str]]:
     """What ``fn``'s body says of its names, in one walk: those that reach the pointer
-    argument of a load/store/atomic/descriptor as its pointer, and the integers: every
-    other name of those expressions (offsets), and names inside masks, shapes, ranges
-    and aranges (a float cannot index)."""
+    argument of a load/store/atomic/descriptor as its pointer (or a pointer parameter of a
+    jit ``helpers`` function it calls: FlagGems attention.py builds ``K + offsets`` and its
+    helper loads it), and the integers: every other name of those expressions (offsets),
+    and names inside masks, shapes, ranges and aranges (a float cannot index)."""
     names: set[str] = set()
     every: set[str] = set()
     ints: set[str] = set()
@@ -168,6 +172,15 @@ def body_shape(
             continue
         if not isinstance(node, ast.Call):
             continue
+        callee = helpers.get(node.func.id) if helpers and isinstance(node.func, ast.Name) else None
+        if callee is not None and callee is not fn and depth < MAX_INLINE:
+            held = body_shape(callee, resolver, helpers, depth + 1)[0]
+            params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+            passed = [*zip(params, node.args, strict=False)]
+            passed += [(k.arg, k.value) for k in node.keywords if k.arg]
+            for param, arg in passed:
+                if param in held and not isinstance(arg, ast.Starred):
+                    names |= _pointer_terms(arg)
         for k in node.keywords:
             if k.arg in ("dtype", "out_dtype") and isinstance(k.value, ast.Name):
                 dtypes.add(k.value.id)

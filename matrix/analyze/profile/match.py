@@ -89,6 +89,17 @@ def match_uses(uses: Iterable[Use], op: str, operands: Sequence[str], **attrs: s
     return Match(NOT_USED)
 
 
+# The families whose tensor-with-scalar cells are typed alike in either operand order
+# (``clamp``'s second operand is its bound, not a mirror of the first).
+MIRRORED = frozenset({"binary", "binary_fn", "binary_int_fn", "where"})
+
+
+def _one_scalar(parts: Sequence[str]) -> bool:
+    """Whether exactly one of a two-operand case's kinds is a scalar kind (a tensor's dtype
+    with a literal, constexpr or run-time argument)."""
+    return sum(p in SCALAR_KINDS for p in parts) == 1
+
+
 def _together(combos: frozenset[tuple[str, ...]], wanted: Sequence[str]) -> bool:
     """Whether some tuple of ``combos`` has every wanted operand kind (``*``: any)."""
     return any(
@@ -159,7 +170,14 @@ class Matcher:
         parts = _split(case)
         if family in ("binary", "binary_fn", "binary_int_fn", "where", "clamp"):
             key = group if family not in ("where", "clamp") else family
-            return match_uses(self.uses_of(key), key, parts[:2])
+            hit = match_uses(self.uses_of(key), key, parts[:2])
+            if family in MIRRORED and len(parts) == 2 and _one_scalar(parts):
+                # `tl.maximum(0, x)` is the cell `maximum[bfloat16,lit_int]`: Triton types a
+                # tensor with a scalar the same in either order (semantic.py's
+                # binary_op_type_checking_impl; the committed results agree on all 23,100
+                # mirrored pairs), so the cell is tied to the mirrored use too
+                hit = self.best([hit, match_uses(self.uses_of(key), key, parts[::-1])])
+            return hit
         if family in ("unary", "reduce"):
             return match_uses(self.uses_of(group), group, parts[:1])
         if family == "cast":

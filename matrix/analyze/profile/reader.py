@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -149,7 +149,7 @@ class KernelReader(CallReader):
                 defaults[p.arg] = kd
         known = self.ctx.shapes.get(id(self.fn))
         if known is None:  # what the body says of its parameters: once per function
-            known = self.ctx.shapes[id(self.fn)] = body_shape(self.fn, self.r)
+            known = self.ctx.shapes[id(self.fn)] = body_shape(self.fn, self.r, self.helpers)
         pointers, offsets, dtype_names = known
         sig = self.launch.signature if self.launch else {}
         cx = self.launch.constexprs if self.launch else {}
@@ -218,7 +218,7 @@ class KernelReader(CallReader):
         tied = self.launch.ties.get(name) if self.launch else None
         # tied by the host to a pointer's dtype (``D[x.dtype]``): that pointer's variable
         var = type_var(self.fn.name, tied) if tied else type_var(self.fn.name, name, dtype=True)
-        names = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE)
+        names = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE, params=(name,))
         return Val(dtype=names, vars=frozenset({var}), per=identity(names))
 
     def _pointer_param(self, name: str) -> Val:
@@ -230,12 +230,15 @@ class KernelReader(CallReader):
             return Val(frozenset({pick} if pick else declared), pointer=True)
         # host code passing one dtype to several pointers (``y = torch.empty_like(x)``): one
         # variable, named by the first of them
-        tied = self.launch.ties.get(name, name) if self.launch else name
+        ties = self.launch.ties if self.launch else {}
+        tied = ties.get(name, name)
         var = type_var(self.fn.name, tied)
-        kinds = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE)
+        # every parameter of this variable: what the code names for any of them
+        params = {name, tied, *(p for p, t in ties.items() if t == tied)}
+        kinds = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE, params=params)
         return Val(kinds, pointer=True, vars=frozenset({var}), per=identity(kinds))
 
-    def _domain(self, var: str, wide: bool = False) -> frozenset[str]:
+    def _domain(self, var: str, wide: bool = False, params: Iterable[str] = ()) -> frozenset[str]:
         """The dtypes type variable ``var`` takes: those the code admits (``narrow``: what
         the host admits, what the code rules out); where nothing decides it (no host domain,
         no declared ``"*"``: ``wide``), only what tensors carry in practice
@@ -248,7 +251,10 @@ class KernelReader(CallReader):
         rule = self.map.open_types
         if var in self.decided:
             return rule.domain(admitted, frozenset(), self.half, practice=False)
-        mentioned = self.ctx.mentioned(self.path, self.lines, rule)
+        # the dtypes the file names where they may be what these parameters hold (not a
+        # cast's target: OpenTypes.evidence)
+        evidence = self.ctx.evidence(self.path, self.lines, rule)
+        mentioned = evidence.of(self.fn.lineno, params)
         got = rule.domain(admitted, mentioned, self.half)
         if rule.domain(admitted, mentioned, None) != admitted:
             self.ctx.assumed.add(var)
@@ -256,13 +262,18 @@ class KernelReader(CallReader):
 
     # -- helpers
     def _site_reader(
-        self, h: Helper, helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None
+        self,
+        h: Helper,
+        helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
+        fixed: Mapping[str, object] | None = None,
     ) -> KernelReader:
         """A reader of helper ``h`` for a call site of this function: one level deeper, in
-        the same context, parameters the caller did not type left open."""
+        the same context, parameters the caller did not type left open, the constexpr values
+        it passes (``fixed``) fixed."""
         return KernelReader(
             h.fn, h.resolver, self.map, h.path, h.globals, None, h.jit_names, h.lines,
             helpers, self.depth + 1, self.lookup, ctx=self.ctx, site=True, half=self.half,
+            fixed=fixed,
         )  # fmt: skip
 
     def _code(self, node: ast.AST) -> str:
