@@ -94,19 +94,19 @@ def test_every_committed_verdict_is_a_fresh_gate_decision(committed) -> None:
 def test_a_changed_verdict_is_caught(tmp_path: Path, committed) -> None:
     """The check above can fail: one page whose verdict a later gate would not give."""
     (tmp_path / "p.html").write_text(
-        '<div data-baseline="3.7.1" data-candidate="3.8.0" data-verdict="SAFE"></div>\n'
+        '<div data-baseline="3.2.0" data-candidate="3.3.1" data-verdict="SAFE"></div>\n'
         '<td data-verdict="UNSAFE"></td>'
     )
     with pytest.raises(AssertionError, match="without its pair"):
         committed_verdicts(tmp_path)
     (tmp_path / "p.html").write_text(
-        '<div data-baseline="3.7.1" data-candidate="3.8.0" data-verdict="SAFE"></div>'
+        '<div data-baseline="3.2.0" data-candidate="3.3.1" data-verdict="SAFE"></div>'
     )
-    (tmp_path / "README.md").write_text("| 3.7.1 → 3.8.0 | ✔ SAFE | 0 |\n")
+    (tmp_path / "README.md").write_text("| 3.2.0 → 3.3.1 | ✔ SAFE | 0 |\n")
     stated = committed_verdicts(tmp_path)
-    assert stated == {("3.7.1", "3.8.0"): {("SAFE", "p.html"), ("SAFE", "README.md")}}
-    # 3.7.1 -> 3.8.0's tl.dot out_dtype default (float32 -> None) at kernels/dot.py: UNSAFE
-    assert fresh_verdicts([("3.7.1", "3.8.0")], committed) == {("3.7.1", "3.8.0"): "UNSAFE"}
+    assert stated == {("3.2.0", "3.3.1"): {("SAFE", "p.html"), ("SAFE", "README.md")}}
+    # 3.2.0 -> 3.3.1: the project's loader switches from pointers to descriptors: UNSAFE
+    assert fresh_verdicts([("3.2.0", "3.3.1")], committed) == {("3.2.0", "3.3.1"): "UNSAFE"}
 
 
 @pytest.mark.parametrize("pair", [("3.8.0", "3.9.0"), ("3.9.0", "3.6.0")])
