@@ -19,12 +19,13 @@ if ! command -v chromium >/dev/null 2>&1; then
     apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
 fi
 
-# axe-core for the accessibility tests (tests/test_browser.py looks in .cache/node first): from
-# the npm registry into the project-local, git-ignored .cache/node, pinned, never globally.
+# axe-core for the accessibility tests (tests/test_browser.py looks in .cache/axe first): from
+# the npm registry into the project-local, git-ignored .cache/axe (not .cache/node: npm prunes
+
 AXE_VERSION=4.14.1
-if [ ! -f .cache/node/node_modules/axe-core/axe.min.js ]; then
+if [ ! -f .cache/axe/node_modules/axe-core/axe.min.js ]; then
     command -v npm >/dev/null 2>&1 || { echo "install-browser: npm not found (Debian: apt-get install -y nodejs npm)" >&2; exit 1; }
-    npm install --prefix .cache/node --no-audit --no-fund --no-save --silent "axe-core@$AXE_VERSION"
+    npm install --prefix .cache/axe --no-audit --no-fund --no-save --silent "axe-core@$AXE_VERSION"
 fi
 
 if [ "$PY" = "-" ]; then

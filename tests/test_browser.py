@@ -705,15 +705,15 @@ def test_regression_has_its_own_tone_on_the_upgrade_page(browser, committed_site
 
 def _axe_script() -> Path:
     """axe-core's axe.min.js: ``AXE_CORE_JS``, else the npm package in the checkout's
-    .cache/node (.ci/install-browser.sh) or node_modules, or installed globally (``npm install -g
+    .cache/axe (.ci/install-browser.sh) or node_modules, or installed globally (``npm install -g
     axe-core``); unavailable otherwise (skip, or fail in CI)."""
     import subprocess
 
     given = os.environ.get("AXE_CORE_JS")
     candidates = [Path(given)] if given else []
-    # .ci/install-browser.sh installs it here (project-local, git-ignored)
+    # .ci/install-browser.sh installs it in .cache/axe (project-local, git-ignored)
     candidates.append(
-        REPORTS.parent / ".cache" / "node" / "node_modules" / "axe-core" / "axe.min.js"
+        REPORTS.parent / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
     )
     candidates.append(REPORTS.parent / "node_modules" / "axe-core" / "axe.min.js")
     npm = shutil.which("npm")
