@@ -297,3 +297,30 @@ def test_two_kernels_of_one_name_in_one_file_each_take_their_own_launch(tmp_path
     uses = build_profile([str(tmp_path)], [], []).uses
     (cumsum,) = [u.operands for u in uses if u.op == "reduce.cumsum"]
     assert cumsum == (frozenset({"int64"}),)
+
+
+def test_an_attribute_launch_in_another_file_counts_only_through_the_kernels_module(tmp_path):
+    # triton-lang/kernels: blocksparse/matmul.py's `_matmul.fn[mode](...)` (a dict of its own
+    # kernels) was taken for a launch of test_inductor.py's kernel `fn`, giving it an open
+    # reading beside its own int64 launch; `kernels.fn[grid](...)` through the module counts.
+    from matrix.gate.usage import build_profile
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "kernels.py").write_text(
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+        "def fn(x_ptr, o_ptr, B: tl.constexpr):\n"
+        "    o = tl.arange(0, B)\n"
+        "    tl.store(o_ptr + o, tl.cumsum(tl.load(x_ptr + o), 0))\n"
+    )
+    (pkg / "other.py").write_text(
+        "class _matmul:\n    fn = {}\n\n\ndef run(a, b):\n    return _matmul.fn['x'](a, b)\n"
+    )
+    (pkg / "host.py").write_text(
+        "import torch\n\nimport pkg.kernels as kernels\n\n\ndef run(n):\n"
+        "    x = torch.zeros(n, dtype=torch.int64)\n"
+        "    kernels.fn[(1,)](x, torch.empty_like(x), B=128)\n"
+    )
+    uses = build_profile([str(pkg)], [], []).uses
+    assert [u.operands for u in uses if u.op == "reduce.cumsum"] == [(frozenset({"int64"}),)]

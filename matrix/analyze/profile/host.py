@@ -45,9 +45,8 @@ class HostTypes:
         umap: UsageMap,
         modules: Sequence[tuple[str, Mapping[str, str]]] = (),
     ) -> None:
-        # per tree: its module's dotted name and what its module-level names are bound to
-        # (``SourceModule.bindings``), so that a launch in one file of a kernel imported by
-        # name from another counts for that file's kernel
+        # per tree: its module's name and its module-level bindings (SourceModule.bindings):
+        # which file's kernel a launch in another file reaches (``_imports``)
         self.modules = list(modules)
         self.map = umap
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
@@ -127,6 +126,8 @@ class HostTypes:
             site = self.site_file.get(id(call))
             if shared and site != own and not self._imports(site, own, kernel.name):
                 continue  # another file's kernel of the same name
+            if site != own and not self._through_module(call, site, own):
+                continue  # ``obj.fn[mode](...)``: an attribute of something else
             if site == own and not self._binds(kernel, call, scope):
                 continue  # another definition of the name in this file is what it launches
             self._memo.clear()  # what a name holds depends on where the launch is
@@ -138,13 +139,30 @@ class HostTypes:
         return out
 
     def _imports(self, site: int | None, own: int | None, name: str) -> bool:
-        """Whether the file ``site`` binds ``name`` to the kernel of file ``own`` by an import
-        (``from pkg.kernels import k``): its launch of ``k`` is that file's kernel, whichever
-        other file (a vendor's copy) defines one of the same name."""
+        """Whether the file ``site`` imports ``name`` from the kernel's file ``own`` (``from
+        pkg.kernels import k``), whichever other file (a vendor's copy) defines that name."""
         if site is None or own is None or max(site, own) >= len(self.modules):
             return False
         module, _ = self.modules[own]
         return self.modules[site][1].get(name) == f"{module}.{name}"
+
+    def _through_module(self, call: ast.Call, site: int | None, own: int | None) -> bool:
+        """Whether ``base.name[grid](...)`` in another file reaches the kernel's module through
+        ``base`` (``import pkg.kernels as base``); a plain ``name[grid](...)`` does (unknown
+        modules: every launch counts)."""
+        func = call.func.value if isinstance(call.func, ast.Subscript) else None
+        if not isinstance(func, ast.Attribute):
+            return True
+        if site is None or own is None or max(site, own) >= len(self.modules):
+            return True
+        root = func.value
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False
+        module, _ = self.modules[own]
+        bound = self.modules[site][1].get(root.id, "")
+        return bool(bound) and (module == bound or module.startswith(bound + "."))
 
     def _binds(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
                scope: Any) -> bool:  # fmt: skip
