@@ -28,7 +28,8 @@ from matrix.analyze.census import (
     support,
 )
 from matrix.analyze.census_diff import diff
-from matrix.analyze.fingerprint import refused
+from matrix.analyze.fingerprint import PREFIX, refused
+from matrix.analyze.profile.admits import release_cells
 from matrix.core import MATRIX_DIR, DataFileError, Release, load_toml, table_keys
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
@@ -248,16 +249,18 @@ def same_default(
     ``unless_passed`` counts as passed when named by keyword or covered by the use's positional
     arguments (by the candidate's signature). A rule with ``cells`` holds only where ``held``
     (``_measured_rules``) says the fingerprint showed it for this pair."""
+    rules = [
+        r for r in same_defaults()
+        if (r.name, r.param, r.before, r.after) == (use.qualname, param, old, new)
+        and (not r.cells or r in held)
+    ]  # fmt: skip
+    if not rules:  # (most changed defaults: no signature to read)
+        return None
     api = cand.lookup(use.qualname)
     positional = (POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD)
     slots = [p.name for p in api.public_params if p.kind in positional] if api else []
-    slots = slots[: use.positional]
-    passed = {*use.keywords, *slots}
-    for rule in same_defaults():
-        if (rule.name, rule.param, rule.before, rule.after) != (use.qualname, param, old, new):
-            continue
-        if rule.cells and rule not in held:
-            continue
+    passed = {*use.keywords, *slots[: use.positional]}
+    for rule in rules:
         if api is None and use.positional > 1:
             return None  # which slots the positional arguments fill is unknown
         if not passed & set(rule.unless_passed):
@@ -276,41 +279,27 @@ def _measured_rules(
     fingerprint's own findings, not the default's. Fail closed: nothing recorded, or one case
     that differs from its twin, and the rule does not hold."""
     _, cand_runs = runs
-    cells = _cells(list(cand_runs), candidate)
+    rules = [(r, m) for r in same_defaults() if r.cells and (m := _CELLS.fullmatch(r.cells))]
+    groups = tuple({m["group"].removeprefix(PREFIX) for _, m in rules})
+    # every value each (group, column, case) had on the candidate (its interpreter columns
+    # are one per numpy pairing: a case and its twin must agree in all of them)
+    seen: dict[tuple[str, str, str], set[str]] = {}
+    for (group, case), value, column in release_cells(
+        cand_runs, Release.parse(candidate), (), groups
+    ):
+        seen.setdefault((group, column, case), set()).add(str(value))
     held: dict[SameDefault, str] = {}
-    for rule in same_defaults():
-        m = _CELLS.fullmatch(rule.cells) if rule.cells else None
-        if m is None:
-            continue
-        group = cells.get(m["group"], {})
+    for rule, m in rules:
+        group = m["group"].removeprefix(PREFIX)
         twins = [
-            (value, group.get((column, case.replace(rule.default_part, rule.spelled, 1))))
-            for (column, case), value in group.items()
-            if fnmatchcase(case, m["case"])
+            (value, seen.get((g, column, case.replace(rule.default_part, rule.spelled, 1))))
+            for (g, column, case), value in seen.items()
+            if g == group and fnmatchcase(case, m["case"])
         ]
         compared = [(v, t) for v, t in twins if t is not None]
-        if compared and all(v == t or refused(t) for v, t in compared):
+        if compared and all(v == t or all(map(refused, t)) for v, t in compared):
             held[rule] = (
                 f"{candidate}'s {m['group']}: the {len(compared)} cases with the default left "
                 f"out give what `{rule.spelled}` gives wherever that compiles"
             )
     return held
-
-
-def _cells(runs: Sequence[Run], release: str) -> dict[str, dict[tuple[str, str], str]]:
-    """``{group: {(column, case): value}}`` of ``release``'s fingerprint rows in ``runs``; a
-    column is the run's numpy pairing, backend and target."""
-    want = Release.parse(release)
-    out: dict[str, dict[tuple[str, str], str]] = {}
-    for run in runs:
-        if run.triton is None or run.release != want:
-            continue
-        for r in run.results:
-            cells = r.data.get("cells") if isinstance(r.data, dict) else None
-            if not isinstance(cells, dict):
-                continue
-            column = f"{run.env.get('numpy')}/{r.backend}/{r.target}"
-            group = out.setdefault(r.probe, {})
-            for case, value in cells.items():
-                group[(column, str(case))] = str(value)
-    return out
