@@ -116,7 +116,13 @@ def build_profile(
     each recorded (fingerprint types cells), per release where they differ."""
     runs = list(runs)
     types = (
-        SidedTypes.from_runs(runs, baseline, candidate, load_map().dtypes)
+        SidedTypes.from_runs(
+            runs,
+            baseline,
+            candidate,
+            load_map().dtypes,
+            (declaration or Declaration()).runs_on,
+        )
         if baseline and candidate
         else None
     )

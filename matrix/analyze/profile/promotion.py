@@ -49,15 +49,23 @@ class ReleaseTypes:
 
     @classmethod
     def from_runs(
-        cls, runs: Iterable[Run], release: str, dtypes: Mapping[str, str]
+        cls,
+        runs: Iterable[Run],
+        release: str,
+        dtypes: Mapping[str, str],
+        runs_on: Callable[[str], bool] | None = None,
     ) -> ReleaseTypes:
         """From the runs of ``release`` among ``runs``; ``dtypes`` spells the cells' dtype
-        names as the profile's (``fp32`` -> ``float32``: the usage map's table)."""
+        names as the profile's (``fp32`` -> ``float32``: the usage map's table). ``runs_on``:
+        the columns the team's code runs on (a result type only the interpreter gives, for a
+        team whose kernels run compiled, types nothing of theirs); None: every column."""
         want = Release.parse(release, "--baseline/--candidate")
         got: dict[tuple[str, str], set[str]] = {}
         columns: dict[tuple[str, str], dict[str, str]] = {}
         seen: set[tuple[str, str]] = set()
         for key, status, column in release_cells(runs, want, OPS, FAMILY_OPS):
+            if runs_on is not None and not runs_on(column):
+                continue
             seen.add(key)
             name = dtypes.get(str(status))
             if name is not None:
@@ -97,12 +105,17 @@ class SidedTypes:
 
     @classmethod
     def from_runs(
-        cls, runs: Iterable[Run], baseline: str, candidate: str, dtypes: Mapping[str, str]
+        cls,
+        runs: Iterable[Run],
+        baseline: str,
+        candidate: str,
+        dtypes: Mapping[str, str],
+        runs_on: Callable[[str], bool] | None = None,
     ) -> SidedTypes:
         runs = list(runs)
         return cls(
-            ReleaseTypes.from_runs(runs, baseline, dtypes),
-            ReleaseTypes.from_runs(runs, candidate, dtypes),
+            ReleaseTypes.from_runs(runs, baseline, dtypes, runs_on),
+            ReleaseTypes.from_runs(runs, candidate, dtypes, runs_on),
         )
 
     def release(self, side: int) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -13,11 +14,13 @@ from matrix.analyze.profile.constexprs import static_truth
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
 from matrix.analyze.profile.declaration import WIDE
 from matrix.analyze.profile.kinds import (
+    BOUND_SCALARS,
     MAX_SETTLE,
     _as_dtype,
     _binop_with,
     _merge,
     body_shape,
+    tensor_of,
 )
 from matrix.analyze.profile.model import (
     ELEM_DTYPES,
@@ -155,10 +158,7 @@ class KernelReader(CallReader):
         cx = self.launch.constexprs if self.launch else {}
         for p in params:
             name = p.arg
-            constexpr = p.annotation is not None and (
-                (self.r.qualname(p.annotation) or "").endswith("constexpr")
-                or (isinstance(p.annotation, ast.Constant) and p.annotation.value == "constexpr")
-            )
+            constexpr = p.annotation is not None and self._is_constexpr(p.annotation)
             if name in cx:
                 value = cx[name]
                 kind = _scalar_of(value)
@@ -567,12 +567,13 @@ class KernelReader(CallReader):
 
     def stmt(self, s: ast.stmt) -> None:
         if isinstance(s, ast.Assign):
-            v = self.ev(s.value)
+            v = self._bound(self.ev(s.value))
             for t in s.targets:
                 self.bind(t, v)
         elif isinstance(s, ast.AnnAssign):
             if s.value is not None:
-                self.bind(s.target, self.ev(s.value))
+                v = self.ev(s.value)
+                self.bind(s.target, v if self._is_constexpr(s.annotation) else self._bound(v))
         elif isinstance(s, ast.AugAssign):
             cur, v = self.ev(s.target, record=False), self.ev(s.value)
             op = self.map.operators.get(type(s.op).__name__)
@@ -583,21 +584,27 @@ class KernelReader(CallReader):
             # ``acc += x`` of a tensor keeps acc's dtype (a loop-carried value must: Triton
             # refuses a loop whose carried type changes); a scalar is promoted as ``+`` does
             keep = cur.kinds is not None and not (cur.kinds & SCALAR_KINDS)
-            self.bind(s.target, cur if keep else self._binop(op, cur, v))
+            self.bind(s.target, cur if keep else self._bound(self._binop(op, cur, v)))
         elif isinstance(s, ast.For):
             it = self.ev(s.iter)
             loop_var = _k("cx_int") if self._is_static(s.iter) else _k("arg_i32")
             self.bind(s.target, loop_var if it.items is None else UNKNOWN)
+            entry = dict(self.env)
             self._settle(s.body)
             for b in s.body:
                 self.stmt(b)
+            self._carried(entry)
             for b in s.orelse:
                 self.stmt(b)
         elif isinstance(s, ast.While):
             self.use("rule.while_loop", s)
+            entry = dict(self.env)
             self._settle(s.body)
             self.ev(s.test)
-            for b in [*s.body, *s.orelse]:
+            for b in s.body:
+                self.stmt(b)
+            self._carried(entry)
+            for b in s.orelse:
                 self.stmt(b)
         elif (
             isinstance(s, ast.If)
@@ -641,6 +648,51 @@ class KernelReader(CallReader):
                 self.stmt(b)
         elif isinstance(s, ast.Assert):
             self.ev(s.test)
+
+    def _is_constexpr(self, annotation: ast.expr) -> bool:
+        return (self.r.qualname(annotation) or "").endswith("constexpr") or (
+            isinstance(annotation, ast.Constant) and annotation.value == "constexpr"
+        )
+
+    def _bound(self, v: Val) -> Val:
+        """``v`` as a name holds it after an assignment: a Python scalar is a 0-d tensor when
+        compiled (``kinds.BOUND_SCALARS``), and also still a Python scalar where the team runs
+        the interpreter (or may: no targets known)."""
+        if v.items is not None:
+            return replace(v, items=tuple(self._bound(i) for i in v.items))
+        if v.pointer or v.dtype is not False or v.kinds is None:
+            return v
+        if not any(k in BOUND_SCALARS for k in cand_of(v).kinds or v.kinds):
+            return v
+        interp = self.ctx.declaration.runs_on("interpret")
+
+        def kinds(ks: frozenset[str]) -> frozenset[str]:
+            out = {BOUND_SCALARS.get(k, k) for k in ks}
+            return frozenset(out | ks) if interp else frozenset(out)
+
+        def one(x: Val) -> Val:
+            if x.kinds is None:
+                return x
+            per = tuple((d, kinds(ks)) for d, ks in x.per) if x.per is not None else None
+            return replace(x, kinds=kinds(x.kinds), per=per)
+
+        return per_side(one, v)
+
+    def _carried(self, entry: Mapping[str, Val]) -> None:
+        """Compiled, Triton refuses a loop whose carried value leaves the body with another
+        type than it entered with (code_generator's _verify_loop_carried_variable): a dtype of
+        a type variable under which that happens on the baseline is one the code is never
+        compiled with. (The interpreter checks nothing: not where the team runs it.)"""
+        if self.settling or self.ctx.declaration.runs_on("interpret"):
+            return
+        for name, before in entry.items():
+            after = base_of(self.env.get(name, before))
+            start = tensor_of(base_of(before).kinds or frozenset())
+            if start is None or before.vars or after.pointer or len(after.vars) != 1:
+                continue
+            for d, ks in after.per or ():
+                if ks and ks <= ELEM_DTYPES and not ks & start:
+                    self.excluded.setdefault(next(iter(after.vars)), set()).add(d)
 
     def _settle(self, body: Sequence[ast.stmt]) -> None:
         """Run a loop body once without recording, so that the values it carries round take
