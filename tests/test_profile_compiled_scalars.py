@@ -116,3 +116,25 @@ def test_a_dtype_under_which_a_loop_carried_total_changes_type_is_not_compiled(t
     # the interpreter checks no loop types: there a float input still runs
     interp = operands(read(tmp_path, RUNNING_TOTAL, INTERPRETED), "reduce.cumsum")
     assert any(o[0] and "bfloat16" in o[0] for o in interp), interp
+
+
+def test_math_constants_div_rn_and_join_split_keep_an_fp32_accumulator_typed(tmp_path):
+    # lmdeploy's attention: `qk * tl_log2(math.e)` (tl_log2 = tl.log2), then a running max; a
+    # math constant or an fp32-only function left unknown made every later op "may affect"
+    body = """
+    import math
+
+    @triton.jit
+    def k(q_ptr, o_ptr, s, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        qk = tl.zeros((BLOCK,), dtype=tl.float32) + tl.load(q_ptr + r).to(tl.float32)
+        qk = qk * tl.log2(math.e)
+        inv = tl.div_rn(1.0, s)
+        a, b = tl.split(tl.join(qk, qk))
+        m = tl.maximum(a * inv, b)
+        tl.store(o_ptr + r, m)
+    """
+    uses = read(tmp_path, body, COMPILED)
+    f32 = frozenset({"float32"})
+    assert operands(uses, "binary.mul") >= {(f32, frozenset({"arg_f32"}))}
+    assert operands(uses, "binary_fn.maximum") == {(f32, f32)}

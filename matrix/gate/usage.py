@@ -115,18 +115,16 @@ def build_profile(
     With ``baseline`` and ``candidate``, a binary op's result is typed with the result types
     each recorded (fingerprint types cells), per release where they differ."""
     runs = list(runs)
+    declaration = declaration or Declaration()
+    dtypes = load_map().dtypes
+    # result types from the columns the team runs on only (the interpreter's are its own)
+    on = declaration.runs_on
     types = (
-        SidedTypes.from_runs(
-            runs,
-            baseline,
-            candidate,
-            load_map().dtypes,
-            (declaration or Declaration()).runs_on,
-        )
+        SidedTypes.from_runs(runs, baseline, candidate, dtypes, on)
         if baseline and candidate
         else None
     )
-    ctx = Context(declaration or Declaration(), Admits.from_runs(runs, baseline), types)
+    ctx = Context(declaration, Admits.from_runs(runs, baseline), types)
     launches, elsewhere = _launches_by_file(runs, tests)
     if not launches_elsewhere:
         elsewhere = []

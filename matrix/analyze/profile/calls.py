@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from matrix.analyze.profile.compiled import BOUND_SCALARS
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
 from matrix.analyze.profile.dtypes import DtypeReader
 from matrix.analyze.profile.kinds import (
@@ -388,6 +389,9 @@ class CallReader(DtypeReader):
         if fam and fam.startswith(("unary.", "reduce.")):
             x = args[0] if args else UNKNOWN
             self.use(fam, node, (x,))
+            if x.kinds and all(k in BOUND_SCALARS for k in x.kinds) and not x.cand:
+                # tl.log2(math.e): the function makes its Python number a 0-d tensor first
+                return Val(frozenset(BOUND_SCALARS[k] for k in x.kinds))
             return self._reduced(name, x, node)
         return self._tl_other(node, name, args, kw_vals)
 
@@ -479,6 +483,8 @@ class CallReader(DtypeReader):
             return per_side(lambda v: Val(v.kinds, pointer=True, vars=v.vars, per=v.per), base)
         if name in PASS_THROUGH:
             return args[0] if args else UNKNOWN
+        if name == "split" and args:  # the two halves of the last dimension, of a's dtype
+            return Val(items=(args[0], args[0]))
         if name in ("reduce", "associative_scan") and args:
             # the combine function keeps its inputs' types (Triton checks it): the result
             # is the input's, a tuple of them for a tuple; the combine function is read

@@ -7,7 +7,6 @@ import ast
 from collections.abc import Callable, Mapping
 
 from matrix.analyze.profile.model import (
-    ELEM_DTYPES,
     INT_DTYPES,
     Kinds,
     Resolver,
@@ -23,7 +22,8 @@ from matrix.analyze.profile.model import (
 
 PASS_THROUGH = frozenset(
     {"reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "ravel", "reverse",
-     "flip", "advance", "multiple_of", "max_contiguous", "max_constancy", "static_assert"}
+     "flip", "advance", "multiple_of", "max_contiguous", "max_constancy", "static_assert",
+     "join", "interleave"}
 )  # fmt: skip
 INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
 INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
@@ -33,26 +33,6 @@ MAX_INLINE = 6  # helper calls followed for their return kinds (a helper calling
 MAX_SETTLE = 2  # passes over a loop body before its uses are recorded
 INT_ELEM = frozenset(INT_DTYPES | {"int1"})
 MAX_NARROW = 3  # readings of a kernel while what its code admits narrows its type variables
-# What a Python scalar becomes when a kernel binds it to a name (``m = float("-inf")``,
-# ``n = BLOCK``): compiled, Triton's code generator makes it a 0-d tensor (visit_Assign ->
-# _sanitize_target_value -> semantic.to_tensor: a float fp32, an int int32, a bool int1), typed
-# from then on as a tensor is, as a run-time argument of that dtype is (``arg_f32``); the
-# interpreter runs the body as Python, where it stays a Python scalar. An annotated
-# ``x: tl.constexpr = ...`` stays a constexpr.
-BOUND_SCALARS = {
-    "lit_float": "arg_f32", "cx_float": "arg_f32", "lit_int": "arg_i32", "cx_int": "arg_i32",
-    "lit_bool": "int1",
-}  # fmt: skip
-
-
-def tensor_of(kinds: frozenset[str]) -> frozenset[str] | None:
-    """The dtypes of a compiled tensor of ``kinds`` (a run-time scalar argument is a 0-d
-    tensor); None where some kind is a Python scalar or not a dtype."""
-    out = {RUNTIME_DTYPE.get(k, k) for k in kinds}
-    return frozenset(out) if out and out <= ELEM_DTYPES else None
-
-
-RUNTIME_DTYPE = {"arg_f32": "float32", "arg_i32": "int32", "arg_i64": "int64"}
 BUILTIN_RULES = {
     "min": "rule.builtin_min", "max": "rule.builtin_max", "abs": "rule.builtin_abs",
     "len": "rule.builtin_len", "isinstance": "rule.builtin_isinstance",

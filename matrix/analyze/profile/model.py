@@ -84,6 +84,8 @@ class UsageMap:
     dtype_argument: Mapping[str, int] = field(default_factory=dict)
     # what an open element type admits (``[open_types]``; OpenTypes(): every dtype)
     open_types: OpenTypes = field(default_factory=OpenTypes)
+    # module constants a kernel may read (``math.e``) -> the scalar kind they are
+    constants: Mapping[str, str] = field(default_factory=dict)
 
     def values_operation(self, group: str, case: str) -> tuple[str, tuple[str, ...]] | None:
         """The operation a case of the values group ``group`` (``values.maximum``) exercises,
@@ -164,10 +166,14 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     by_arg = results.get("dtype_argument", {})
     if not isinstance(by_arg, dict) or not all(isinstance(v, int) for v in by_arg.values()):
         raise DataFileError(path, "result_types.dtype_argument", "name = positional index", by_arg)
+    consts = results.get("constants", {})
+    if not isinstance(consts, dict) or not all(v in SCALAR_KINDS for v in consts.values()):
+        raise DataFileError(path, "result_types.constants", "name = a scalar kind", consts)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], probes, groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
                     {k: frozenset(v) for k, v in preds.items()}, shims, notes,
-                    by_arg, OpenTypes.parse(doc["open_types"], d, ELEM_DTYPES, path))  # fmt: skip
+                    by_arg, OpenTypes.parse(doc["open_types"], d, ELEM_DTYPES, path),
+                    consts)  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses

@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from functools import partial
 from typing import Any
 
 from matrix.analyze.profile.admits import OPS as ADMIT_OPS
 from matrix.analyze.profile.calls import CallReader
+from matrix.analyze.profile.compiled import bound, carried_mismatches
 from matrix.analyze.profile.constexprs import static_truth
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
 from matrix.analyze.profile.declaration import WIDE
 from matrix.analyze.profile.kinds import (
-    BOUND_SCALARS,
     MAX_SETTLE,
     _as_dtype,
     _binop_with,
     _merge,
     body_shape,
-    tensor_of,
 )
 from matrix.analyze.profile.model import (
     ELEM_DTYPES,
@@ -518,6 +516,9 @@ class KernelReader(CallReader):
         named = self._dtype_val(node)
         if named.kinds is not None:
             return per_side(_as_dtype, named)
+        constant = self.map.constants.get(self.r.qualname(node) or "")
+        if constant is not None:
+            return _k(constant)  # math.e: a Python float, as a literal is
         base = self.ev(node.value)
         if node.attr == "T":
             return base
@@ -655,44 +656,13 @@ class KernelReader(CallReader):
         )
 
     def _bound(self, v: Val) -> Val:
-        """``v`` as a name holds it after an assignment: a Python scalar is a 0-d tensor when
-        compiled (``kinds.BOUND_SCALARS``), and also still a Python scalar where the team runs
-        the interpreter (or may: no targets known)."""
-        if v.items is not None:
-            return replace(v, items=tuple(self._bound(i) for i in v.items))
-        if v.pointer or v.dtype is not False or v.kinds is None:
-            return v
-        if not any(k in BOUND_SCALARS for k in cand_of(v).kinds or v.kinds):
-            return v
-        interp = self.ctx.declaration.runs_on("interpret")
-
-        def kinds(ks: frozenset[str]) -> frozenset[str]:
-            out = {BOUND_SCALARS.get(k, k) for k in ks}
-            return frozenset(out | ks) if interp else frozenset(out)
-
-        def one(x: Val) -> Val:
-            if x.kinds is None:
-                return x
-            per = tuple((d, kinds(ks)) for d, ks in x.per) if x.per is not None else None
-            return replace(x, kinds=kinds(x.kinds), per=per)
-
-        return per_side(one, v)
+        return bound(v, self.ctx.declaration.runs_on("interpret"))
 
     def _carried(self, entry: Mapping[str, Val]) -> None:
-        """Compiled, Triton refuses a loop whose carried value leaves the body with another
-        type than it entered with (code_generator's _verify_loop_carried_variable): a dtype of
-        a type variable under which that happens on the baseline is one the code is never
-        compiled with. (The interpreter checks nothing: not where the team runs it.)"""
-        if self.settling or self.ctx.declaration.runs_on("interpret"):
-            return
-        for name, before in entry.items():
-            after = base_of(self.env.get(name, before))
-            start = tensor_of(base_of(before).kinds or frozenset())
-            if start is None or before.vars or after.pointer or len(after.vars) != 1:
-                continue
-            for d, ks in after.per or ():
-                if ks and ks <= ELEM_DTYPES and not ks & start:
-                    self.excluded.setdefault(next(iter(after.vars)), set()).add(d)
+        """A dtype under which a loop-carried value changes type is not one the code is
+        compiled with (compiled.py; the interpreter checks nothing: not where it may run)."""
+        if not self.settling and not self.ctx.declaration.runs_on("interpret"):
+            self._exclude(carried_mismatches(entry, self.env))
 
     def _settle(self, body: Sequence[ast.stmt]) -> None:
         """Run a loop body once without recording, so that the values it carries round take
