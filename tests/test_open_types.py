@@ -359,3 +359,41 @@ def test_a_host_dtype_is_evidence_for_the_kernel_parameters_its_tensor_reaches(t
     # converted back before it is read on the host: ends there; read otherwise: not followed
     read = COPY.replace("{tail}", "").replace("o[:4].to(torch.bfloat16)", "o[:4] + 1")
     assert status(uses(tmp_path, read), "load", "tl.load(x_ptr", fp8) == "may affect"
+
+
+CHECKED = """
+@triton.jit
+def gemm_fp8(a_ptr, s_ptr, o_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r)
+    s = tl.load(s_ptr + r)
+    tl.store(o_ptr + r, a.to(tl.float32) * tl.maximum(s * s, 1e-12))
+
+
+def supported(a, scale):
+    fp8 = (torch.float8_e4m3fn,)
+    if hasattr(torch, "float8_e5m2"):
+        fp8 = fp8 + (torch.float8_e5m2,)
+    if not a.is_cuda or a.dtype not in fp8:
+        return False
+    return scale.dim() == 1
+
+
+def gemm(a, scale, out):
+    assert supported(a, scale)
+    gemm_fp8[(1,)](a, scale, out, BLOCK=a.shape[0])
+"""
+
+
+def test_a_host_check_of_a_tensors_dtype_is_evidence_for_what_that_tensor_reaches(tmp_path):
+    """lmdeploy blocked_fp8_fused_moe.py: a helper checks ``input.dtype not in fp8_dtypes``
+    (a tuple grown with ``+``); its caller passes that tensor to the kernel's A, not to the
+    scales: A may be fp8, the scales are not."""
+    found = uses(tmp_path, CHECKED)
+    fp8 = ["float8e4nv", "float8e4nv"]
+    assert status(found, "binary.mul", "s * s", fp8) == "not used"
+    assert status(found, "load", "tl.load(a_ptr", ["float8e4nv"]) == "may affect"
+    assert status(found, "load", "tl.load(a_ptr", ["float8e5"]) == "may affect"
+    # the checker called from a file that is not followed (no caller here): the whole file
+    alone = CHECKED.replace("    assert supported(a, scale)\n", "")
+    assert status(uses(tmp_path, alone), "binary.mul", "s * s", fp8) == "may affect"

@@ -21,10 +21,14 @@ import ast
 from collections.abc import Mapping
 
 from matrix.analyze.profile.host import HOST_CASTS, HOST_INTS, HOST_SAME
+from matrix.analyze.profile.open_types import RANGES, _called
 
-MAX_DEPTH = 4  # names and calls followed from one spelling
+MAX_DEPTH = 12  # names and calls followed from one spelling (each name once: _seen)
 # attributes of a tensor that say nothing of its elements' dtype flowing on
-READS = frozenset({*HOST_INTS, "shape", "device", "dim", "ndim", "is_contiguous", "data_ptr"})
+READS = frozenset(
+    {*HOST_INTS, "shape", "device", "dim", "ndim", "is_contiguous", "data_ptr", "is_cuda",
+     "is_cpu", "requires_grad", "nbytes", "itemsize", "get_device"}
+)  # fmt: skip
 Fn = ast.FunctionDef | ast.AsyncFunctionDef
 Reach = frozenset[tuple[int, str]]  # (kernel's def line, parameter)
 
@@ -40,6 +44,8 @@ class DtypeFlow:
         self.loads: dict[tuple[int, str], list[ast.Name]] = {}  # (scope id, name) -> reads
         self.binds: dict[tuple[int, str], int] = {}  # (scope id, name) -> times bound
         self.values: dict[tuple[int, str], list[ast.expr]] = {}  # what `name = value` binds
+        self.calls: dict[str, list[ast.Call]] = {}  # `f(...)` calls by the name called
+        self._seen: set[tuple[int, str]] = set()  # names followed in one ``reaches``
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.defs.setdefault(node.name, []).append(node)
@@ -51,6 +57,8 @@ class DtypeFlow:
                     self.loads.setdefault(key, []).append(node)
                 else:
                     self.binds[key] = self.binds.get(key, 0) + 1
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                self.calls.setdefault(node.func.id, []).append(node)
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target = node.targets[0]
                 if isinstance(target, ast.Name):
@@ -64,9 +72,19 @@ class DtypeFlow:
     def reaches(self, node: ast.expr, depth: int = 0) -> Reach | None:
         """The kernel parameters the value of ``node`` (a dtype, or a tensor of one) reaches;
         None where it goes somewhere this does not follow."""
+        if depth == 0:
+            self._seen = set()
         if depth > MAX_DEPTH:
             return None
         parent = self.parents.get(id(node))
+        if isinstance(parent, ast.arguments) and node in (*parent.defaults, *parent.kw_defaults):
+            return self._default(parent, node, depth)  # def f(..., dtype=torch.float8_e4m3fn)
+        if isinstance(parent, ast.Tuple | ast.List | ast.Set) and node in parent.elts:
+            return self.reaches(parent, depth + 1)  # (torch.float8_e4m3fn,): where it goes
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+            return self.reaches(parent, depth + 1)  # fp8_dtypes + (torch.float8_e5m2,)
+        if isinstance(parent, ast.Compare):
+            return self._checked(parent, depth)  # x.dtype in fp8_dtypes: x's tensor
         if isinstance(parent, ast.Assign) and parent.value is node:
             if len(parent.targets) != 1 or not isinstance(parent.targets[0], ast.Name):
                 return None
@@ -82,6 +100,8 @@ class DtypeFlow:
                 return self.reaches(call, depth + 1)
             return self._argument(call, None, parent.arg, depth)
         if isinstance(parent, ast.Call) and node in parent.args:
+            if _called(parent) in RANGES:
+                return frozenset()  # torch.finfo(dtype).max: a range, not a tensor
             if isinstance(parent.func, ast.Attribute) and parent.func.attr in ("view", "to"):
                 if node is parent.args[0] and self._dtype_like(node):
                     return self.reaches(parent, depth + 1)  # x.view(T): a tensor of T
@@ -92,6 +112,8 @@ class DtypeFlow:
         if isinstance(parent, ast.Attribute) and parent.value is node:
             if parent.attr in READS:
                 return frozenset()
+            if parent.attr == "dtype":  # the tensor's dtype, as a value: where it goes
+                return self.reaches(parent, depth + 1)
             call = self.parents.get(id(parent))
             if not isinstance(call, ast.Call) or call.func is not parent:
                 return None
@@ -133,15 +155,79 @@ class DtypeFlow:
         return False
 
     def _name(self, name: str, scope: int, depth: int) -> Reach | None:
-        """Where a name bound once in ``scope`` goes: each of its reads."""
-        if self.binds.get((scope, name), 0) != 1:
-            return None
+        """Where a name of ``scope`` goes: each of its reads (every read, where it is bound
+        more than once: a superset of where this value goes)."""
+        if (scope, name) in self._seen:
+            return frozenset()  # already being followed (``t = t + (...)``)
+        self._seen.add((scope, name))
         out: set[tuple[int, str]] = set()
         for use in self.loads.get((scope, name), []):
             got = self.reaches(use, depth + 1)
             if got is None:
                 return None
             out |= got
+        return frozenset(out)
+
+    def _default(self, args: ast.arguments, node: ast.expr, depth: int) -> Reach | None:
+        """A parameter's default value: where that parameter goes in its function."""
+        fn = self.parents.get(id(args))
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            return None
+        positional = [*args.posonlyargs, *args.args]
+        pairs = [
+            *zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True)
+        ]
+        kw = zip(args.kwonlyargs, args.kw_defaults, strict=True)
+        pairs += [(a, d) for a, d in kw if d is not None]
+        param = next((a.arg for a, d in pairs if d is node), None)
+        return self._name(param, id(fn), depth) if param is not None else None
+
+    def _checked(self, compare: ast.Compare, depth: int) -> Reach | None:
+        """A dtype compared with tensors' dtypes (``x.dtype in fp8_dtypes``,
+        ``x.dtype == torch.float8_e4m3fn``): the kernel parameters those tensors reach,
+        through the function's callers in this file where ``x`` is a parameter (a check in
+        a helper is about what its callers pass); None for any other comparison."""
+        out: set[tuple[int, str]] = set()
+        checked = False
+        for side in (compare.left, *compare.comparators):
+            if isinstance(side, ast.Attribute) and side.attr == "dtype":
+                side = side.value  # x.dtype: the tensor x
+            elif not isinstance(side, ast.Name) or (self._scope(side), side.id) in self._seen:
+                continue  # the dtype (or collection of them) being followed, a literal
+            if not isinstance(side, ast.Name):
+                return None
+            got = self._tensor(side.id, self._scope(side), depth + 1)
+            if got is None:
+                return None
+            out |= got
+            checked = True
+        # a check that reaches no kernel parameter (a helper no function here calls): the
+        # file's, as any spelling not followed
+        return frozenset(out) if checked and out else None
+
+    def _tensor(self, name: str, scope: int, depth: int) -> Reach | None:
+        """Where the tensor ``name`` of ``scope`` goes: its reads, and, for a parameter, where
+        what each caller of its function in this file passes there goes."""
+        if depth > MAX_DEPTH:
+            return None
+        got = self._name(name, scope, depth)
+        fn = next((f for fs in self.defs.values() for f in fs if id(f) == scope), None)
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)] if fn else []
+        if got is None or name not in params or fn is None:
+            return got
+        calls = [c for c in self.calls.get(fn.name, []) if len(self.defs[fn.name]) == 1]
+        out = set(got)  # (its callers elsewhere: what this function does with it, as for
+        # any parameter; the check then finds no kernel of this file unless it launches one)
+        for call in calls:
+            i = params.index(name)
+            arg = call.args[i] if i < len(call.args) else None
+            arg = next((k.value for k in call.keywords if k.arg == name), arg)
+            if not isinstance(arg, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args):
+                return None
+            there = self._tensor(arg.id, self._scope(call), depth + 1)
+            if there is None:
+                return None
+            out |= there
         return frozenset(out)
 
     def _argument(

@@ -393,12 +393,28 @@ def _promote(a: Kinds, b: Kinds) -> Kinds:
     return frozenset(out)
 
 
+# The top of Triton's float promotion (semantic.py computation_type_impl): an fp32 operand with
+# any partner but fp64 (an integer, a 16-bit or fp8 float, a scalar) gives fp32, an fp64 fp64.
+TOP_FLOATS = frozenset({"float32", "float64"})
+
+
+def with_unknown(op: str | None, known: Kinds) -> Kinds:
+    """The result kinds of ``op`` on ``known`` and an operand that is not inferable: fp32 or
+    fp64 where ``known`` is one of them and ``op`` promotes its operands (arithmetic, max/min,
+    ``where``); else not inferable. (An fp32 score times an untyped factor is no bf16.)"""
+    if known and known <= TOP_FLOATS and op and op.startswith(("binary.", "binary_fn.", "where")):
+        return known | {"float64"}
+    return None
+
+
 def fixed_result(op: str | None, a: Kinds, b: Kinds) -> Kinds:
     """The fixed rule's result kinds of binary ``op`` (``binary.add``, ``clamp``...), where no
     release's recorded result type says (promotion.py): ``_promote``, a true division of
     integers giving float32, a clamp its first operand's kinds."""
     if op == "clamp":
         return a
+    if a is None or b is None:
+        return with_unknown(op, a if b is None else b)
     if op == "binary.truediv" and a and b and (a | b) <= (INT_DTYPES | SCALAR_KINDS):
         return frozenset({"float32"})
     return _promote(a, b)

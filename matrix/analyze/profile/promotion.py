@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from matrix.analyze.profile.admits import release_cells
-from matrix.analyze.profile.model import SCALAR_KINDS, Kinds, fixed_result
+from matrix.analyze.profile.model import SCALAR_KINDS, Kinds, fixed_result, with_unknown
 from matrix.core import REJECTED, Release
 from matrix.results import Run
 
@@ -125,7 +125,7 @@ class SidedTypes:
         """The result kinds of ``op`` on operands of kinds ``a`` and ``b`` on one side: each
         pair's recorded dtype, else the fixed rule's (unknown where either operand is)."""
         if a is None or b is None:
-            return None
+            return with_unknown(op, a if b is None else b)
         key = (op or "", a, b, side)
         if key in self._cache:
             return self._cache[key]
