@@ -3,6 +3,7 @@ the code relies on; on the two snapshots recorded from 3.8.0 and 3.9.0 runs."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from matrix.gate.api import ApiUse, check_uses
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison
 from matrix.gate.config import AcceptedChange
 from matrix.results import Result, Run, raw_files, read_runs
+from matrix.scan.findings import ApiUse as ScanApiUse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "census"
 
@@ -111,6 +113,25 @@ def test_a_default_that_behaves_the_same_for_the_use_is_a_note_not_a_change() ->
         "None",
     )
     assert f.uses == ["k.py:9 triton.language.softmax", "k.py:11 triton.language.softmax"]
+
+
+def test_a_passed_value_measured_to_behave_as_the_default_is_left_out() -> None:
+    # lmdeploy v4_compressor.py: `tl.softmax(x, 0)`; dim 0 is the axis the default takes
+    # (same_when, measured: notes/relevance/session16-defaults/dim0.py), dim 1 is not
+    def use(line: int, source: str) -> ScanApiUse:
+        call = ast.parse(source).body[0].value  # type: ignore[attr-defined]
+        kws = tuple(k.arg for k in call.keywords if k.arg)
+        return ScanApiUse("triton.language.softmax", "k.py", line, kws, len(call.args), call=call)
+
+    out = Comparison()
+    zero = [use(3, "tl.softmax(x, 0)"), use(4, "tl.softmax(x, dim=0)")]
+    check_uses(runs("3.8.0"), runs("3.9.0"), "3.8.0", "3.9.0", zero, out)
+    assert out.findings == [] and len(out.notes) == 1
+    out = Comparison()
+    other = [use(5, "tl.softmax(x, 1)"), use(6, "tl.softmax(x, dim=n)")]
+    check_uses(runs("3.8.0"), runs("3.9.0"), "3.8.0", "3.9.0", [*zero, *other], out)
+    (f,) = out.findings
+    assert f.uses == ["k.py:5 triton.language.softmax", "k.py:6 triton.language.softmax"]
 
 
 def dot_run(release: str, default: str, cells: dict[str, str]) -> Run:

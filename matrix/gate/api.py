@@ -10,6 +10,7 @@ finding listing every site, so that ten uses of one removed name read as one cha
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -210,6 +211,9 @@ class SameDefault:
     cells: str = ""
     default_part: str = ""
     spelled: str = ""
+    # a parameter of ``unless_passed`` -> the literal values (as the source spells them) that
+    # behave as leaving it out (``softmax(x, 0)``: dim 0 is the default axis)
+    same_when: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (a tuple: a rule is a dict key)
 
 
 @lru_cache(maxsize=1)
@@ -220,7 +224,7 @@ def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
         raise DataFileError(path, "same", "[[same]] tables", rows)
     out = []
     keys = {"name", "param", "from", "to", "unless_passed", "why", "cells", "default_part",
-            "spelled"}  # fmt: skip
+            "spelled", "same_when"}  # fmt: skip
     for i, raw in enumerate(rows):
         row = table_keys(path, f"same[{i}]", raw, keys)
         for key in ("name", "param", "from", "to", "why"):
@@ -236,8 +240,20 @@ def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
         if cells and not all(isinstance(t, str) and t for t in twin):
             raise DataFileError(path, f"same[{i}] default_part/spelled",
                                 "two non-empty strings beside cells", twin)  # fmt: skip
+        same = row.get("same_when", {})
+        if not isinstance(same, dict) or not all(
+            k in unless and isinstance(v, list) and all(isinstance(x, str) for x in v)
+            for k, v in same.items()
+        ):
+            raise DataFileError(
+                path,
+                f"same[{i}] same_when",
+                "a table of unless_passed names = [literal spellings]",
+                same,
+            )
         out.append(SameDefault(row["name"], row["param"], row["from"], row["to"],
-                               tuple(unless), row["why"], cells, *twin))  # fmt: skip
+                               tuple(unless), row["why"], cells, *twin,
+                               tuple((k, tuple(v)) for k, v in same.items())))  # fmt: skip
     return tuple(out)
 
 
@@ -263,9 +279,24 @@ def same_default(
     for rule in rules:
         if api is None and use.positional > 1:
             return None  # which slots the positional arguments fill is unknown
-        if not passed & set(rule.unless_passed):
+        if not {
+            p for p in passed & set(rule.unless_passed) if not _as_left_out(use, slots, rule, p)
+        }:
             return rule
     return None
+
+
+def _as_left_out(use: Use, slots: Sequence[str], rule: SameDefault, param: str) -> bool:
+    """Whether ``use`` passes ``param`` as a literal the rule measured to behave as leaving it
+    out (``same_when``), read off the call's own source."""
+    call = getattr(use, "call", None)  # the scanner's uses carry their call; others: none
+    same = dict(rule.same_when).get(param)
+    if not isinstance(call, ast.Call) or not same:
+        return False
+    given = next((k.value for k in call.keywords if k.arg == param), None)
+    if given is None and param in slots and slots.index(param) < len(call.args):
+        given = call.args[slots.index(param)]
+    return isinstance(given, ast.Constant) and ast.unparse(given) in same
 
 
 def _measured_rules(

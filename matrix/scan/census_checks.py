@@ -58,6 +58,7 @@ def api_uses(module: Module, path: str) -> list[ApiUse]:
                 any(k.arg is None for k in call.keywords),
                 True,
                 node,
+                call=call,
             )
         )
     return uses

@@ -120,6 +120,7 @@ class ApiUse:
     splat_kwargs: bool = False
     called: bool = False
     node: ast.AST | None = field(default=None, compare=False, repr=False)
+    call: ast.Call | None = field(default=None, compare=False, repr=False)  # its call, if any
     # the feature guards around the line (matrix.scan.guards): the gate decides per release
     # whether the line runs there, or falls back where it fails
     guards: tuple[Any, ...] = field(default=(), compare=False, repr=False)
