@@ -110,8 +110,10 @@ def part_sum(x_ptr, sums_ptr, NP: tl.constexpr):
 
 def test_a_choice_between_named_dtypes_is_one_of_them(tmp_path):
     # FlagGems masked_select: the part sums are int32 or int64 by the size, never a float
-    for pick in ("dtype = torch.int32 if n < 2**31 else torch.int64",
-                 "if n < 2**31:\n    dtype = torch.int32\nelse:\n    dtype = torch.int64"):  # fmt: skip
+    for pick in (
+        "dtype = torch.int32 if n < 2**31 else torch.int64",
+        "if n < 2**31:\n    dtype = torch.int32\nelse:\n    dtype = torch.int64",
+    ):
         host = textwrap.dedent("""
             def select(x, n):
                 {pick}
@@ -120,3 +122,48 @@ def test_a_choice_between_named_dtypes_is_one_of_them(tmp_path):
             """).replace("{pick}", pick.replace("\n", "\n    "))  # fmt: skip
         (u,) = [u for u in profile(tmp_path, CUMSUM, host) if u.op == "reduce.cumsum"]
         assert u.operands == (frozenset({"int32", "int64"}),), (pick, u.operands)
+
+
+def test_a_wrapper_takes_the_calls_of_its_own_file_where_another_file_has_its_name(tmp_path):
+    # FlagGems: cummax.py and cummin.py each define scan_then_fan_col and call their own; the
+    # other file's call (another input's dtype) is no call of this one
+    host = textwrap.dedent(FAN).replace(
+        "{pick}", "compute_dtype = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) "
+        "else x.dtype")  # fmt: skip
+    (tmp_path / "a.py").write_text(HEAD + textwrap.dedent(ADD_BASE) + host)
+    # b.py: the same wrapper, launching nothing; its call passes b's own input's dtype
+    (tmp_path / "b.py").write_text(
+        HEAD + host.replace("add_base[(1,)](out, part, BLOCK=128)", "pass")
+    )
+    got = {p for u in build_profile([str(tmp_path)], [], []).uses
+           if u.op == "binary_fn.maximum" for p in pairs(u)}  # fmt: skip
+    assert got and not any(a == b for a, b in got if a in HALVES), got
+
+
+def test_callers_passing_named_dtypes_and_an_input_dtype_leave_one_dtype_per_launch(tmp_path):
+    # lightllm flash_decode_stage2: its callers pass float32, float16 and q.dtype buffers; a
+    # running maximum over loads of one pointer never pairs a bf16 load with an fp16 one
+    found = profile(tmp_path, """
+        @triton.jit
+        def stage2(m_ptr, o_ptr, n, BLOCK: tl.constexpr):
+            best = -float("inf")
+            for i in range(0, n):
+                t = tl.load(m_ptr + i)
+                best = tl.maximum(t, best)
+            tl.store(o_ptr, best)
+
+        """, """
+        def run(m, o, n):
+            stage2[(1,)](m, o, n, BLOCK=128)
+
+        def a(q, o, n):
+            run(torch.empty(n, dtype=torch.float32), o, n)
+
+        def b(q, o, n):
+            run(torch.empty(n, dtype=torch.float16), o, n)
+
+        def c(q, o, n):
+            run(torch.empty(n, dtype=q.dtype), o, n)
+        """)  # fmt: skip
+    got = {p for u in found if u.op == "binary_fn.maximum" for p in pairs(u)}
+    assert got and not {("bfloat16", "float16"), ("float16", "bfloat16")} & got, got

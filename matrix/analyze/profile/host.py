@@ -214,6 +214,8 @@ class HostTypes:
                 continue
             if t.startswith(TOKEN):
                 root, admitted = split_token(t)
+                if any(len(ds) > 1 for ds in images_of(t).values()):
+                    continue  # several dtypes for one of the root's: not one per launch
                 groups.setdefault(root, []).append((param, tensor is None))
                 if images_of(t):  # per dtype of the root, not that dtype: ``compute_dtype``
                     images[param] = images_of(t)
