@@ -13,8 +13,10 @@ A token stands for one dtype of one root (``$<scope id>:<name>``: the dtype of a
   float32. Reading such a value as "any of the branches" would pair bf16 with bf16.
 
 Launch arguments of one root share one type variable (the reader's ``per`` gives each
-argument's dtypes for each dtype the variable takes). Never a dtype name (none starts with
-``$``)."""
+argument's dtype for each dtype the variable takes: ``Launch.images``). An argument that is
+several dtypes for one dtype of its root (callers passing float32, float16 and ``q.dtype``
+buffers: one of them per launch, not known which) is not tied: two loads of its pointer would
+otherwise pair a bf16 with an fp16. Never a dtype name (none starts with ``$``)."""
 
 from __future__ import annotations
 
