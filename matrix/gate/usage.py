@@ -32,7 +32,7 @@ from matrix.analyze.profile import (
 from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.context import Context, Helper
 from matrix.analyze.profile.declaration import Declaration
-from matrix.analyze.profile.host import env_uses, host_name_uses
+from matrix.analyze.profile.host_uses import env_uses, host_name_uses
 from matrix.analyze.profile.modules import launch_key, module_globals
 from matrix.analyze.profile.promotion import SidedTypes
 from matrix.cli import resolved

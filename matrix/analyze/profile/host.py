@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import ast
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from matrix.analyze.profile.model import Launch, UsageMap, Use
+from matrix.analyze.profile.host_branches import UNBOUND, branched
+from matrix.analyze.profile.host_tokens import (
+    TOKEN,
+    Tested,
+    images_of,
+    join,
+    pick,
+    restrict_token,
+    split_token,
+    tested,
+)  # fmt: skip
+from matrix.analyze.profile.model import Launch, UsageMap
 
 HOST_CASTS = {"half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16",
               "int": "int32", "long": "int64", "bool": "int1"}  # fmt: skip
@@ -19,13 +29,10 @@ HOST_SAME = frozenset(
 HOST_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "randn_like", "rand_like",
                        "full_like", "new_empty", "new_zeros", "new_ones", "new_full"})  # fmt: skip
 HOST_INTS = frozenset({"stride", "numel", "size", "element_size", "cdiv", "next_power_of_2"})
-MAX_HOST_DEPTH = 3
+# names, assignments and callers followed from a launch argument: FlagGems cummax's parts
+# buffer takes 5 (argument, wrapper parameter, its caller's name, ``dtype=``, ``out.dtype``)
+MAX_HOST_DEPTH = 5
 INT_SIG = "i32"
-# A host value whose dtype is one dtype the source does not name: ``$<scope id>:<name>`` (the
-# dtype of the wrapper's ``name``), with ``{d1,d2}`` appended where checks admit only those.
-# Two launch arguments of one token have one dtype: their kernel parameters share a type
-# variable. Never a dtype name (none starts with ``$``).
-TOKEN = "$"
 # ``x.to(...)`` keywords that keep the dtype
 TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
 # calls whose tuple result holds pieces of their base tensor (one dtype)
@@ -50,6 +57,7 @@ class HostTypes:
         self.modules = list(modules)
         self.map = umap
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        self.file_of: dict[int, int] = {}  # a function's or a call's file
         self.calls: dict[
             str, list[tuple[ast.Call, ast.FunctionDef | ast.AsyncFunctionDef | None]]
         ] = {}
@@ -86,6 +94,7 @@ class HostTypes:
                     continue
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
+                    self.file_of[id(node)] = index
                     fn, loop = node, False
                 if fn is not None and isinstance(node, BINDINGS):
                     self.statements.setdefault(id(fn), []).append(node)
@@ -102,6 +111,7 @@ class HostTypes:
                     name = _callee(node.func)
                     if name:
                         self.calls.setdefault(name, []).append((node, fn))
+                        self.file_of[id(node)] = index
                     if isinstance(node.func, ast.Subscript):
                         k = _callee(node.func.value)
                         if k:
@@ -190,6 +200,7 @@ class HostTypes:
         # tensor: a tensor's parameter, a pointer, names the shared variable)
         groups: dict[str, list[tuple[str, bool]]] = {}
         domains: dict[str, frozenset[str]] = {}
+        images: dict[str, dict[str, frozenset[str]]] = {}
         # positional arguments up to the first ``*args`` (after it, positions are unknown)
         positional = list(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))
         bound: list[tuple[str, ast.expr]] = list(zip(params, positional, strict=False))
@@ -205,7 +216,11 @@ class HostTypes:
                 continue
             if t.startswith(TOKEN):
                 root, admitted = split_token(t)
+                if any(len(ds) > 1 for ds in images_of(t).values()):
+                    continue  # several dtypes for one of the root's: not one per launch
                 groups.setdefault(root, []).append((param, tensor is None))
+                if images_of(t):  # per dtype of the root, not that dtype: ``compute_dtype``
+                    images[param] = images_of(t)
                 if admitted is not None:
                     domains[root] = domains.get(root, admitted) & admitted
             elif t == INT_SIG:
@@ -217,13 +232,14 @@ class HostTypes:
         ties: dict[str, str] = {}
         narrowed: dict[str, frozenset[str]] = {}
         for root, passed in groups.items():
-            members = [p for p, _ in sorted(passed, key=lambda m: m[1])]  # stable: tensors first
-            if len(members) > 1 or root in domains:
+            # stable: the root's own dtype first, tensors first
+            members = [p for p, _ in sorted(passed, key=lambda m: (m[0] in images, m[1]))]
+            if len(members) > 1 or root in domains or members[0] in images:
                 for m in members:
                     ties[m] = members[0]
                 if domains.get(root):
                     narrowed[members[0]] = domains[root]
-        return Launch(sig, cx, ties=ties, domains=narrowed)
+        return Launch(sig, cx, ties=ties, domains=narrowed, images=images)
 
     def type_of(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         """``*fp16`` for a float16 tensor, ``i32`` for an int, None unknown."""
@@ -272,8 +288,9 @@ class HostTypes:
             t = self.dtype(expr.value, scope, depth)
             return None if t == INT_SIG else t
         if isinstance(expr, ast.IfExp):
-            return join([self.dtype_value(expr.body, scope, depth),
-                         self.dtype_value(expr.orelse, scope, depth)])  # fmt: skip
+            return pick(self._tested(expr.test, "", None, scope, depth, True),
+                        self.dtype_value(expr.body, scope, depth),
+                        self.dtype_value(expr.orelse, scope, depth), str(id(expr)))  # fmt: skip
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
             return self._lookup(expr.value.id, expr.slice, scope, depth)
         if isinstance(expr, ast.Name) and scope is not None:
@@ -314,8 +331,9 @@ class HostTypes:
                 return self.dtype(expr.value, scope, depth)
             return None
         if isinstance(expr, ast.IfExp):  # ``x if c else torch.empty_like(x)``
-            return join([self.dtype(expr.body, scope, depth),
-                         self.dtype(expr.orelse, scope, depth)])  # fmt: skip
+            return pick(self._tested(expr.test, "", None, scope, depth, False),
+                        self.dtype(expr.body, scope, depth),
+                        self.dtype(expr.orelse, scope, depth), str(id(expr)))  # fmt: skip
         if isinstance(expr, ast.Call):
             f = expr.func
             kw = {k.arg: k.value for k in expr.keywords if k.arg}
@@ -391,6 +409,7 @@ class HostTypes:
         found: list[str | None] = []
         params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
         nested = False  # an assignment under a branch or loop: the parameter's value may stay
+        plain: set[int] = set()  # its ``name = value`` statements (0: another binding)
         top = {id(s) for s in scope.body}
         until = self._site[1] if self._site[0] == id(scope) else 0
         for node in self.statements.get(id(scope), []):
@@ -406,7 +425,8 @@ class HostTypes:
                 rhs = node.value
                 for target in targets:
                     if isinstance(target, ast.Name) and target.id == name:
-                        if rhs is None or (isinstance(rhs, ast.Constant) and rhs.value is None):
+                        plain.add(id(node))
+                        if rhs is None or _none(rhs):
                             continue  # no value, or ``None`` (no tensor: no dtype to pass)
                         if not value and _keeps(rhs, name):
                             continue  # ``x = x.contiguous()``: the same dtype
@@ -417,15 +437,37 @@ class HostTypes:
                     ):
                         found.append(self._unpacked(rhs, scope, depth, value))
                         nested |= id(node) not in top
+                        plain.add(0)  # not one the statement-order reading follows
             elif _binds(node, name):  # a loop or ``with`` target, ``del``: not followed
                 found.append(None)
+                plain.add(0)
+        if nested and plain:  # assigned under ``if`` tests of a dtype: per dtype, in order
+            start = self._passed(name, scope, depth, resolve) if name in params else UNBOUND
+            got, covered, split = branched(
+                scope.body, name, start, until,
+                lambda s, cur: cur if s.value is None or _none(s.value) or (
+                    not value and _keeps(s.value, name)) else resolve(s.value, scope, depth + 1),
+                lambda t, cur: self._tested(t, name, cur, scope, depth, value))  # fmt: skip
+            if split and plain <= covered and got != UNBOUND:
+                return self._checked(got, name, scope, [])
         if found and (not nested or name not in params):
-            return self._checked(join(found), name, scope, found)
+            return self._checked(join(found, f"{id(scope)}:{name}"), name, scope, found)
         if name not in params:
             return None
+        return self._checked(join([*found, self._passed(name, scope, depth, resolve)]), name,
+                             scope, [])  # fmt: skip
+
+    def _passed(self, name: str, scope: Any, depth: int, resolve: Any) -> str:
+        """What every caller passes for parameter ``name``, else its own token."""
+        params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
         index = params.index(name)
         seen: list[str | None] = []
+        own = self.file_of.get(id(scope))
+        twins = {self.file_of.get(id(f)) for f in self.functions.get(scope.name, [])}
         for call, caller in self.calls.get(scope.name, []):
+            site = self.file_of.get(id(call))
+            if len(twins) > 1 and site != own and not self._imports(site, own, scope.name):
+                continue  # a call of another file's function of the same name
             if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
                 seen.append(None)
                 continue
@@ -434,10 +476,28 @@ class HostTypes:
                 if index < len(call.args)
                 else next((k.value for k in call.keywords if k.arg == name), None)
             )
+            if caller is scope and isinstance(arg, ast.Name) and arg.id == name:
+                continue  # a recursive call passing it on: no value of its own
             seen.append(resolve(arg, caller, depth + 1) if arg is not None else None)
         # what every caller passes, else the parameter's own token (one value per call)
-        own = join(seen) or f"{TOKEN}{id(scope)}:{name}"
-        return self._checked(join([*found, own]), name, scope, [])
+        return join(seen) or f"{TOKEN}{id(scope)}:{name}"
+
+    def _tested(self, test: ast.expr, name: str, cur: str | None, scope: Any, depth: int,
+                value: bool) -> Tested | bool | None:  # fmt: skip
+        """What ``test`` says of a dtype (``x.dtype == torch.float16 or ...``, ``dtype is
+        torch.bool``), per dtype of its root; ``cur``: the value ``name`` has there."""
+        left = next((c.left for c in ast.walk(test) if isinstance(c, ast.Compare)), None)
+        if isinstance(left, ast.Name):  # the dtype a name holds
+            got = cur if left.id == name and value else self.dtype_value(left, scope, depth + 1)
+        elif (isinstance(left, ast.Attribute) and left.attr == "dtype"
+              and isinstance(left.value, ast.Name)):  # a tensor's dtype  # fmt: skip
+            base = left.value.id
+            got = cur if base == name and not value else self.dtype(left.value, scope, depth + 1)
+        else:
+            return None
+        subject = ast.unparse(left)
+        return tested(got, self._dtype_test(test, subject, True),
+                      self._dtype_test(test, subject, False))  # fmt: skip
 
     def _checked(
         self, got: str | None, name: str, scope: Any, found: list[str | None]
@@ -487,19 +547,19 @@ class HostTypes:
                     s.test.op, ast.Or) else [s.test]  # fmt: skip
                 tests += [(p, False) for p in parts]
             for test, holds in tests:
-                ds = self._dtype_test(test, name, holds)
+                ds = self._dtype_test(test, f"{name}.dtype", holds)
                 if ds is not None:
                     got = ds if got is None else got & ds
         return got
 
-    def _dtype_test(self, test: ast.expr, name: str, holds: bool) -> frozenset[str] | None:
-        """The dtypes of ``name`` for which ``test`` is ``holds``, where the test is about
-        ``name.dtype`` alone (``in``/``not in``/``==``/``!=`` torch dtypes, ``and``/``or``);
-        None for any other test (it says nothing)."""
+    def _dtype_test(self, test: ast.expr, subject: str, holds: bool) -> frozenset[str] | None:
+        """The dtypes of ``subject`` for which ``test`` is ``holds``, where the test is about
+        ``subject`` alone (``x.dtype``, a name holding a dtype: ``in``/``not in``/``==``/``!=``
+        torch dtypes, ``and``/``or``); None for any other test (it says nothing)."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            return self._dtype_test(test.operand, name, not holds)
+            return self._dtype_test(test.operand, subject, not holds)
         if isinstance(test, ast.BoolOp):
-            parts = [self._dtype_test(v, name, holds) for v in test.values]
+            parts = [self._dtype_test(v, subject, holds) for v in test.values]
             # ``and`` holding (``or`` failing) means every part: each part narrows alone
             every = isinstance(test.op, ast.And) == holds
             known = [p for p in parts if p is not None]
@@ -509,8 +569,7 @@ class HostTypes:
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
             return None
         left, op, right = test.left, test.ops[0], test.comparators[0]
-        if not (isinstance(left, ast.Attribute) and left.attr == "dtype"
-                and isinstance(left.value, ast.Name) and left.value.id == name):  # fmt: skip
+        if ast.unparse(left) != subject:
             return None
         if isinstance(op, ast.In | ast.NotIn):
             items = right.elts if isinstance(right, ast.Tuple | ast.List | ast.Set) else None
@@ -588,6 +647,10 @@ def _binds(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
 
 
+def _none(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and e.value is None
+
+
 def _keeps(rhs: ast.expr, name: str) -> bool:
     """``name = name.contiguous()`` (a chain of dtype-keeping calls on ``name`` itself)."""
     e = rhs
@@ -604,97 +667,9 @@ def _keeps(rhs: ast.expr, name: str) -> bool:
             return False
 
 
-def split_token(t: str) -> tuple[str, frozenset[str] | None]:
-    """A token's root and the dtypes it admits (None: any)."""
-    root, brace, rest = t.partition("{")
-    return root, (frozenset(filter(None, rest.rstrip("}").split(","))) if brace else None)
-
-
-def restrict_token(t: str, admitted: frozenset[str]) -> str:
-    root, now = split_token(t)
-    keep = admitted if now is None else now & admitted
-    return root + "{" + ",".join(sorted(keep)) + "}"
-
-
-def join(values: Sequence[str | None]) -> str | None:
-    """One value of several (branches, callers): the value they all are; one token's root
-    admitting what any of them admits; else None (unknown)."""
-    if not values or any(v is None for v in values):
-        return None
-    distinct = set(values)
-    if len(distinct) == 1:
-        return distinct.pop()
-    split = [split_token(v) for v in distinct if v]
-    roots = {r for r, _ in split}
-    if len(roots) != 1 or not next(iter(roots)).startswith(TOKEN):
-        return None
-    if any(d is None for _, d in split):
-        return roots.pop()
-    return restrict_token(roots.pop(), frozenset().union(*(d for _, d in split if d)))
-
-
 def _callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Name):
         return func.id
     if isinstance(func, ast.Attribute):
         return func.attr
     return None
-
-
-# A string constant spelt like the environment variables Triton releases read
-# (TRITON_*, MLIR_*, LLVM_*, AMDGCN_*, NVPTX_*, DISABLE_PTXAS_OPT, USE_TTGIR_LOC, ...).
-ENV_NAME = re.compile(r"^(?:TRITON|MLIR|LLVM|AMDGCN|NVPTX|DISABLE|USE)_[A-Z0-9_]+$")
-
-
-def env_uses(tree: ast.Module, path: str, lines: Sequence[str]) -> list[Use]:
-    """An ``env`` use for every string constant of the file spelt like a Triton environment
-    variable (``os.environ["TRITON_F32_DEFAULT"] = ...``, ``monkeypatch.setenv(...)``, a
-    subprocess env dict): the code that names a variable is the code a change of how the
-    release reads it can affect. Python files only: a variable set in CI configuration or a
-    shell is not seen."""
-    out = []
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                and ENV_NAME.match(node.value)):  # fmt: skip
-            line = getattr(node, "lineno", 0)
-            code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            out.append(Use("env", (), (("name", node.value),), path, line, code=code[:120],
-                           col=getattr(node, "col_offset", 0)))  # fmt: skip
-    return out
-
-
-def host_name_uses(
-    tree: ast.Module,
-    qualname: Any,
-    path: str,
-    lines: Sequence[str],
-    kernels: Sequence[ast.FunctionDef | ast.AsyncFunctionDef],
-) -> list[Use]:
-    """A ``name`` use for every Triton name the file's host code refers to (``triton.Config``,
-    ``triton.set_allocator``, ``triton.knobs...``): kernels' own names are read with their
-    kernels. ``qualname`` resolves an expression through the file's imports."""
-    skip = {id(k) for k in kernels}
-    out = []
-    # one walk, top-down: a kernel is not entered (read with its kernel), nor a type
-    # annotation (``-> triton.Config`` runs nothing of Triton's); the base of a longer name
-    # is no name of its own (``triton.language`` of ``triton.language.dot``)
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
-    while stack:
-        node, is_base = stack.pop()
-        if id(node) in skip or isinstance(node, ast.arg):
-            continue
-        if isinstance(node, ast.Attribute | ast.Name) and not is_base:
-            q = qualname(node)
-            if isinstance(q, str) and (q == "triton" or q.startswith("triton.")):
-                line = getattr(node, "lineno", 0)
-                code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-                out.append(Use("name", (), (("name", q),), path, line, code=code[:120],
-                               col=getattr(node, "col_offset", 0)))  # fmt: skip
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
-            skip.add(id(node.returns))
-        elif isinstance(node, ast.AnnAssign):
-            skip.add(id(node.annotation))
-        base = node.value if isinstance(node, ast.Attribute) else None
-        stack.extend((c, c is base) for c in ast.iter_child_nodes(node))
-    out.sort(key=lambda u: (u.line, u.col))
-    return out

@@ -307,6 +307,10 @@ class Launch:
     # (``assert x.dtype in (torch.float16, torch.bfloat16)``, the keys of ``D``).
     ties: Mapping[str, str] = field(default_factory=dict)
     domains: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # A tied parameter whose dtype is, per dtype of the shared variable, other dtypes (a
+    # buffer made ``torch.float32`` where the input is fp16 or bf16, else the input's dtype):
+    # that parameter -> {dtype of the variable: its dtypes}, where not the variable's own.
+    images: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------ value kinds

@@ -28,6 +28,7 @@ from matrix.analyze.profile.model import (
     UNKNOWN,
     Kinds,
     Launch,
+    Per,
     Resolver,
     UsageMap,
     Use,
@@ -217,7 +218,9 @@ class KernelReader(CallReader):
         # tied by the host to a pointer's dtype (``D[x.dtype]``): that pointer's variable
         var = type_var(self.fn.name, tied) if tied else type_var(self.fn.name, name, dtype=True)
         names = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE, params=(name,))
-        return Val(dtype=names, vars=frozenset({var}), per=identity(names))
+        per = self._imaged(name, names)
+        return Val(dtype=frozenset().union(*(ks for _, ks in per)) if per else names,
+                   vars=frozenset({var}), per=per or identity(names))  # fmt: skip
 
     def _pointer_param(self, name: str) -> Val:
         """A pointer parameter no launch typed: the team's declared dtypes, else a type
@@ -234,7 +237,17 @@ class KernelReader(CallReader):
         # every parameter of this variable: what the code names for any of them
         params = {name, tied, *(p for p, t in ties.items() if t == tied)}
         kinds = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE, params=params)
-        return Val(kinds, pointer=True, vars=frozenset({var}), per=identity(kinds))
+        per = self._imaged(name, kinds)
+        return Val(frozenset().union(*(ks for _, ks in per)) if per else kinds, pointer=True,
+                   vars=frozenset({var}), per=per or identity(kinds))  # fmt: skip
+
+    def _imaged(self, name: str, kinds: frozenset[str]) -> Per:
+        """Where the host makes ``name`` of other dtypes than its variable's own (``images``:
+        a float32 buffer for an fp16 or bf16 input), its dtypes per dtype of the variable."""
+        images = self.launch.images.get(name) if self.launch else None
+        if not images:
+            return None
+        return tuple((d, images.get(d, frozenset({d}))) for d in sorted(kinds))
 
     def _domain(self, var: str, wide: bool = False, params: Iterable[str] = ()) -> frozenset[str]:
         """The dtypes type variable ``var`` takes: those the code admits (``narrow``: what
