@@ -679,8 +679,7 @@ class KernelReader(CallReader):
 
     def _settle(self, body: Sequence[ast.stmt]) -> None:
         """Run a loop body once without recording, so that the values it carries round take
-        their loop type: Triton makes a scalar initial value (``m = float("-inf")``) a tensor
-        of the type the body gives it, so the first iteration never computes on the literal."""
+        their loop type (what the body makes of them) before its uses are recorded."""
         saved, settling = self.uses, self.settling
         self.uses, self.settling = [], True
         try:
