@@ -138,8 +138,10 @@ class Sites:
         at_col = [c for c in found if c.col_offset == use.col]
         return (at_col or found), holder
 
-    def has_shape(self, use: Use, shape: str) -> bool | None:
-        """Whether the use's call has ``shape``; None where the source cannot tell."""
+    def has_shape(self, use: Use, shape: str, others: Sequence[Use] = ()) -> bool | None:
+        """Whether the use's call has ``shape``; None where the source cannot tell.
+        ``others``: the uses the same cell matched (a module-level alias of the API is no
+        use where its calls are among them: each is decided on its own line)."""
         tree = self.tree(use.path)
         if shape in GLOBAL_SHAPES:
             name = use.attr("name")
@@ -152,20 +154,27 @@ class Sites:
         calls, fn = self.calls_at(use)
         if not calls:
             alias = _alias_at(tree, use.line) if tree is not None else None
-            return None if alias is None else self._alias_shape(alias, shape)
-        verdicts = [SHAPES[shape](call, fn) for call in calls if _named(call, use)]
+            return None if alias is None else self._alias_shape(alias, shape, others)
+        # the call the use names, or the one at its column (a call through an alias of the
+        # API, `make_desc(...)`, that the profile read as the API's)
+        named = [c for c in calls if _named(c, use)] or [c for c in calls if c.col_offset == use.col]
+        verdicts = [SHAPES[shape](call, fn) for call in named]
         if not verdicts:
             return None
         if any(v is True for v in verdicts):
             return True
         return None if any(v is None for v in verdicts) else False
 
-    def _alias_shape(self, alias: str, shape: str) -> bool | None:
+    def _alias_shape(self, alias: str, shape: str, others: Sequence[Use] = ()) -> bool | None:
         """The shape of the calls through a module-level alias of the API (``make_desc =
         tl.make_tensor_descriptor`` on the use's line, called elsewhere as ``make_desc(...)``):
-        binding a name does nothing itself. Every call of the alias in the scanned code decides
-        (any of the shape: yes; all not: no); none found or one that cannot be told: None."""
+        binding a name does nothing itself. Where every call of the alias in the scanned code
+        is a use of its own among ``others`` (the profile read it as the API's call), the
+        alias line is none (no: each call is decided on its own line); else every call
+        decides (any of the shape: yes; all not: no); none found or one that cannot be told:
+        None."""
         verdicts: list[bool | None] = []
+        sites: set[tuple[Path, int]] = set()
         for shown in self._sources():
             tree = self.tree(shown)
             if tree is None:
@@ -176,7 +185,17 @@ class Sites:
                 for node in ast.walk(fn):
                     if isinstance(node, ast.Call) and _tail(node.func) == alias:
                         verdicts.append(SHAPES[shape](node, fn))
-        return _fold(verdicts) if verdicts else None
+                        sites.add((self._where(shown), node.lineno))
+        if not verdicts:
+            return None
+        if sites <= {(self._where(u.path), u.line) for u in others}:
+            return False
+        return _fold(verdicts)
+
+    def _where(self, shown: str) -> Path:
+        """The file a shown path names, as one key whatever folder it was shown from."""
+        path = self._file(shown)
+        return resolved(path) if path is not None else Path(shown)
 
     def _sources(self) -> list[str]:
         """The scanned Python files, as ``tree`` takes them (relative to the folder above

@@ -10,9 +10,9 @@ or not used (listed apart, never blocking).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from matrix.analyze import fingerprint
 from matrix.analyze.profile import (
@@ -33,7 +33,12 @@ from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.context import Context, Helper
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host import env_uses, host_name_uses
-from matrix.analyze.profile.modules import launch_key, module_globals
+from matrix.analyze.profile.modules import (
+    launch_key,
+    module_aliases,
+    module_globals,
+    plain_functions,
+)
 from matrix.analyze.profile.promotion import SidedTypes
 from matrix.cli import resolved
 from matrix.gate import timing
@@ -52,6 +57,7 @@ from matrix.scan import (
     read_source,
 )
 
+T = TypeVar("T")
 TEST_PREFIX = test_finding_name("")
 KERNEL_PREFIX = kernel_finding_name("")
 
@@ -143,13 +149,37 @@ def build_profile(
     # every @triton.jit function by qualified name, so a kernel's call of a helper in another
     # file of the tree is followed for what it returns
     helpers: dict[str, list[Helper]] = {}
+    # and every plain function, which a kernel may call at compile time on a dtype
+    plain: dict[str, list[Helper]] = {}
     for m in [*parsed, *imported]:
         lines, glob = m.source.splitlines(), module_globals(m.tree)
         names = frozenset(f.name for f in kernels[m.path])
+        imports = project.imports(m)
         for fn in kernels[m.path]:
             helpers.setdefault(f"{m.name}.{fn.name}", []).append(
-                Helper(fn, project.imports(m), glob, _show(m.path), lines, names)
+                Helper(fn, imports, glob, _show(m.path), lines, names)
             )
+        for fn in plain_functions(m.tree, imports):
+            plain.setdefault(f"{m.name}.{fn.name}", []).append(
+                Helper(fn, imports, glob, _show(m.path), lines, names)
+            )
+    # a module-level name bound to a helper or a Triton function (`softplus = softplus_nv`
+    # in one branch of an `if`, `softplus_triton` in the other): a call of it is a call of
+    # each (the helpers it may be join its definitions; Triton's are the context's aliases)
+    aliases: dict[str, list[str]] = {}
+    for m in [*parsed, *imported]:
+        for name, targets in module_aliases(m.tree, project.imports(m)).items():
+            key = f"{m.name}.{name}"
+            for target in targets:
+                if target.startswith("triton."):
+                    aliases.setdefault(key, []).append(target)
+                else:
+                    found = [h for h in _helper_named(helpers, target)
+                             if h not in helpers.get(key, [])]  # fmt: skip
+                    if found:
+                        helpers.setdefault(key, []).extend(found)
+    ctx.functions = lambda q: _helper_named(plain, q)
+    ctx.aliases = _Named(aliases)
     for m in parsed:
         imports = project.imports(m)
         captured = launches.get(m.path) or {}
@@ -224,19 +254,39 @@ def _imported_helpers(parsed: Sequence[SourceModule]) -> list[SourceModule]:
     return imported
 
 
-def _helper_named(helpers: dict[str, list[Helper]], q: str) -> list[Helper]:
+def _helper_named(helpers: Mapping[str, Sequence[T]], q: str) -> list[T]:
     """The helpers a qualified name calls: by the whole name, else by its longest tail that
     names one (``pkg.utils.ext.program_id`` of a tree scanned from inside ``pkg``, whose
     modules are named ``utils.ext``)."""
     found = helpers.get(q)
     if found:
-        return found
+        return list(found)
     parts = q.split(".")
     for i in range(1, len(parts) - 1):
         found = helpers.get(".".join(parts[i:]))
         if found:
-            return found
+            return list(found)
     return []
+
+
+class _Named(Mapping[str, Sequence[str]]):
+    """A table of qualified names read as ``_helper_named`` reads one (by the longest tail
+    of a name that the table holds)."""
+
+    def __init__(self, table: Mapping[str, Sequence[str]]) -> None:
+        self.table = table
+
+    def __getitem__(self, q: str) -> Sequence[str]:
+        found = _helper_named(self.table, q)
+        if not found:
+            raise KeyError(q)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
 
 
 def _from_recorded_source(launch: dict[str, Any]) -> Profile:
@@ -300,7 +350,7 @@ def relevance(f: GateFinding, matcher: Matcher, sites: Sites | None = None) -> M
     shape = needed_shape(fingerprint.group_name(group), cell)
     if shape is None:
         return m
-    kept = [u for u in m.uses if sites.has_shape(u, shape) is not False]
+    kept = [u for u in m.uses if sites.has_shape(u, shape, m.uses) is not False]
     if not kept:
         return Match(NOT_USED, [], f"no use has the shape {shape} the cell measures")
     return Match(m.status, kept, m.why)
