@@ -135,7 +135,9 @@ if IS_NVIDIA:
 else:
     softplus = softplus_triton
 
-if hasattr(triton.language, "make_tensor_descriptor"):
+if hasattr(triton.language, "_experimental_make_tensor_descriptor"):
+    make_desc = triton.language._experimental_make_tensor_descriptor
+elif hasattr(triton.language, "make_tensor_descriptor"):
     make_desc = triton.language.make_tensor_descriptor
 else:
     @triton.jit
@@ -189,3 +191,26 @@ def test_an_alias_line_of_the_constructor_is_no_use_where_its_calls_are(tmp_path
     # a call the profile did not read as the constructor's leaves the alias line decided by
     # the calls it finds (fail closed)
     assert all(sites.has_shape(u, shape, alias) is True for u in alias)
+
+
+def test_a_call_through_a_guarded_alias_runs_only_where_the_binding_does(tmp_path, monkeypatch):
+    """fla's op.py binds ``make_tensor_descriptor`` to ``_experimental_make_tensor_descriptor``
+    under ``hasattr`` (up to 3.3.1), to ``make_tensor_descriptor`` under ``elif hasattr``: a
+    call of it in another file is a call of each only where its binding's guard holds."""
+    from matrix.analyze.census import censuses_from_runs
+    from matrix.core import Release
+    from matrix.results import read_folder
+
+    monkeypatch.chdir(tmp_path)
+    found = _profile(tmp_path / "pkg", {"ops.py": SOFTPLUS, "k.py": GATE})
+    at_call = {u.attr("name"): u for u in found if u.op == "name" and u.path.endswith("k.py")
+               and "make_desc(" in u.code}  # fmt: skip
+    new = at_call["triton.language.make_tensor_descriptor"]
+    old = at_call["triton.language._experimental_make_tensor_descriptor"]
+    assert new.attr("bound").startswith("pkg/ops.py:") and old.attr("bound") != new.attr("bound")
+    runs, _ = read_folder(Path(__file__).resolve().parents[1] / "reports" / "raw")
+    censuses = censuses_from_runs(runs)
+    sites = Sites([tmp_path / "pkg"])
+    r331, r340 = Release.parse("3.3.1"), Release.parse("3.4.0")
+    assert sites.branch_runs(old, r331, censuses) and not sites.branch_runs(old, r340, censuses)
+    assert not sites.branch_runs(new, r331, censuses) and sites.branch_runs(new, r340, censuses)

@@ -107,15 +107,26 @@ class Sites:
     def branch_runs(self, use: Use, release: Release, censuses: Mapping[str, Any] | None) -> bool:
         """Whether the use's line can run on ``release``: False only where a version or feature
         guard of its file (the scanner's reading, ``matrix.scan.guards.branch_guards``) keeps
-        its branch off that release; a file not found or not parsed can run (fail closed)."""
-        if use.path not in self._guards:
-            module = self._module(use.path)
-            self._guards[use.path] = (
+        its branch off that release, or of the line that binds the name it calls the API
+        through (``bound``: a module-level alias under ``if hasattr(tl, ...)``); a file not
+        found or not parsed can run (fail closed)."""
+        sites = [(use.path, use.line)]
+        path, _, line = use.attr("bound").rpartition(":")
+        if path and line.isdigit():
+            sites.append((path, int(line)))
+        return all(self._runs(p, n, release, censuses) for p, n in sites)
+
+    def _runs(
+        self, path: str, line: int, release: Release, censuses: Mapping[str, Any] | None
+    ) -> bool:
+        if path not in self._guards:
+            module = self._module(path)
+            self._guards[path] = (
                 branch_guards(module.tree, Project([module]).imports(module)) if module else []
             )
         return not any(
-            g.first <= use.line <= g.last and g.decide(release, censuses) is False
-            for g in self._guards[use.path]
+            g.first <= line <= g.last and g.decide(release, censuses) is False
+            for g in self._guards[path]
         )
 
     def calls_at(self, use: Use) -> tuple[list[ast.Call], ast.FunctionDef | None]:
@@ -157,7 +168,8 @@ class Sites:
             return None if alias is None else self._alias_shape(alias, shape, others)
         # the call the use names, or the one at its column (a call through an alias of the
         # API, `make_desc(...)`, that the profile read as the API's)
-        named = [c for c in calls if _named(c, use)] or [c for c in calls if c.col_offset == use.col]
+        named = [c for c in calls if _named(c, use)]
+        named = named or [c for c in calls if c.col_offset == use.col]
         verdicts = [SHAPES[shape](call, fn) for call in named]
         if not verdicts:
             return None

@@ -166,13 +166,13 @@ def build_profile(
     # a module-level name bound to a helper or a Triton function (`softplus = softplus_nv`
     # in one branch of an `if`, `softplus_triton` in the other): a call of it is a call of
     # each (the helpers it may be join its definitions; Triton's are the context's aliases)
-    aliases: dict[str, list[str]] = {}
+    aliases: dict[str, list[tuple[str, str]]] = {}
     for m in [*parsed, *imported]:
         for name, targets in module_aliases(m.tree, project.imports(m)).items():
             key = f"{m.name}.{name}"
-            for target in targets:
-                if target.startswith("triton."):
-                    aliases.setdefault(key, []).append(target)
+            for target, line in targets:
+                if target.startswith("triton."):  # with where it is bound (its guards)
+                    aliases.setdefault(key, []).append((target, f"{_show(m.path)}:{line}"))
                 else:
                     found = [h for h in _helper_named(helpers, target)
                              if h not in helpers.get(key, [])]  # fmt: skip
@@ -269,14 +269,14 @@ def _helper_named(helpers: Mapping[str, Sequence[T]], q: str) -> list[T]:
     return []
 
 
-class _Named(Mapping[str, Sequence[str]]):
+class _Named(Mapping[str, Sequence[T]]):
     """A table of qualified names read as ``_helper_named`` reads one (by the longest tail
     of a name that the table holds)."""
 
-    def __init__(self, table: Mapping[str, Sequence[str]]) -> None:
+    def __init__(self, table: Mapping[str, Sequence[T]]) -> None:
         self.table = table
 
-    def __getitem__(self, q: str) -> Sequence[str]:
+    def __getitem__(self, q: str) -> Sequence[T]:
         found = _helper_named(self.table, q)
         if not found:
             raise KeyError(q)

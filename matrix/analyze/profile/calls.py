@@ -146,7 +146,7 @@ class CallReader(DtypeReader):
             # a module-level name bound to a Triton function (`softplus = tl.xxx` in one
             # branch of an `if`, `make_desc = tl.make_tensor_descriptor`): a call of that
             # function too, read as one
-            bound = [a for a in self.ctx.aliases.get(q, ()) if a.startswith("triton.")] if q else []
+            bound = list(self.ctx.aliases.get(q, ())) if q else []
             if elsewhere or bound:  # a @triton.jit helper of another file of the tree
                 if elsewhere:
                     self.use("rule.jit_call", node, name=name or q or "")
@@ -158,12 +158,20 @@ class CallReader(DtypeReader):
                 got = [self._follow(h, args, kwargs, None, self._passed(node, h=h.fn))
                        for h in elsewhere]  # fmt: skip
                 valued = [v for h, v in zip(elsewhere, got, strict=True) if _gives_value(h.fn)]
-                if bound:
-                    start = len(self.uses)
-                    valued += [self._triton_named(node, a, args) for a in bound]
-                    # (each reads the arguments again: what they record once is enough)
-                    self.uses[start:] = [u for u in dict.fromkeys(self.uses[start:])
-                                         if u not in self.uses[:start]]  # fmt: skip
+                start = len(self.uses)
+                for target, where in bound:
+                    at = len(self.uses)
+                    valued.append(self._triton_named(node, target, args))
+                    # what names the Triton API is a use of it only where its binding holds
+                    # (the binding's feature guard: ``if hasattr(tl, ...)`` in op.py)
+                    self.uses[at:] = [
+                        replace(u, attrs=(*u.attrs, ("bound", where)))
+                        if u.op in ("name", "keyword") else u
+                        for u in self.uses[at:]
+                    ]  # fmt: skip
+                # (each reads the arguments again: what they record once is enough)
+                self.uses[start:] = [u for u in dict.fromkeys(self.uses[start:])
+                                     if u not in self.uses[:start]]  # fmt: skip
                 got = valued or got
                 return _union(got) if len(got) > 1 else got[0]
             plain = self.ctx.functions(q) if q else []
@@ -203,8 +211,9 @@ class CallReader(DtypeReader):
             return UNKNOWN
         slots = [*node.args, *(k.value for k in node.keywords)]
         names = [None] * len(node.args) + [k.arg for k in node.keywords]
-        vals = [self._plain_arg(a) for a in slots]
-        if any(v is None for v in vals):
+        got = [self._plain_arg(a) for a in slots]
+        vals = [v for v in got if v is not None]
+        if len(vals) < len(got):
             return UNKNOWN
         if any(isinstance(v, Val) and v.cand is not None for v in vals):
             return sided(
@@ -215,7 +224,7 @@ class CallReader(DtypeReader):
             )  # fmt: skip
         return self._plain_results(defs, names, vals)
 
-    def _plain_arg(self, arg: ast.expr) -> object:
+    def _plain_arg(self, arg: ast.expr) -> Val | _Const | None:
         """An argument of a plain function call: a Python constant (a literal, a constexpr
         this reading fixes) as itself, a dtype as a value whose kinds are the dtypes it may
         name; None where neither is known."""
@@ -227,7 +236,7 @@ class CallReader(DtypeReader):
         return v if v.kinds else None
 
     def _plain_results(
-        self, defs: Sequence[Helper], names: Sequence[str | None], vals: Sequence[object]
+        self, defs: Sequence[Helper], names: Sequence[str | None], vals: Sequence[Val | _Const]
     ) -> Val:
         """What ``defs`` return for argument values ``vals`` (one side): per dtype of the
         arguments' one type variable where they follow one, else for every combination."""
@@ -255,16 +264,16 @@ class CallReader(DtypeReader):
                     out.add(got.name)
             return frozenset(out)
 
-        own = {i: v.kinds for i, v in enumerate(vals) if isinstance(v, Val) and v.kinds}
+        own = {i: v.kinds for i, v in enumerate(vals) if isinstance(v, Val) and v.kinds is not None}
         if not tvars:
-            got = each(own)  # type: ignore[arg-type]
+            got = each(own)
             return UNKNOWN if got is None else Val(dtype=got)
         keys = set.intersection(*({d for d, _ in v.per or ()} for v in dtypes if v.vars))
         per = []
         for d in sorted(keys):
             choice = {**own, **{i: dict(v.per or ())[d] for i, v in enumerate(vals)
                                 if isinstance(v, Val) and v.vars}}  # fmt: skip
-            got = each(choice)  # type: ignore[arg-type]
+            got = each(choice)
             if got is None:
                 return UNKNOWN
             per.append((d, got))

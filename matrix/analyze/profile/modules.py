@@ -85,11 +85,12 @@ def plain_functions(
     ]
 
 
-def module_aliases(tree: ast.Module, resolver: Resolver) -> dict[str, list[str]]:
-    """``{name: [qualified name, ...]}``: every module-level ``name = <dotted name>`` of
-    ``tree``, in any branch (``if IS_NVIDIA: softplus = softplus_nv else: softplus =
-    softplus_triton``: the name may hold either, so a call of it is a call of each)."""
-    out: dict[str, list[str]] = {}
+def module_aliases(tree: ast.Module, resolver: Resolver) -> dict[str, list[tuple[str, int]]]:
+    """``{name: [(qualified name, line), ...]}``: every module-level ``name = <dotted
+    name>`` of ``tree``, in any branch, with the line that binds it (``if IS_NVIDIA: softplus
+    = softplus_nv else: softplus = softplus_triton``: the name may hold either, so a call of
+    it is a call of each; a binding under a feature guard holds only where the guard does)."""
+    out: dict[str, list[tuple[str, int]]] = {}
     for s in _module_level(tree.body):
         if (
             isinstance(s, ast.Assign)
@@ -98,8 +99,8 @@ def module_aliases(tree: ast.Module, resolver: Resolver) -> dict[str, list[str]]
             and isinstance(s.value, ast.Name | ast.Attribute)
         ):
             q = resolver.qualname(s.value)
-            if q and q not in out.setdefault(s.targets[0].id, []):
-                out[s.targets[0].id].append(q)
+            if q:
+                out.setdefault(s.targets[0].id, []).append((q, s.lineno))
     return out
 
 
