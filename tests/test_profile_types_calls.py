@@ -214,3 +214,50 @@ def test_a_call_through_a_guarded_alias_runs_only_where_the_binding_does(tmp_pat
     r331, r340 = Release.parse("3.3.1"), Release.parse("3.4.0")
     assert sites.branch_runs(old, r331, censuses) and not sites.branch_runs(old, r340, censuses)
     assert not sites.branch_runs(new, r331, censuses) and sites.branch_runs(new, r340, censuses)
+
+
+SOLVE = """
+@triton.jit
+def inv16(A, T, H: tl.constexpr, BT: tl.constexpr):
+    desc = tl.make_tensor_descriptor(A, [T, BT], [H * BT, 1], [16, 16])
+    tl.store(A + tl.arange(0, 16), desc.load([0, 0]))
+
+
+@triton.jit
+def inv32(A, T, H: tl.constexpr, BT: tl.constexpr):
+    desc = tl.make_tensor_descriptor(A, [T, BT], [H * BT, 1], [16, 16])
+    tl.store(A + tl.arange(0, 16), desc.load([0, 0]))
+
+
+def solve(A):
+    {check}
+    B, T, H, BT = A.shape
+    if BT == 16:
+        fn = inv16
+    else:
+        fn = inv32
+    fn[(T, B * H)](A, T=T, H=H, BT=BT)
+"""
+
+
+def test_a_constexpr_stride_every_launch_makes_a_multiple_of_16_is_not_the_unaligned_case(
+    tmp_path, monkeypatch
+):
+    """fla's solve_tril.py: ``assert A.shape[-1] in [16, 32, 64]``, ``B, T, H, BT =
+    A.shape``, a kernel picked into a local by an ``if``, launched with ``BT=BT``: its
+    descriptor stride ``H * BT`` is a multiple of 16 elements, never 16-byte unaligned."""
+    monkeypatch.chdir(tmp_path)
+    shape = "constexpr_strides_not_16B"
+    for check, aligned in [("assert A.shape[-1] in [16, 32, 64]", True),
+                           ("assert A.shape[-1] in [16, 24]", False),
+                           ("pass", False)]:  # fmt: skip
+        root = tmp_path / ("ok" if aligned else "no") / check.split()[0]
+        root.mkdir(parents=True)
+        (root / "k.py").write_text(HEAD + SOLVE.format(check=check))
+        profile = build_profile([str(root)], [], [])
+        calls = [u for u in profile.uses if u.attr("name").endswith("make_tensor_descriptor")]
+        assert {u.kernel for u in calls} == {"inv16", "inv32"}
+        sites = Sites([root], profile.int_constexprs)
+        assert all(sites.has_shape(u, shape) is (not aligned) for u in calls), check
+        if check == "pass":  # no assert: what the host passes for BT is not known
+            assert not any("BT" in v for v in profile.int_constexprs.values())

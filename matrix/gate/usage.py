@@ -188,6 +188,9 @@ def build_profile(
             # what ran (a captured launch) first; else what the tree's host code passes
             # (every launch site: one that types nothing is a reading with open variables)
             typed[launch_key(fn)] = captured.get(fn.name) or host.launches(fn)
+            ints = _int_constexprs(typed[launch_key(fn)])
+            if ints:
+                profile.int_constexprs[(_show(m.path), fn.name)] = ints
         profile.extend(
             profile_module(
                 m.tree,
@@ -223,6 +226,19 @@ def build_profile(
 
 
 _READ_ERRORS = (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError)
+
+
+def _int_constexprs(launches: Sequence[Launch]) -> dict[str, frozenset[int]]:
+    """The integers each constexpr parameter takes where every launch says (its captured
+    value, or the host's ``Launch.values``); a parameter one launch leaves open is left out."""
+    out: dict[str, frozenset[int]] | None = None
+    for launch in launches:
+        own = dict(launch.values)
+        for k, v in launch.constexprs.items():
+            if type(v) is int:
+                own[k] = frozenset({v})
+        out = own if out is None else {k: out[k] | own[k] for k in out.keys() & own.keys()}
+    return out or {}
 
 
 def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceModule]:

@@ -175,8 +175,9 @@ class CallReader(DtypeReader):
                 got = valued or got
                 return _union(got) if len(got) > 1 else got[0]
             plain = self.ctx.functions(q) if q else []
-            if plain:  # a plain function of the tree run at compile time on a dtype
-                return self._plain_call(node, plain)
+            got_plain = self._plain_call(node, plain) if plain else UNKNOWN
+            if got_plain != UNKNOWN:  # a plain function of the tree run on a dtype
+                return got_plain
             if name in self.map.same_dtype_names and args and name not in self.env:
                 return _elem(args[0])  # `exp2 = shim.exp2`: libdevice math, input's dtype
             if name and name in self.map.shim_results and name not in self.env:

@@ -112,7 +112,12 @@ class HostTypes:
                 loop = loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
                 stack.extend((child, fn, loop) for child in ast.iter_child_nodes(node))
         self._memo: dict[tuple[int, int, bool], str | None] = {}
-        self.launched = frozenset(name for name, _, _ in self.launch_sites)  # kernel[grid](...)
+        self._held: dict[tuple[str, int], frozenset[str]] = {}  # (local, scope) -> kernels
+        # kernel[grid](...), and fn[grid](...) with fn a local bound to kernels (``merge_fn =
+        # solve_tril_16x16_kernel`` in one branch, another kernel in the next)
+        self.launched = frozenset(
+            k for name, _, scope in self.launch_sites for k in self._kernels_held(name, scope)
+        )
 
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
         """One ``Launch`` per launch site of ``kernel`` in the tree (what each passes)."""
@@ -121,7 +126,7 @@ class HostTypes:
         own = self.kernel_file.get(id(kernel))
         shared = len(self.defined_in.get(kernel.name, ())) > 1
         for name, call, scope in self.launch_sites:
-            if name != kernel.name:
+            if kernel.name not in self._kernels_held(name, scope):
                 continue
             site = self.site_file.get(id(call))
             if shared and site != own and not self._imports(site, own, kernel.name):
@@ -137,6 +142,90 @@ class HostTypes:
             if launch not in out:
                 out.append(launch)
         return out
+
+    def _kernels_held(self, name: str, scope: Any) -> frozenset[str]:
+        """The kernels ``name[grid](...)`` in ``scope`` launches: the kernel of that name, or
+        those a local of that name is assigned (``fn = k1`` / ``fn = k2`` in branches); a
+        local assigned anything else launches none this reading can name."""
+        if name in self.kernel_names:
+            return frozenset({name})
+        key = (name, id(scope))
+        if key not in self._held:
+            held: set[str] | None = set()
+            for node in self.statements.get(id(scope), []) if scope is not None else []:
+                if (
+                    held is not None
+                    and isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                ):
+                    v = node.value
+                    if isinstance(v, ast.Name) and v.id in self.kernel_names:
+                        held.add(v.id)
+                    else:
+                        held = None  # assigned something else too: not this reading's to name
+            self._held[key] = frozenset(held or ())
+        return self._held[key]
+
+    def int_values(self, expr: ast.expr, scope: Any, depth: int = 0) -> frozenset[int] | None:
+        """The integers host expression ``expr`` may be: a literal, a local assigned literals
+        or unpacked from a tensor's ``shape`` (``B, T, H, BT = A.shape``), narrowed by the
+        function's top-level asserts (``assert A.shape[-1] in [16, 32, 64]``, ``assert BT
+        in (...)``); None where any assignment (a parameter: its callers) is not known."""
+        if depth > MAX_HOST_DEPTH:
+            return None
+        if isinstance(expr, ast.Constant) and type(expr.value) is int:
+            return frozenset({expr.value})
+        if not isinstance(expr, ast.Name) or scope is None:
+            return None
+        name = expr.id
+        found: list[frozenset[int] | None] = []
+        for node in self.statements.get(id(scope), []):
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        rhs = node.value
+                        found.append(self.int_values(rhs, scope, depth + 1) if rhs else None)
+                    elif isinstance(t, ast.Tuple | ast.List) and any(
+                        isinstance(e, ast.Name) and e.id == name for e in t.elts
+                    ):
+                        found.append(self._dim_values(t, name, node.value, scope))
+            elif _binds(node, name):
+                found.append(None)
+        params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args,
+                                  *scope.args.kwonlyargs]]  # fmt: skip
+        if name in params or not found or any(f is None for f in found):
+            got = None
+        else:
+            got = frozenset().union(*(f for f in found if f is not None))
+        asserted = _asserted_ints(scope, lambda e: isinstance(e, ast.Name) and e.id == name)
+        if asserted is None:
+            return got
+        return asserted if got is None else got & asserted
+
+    def _dim_values(
+        self, target: ast.Tuple | ast.List, name: str, rhs: ast.expr | None, scope: Any
+    ) -> frozenset[int] | None:
+        """``name``'s integers where ``target = rhs`` unpacks a tensor's shape (``B, T, H, BT
+        = A.shape``): what the function's top-level asserts admit for that dimension."""
+        if any(isinstance(e, ast.Starred) for e in target.elts):
+            return None
+        if not (isinstance(rhs, ast.Attribute) and rhs.attr == "shape"):
+            return None
+        n = len(target.elts)
+        i = next(k for k, e in enumerate(target.elts) if isinstance(e, ast.Name) and e.id == name)
+        tensor = ast.dump(rhs.value)
+
+        def is_dim(e: ast.expr) -> bool:
+            return (
+                isinstance(e, ast.Subscript)
+                and isinstance(e.value, ast.Attribute)
+                and e.value.attr == "shape"
+                and ast.dump(e.value.value) == tensor
+                and _int_index(e.slice) in (i, i - n)
+            )
+
+        return _asserted_ints(scope, is_dim)
 
     def _imports(self, site: int | None, own: int | None, name: str) -> bool:
         """Whether the file ``site`` imports ``name`` from the kernel's file ``own`` (``from
@@ -194,7 +283,11 @@ class HostTypes:
         positional = list(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))
         bound: list[tuple[str, ast.expr]] = list(zip(params, positional, strict=False))
         bound += [(k.arg, k.value) for k in call.keywords if k.arg and k.arg in params]
+        ints: dict[str, frozenset[int]] = {}
         for param, expr in bound:
+            got = self.int_values(expr, scope)
+            if got:
+                ints[param] = got
             value = self.dtype_value(expr, scope, 0)
             if value is not None and not value.startswith(TOKEN):
                 cx[param] = value  # a dtype constexpr: ``tl.float32``, ``D[torch.float16]``
@@ -223,7 +316,7 @@ class HostTypes:
                     ties[m] = members[0]
                 if domains.get(root):
                     narrowed[members[0]] = domains[root]
-        return Launch(sig, cx, ties=ties, domains=narrowed)
+        return Launch(sig, cx, ties=ties, domains=narrowed, values=ints)
 
     def type_of(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         """``*fp16`` for a float16 tensor, ``i32`` for an int, None unknown."""
@@ -550,6 +643,42 @@ class HostTypes:
             ):
                 return self._torch_dtype(p.comparators[0])
         return None
+
+
+def _int_index(e: ast.expr) -> int | None:
+    """``3``, ``-1``: a literal index."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        inner = _int_index(e.operand)
+        return -inner if inner is not None else None
+    return e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
+
+
+def _asserted_ints(scope: Any, subject: Any) -> frozenset[int] | None:
+    """The integers the function's top-level asserts admit for what ``subject`` (a test on an
+    expression) matches: ``assert X in [16, 32, 64]``, ``assert X == 16`` and conjuncts of
+    them (an assert under a branch holds only there); None where none says."""
+    got: frozenset[int] | None = None
+    for s in scope.body:
+        if not isinstance(s, ast.Assert):
+            continue
+        test = s.test
+        parts = (
+            test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+        )
+        for p in parts:
+            if not (isinstance(p, ast.Compare) and len(p.ops) == 1 and subject(p.left)):
+                continue
+            op, right = p.ops[0], p.comparators[0]
+            values: list[ast.expr] = []
+            if isinstance(op, ast.In) and isinstance(right, ast.List | ast.Tuple | ast.Set):
+                values = list(right.elts)
+            elif isinstance(op, ast.Eq):
+                values = [right]
+            ints = [_int_index(v) for v in values]
+            if values and all(v is not None for v in ints):
+                admitted = frozenset(v for v in ints if v is not None)
+                got = admitted if got is None else got & admitted
+    return got
 
 
 BINDINGS = (ast.Assert, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,

@@ -258,6 +258,10 @@ class Profile:
     # ([open_types]: open_types.py), and that assumption in words (said once in gate.md)
     assumed: list[str] = field(default_factory=list)
     assumption: str = ""
+    # (file as shown, kernel) -> its constexpr parameters' integers, where every launch of it
+    # (captured, else from host code) says which (a stride ``H * BT`` with every BT a multiple
+    # of 16 is 16-byte aligned: matrix.gate.shapes)
+    int_constexprs: dict[tuple[str, str], dict[str, frozenset[int]]] = field(default_factory=dict)
     # The two releases' recorded result types the profile was typed with (promotion.py's
     # SidedTypes), for a matcher that asks what an op computes in; None: not read
     types: Any = field(default=None, compare=False, repr=False)
@@ -301,6 +305,9 @@ class Launch:
     # (``assert x.dtype in (torch.float16, torch.bfloat16)``, the keys of ``D``).
     ties: Mapping[str, str] = field(default_factory=dict)
     domains: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # From host code: a constexpr parameter -> the integers it may be passed (``BT=BT`` after
+    # ``B, T, H, BT = A.shape`` and ``assert A.shape[-1] in [16, 32, 64]``)
+    values: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------ value kinds
