@@ -237,6 +237,7 @@ def solve(A):
     else:
         fn = inv32
     fn[(T, B * H)](A, T=T, H=H, BT=BT)
+    {after}
 """
 
 
@@ -248,16 +249,20 @@ def test_a_constexpr_stride_every_launch_makes_a_multiple_of_16_is_not_the_unali
     descriptor stride ``H * BT`` is a multiple of 16 elements, never 16-byte unaligned."""
     monkeypatch.chdir(tmp_path)
     shape = "constexpr_strides_not_16B"
-    for check, aligned in [("assert A.shape[-1] in [16, 32, 64]", True),
-                           ("assert A.shape[-1] in [16, 24]", False),
-                           ("pass", False)]:  # fmt: skip
-        root = tmp_path / ("ok" if aligned else "no") / check.split()[0]
+    ok = "assert A.shape[-1] in [16, 32, 64]"
+    for i, (check, after, aligned) in enumerate([
+        (ok, "pass", True),
+        ("assert A.shape[-1] in [16, 24]", "pass", False),  # 24: not a multiple of 16
+        ("pass", "pass", False),  # nothing says what BT is
+        ("pass", ok, False),  # an assert after the launch says nothing of what it passed
+    ]):  # fmt: skip
+        root = tmp_path / f"case{i}"
         root.mkdir(parents=True)
-        (root / "k.py").write_text(HEAD + SOLVE.format(check=check))
+        (root / "k.py").write_text(HEAD + SOLVE.format(check=check, after=after))
         profile = build_profile([str(root)], [], [])
         calls = [u for u in profile.uses if u.attr("name").endswith("make_tensor_descriptor")]
         assert {u.kernel for u in calls} == {"inv16", "inv32"}
         sites = Sites([root], profile.int_constexprs)
         assert all(sites.has_shape(u, shape) is (not aligned) for u in calls), check
-        if check == "pass":  # no assert: what the host passes for BT is not known
+        if not aligned and "24" not in check:  # what the host passes for BT is not known
             assert not any("BT" in v for v in profile.int_constexprs.values())

@@ -189,8 +189,11 @@ def build_profile(
             # (every launch site: one that types nothing is a reading with open variables)
             typed[launch_key(fn)] = captured.get(fn.name) or host.launches(fn)
             ints = _int_constexprs(typed[launch_key(fn)])
-            if ints:
-                profile.int_constexprs[(_show(m.path), fn.name)] = ints
+            held = (_show(m.path), fn.name)
+            if held in profile.int_constexprs:  # two definitions of one name: either holds
+                had = profile.int_constexprs[held]
+                ints = {k: had[k] | ints[k] for k in had.keys() & ints.keys()}
+            profile.int_constexprs[held] = ints
         profile.extend(
             profile_module(
                 m.tree,

@@ -179,7 +179,10 @@ class HostTypes:
             return None
         name = expr.id
         found: list[frozenset[int] | None] = []
+        until = self._site[1] if self._site[0] == id(scope) else 0
         for node in self.statements.get(id(scope), []):
+            if until and getattr(node, "lineno", 0) > until:
+                continue  # after the launch, outside any loop: not what it passes
             if isinstance(node, ast.Assign | ast.AnnAssign):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for t in targets:
@@ -198,7 +201,8 @@ class HostTypes:
             got = None
         else:
             got = frozenset().union(*(f for f in found if f is not None))
-        asserted = _asserted_ints(scope, lambda e: isinstance(e, ast.Name) and e.id == name)
+        asserted = _asserted_ints(scope, lambda e: isinstance(e, ast.Name) and e.id == name,
+                                  until)  # fmt: skip
         if asserted is None:
             return got
         return asserted if got is None else got & asserted
@@ -225,7 +229,7 @@ class HostTypes:
                 and _int_index(e.slice) in (i, i - n)
             )
 
-        return _asserted_ints(scope, is_dim)
+        return _asserted_ints(scope, is_dim, self._site[1] if self._site[0] == id(scope) else 0)
 
     def _imports(self, site: int | None, own: int | None, name: str) -> bool:
         """Whether the file ``site`` imports ``name`` from the kernel's file ``own`` (``from
@@ -653,13 +657,14 @@ def _int_index(e: ast.expr) -> int | None:
     return e.value if isinstance(e, ast.Constant) and type(e.value) is int else None
 
 
-def _asserted_ints(scope: Any, subject: Any) -> frozenset[int] | None:
-    """The integers the function's top-level asserts admit for what ``subject`` (a test on an
-    expression) matches: ``assert X in [16, 32, 64]``, ``assert X == 16`` and conjuncts of
-    them (an assert under a branch holds only there); None where none says."""
+def _asserted_ints(scope: Any, subject: Any, until: int = 0) -> frozenset[int] | None:
+    """The integers the function's top-level asserts (above line ``until``, where nonzero)
+    admit for what ``subject`` (a test on an expression) matches: ``assert X in [16, 32,
+    64]``, ``assert X == 16`` and conjuncts of them (an assert under a branch holds only
+    there); None where none says."""
     got: frozenset[int] | None = None
     for s in scope.body:
-        if not isinstance(s, ast.Assert):
+        if not isinstance(s, ast.Assert) or (until and s.lineno > until):
             continue
         test = s.test
         parts = (
