@@ -65,7 +65,7 @@ def apply_profile(
     ``report.fixed``; the team's acknowledgements apply where they cover every use."""
     report.profile = profile
     matcher = Matcher(profile)
-    sites = Sites(report.scanned)
+    sites = Sites(report.scanned, profile.int_constexprs)
     memo: dict[str, Any] = {}
 
     def rel(f: gc.GateFinding) -> Any:

@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from matrix.analyze.profile import Use
@@ -28,6 +29,7 @@ MAP_PATH = MATRIX_DIR / "data" / "usage_map.toml"
 FINGERPRINT_PATH = MATRIX_DIR / "probes" / "fp" / "fingerprint.toml"
 
 _ORDERING = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+NO_INTS: Mapping[str, frozenset[int]] = MappingProxyType({})  # no launch says a constexpr
 
 
 @lru_cache(maxsize=1)
@@ -73,8 +75,15 @@ def needed_shape(group: str, case: str | None) -> str | None:
 class Sites:
     """The team's source read back at a use's ``file:line`` (each file parsed once)."""
 
-    def __init__(self, roots: Sequence[str | Path]) -> None:
+    def __init__(
+        self,
+        roots: Sequence[str | Path],
+        values: Mapping[tuple[str, str], Mapping[str, frozenset[int]]] | None = None,
+    ) -> None:
         self.roots = [resolved(r) for r in roots]
+        # (file, kernel) -> the integers its constexpr parameters take where every launch
+        # says (Profile.int_constexprs): ``H * BT`` with every BT a multiple of 16 is aligned
+        self.values = values or {}
         self._modules: dict[str, SourceModule | None] = {}  # per shown path, parsed once
         self._guards: dict[str, list[Any]] = {}  # per shown path: its branch guards
         self._files: list[str] | None = None
@@ -107,15 +116,26 @@ class Sites:
     def branch_runs(self, use: Use, release: Release, censuses: Mapping[str, Any] | None) -> bool:
         """Whether the use's line can run on ``release``: False only where a version or feature
         guard of its file (the scanner's reading, ``matrix.scan.guards.branch_guards``) keeps
-        its branch off that release; a file not found or not parsed can run (fail closed)."""
-        if use.path not in self._guards:
-            module = self._module(use.path)
-            self._guards[use.path] = (
+        its branch off that release, or of the line that binds the name it calls the API
+        through (``bound``: a module-level alias under ``if hasattr(tl, ...)``); a file not
+        found or not parsed can run (fail closed)."""
+        sites = [(use.path, use.line)]
+        path, _, line = use.attr("bound").rpartition(":")
+        if path and line.isdigit():
+            sites.append((path, int(line)))
+        return all(self._runs(p, n, release, censuses) for p, n in sites)
+
+    def _runs(
+        self, path: str, line: int, release: Release, censuses: Mapping[str, Any] | None
+    ) -> bool:
+        if path not in self._guards:
+            module = self._module(path)
+            self._guards[path] = (
                 branch_guards(module.tree, Project([module]).imports(module)) if module else []
             )
         return not any(
-            g.first <= use.line <= g.last and g.decide(release, censuses) is False
-            for g in self._guards[use.path]
+            g.first <= line <= g.last and g.decide(release, censuses) is False
+            for g in self._guards[path]
         )
 
     def calls_at(self, use: Use) -> tuple[list[ast.Call], ast.FunctionDef | None]:
@@ -138,8 +158,10 @@ class Sites:
         at_col = [c for c in found if c.col_offset == use.col]
         return (at_col or found), holder
 
-    def has_shape(self, use: Use, shape: str) -> bool | None:
-        """Whether the use's call has ``shape``; None where the source cannot tell."""
+    def has_shape(self, use: Use, shape: str, others: Sequence[Use] = ()) -> bool | None:
+        """Whether the use's call has ``shape``; None where the source cannot tell.
+        ``others``: the uses the same cell matched (a module-level alias of the API is no
+        use where its calls are among them: each is decided on its own line)."""
         tree = self.tree(use.path)
         if shape in GLOBAL_SHAPES:
             name = use.attr("name")
@@ -152,20 +174,29 @@ class Sites:
         calls, fn = self.calls_at(use)
         if not calls:
             alias = _alias_at(tree, use.line) if tree is not None else None
-            return None if alias is None else self._alias_shape(alias, shape)
-        verdicts = [SHAPES[shape](call, fn) for call in calls if _named(call, use)]
+            return None if alias is None else self._alias_shape(alias, shape, others)
+        # the call the use names, or the one at its column (a call through an alias of the
+        # API, `make_desc(...)`, that the profile read as the API's)
+        named = [c for c in calls if _named(c, use)]
+        named = named or [c for c in calls if c.col_offset == use.col]
+        ints = self.values.get((use.path, fn.name), {}) if fn is not None else {}
+        verdicts = [SHAPES[shape](call, fn, ints) for call in named]
         if not verdicts:
             return None
         if any(v is True for v in verdicts):
             return True
         return None if any(v is None for v in verdicts) else False
 
-    def _alias_shape(self, alias: str, shape: str) -> bool | None:
+    def _alias_shape(self, alias: str, shape: str, others: Sequence[Use] = ()) -> bool | None:
         """The shape of the calls through a module-level alias of the API (``make_desc =
         tl.make_tensor_descriptor`` on the use's line, called elsewhere as ``make_desc(...)``):
-        binding a name does nothing itself. Every call of the alias in the scanned code decides
-        (any of the shape: yes; all not: no); none found or one that cannot be told: None."""
+        binding a name does nothing itself. Where every call of the alias in the scanned code
+        is a use of its own among ``others`` (the profile read it as the API's call), the
+        alias line is none (no: each call is decided on its own line); else every call
+        decides (any of the shape: yes; all not: no); none found or one that cannot be told:
+        None."""
         verdicts: list[bool | None] = []
+        sites: set[tuple[Path, int]] = set()
         for shown in self._sources():
             tree = self.tree(shown)
             if tree is None:
@@ -175,8 +206,19 @@ class Sites:
                     continue
                 for node in ast.walk(fn):
                     if isinstance(node, ast.Call) and _tail(node.func) == alias:
-                        verdicts.append(SHAPES[shape](node, fn))
-        return _fold(verdicts) if verdicts else None
+                        ints = self.values.get((shown, fn.name), {})
+                        verdicts.append(SHAPES[shape](node, fn, ints))
+                        sites.add((self._where(shown), node.lineno))
+        if not verdicts:
+            return None
+        if sites <= {(self._where(u.path), u.line) for u in others}:
+            return False
+        return _fold(verdicts)
+
+    def _where(self, shown: str) -> Path:
+        """The file a shown path names, as one key whatever folder it was shown from."""
+        path = self._file(shown)
+        return resolved(path) if path is not None else Path(shown)
 
     def _sources(self) -> list[str]:
         """The scanned Python files, as ``tree`` takes them (relative to the folder above
@@ -271,7 +313,9 @@ def _combined(fn: ast.FunctionDef | None, name: str) -> bool:
     )
 
 
-def _select_of_compare(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
+def _select_of_compare(
+    call: ast.Call, fn: ast.FunctionDef | None, ints: Mapping[str, frozenset[int]] = NO_INTS
+) -> bool | None:
     """``tl.where(x < y, x, y)`` (or ``>``, ``<=``, ``>=``, either order of x and y): a
     select of an ordering comparison of its own two operands. A condition held in a local
     variable is followed to its assignments; a parameter or loop variable cannot be told."""
@@ -319,13 +363,16 @@ def _stride_kind(e: ast.expr, params: dict[str, bool]) -> str | None:
     return None
 
 
-def _multiple_of_16(e: ast.expr) -> bool:
+def _multiple_of_16(e: ast.expr, ints: Mapping[str, frozenset[int]]) -> bool:
     """Whether a stride is provably a multiple of 16 elements (so of 16 bytes): ``16``,
-    ``H * 16``, ``BT * 32``."""
+    ``H * 16``, ``BT * 32``, ``H * BT`` where every launch passes a BT that is one (``ints``:
+    the kernel's constexpr integers, from its launches)."""
     if isinstance(e, ast.Constant):
         return isinstance(e.value, int) and e.value % 16 == 0
+    if isinstance(e, ast.Name) and e.id in ints:
+        return bool(ints[e.id]) and all(v % 16 == 0 for v in ints[e.id])
     if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Mult):
-        return _multiple_of_16(e.left) or _multiple_of_16(e.right)
+        return _multiple_of_16(e.left, ints) or _multiple_of_16(e.right, ints)
     return False
 
 
@@ -351,7 +398,9 @@ def _fold(kinds: list[bool | None]) -> bool | None:
     return None if any(k is None for k in kinds) else False
 
 
-def _constexpr_strides(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
+def _constexpr_strides(
+    call: ast.Call, fn: ast.FunctionDef | None, ints: Mapping[str, frozenset[int]] = NO_INTS
+) -> bool | None:
     """A descriptor built in the kernel (``tl.make_tensor_descriptor``) whose strides other
     than the last include a literal or ``tl.constexpr`` value (``H * BT`` with both
     constexpr). A host ``TensorDescriptor`` (strides from the tensor at run time) never has
@@ -362,16 +411,19 @@ def _constexpr_strides(call: ast.Call, fn: ast.FunctionDef | None) -> bool | Non
     return _fold([None if k is None else k == "const" for k in kinds])
 
 
-def _constexpr_strides_not_16B(call: ast.Call, fn: ast.FunctionDef | None) -> bool | None:
+def _constexpr_strides_not_16B(
+    call: ast.Call, fn: ast.FunctionDef | None, ints: Mapping[str, frozenset[int]] = NO_INTS
+) -> bool | None:
     """``_constexpr_strides`` where such a stride may not be a multiple of 16 bytes: one that
-    is provably a multiple of 16 elements (``H * 16``) cannot be the unaligned case."""
+    is provably a multiple of 16 elements (``H * 16``; ``H * BT`` where every launch passes
+    a BT that is: ``ints``) cannot be the unaligned case."""
     kinds = _strides_of(call, fn)
     if kinds is None:
         return None
     strides = _arg(call, 2, "strides")
     elts = strides.elts[:-1] if isinstance(strides, (ast.List, ast.Tuple)) else []
     return _fold(
-        [None if k is None else (k == "const" and not _multiple_of_16(e))
+        [None if k is None else (k == "const" and not _multiple_of_16(e, ints))
          for k, e in zip(kinds, elts, strict=False)]
     )  # fmt: skip
 
@@ -406,7 +458,12 @@ def _global_shape(tree: ast.Module, name: str, shape: str) -> bool | None:
     return shape in kinds
 
 
-SHAPES: dict[str, Callable[[ast.Call, ast.FunctionDef | None], bool | None]] = {
+# Each shape reads the call, the function that holds it, and that function's constexpr
+# integers where its launches say (``Profile.int_constexprs``).
+SHAPES: dict[
+    str,
+    Callable[[ast.Call, ast.FunctionDef | None, Mapping[str, frozenset[int]]], bool | None],
+] = {
     "select_of_compare": _select_of_compare,
     "constexpr_strides": _constexpr_strides,
     "constexpr_strides_not_16B": _constexpr_strides_not_16B,

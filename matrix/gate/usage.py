@@ -9,10 +9,11 @@ or not used (listed apart, never blocking).
 
 from __future__ import annotations
 
+import ast
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from matrix.analyze import fingerprint
 from matrix.analyze.profile import (
@@ -33,7 +34,12 @@ from matrix.analyze.profile.admits import Admits
 from matrix.analyze.profile.context import Context, Helper
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.host_uses import env_uses, host_name_uses
-from matrix.analyze.profile.modules import launch_key, module_globals
+from matrix.analyze.profile.modules import (
+    launch_key,
+    module_aliases,
+    module_globals,
+    plain_functions,
+)
 from matrix.analyze.profile.promotion import SidedTypes
 from matrix.cli import resolved
 from matrix.gate import timing
@@ -52,6 +58,7 @@ from matrix.scan import (
     read_source,
 )
 
+T = TypeVar("T")
 TEST_PREFIX = test_finding_name("")
 KERNEL_PREFIX = kernel_finding_name("")
 
@@ -144,16 +151,9 @@ def build_profile(
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
     host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map(),
                      [(m.name, m.bindings) for m in parsed])  # fmt: skip
-    # every @triton.jit function by qualified name, so a kernel's call of a helper in another
-    # file of the tree is followed for what it returns
-    helpers: dict[str, list[Helper]] = {}
-    for m in [*parsed, *imported]:
-        lines, glob = m.source.splitlines(), module_globals(m.tree)
-        names = frozenset(f.name for f in kernels[m.path])
-        for fn in kernels[m.path]:
-            helpers.setdefault(f"{m.name}.{fn.name}", []).append(
-                Helper(fn, project.imports(m), glob, _show(m.path), lines, names)
-            )
+    helpers, plain, aliases = _callables([*parsed, *imported], kernels, project, _show)
+    ctx.functions = lambda q: _helper_named(plain, q)
+    ctx.aliases = _Named(aliases)
     for m in parsed:
         imports = project.imports(m)
         captured = launches.get(m.path) or {}
@@ -162,6 +162,12 @@ def build_profile(
             # what ran (a captured launch) first; else what the tree's host code passes
             # (every launch site: one that types nothing is a reading with open variables)
             typed[launch_key(fn)] = captured.get(fn.name) or host.launches(fn)
+            ints = _int_constexprs(typed[launch_key(fn)])
+            held = (_show(m.path), fn.name)
+            if held in profile.int_constexprs:  # two definitions of one name: either holds
+                had = profile.int_constexprs[held]
+                ints = {k: had[k] | ints[k] for k in had.keys() & ints.keys()}
+            profile.int_constexprs[held] = ints
         profile.extend(
             profile_module(
                 m.tree,
@@ -196,7 +202,64 @@ def build_profile(
     return profile
 
 
+def _callables(
+    modules: Sequence[Any],
+    kernels: Mapping[str, Sequence[ast.FunctionDef | ast.AsyncFunctionDef]],
+    project: Project,
+    show: Callable[[str], str],
+) -> tuple[dict[str, list[Helper]], dict[str, list[Helper]], dict[str, list[tuple[str, str]]]]:
+    """What a kernel may call, by qualified name: the tree's ``@triton.jit`` helpers, its plain
+    functions (evaluated at compile time on a dtype), and module-level aliases of Triton names
+    (with the line that binds each)."""
+    # every @triton.jit function by qualified name, so a kernel's call of a helper in another
+    # file of the tree is followed for what it returns
+    helpers: dict[str, list[Helper]] = {}
+    # and every plain function, which a kernel may call at compile time on a dtype
+    plain: dict[str, list[Helper]] = {}
+    for m in modules:
+        lines, glob = m.source.splitlines(), module_globals(m.tree)
+        names = frozenset(f.name for f in kernels[m.path])
+        imports = project.imports(m)
+        for fn in kernels[m.path]:
+            helpers.setdefault(f"{m.name}.{fn.name}", []).append(
+                Helper(fn, imports, glob, show(m.path), lines, names)
+            )
+        for fn in plain_functions(m.tree, imports):
+            plain.setdefault(f"{m.name}.{fn.name}", []).append(
+                Helper(fn, imports, glob, show(m.path), lines, names)
+            )
+    # a module-level name bound to a helper or a Triton function (`softplus = softplus_nv`
+    # in one branch of an `if`, `softplus_triton` in the other): a call of it is a call of
+    # each (the helpers it may be join its definitions; Triton's are the context's aliases)
+    aliases: dict[str, list[tuple[str, str]]] = {}
+    for m in modules:
+        for name, targets in module_aliases(m.tree, project.imports(m)).items():
+            key = f"{m.name}.{name}"
+            for target, line in targets:
+                if target.startswith("triton."):  # with where it is bound (its guards)
+                    aliases.setdefault(key, []).append((target, f"{show(m.path)}:{line}"))
+                else:
+                    found = [h for h in _helper_named(helpers, target)
+                             if h not in helpers.get(key, [])]  # fmt: skip
+                    if found:
+                        helpers.setdefault(key, []).extend(found)
+    return helpers, plain, aliases
+
+
 _READ_ERRORS = (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError)
+
+
+def _int_constexprs(launches: Sequence[Launch]) -> dict[str, frozenset[int]]:
+    """The integers each constexpr parameter takes where every launch says (its captured
+    value, or the host's ``Launch.values``); a parameter one launch leaves open is left out."""
+    out: dict[str, frozenset[int]] | None = None
+    for launch in launches:
+        own = dict(launch.values)
+        for k, v in launch.constexprs.items():
+            if type(v) is int:
+                own[k] = frozenset({v})
+        out = own if out is None else {k: out[k] | own[k] for k in out.keys() & own.keys()}
+    return out or {}
 
 
 def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceModule]:
@@ -228,19 +291,39 @@ def _imported_helpers(parsed: Sequence[SourceModule]) -> list[SourceModule]:
     return imported
 
 
-def _helper_named(helpers: dict[str, list[Helper]], q: str) -> list[Helper]:
+def _helper_named(helpers: Mapping[str, Sequence[T]], q: str) -> list[T]:
     """The helpers a qualified name calls: by the whole name, else by its longest tail that
     names one (``pkg.utils.ext.program_id`` of a tree scanned from inside ``pkg``, whose
     modules are named ``utils.ext``)."""
     found = helpers.get(q)
     if found:
-        return found
+        return list(found)
     parts = q.split(".")
     for i in range(1, len(parts) - 1):
         found = helpers.get(".".join(parts[i:]))
         if found:
-            return found
+            return list(found)
     return []
+
+
+class _Named(Mapping[str, Sequence[T]]):
+    """A table of qualified names read as ``_helper_named`` reads one (by the longest tail
+    of a name that the table holds)."""
+
+    def __init__(self, table: Mapping[str, Sequence[T]]) -> None:
+        self.table = table
+
+    def __getitem__(self, q: str) -> Sequence[T]:
+        found = _helper_named(self.table, q)
+        if not found:
+            raise KeyError(q)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table)
+
+    def __len__(self) -> int:
+        return len(self.table)
 
 
 def _from_recorded_source(launch: dict[str, Any]) -> Profile:
@@ -304,7 +387,7 @@ def relevance(f: GateFinding, matcher: Matcher, sites: Sites | None = None) -> M
     shape = needed_shape(fingerprint.group_name(group), cell)
     if shape is None:
         return m
-    kept = [u for u in m.uses if sites.has_shape(u, shape) is not False]
+    kept = [u for u in m.uses if sites.has_shape(u, shape, m.uses) is not False]
     if not kept:
         return Match(NOT_USED, [], f"no use has the shape {shape} the cell measures")
     return Match(m.status, kept, m.why)

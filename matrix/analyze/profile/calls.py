@@ -6,12 +6,14 @@ argument types, typed per call site). A part of ``KernelReader``
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from matrix.analyze.profile.compiled import BOUND_SCALARS
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
+from matrix.analyze.profile.dtype_fns import Dtype, Unknown, evaluate
 from matrix.analyze.profile.dtypes import DtypeReader
 from matrix.analyze.profile.kinds import (
     BUILTIN_RULES,
@@ -43,6 +45,13 @@ from matrix.analyze.profile.model import (
     sided,
 )
 from matrix.analyze.profile.promotion import BASELINE, CANDIDATE
+
+
+@dataclass(frozen=True)
+class _Const:
+    """A Python constant passed to a plain function (``get_int_t(16, True)``)."""
+
+    value: object
 
 
 class CallReader(DtypeReader):
@@ -106,11 +115,7 @@ class CallReader(DtypeReader):
             for k in node.keywords:
                 self.ev(k.value)
             if q and q.startswith("triton."):
-                self.use("name", node, name=q)
-                if args and any(q.startswith(p) for p in self.map.same_dtype_calls):
-                    # libdevice math: computed in its input's dtype
-                    return per_side(lambda v: Val(v.kinds), args[0])
-                return UNKNOWN
+                return self._triton_named(node, q, args)
             if name in BUILTIN_RULES and name not in self.env:
                 self.use(BUILTIN_RULES[name], node, args)
                 if name in ("float", "int") and all(isinstance(a, ast.Constant) for a in node.args):
@@ -139,17 +144,41 @@ class CallReader(DtypeReader):
             if elsewhere and self.depth >= MAX_INLINE:
                 self.ctx.unfollowed |= {id(h.fn) for h in elsewhere}
                 elsewhere = []
-            if elsewhere:  # a @triton.jit helper of another file of the tree
-                self.use("rule.jit_call", node, name=name or q or "")
+            # a module-level name bound to a Triton function (`softplus = tl.xxx` in one
+            # branch of an `if`, `make_desc = tl.make_tensor_descriptor`): a call of that
+            # function too, read as one
+            bound = list(self.ctx.aliases.get(q, ())) if q else []
+            if elsewhere or bound:  # a @triton.jit helper of another file of the tree
+                if elsewhere:
+                    self.use("rule.jit_call", node, name=name or q or "")
                 kwargs = {k.arg: self.ev(k.value, record=False) for k in node.keywords if k.arg}
                 # every definition (one per branch of an if/try); one that returns nothing
-                # (`tl.static_assert(False, ...)` for releases without the feature) gives the
-                # caller no value to type, so the others decide what the call returns
+                # (`tl.static_assert(False, ...)` for releases without the feature, `return
+                # None` where it is missing) gives the caller no value to type, so the others
+                # decide what the call returns
                 got = [self._follow(h, args, kwargs, None, self._passed(node, h=h.fn))
                        for h in elsewhere]  # fmt: skip
                 valued = [v for h, v in zip(elsewhere, got, strict=True) if _gives_value(h.fn)]
+                start = len(self.uses)
+                for target, where in bound:
+                    at = len(self.uses)
+                    valued.append(self._triton_named(node, target, args))
+                    # what names the Triton API is a use of it only where its binding holds
+                    # (the binding's feature guard: ``if hasattr(tl, ...)`` in op.py)
+                    self.uses[at:] = [
+                        replace(u, attrs=(*u.attrs, ("bound", where)))
+                        if u.op in ("name", "keyword") else u
+                        for u in self.uses[at:]
+                    ]  # fmt: skip
+                # (each reads the arguments again: what they record once is enough)
+                self.uses[start:] = [u for u in dict.fromkeys(self.uses[start:])
+                                     if u not in self.uses[:start]]  # fmt: skip
                 got = valued or got
                 return _union(got) if len(got) > 1 else got[0]
+            plain = self.ctx.functions(q) if q else []
+            got_plain = self._plain_call(node, plain) if plain else UNKNOWN
+            if got_plain != UNKNOWN:  # a plain function of the tree run on a dtype
+                return got_plain
             if name in self.map.same_dtype_names and args and name not in self.env:
                 return _elem(args[0])  # `exp2 = shim.exp2`: libdevice math, input's dtype
             if name and name in self.map.shim_results and name not in self.env:
@@ -159,6 +188,100 @@ class CallReader(DtypeReader):
             base = self.ev(func.value)  # type: ignore[attr-defined]
             return self._method(node, method, base)
         return self._tl_call(node, tl or "")
+
+    def _triton_named(self, node: ast.Call, q: str, args: Sequence[Val]) -> Val:
+        """A call of Triton's ``q`` that ``node`` makes through a name the resolver does not
+        take for ``tl``'s (a libdevice function; a module-level alias of a ``tl`` function,
+        read as ``tl``'s own call)."""
+        tail = q.removeprefix("triton.language.")
+        if tail != q and "." not in tail:
+            return self._tl_call(node, tail)
+        self.use("name", node, name=q)
+        if args and any(q.startswith(p) for p in self.map.same_dtype_calls):
+            # libdevice math: computed in its input's dtype
+            return per_side(lambda v: Val(v.kinds), args[0])
+        return UNKNOWN
+
+    def _plain_call(self, node: ast.Call, defs: Sequence[Helper]) -> Val:
+        """A plain Python function of the tree called with dtypes (``get_scan_accum_type(
+        in_ptr.type.element_ty)``): what it returns for each dtype its arguments may take,
+        per dtype of their one type variable (``dtype_fns``); unknown where any definition,
+        argument or dtype cannot be evaluated (fail closed)."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(
+            k.arg is None for k in node.keywords
+        ):
+            return UNKNOWN
+        slots = [*node.args, *(k.value for k in node.keywords)]
+        names = [None] * len(node.args) + [k.arg for k in node.keywords]
+        got = [self._plain_arg(a) for a in slots]
+        vals = [v for v in got if v is not None]
+        if len(vals) < len(got):
+            return UNKNOWN
+        if any(isinstance(v, Val) and v.cand is not None for v in vals):
+            return sided(
+                self._plain_results(defs, names, [base_of(v) if isinstance(v, Val) else v
+                                                  for v in vals]),
+                self._plain_results(defs, names, [cand_of(v) if isinstance(v, Val) else v
+                                                  for v in vals]),
+            )  # fmt: skip
+        return self._plain_results(defs, names, vals)
+
+    def _plain_arg(self, arg: ast.expr) -> Val | _Const | None:
+        """An argument of a plain function call: a Python constant (a literal, a constexpr
+        this reading fixes) as itself, a dtype as a value whose kinds are the dtypes it may
+        name; None where neither is known."""
+        if isinstance(arg, ast.Constant):
+            return _Const(arg.value)
+        if isinstance(arg, ast.Name) and arg.id in self.fixed:
+            return _Const(self.fixed[arg.id])
+        v = self._dtype_val(arg)
+        return v if v.kinds else None
+
+    def _plain_results(
+        self, defs: Sequence[Helper], names: Sequence[str | None], vals: Sequence[Val | _Const]
+    ) -> Val:
+        """What ``defs`` return for argument values ``vals`` (one side): per dtype of the
+        arguments' one type variable where they follow one, else for every combination."""
+        dtypes = [v for v in vals if isinstance(v, Val)]
+        tvars = frozenset().union(*(v.vars for v in dtypes)) if dtypes else frozenset()
+        if len(tvars) > 1 or any(v.vars and v.per is None for v in dtypes):
+            return UNKNOWN
+
+        def each(choice: Mapping[int, frozenset[str]]) -> frozenset[str] | None:
+            options = [
+                [Dtype(d) for d in sorted(choice[i])] if isinstance(v, Val) else [v.value]
+                for i, v in enumerate(vals)
+            ]  # fmt: skip
+            out: set[str] = set()
+            for combo in itertools.product(*options):
+                pos = [c for c, n in zip(combo, names, strict=True) if n is None]
+                kw = {n: c for c, n in zip(combo, names, strict=True) if n is not None}
+                for h in defs:
+                    try:
+                        got = evaluate(h.fn, h.resolver, self.map, pos, kw)  # type: ignore[arg-type]
+                    except Unknown:
+                        return None
+                    if not isinstance(got, Dtype):
+                        return None  # a number or a string: not a dtype this reader types
+                    out.add(got.name)
+            return frozenset(out)
+
+        own = {i: v.kinds for i, v in enumerate(vals) if isinstance(v, Val) and v.kinds is not None}
+        if not tvars:
+            got = each(own)
+            return UNKNOWN if got is None else Val(dtype=got)
+        keys = set.intersection(*({d for d, _ in v.per or ()} for v in dtypes if v.vars))
+        per = []
+        for d in sorted(keys):
+            choice = {**own, **{i: dict(v.per or ())[d] for i, v in enumerate(vals)
+                                if isinstance(v, Val) and v.vars}}  # fmt: skip
+            got = each(choice)
+            if got is None:
+                return UNKNOWN
+            per.append((d, got))
+        if not per:
+            return UNKNOWN
+        return Val(dtype=frozenset().union(*(g for _, g in per)), vars=tvars, per=tuple(per))
 
     def _combine_fn(self, fn: ast.expr, args: Sequence[Val]) -> None:
         """Read a reduction's or scan's combine function typed by the values it combines."""

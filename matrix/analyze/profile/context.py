@@ -42,8 +42,17 @@ class Context:
         declaration: Declaration | None = None,
         admits: Admits | None = None,
         types: SidedTypes | None = None,
+        functions: HelperLookup | None = None,
+        aliases: Mapping[str, Sequence[tuple[str, str]]] | None = None,
     ) -> None:
         self.declaration = declaration or Declaration()
+        # the tree's plain (not @triton.jit) module-level functions by qualified name: a
+        # kernel may call one at compile time on a dtype (dtype_fns.py)
+        self.functions: HelperLookup = functions or (lambda q: [])
+        # a module-level name bound to a Triton name by assignment (in any branch of an
+        # ``if``/``try``: each is a value it may hold) -> those Triton qualified names, each
+        # with the ``path:line`` that binds it (a feature guard there decides it per release)
+        self.aliases: Mapping[str, Sequence[tuple[str, str]]] = aliases or {}
         self.admits = admits or Admits()  # what the baseline refuses everywhere
         # the result dtypes the baseline and the candidate recorded (None: the fixed rule)
         self.types = types

@@ -17,6 +17,7 @@ from matrix.analyze.profile.model import (
     UsageMap,
     Val,
     _k,
+    base_of,
     per_side,
 )
 
@@ -140,4 +141,8 @@ class DtypeReader:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             name = self._dtype_name(expr.value)
             return _k(name) if name else UNKNOWN
+        if isinstance(expr, ast.Call):  # a call returning a dtype: `x.to(accum_type(x.dtype))`
+            got = self.ev(expr, record=False)
+            if isinstance(got.dtype, frozenset) or isinstance(base_of(got).dtype, frozenset):
+                return per_side(_dtype_names, got)
         return UNKNOWN

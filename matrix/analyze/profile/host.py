@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matrix.analyze.profile.host_branches import UNBOUND, branched
+from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH, HostInts, rebinds
 from matrix.analyze.profile.host_tokens import (
     TOKEN,
     Tested,
@@ -31,7 +32,6 @@ HOST_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "randn_like", "r
 HOST_INTS = frozenset({"stride", "numel", "size", "element_size", "cdiv", "next_power_of_2"})
 # names, assignments and callers followed from a launch argument: FlagGems cummax's parts
 # buffer takes 5 (argument, wrapper parameter, its caller's name, ``dtype=``, ``out.dtype``)
-MAX_HOST_DEPTH = 5
 INT_SIG = "i32"
 # ``x.to(...)`` keywords that keep the dtype
 TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
@@ -39,7 +39,7 @@ TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
 HOST_PIECES = frozenset({"chunk", "split", "unbind", "tensor_split"})
 
 
-class HostTypes:
+class HostTypes(HostInts):
     """The dtypes a host wrapper passes to a kernel, read from the scanned tree: a tensor made
     with ``dtype=torch.float16``, cast with ``.half()``/``.to(torch.bfloat16)``, checked with
     ``assert x.dtype == torch.float16``, or a parameter of the wrapper typed by every call of
@@ -122,7 +122,12 @@ class HostTypes:
                 loop = loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
                 stack.extend((child, fn, loop) for child in ast.iter_child_nodes(node))
         self._memo: dict[tuple[int, int, bool], str | None] = {}
-        self.launched = frozenset(name for name, _, _ in self.launch_sites)  # kernel[grid](...)
+        self._held: dict[tuple[str, int], frozenset[str]] = {}  # (local, scope) -> kernels
+        # kernel[grid](...), and fn[grid](...) with fn a local bound to kernels (``merge_fn =
+        # solve_tril_16x16_kernel`` in one branch, another kernel in the next)
+        self.launched = frozenset(
+            k for name, _, scope in self.launch_sites for k in self._kernels_held(name, scope)
+        )
 
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
         """One ``Launch`` per launch site of ``kernel`` in the tree (what each passes)."""
@@ -131,7 +136,7 @@ class HostTypes:
         own = self.kernel_file.get(id(kernel))
         shared = len(self.defined_in.get(kernel.name, ())) > 1
         for name, call, scope in self.launch_sites:
-            if name != kernel.name:
+            if kernel.name not in self._kernels_held(name, scope):
                 continue
             site = self.site_file.get(id(call))
             if shared and site != own and not self._imports(site, own, kernel.name):
@@ -147,6 +152,29 @@ class HostTypes:
             if launch not in out:
                 out.append(launch)
         return out
+
+    def _kernels_held(self, name: str, scope: Any) -> frozenset[str]:
+        """The kernels ``name[grid](...)`` in ``scope`` launches: the kernel of that name, or
+        those a local of that name is assigned (``fn = k1`` / ``fn = k2`` in branches); a
+        local assigned anything else launches none this reading can name."""
+        if name in self.kernel_names:
+            return frozenset({name})
+        key = (name, id(scope))
+        if key not in self._held:
+            held: set[str] | None = set()
+            for node in self.statements.get(id(scope), []) if scope is not None else []:
+                if (
+                    held is not None
+                    and isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                ):
+                    v = node.value
+                    if isinstance(v, ast.Name) and v.id in self.kernel_names:
+                        held.add(v.id)
+                    else:
+                        held = None  # assigned something else too: not this reading's to name
+            self._held[key] = frozenset(held or ())
+        return self._held[key]
 
     def _imports(self, site: int | None, own: int | None, name: str) -> bool:
         """Whether the file ``site`` imports ``name`` from the kernel's file ``own`` (``from
@@ -205,7 +233,11 @@ class HostTypes:
         positional = list(itertools.takewhile(lambda a: not isinstance(a, ast.Starred), call.args))
         bound: list[tuple[str, ast.expr]] = list(zip(params, positional, strict=False))
         bound += [(k.arg, k.value) for k in call.keywords if k.arg and k.arg in params]
+        ints: dict[str, frozenset[int]] = {}
         for param, expr in bound:
+            got = self.int_values(expr, scope)
+            if got:
+                ints[param] = got
             value = self.dtype_value(expr, scope, 0)
             if value is not None and not value.startswith(TOKEN):
                 cx[param] = value  # a dtype constexpr: ``tl.float32``, ``D[torch.float16]``
@@ -239,7 +271,7 @@ class HostTypes:
                     ties[m] = members[0]
                 if domains.get(root):
                     narrowed[members[0]] = domains[root]
-        return Launch(sig, cx, ties=ties, domains=narrowed, images=images)
+        return Launch(sig, cx, ties=ties, domains=narrowed, images=images, values=ints)
 
     def type_of(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         """``*fp16`` for a float16 tensor, ``i32`` for an int, None unknown."""
@@ -438,7 +470,7 @@ class HostTypes:
                         found.append(self._unpacked(rhs, scope, depth, value))
                         nested |= id(node) not in top
                         plain.add(0)  # not one the statement-order reading follows
-            elif _binds(node, name):  # a loop or ``with`` target, ``del``: not followed
+            elif rebinds(node, name):  # a loop or ``with`` target, ``del``: not followed
                 found.append(None)
                 plain.add(0)
         if nested and plain:  # assigned under ``if`` tests of a dtype: per dtype, in order
@@ -630,21 +662,6 @@ def _unguarded(body: Sequence[ast.stmt], name: str) -> list[ast.stmt]:
                 and t.comparators[0].value is None):  # fmt: skip
             out += s.body
     return out
-
-
-def _binds(node: ast.AST, name: str) -> bool:
-    """Whether a loop, ``with``, ``del`` or ``:=`` rebinds ``name``."""
-    if isinstance(node, ast.For | ast.AsyncFor):
-        targets: list[ast.expr] = [node.target]
-    elif isinstance(node, ast.With | ast.AsyncWith):
-        targets = [i.optional_vars for i in node.items if i.optional_vars is not None]
-    elif isinstance(node, ast.Delete):
-        targets = list(node.targets)
-    elif isinstance(node, ast.NamedExpr):
-        targets = [node.target]
-    else:
-        return False
-    return any(isinstance(n, ast.Name) and n.id == name for t in targets for n in ast.walk(t))
 
 
 def _none(e: ast.expr) -> bool:

@@ -128,11 +128,17 @@ def _merge(a: Mapping[str, Val], b: Mapping[str, Val]) -> dict[str, Val]:
 
 
 def _gives_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether ``fn`` has a ``return`` with a value (nested functions' returns are theirs)."""
+    """Whether ``fn`` has a ``return`` with a value (nested functions' returns are theirs);
+    ``return None`` gives none (a stand-in for a feature the release lacks: fla's
+    ``make_tensor_descriptor`` where TMA is missing)."""
     todo: list[ast.AST] = list(fn.body)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Return) and node.value is not None:
+        if (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        ):
             return True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             todo.extend(ast.iter_child_nodes(node))

@@ -264,6 +264,10 @@ class Profile:
     # ([open_types]: open_types.py), and that assumption in words (said once in gate.md)
     assumed: list[str] = field(default_factory=list)
     assumption: str = ""
+    # (file as shown, kernel) -> its constexpr parameters' integers, where every launch of it
+    # (captured, else from host code) says which (a stride ``H * BT`` with every BT a multiple
+    # of 16 is 16-byte aligned: matrix.gate.shapes)
+    int_constexprs: dict[tuple[str, str], dict[str, frozenset[int]]] = field(default_factory=dict)
     # The two releases' recorded result types the profile was typed with (promotion.py's
     # SidedTypes), for a matcher that asks what an op computes in; None: not read
     types: Any = field(default=None, compare=False, repr=False)
@@ -311,6 +315,9 @@ class Launch:
     # buffer made ``torch.float32`` where the input is fp16 or bf16, else the input's dtype):
     # that parameter -> {dtype of the variable: its dtypes}, where not the variable's own.
     images: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    # From host code: a constexpr parameter -> the integers it may be passed (``BT=BT`` after
+    # ``B, T, H, BT = A.shape`` and ``assert A.shape[-1] in [16, 32, 64]``)
+    values: Mapping[str, frozenset[int]] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------ value kinds

@@ -11,6 +11,7 @@ from itertools import product
 from matrix.analyze.profile.constexprs import constexpr_cases
 from matrix.analyze.profile.context import Context, HelperLookup
 from matrix.analyze.profile.declaration import Declaration
+from matrix.analyze.profile.dtype_fns import is_plain
 from matrix.analyze.profile.kinds import INT_ELEM, MAX_NARROW
 from matrix.analyze.profile.model import (
     ELEM_DTYPES,
@@ -57,6 +58,50 @@ def _imported_constants(tree: ast.Module, resolver: Resolver) -> Iterator[tuple[
             value = module_globals(src.tree).get(name) if src is not None else None
             if isinstance(value, ast.Constant):
                 yield local, value
+
+
+def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements a module runs at import, through its ``if``/``try``/``with`` blocks
+    (each branch: which one runs is decided by the machine that imports it)."""
+    for s in body:
+        yield s
+        if isinstance(s, ast.If | ast.With):
+            yield from _module_level([*s.body, *getattr(s, "orelse", [])])
+        elif isinstance(s, ast.Try):
+            parts = [*s.body, *(x for h in s.handlers for x in h.body), *s.orelse, *s.finalbody]
+            yield from _module_level(parts)
+
+
+def plain_functions(
+    tree: ast.Module, resolver: Resolver
+) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module-level functions of ``tree`` a kernel may call at compile time: neither
+    ``@triton.jit`` nor decorated by anything but ``constexpr``/``constexpr_function``
+    (dtype_fns.py)."""
+    return [
+        s
+        for s in _module_level(tree.body)
+        if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and is_plain(s, resolver)
+    ]
+
+
+def module_aliases(tree: ast.Module, resolver: Resolver) -> dict[str, list[tuple[str, int]]]:
+    """``{name: [(qualified name, line), ...]}``: every module-level ``name = <dotted
+    name>`` of ``tree``, in any branch, with the line that binds it (``if IS_NVIDIA: softplus
+    = softplus_nv else: softplus = softplus_triton``: the name may hold either, so a call of
+    it is a call of each; a binding under a feature guard holds only where the guard does)."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for s in _module_level(tree.body):
+        if (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.Name | ast.Attribute)
+        ):
+            q = resolver.qualname(s.value)
+            if q:
+                out.setdefault(s.targets[0].id, []).append((q, s.lineno))
+    return out
 
 
 def jit_functions(
