@@ -9,6 +9,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import Use
 from matrix.gate.usage import build_profile
 
@@ -167,3 +168,45 @@ def test_callers_passing_named_dtypes_and_an_input_dtype_leave_one_dtype_per_lau
         """)  # fmt: skip
     got = {p for u in found if u.op == "binary_fn.maximum" for p in pairs(u)}
     assert got and not {("bfloat16", "float16"), ("float16", "bfloat16")} & got, got
+
+
+def test_what_the_host_decides_outranks_a_declared_star(tmp_path):
+    # a team declaring every pointer bf16 (`"*" = ["bfloat16"]`): the host's choice of named
+    # dtypes (int32/int64 part sums) and its per-dtype image (a float32 parts buffer for a
+    # bf16 input) are stronger than the declaration; the input takes the declared bf16
+    decl = Declaration.parse({"dtypes": {"*": ["bfloat16"]}}, "test")
+    host = textwrap.dedent("""
+        def select(x, n):
+            dtype = torch.int32 if n < 2**31 else torch.int64
+            sums = torch.empty(n + 1, dtype=dtype, device=x.device)
+            part_sum[(1,)](x, sums, NP=128)
+        """)  # fmt: skip
+    (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(CUMSUM) + host)
+    (u,) = [u for u in build_profile([str(tmp_path)], [], [], decl).uses if u.op == "reduce.cumsum"]
+    assert u.operands == (frozenset({"int32", "int64"}),), u.operands
+    pick = "compute_dtype = torch.float32 if x.dtype == torch.bfloat16 else x.dtype"
+    fan = textwrap.dedent(FAN).replace("{pick}", pick)
+    (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(ADD_BASE) + fan)
+    found = build_profile([str(tmp_path)], [], [], decl).uses
+    got = {p for u in found if u.op == "binary_fn.maximum" for p in pairs(u)}
+    assert got == {("bfloat16", "float32")}, got
+
+
+def test_a_dtype_test_on_a_declared_dtype_takes_its_side(tmp_path):
+    # FlagGems amax: `acc = tl.float32 if dtype is tl.bfloat16 else dtype` with the input
+    # declared bf16: the accumulator is fp32, never the union of both sides
+    kernel = """
+    @triton.jit
+    def amax(x_ptr, o_ptr, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        dtype = x_ptr.type.element_ty
+        acc_type = tl.float32 if dtype is tl.bfloat16 else dtype
+        acc = tl.full([BLOCK], value=0, dtype=acc_type)
+        acc = tl.maximum(acc, tl.load(x_ptr + r))
+        tl.store(o_ptr + r, acc)
+    """
+    (tmp_path / "k.py").write_text(HEAD + textwrap.dedent(kernel))
+    decl = Declaration.parse({"dtypes": {"*": ["bfloat16"]}}, "test")
+    found = build_profile([str(tmp_path)], [], [], decl).uses
+    (u,) = [u for u in found if u.op == "binary_fn.maximum"]
+    assert u.operands == (frozenset({"float32"}), frozenset({"bfloat16"})), u.operands

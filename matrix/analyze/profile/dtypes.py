@@ -94,6 +94,11 @@ class DtypeReader:
         if subject is None or pred is None:
             return None
         v = self._dtype_val(subject)
+        if not v.vars and v.kinds and v.cand is None:
+            # a dtype the reading knows (declared, a cast's): the test is decided, the same
+            # for each of its dtypes, or not at all (``"": ...``: no variable to narrow)
+            truths = {pred(k) for k in v.kinds}
+            return ("", dict.fromkeys(v.kinds, truths.pop())) if len(truths) == 1 else None
         if len(v.vars) != 1 or v.per is None or v.cand is not None:
             return None  # (a dtype that differs per release: each branch for every dtype)
         table: dict[str, bool] = {}

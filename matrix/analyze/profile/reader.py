@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -12,7 +12,6 @@ from matrix.analyze.profile.calls import CallReader
 from matrix.analyze.profile.compiled import bound, carried_mismatches
 from matrix.analyze.profile.constexprs import static_truth
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
-from matrix.analyze.profile.declaration import WIDE
 from matrix.analyze.profile.kinds import (
     MAX_SETTLE,
     _as_dtype,
@@ -28,7 +27,6 @@ from matrix.analyze.profile.model import (
     UNKNOWN,
     Kinds,
     Launch,
-    Per,
     Resolver,
     UsageMap,
     Use,
@@ -41,17 +39,17 @@ from matrix.analyze.profile.model import (
     combos,
     decides_text,
     fixed_result,
-    identity,
     on_domain,
     per_side,
     restrict,
     sided,
     type_var,
 )
+from matrix.analyze.profile.params import ParamTypes
 from matrix.analyze.profile.promotion import BASELINE, CANDIDATE
 
 
-class KernelReader(CallReader):
+class KernelReader(ParamTypes, CallReader):
     """Reads one ``@triton.jit`` function: every op with the kinds of its operands."""
 
     def __init__(
@@ -206,70 +204,6 @@ class KernelReader(CallReader):
                 self.env[name] = Val(RUNTIME_INT)
             else:
                 self.env[name] = Val(RUNTIME_ANY)
-
-    def _dtype_param(self, name: str) -> Val:
-        """A constexpr parameter used as a dtype (``x.to(OUT_DTYPE)``) that no launch gave:
-        the declared dtypes, else a type variable (``_domain``)."""
-        declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
-        if declared and declared != WIDE:
-            pick = declared[self.variant] if self.variant < len(declared) else None
-            return Val(dtype=frozenset({pick} if pick else declared))
-        tied = self.launch.ties.get(name) if self.launch else None
-        # tied by the host to a pointer's dtype (``D[x.dtype]``): that pointer's variable
-        var = type_var(self.fn.name, tied) if tied else type_var(self.fn.name, name, dtype=True)
-        names = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE, params=(name,))
-        per = self._imaged(name, names)
-        return Val(dtype=frozenset().union(*(ks for _, ks in per)) if per else names,
-                   vars=frozenset({var}), per=per or identity(names))  # fmt: skip
-
-    def _pointer_param(self, name: str) -> Val:
-        """A pointer parameter no launch typed: the team's declared dtypes, else a type
-        variable (its element type, ``_domain``)."""
-        declared = self.ctx.declaration.dtypes_of(self.fn.name, name)
-        if declared and declared != WIDE:
-            pick = declared[self.variant] if self.variant < len(declared) else None
-            return Val(frozenset({pick} if pick else declared), pointer=True)
-        # host code passing one dtype to several pointers (``y = torch.empty_like(x)``): one
-        # variable, named by the first of them
-        ties = self.launch.ties if self.launch else {}
-        tied = ties.get(name, name)
-        var = type_var(self.fn.name, tied)
-        # every parameter of this variable: what the code names for any of them
-        params = {name, tied, *(p for p, t in ties.items() if t == tied)}
-        kinds = self.ctx.domains[var] = self._domain(var, wide=declared == WIDE, params=params)
-        per = self._imaged(name, kinds)
-        return Val(frozenset().union(*(ks for _, ks in per)) if per else kinds, pointer=True,
-                   vars=frozenset({var}), per=per or identity(kinds))  # fmt: skip
-
-    def _imaged(self, name: str, kinds: frozenset[str]) -> Per:
-        """Where the host makes ``name`` of other dtypes than its variable's own (``images``:
-        a float32 buffer for an fp16 or bf16 input), its dtypes per dtype of the variable."""
-        images = self.launch.images.get(name) if self.launch else None
-        if not images:
-            return None
-        return tuple((d, images.get(d, frozenset({d}))) for d in sorted(kinds))
-
-    def _domain(self, var: str, wide: bool = False, params: Iterable[str] = ()) -> frozenset[str]:
-        """The dtypes type variable ``var`` takes: those the code admits (``narrow``: what
-        the host admits, what the code rules out); where nothing decides it (no host domain,
-        no declared ``"*"``: ``wide``), only what tensors carry in practice
-        (``[open_types]``: open_types.py). Either way (a declared ``"*"`` aside) the 16-bit
-        format is this reading's (``half``): a host that admits fp16 and bf16 for two tensors
-        still passes one of them to a launch."""
-        admitted = self.narrow.get(var, ELEM_DTYPES)
-        if wide:
-            return admitted
-        rule = self.map.open_types
-        if var in self.decided:
-            return rule.domain(admitted, frozenset(), self.half, practice=False)
-        # the dtypes the file names where they may be what these parameters hold (not a
-        # cast's target: OpenTypes.evidence)
-        evidence = self.ctx.evidence(self.path, self.lines, rule)
-        mentioned = evidence.of(self.fn.lineno, params)
-        got = rule.domain(admitted, mentioned, self.half)
-        if rule.domain(admitted, mentioned, None) != admitted:
-            self.ctx.assumed.add(var)
-        return got
 
     # -- helpers
     def _site_reader(
