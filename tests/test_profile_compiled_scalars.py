@@ -138,3 +138,23 @@ def test_math_constants_div_rn_and_join_split_keep_an_fp32_accumulator_typed(tmp
     f32 = frozenset({"float32"})
     assert operands(uses, "binary.mul") >= {(f32, frozenset({"arg_f32"}))}
     assert operands(uses, "binary_fn.maximum") == {(f32, f32)}
+
+
+def test_an_untyped_fp32_partner_and_an_untyped_shift_keep_their_results_typed(tmp_path):
+    # fla's `-exp(b_A) * softplus(b_g)` (fp32 times a helper the reader cannot type), gemlite's
+    # `1.0 / (1 << (-e))` (e untyped): fp32 (or fp64) and an integer, never a 16-bit float
+    body = """
+    @triton.jit
+    def k(x_ptr, o_ptr, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + r).to(tl.float32)
+        g = x * untyped(x)
+        s = 1.0 / (1 << untyped(x))
+        tl.store(o_ptr + r, tl.maximum(g, 0.5) + tl.maximum(s, 0.5))
+    """
+    uses = read(tmp_path, body, COMPILED)
+    lit = frozenset({"lit_float"})
+    assert operands(uses, "binary_fn.maximum") == {
+        (frozenset({"float32", "float64"}), lit),  # g: fp32 x untyped
+        (frozenset({"float32"}), lit),  # s: a float literal over an integer
+    }

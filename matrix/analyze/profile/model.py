@@ -407,12 +407,20 @@ def _promote(a: Kinds, b: Kinds) -> Kinds:
 # The top of Triton's float promotion (semantic.py computation_type_impl): an fp32 operand with
 # any partner but fp64 (an integer, a 16-bit or fp8 float, a scalar) gives fp32, an fp64 fp64.
 TOP_FLOATS = frozenset({"float32", "float64"})
+# Ops Triton refuses on floats: whatever their operands, an integer (a bitwise op of masks: int1).
+INTEGER_OPS = {
+    "binary.lshift": INT_DTYPES, "binary.rshift": INT_DTYPES,
+    "binary.and": INT_DTYPES | {"int1"},
+}  # fmt: skip
 
 
 def with_unknown(op: str | None, known: Kinds) -> Kinds:
-    """The result kinds of ``op`` on ``known`` and an operand that is not inferable: fp32 or
-    fp64 where ``known`` is one of them and ``op`` promotes its operands (arithmetic, max/min,
-    ``where``); else not inferable. (An fp32 score times an untyped factor is no bf16.)"""
+    """The result kinds of ``op`` on ``known`` and an operand that is not inferable: an integer
+    for a shift or bitwise op; fp32 or fp64 where ``known`` is one of them and ``op`` promotes
+    its operands (arithmetic, max/min, ``where``); else not inferable. (An fp32 score times an
+    untyped factor is no bf16.)"""
+    if op in INTEGER_OPS:  # no float shifts or bitwise ops compile: an integer (or a mask)
+        return INTEGER_OPS[op]
     if known and known <= TOP_FLOATS and op and op.startswith(("binary.", "binary_fn.", "where")):
         return known | {"float64"}
     return None
