@@ -10,6 +10,7 @@ or not used (listed apart, never blocking).
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -47,6 +48,7 @@ from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.gate.shapes import Sites, needed_shape
+from matrix.gate.targets import repository_python_files
 from matrix.results import Run
 from matrix.scan import (
     Imports,
@@ -149,8 +151,11 @@ def build_profile(
     profile.imported = [m.path for m in imported]
     project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
-    host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map(),
-                     [(m.name, m.bindings) for m in parsed])  # fmt: skip
+    # the repository's other files that call a scanned function: for host typing only
+    callers = _outside_callers(scan, {*files, *profile.imported}, parsed)
+    trees = [*((m.tree, kernels[m.path]) for m in parsed), *((m.tree, []) for m in callers)]
+    host = HostTypes(trees, load_map(), [(m.name, m.bindings) for m in [*parsed, *callers]],
+                     outside=len(callers))  # fmt: skip
     helpers, plain, aliases = _callables([*parsed, *imported], kernels, project, _show)
     ctx.functions = lambda q: _helper_named(plain, q)
     ctx.aliases = _Named(aliases)
@@ -196,6 +201,8 @@ def build_profile(
         profile.extend(_from_recorded_source(launch))
     # what the compiler says the captured kernels ran on types what the source could not
     ttir.refine(profile, ttir.compile_records(runs))
+    if callers:
+        profile.sources.insert(0, f"{len(callers)} file(s) outside --scan read for host calls")
     n = sum(len(v) for by in launches.values() for v in by.values())
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
@@ -273,6 +280,38 @@ def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceMod
         except _READ_ERRORS as e:
             unread.append(f"{show(file)}: not read ({type(e).__name__}: {e})")
     return parsed
+
+
+def _outside_callers(
+    scan: Sequence[str], read: Iterable[str], parsed: Sequence[SourceModule]
+) -> list[SourceModule]:
+    """The Python files of the repository around ``scan`` (targets.repository_python_files)
+    not read already that name a module-level function or class of the ``parsed`` files: the
+    calls that type a wrapper's parameters from outside the scanned folder. One that cannot
+    be read is left out (its calls stay unknown: what it passes is not counted)."""
+    if not scan:
+        return []
+    names = {
+        n.name.encode() for m in parsed for n in m.tree.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and not n.name.startswith("__")
+    }  # fmt: skip
+    done = {str(resolved(p)) for p in read}
+    out: list[SourceModule] = []
+    for file in repository_python_files(scan):
+        if str(resolved(file)) in done:
+            continue
+        try:
+            data = file.read_bytes()
+            if names.isdisjoint(_WORD.findall(data)):
+                continue
+            out.append(parse_module(file, read_source(file)[1]))
+        except _READ_ERRORS:
+            continue
+    return out
+
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _imported_helpers(parsed: Sequence[SourceModule]) -> list[SourceModule]:
