@@ -375,6 +375,8 @@ class HostTypes(HostInts, HostReturns):
             if expr.attr in HOST_SAME:
                 return self.dtype(expr.value, scope, depth)
             return None
+        if isinstance(expr, ast.BinOp | ast.UnaryOp):  # ``-x``, ``x * 2.0`` (host_ops.toml)
+            return self.arithmetic(expr, scope, depth)
         if isinstance(expr, ast.IfExp):  # ``x if c else torch.empty_like(x)``
             return pick(self._tested(expr.test, "", None, scope, depth, False),
                         self.dtype(expr.body, scope, depth),
@@ -405,8 +407,8 @@ class HostTypes(HostInts, HostReturns):
     def _like(self, name: str, expr: ast.Call, scope: Any, depth: int) -> str | None:
         """``torch.empty_like(x)``, ``x.new_empty(...)``: x's dtype; a call of a function of
         the read tree: what it returns."""
-        if name not in HOST_LIKE:
-            return self.returned(expr, scope, depth, None, False)
+        if name not in HOST_LIKE:  # a function of the read tree, else a dtype-keeping one
+            return self.call_result(expr, name, scope, depth)
         f = expr.func
         base = (f.value if name.startswith("new_") and isinstance(f, ast.Attribute)
                 else (expr.args[0] if expr.args else None))  # fmt: skip

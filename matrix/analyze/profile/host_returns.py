@@ -1,4 +1,5 @@
-"""What a host function of the read tree returns, and who calls an autograd ``forward``.
+"""What a host function of the read tree returns, who calls an autograd ``forward``, and
+the host operations whose result keeps an operand's dtype (matrix/data/host_ops.toml).
 
 ``HostTypes`` types a launch argument by the host code that makes it. Two ways a tensor
 reaches a wrapper that a reading of assignments alone misses (issue 39):
@@ -12,6 +13,10 @@ reaches a wrapper that a reading of assignments alone misses (issue 39):
 - ``C.apply(a, b)`` of a ``torch.autograd.Function`` runs ``C.forward(ctx, a, b)``: a call of
   ``forward`` with its arguments one place on (past ``ctx``).
 
+- ``-x``, ``x * 2.0``, ``x * y`` of one float dtype, ``torch.clamp(x, ...)``, ``rearrange(x,
+  ...)``, ``x.clamp_min(0)``: the operand's dtype (host_ops.toml says which, and why two
+  tensors of different dtypes stay unknown).
+
 Fail closed: a callee this reading cannot name (several definitions, none imported), a
 ``return`` it cannot type, a generator, a return of a tuple of another length: unknown.
 """
@@ -20,11 +25,44 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from matrix.analyze.profile.host_tokens import TOKEN, join
+from matrix.core import MATRIX_DIR, DataFileError, load_toml, table_keys
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
+OPS_PATH = MATRIX_DIR / "data" / "host_ops.toml"
+ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+@dataclass(frozen=True)
+class HostOps:
+    """matrix/data/host_ops.toml, checked."""
+
+    functions_any: frozenset[str]
+    functions_float: frozenset[str]
+    methods_any: frozenset[str]
+    methods_float: frozenset[str]
+    floats: frozenset[str]
+
+    @classmethod
+    @lru_cache(maxsize=1)
+    def load(cls, path: Path = OPS_PATH) -> HostOps:
+        doc = table_keys(path, "", load_toml(path), {"keep_first", "arithmetic"})
+        keys = {"functions_any", "functions_float", "methods_any", "methods_float"}
+        keep = table_keys(path, "[keep_first]", doc.get("keep_first", {}), keys)
+        arith = table_keys(path, "[arithmetic]", doc.get("arithmetic", {}), {"floats"})
+
+        def names(table: Mapping[str, Any], key: str) -> frozenset[str]:
+            value = table.get(key)
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                raise DataFileError(path, key, "a list of names", value)
+            return frozenset(value)
+
+        return cls(*(names(keep, k) for k in sorted(keys)), names(arith, "floats"))
 
 
 class HostReturns:
@@ -45,6 +83,59 @@ class HostReturns:
 
     def _imports(self, site: int | None, own: int | None, name: str) -> bool:
         raise NotImplementedError
+
+    def call_result(self, call: ast.Call, name: str, scope: Any, depth: int) -> str | None:
+        """What ``call`` gives: a function of the read tree's return; else a dtype-keeping
+        function (``f(x)``, ``torch.clamp(x)``: a name the file imports) or method
+        (``x.clamp_min(0)``) of ``[keep_first]``."""
+        site = self.file_of.get(id(call))
+        if self._callees(call, site):
+            return self.returned(call, scope, depth, None, False)
+        f = call.func
+        root = f
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        imported = (
+            isinstance(root, ast.Name) and site is not None and site < len(self.modules)
+            and root.id in self.modules[site][1]
+        )  # fmt: skip
+        return self.kept(call, name, isinstance(f, ast.Attribute) and not imported, scope, depth)
+
+    def kept(self, call: ast.Call, name: str, method: bool, scope: Any, depth: int) -> str | None:
+        """The dtype of ``call`` where it keeps its operand's (``[keep_first]``): the first
+        argument of function ``name``, or the tensor method ``name`` is called on."""
+        ops = HostOps.load()
+        every, floats = (
+            (ops.methods_any, ops.methods_float) if method else (ops.functions_any,
+                                                                 ops.functions_float)
+        )  # fmt: skip
+        if name not in every and name not in floats:
+            return None
+        if method:
+            base = call.func.value if isinstance(call.func, ast.Attribute) else None
+        else:
+            base = call.args[0] if call.args and not isinstance(call.args[0], ast.Starred) else None
+        got = self.dtype(base, scope, depth) if base is not None else None
+        if got is None or (name not in every and got not in ops.floats):
+            return None
+        return got
+
+    def arithmetic(self, expr: ast.BinOp | ast.UnaryOp, scope: Any, depth: int) -> str | None:
+        """``-x``: x's dtype; ``x + 1.0``, ``x * y``: a float dtype both sides agree on (a
+        Python number takes the tensor's; ``[arithmetic]``); anything else unknown."""
+        if isinstance(expr, ast.UnaryOp):
+            ok = isinstance(expr.op, ast.USub | ast.UAdd)
+            return self.dtype(expr.operand, scope, depth) if ok else None
+        if not isinstance(expr.op, ARITHMETIC):
+            return None
+        sides = [
+            None if _number(e) else self.dtype(e, scope, depth) for e in (expr.left, expr.right)
+        ]
+        known = [d for d, e in zip(sides, (expr.left, expr.right), strict=True) if not _number(e)]
+        if not known or any(d is None for d in known) or len(set(known)) != 1:
+            return None
+        got = known[0]
+        return got if got in HostOps.load().floats else None
 
     def returned(
         self, call: ast.Call, scope: Any, depth: int, index: int | None, value: bool
@@ -136,3 +227,10 @@ class HostReturns:
             site = self.file_of.get(id(call))
             if site == own or self._imports(site, own, cls):
                 yield call, caller
+
+
+def _number(e: ast.expr) -> bool:
+    """A Python int or float literal (``-1.0`` too): it never promotes a float tensor."""
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) in (int, float)
