@@ -10,7 +10,7 @@ from typing import Any
 from matrix.analyze.profile.host_branches import UNBOUND, branched
 from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH, HostInts, rebinds
 from matrix.analyze.profile.host_returns import HostReturns
-from matrix.analyze.profile.host_syntax import callee, is_none, unguarded
+from matrix.analyze.profile.host_syntax import INT_SIG, callee, is_none, unguarded
 from matrix.analyze.profile.host_tokens import (
     TOKEN,
     Tested,
@@ -34,11 +34,8 @@ HOST_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "randn_like", "r
 HOST_INTS = frozenset({"stride", "numel", "size", "element_size", "cdiv", "next_power_of_2"})
 # names, assignments and callers followed from a launch argument: FlagGems cummax's parts
 # buffer takes 5 (argument, wrapper parameter, its caller's name, ``dtype=``, ``out.dtype``)
-INT_SIG = "i32"
 # ``x.to(...)`` keywords that keep the dtype
 TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
-# calls whose tuple result holds pieces of their base tensor (one dtype)
-HOST_PIECES = frozenset({"chunk", "split", "unbind", "tensor_split"})
 
 
 class HostTypes(HostInts, HostReturns):
@@ -476,14 +473,16 @@ class HostTypes(HostInts, HostReturns):
                         plain.add(id(node))
                         if rhs is None or is_none(rhs):
                             continue  # no value, or ``None`` (no tensor: no dtype to pass)
-                        if not value and _keeps(rhs, name):
+                        if not value and self._same(rhs, name):
                             continue  # ``x = x.contiguous()``: the same dtype
                         found.append(resolve(rhs, scope, depth + 1))
                         nested |= id(node) not in top
                     elif isinstance(target, ast.Tuple | ast.List) and any(
                         isinstance(e, ast.Name) and e.id == name for e in target.elts
                     ):
-                        found.append(self._unpacked(rhs, scope, depth, value, target, name))
+                        part = self.unpacked(rhs, scope, depth, value, target, name)
+                        if part != UNBOUND:  # ``a, b = None, None``: no tensor there
+                            found.append(part)
                         nested |= id(node) not in top
                         plain.add(0)  # not one the statement-order reading follows
             elif rebinds(node, name):  # a loop or ``with`` target, ``del``: not followed
@@ -494,7 +493,8 @@ class HostTypes(HostInts, HostReturns):
             got, covered, split = branched(
                 scope.body, name, start, until,
                 lambda s, cur: cur if s.value is None or is_none(s.value) or (
-                    not value and _keeps(s.value, name)) else resolve(s.value, scope, depth + 1),
+                    not value and self._same(s.value, name)) else resolve(s.value, scope,
+                                                                            depth + 1),
                 lambda t, cur: self._tested(t, name, cur, scope, depth, value))  # fmt: skip
             if split and plain <= covered and got != UNBOUND:
                 return self._checked(got, name, scope, [])
@@ -504,6 +504,13 @@ class HostTypes(HostInts, HostReturns):
             return None
         return self._checked(join([*found, self._passed(name, scope, depth, resolve)]), name,
                              scope, [])  # fmt: skip
+
+    def _same(self, rhs: ast.expr, name: str) -> bool:
+        """``x = x.contiguous()``, ``x = rearrange(x, ...)``, ``x = x.contiguous() if c else
+        x``: the same dtype as before."""
+        if isinstance(rhs, ast.IfExp):
+            return self._same(rhs.body, name) and self._same(rhs.orelse, name)
+        return _keeps(rhs, name) or self.keeps(rhs, name)
 
     def _passed(self, name: str, scope: Any, depth: int, resolve: Any) -> str:
         """What every caller passes for parameter ``name``, else its own token."""
@@ -562,26 +569,6 @@ class HostTypes(HostInts, HostReturns):
             return got
         admitted = self._admitted(name, scope)
         return restrict_token(got, admitted) if admitted is not None else got
-
-    def _unpacked(self, rhs: ast.expr | None, scope: Any, depth: int, value: bool,
-                  target: ast.Tuple | ast.List, name: str) -> str | None:  # fmt: skip
-        if rhs is None:
-            return None
-        names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
-        if isinstance(rhs, ast.Call) and None not in names:  # ``a, b = f(...)``: its returns
-            got = self.returned(rhs, scope, depth + 1, names.index(name), value)
-            if got is not None or value:
-                return got
-        if value:
-            return None
-        if isinstance(rhs, ast.Attribute) and rhs.attr == "shape":
-            return INT_SIG
-        if isinstance(rhs, ast.Call) and isinstance(rhs.func, ast.Attribute):
-            if rhs.func.attr in HOST_PIECES:  # ``a, b = x.chunk(2)``: pieces of x
-                return self.dtype(rhs.func.value, scope, depth + 1)
-            if rhs.func.attr == "size" and not rhs.args:
-                return INT_SIG
-        return None
 
     def _admitted(self, name: str, scope: Any) -> frozenset[str] | None:
         """The dtypes ``name`` may have after the scope's top-level checks: ``assert

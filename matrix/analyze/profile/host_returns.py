@@ -30,12 +30,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from matrix.analyze.profile.host_branches import UNBOUND
+from matrix.analyze.profile.host_syntax import INT_SIG, is_none
 from matrix.analyze.profile.host_tokens import TOKEN, join
 from matrix.core import MATRIX_DIR, DataFileError, load_toml, table_keys
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 OPS_PATH = MATRIX_DIR / "data" / "host_ops.toml"
 ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+# calls whose tuple result holds pieces of their base tensor (one dtype)
+HOST_PIECES = frozenset({"chunk", "split", "unbind", "tensor_split"})
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class HostOps:
     methods_any: frozenset[str]
     methods_float: frozenset[str]
     floats: frozenset[str]
+    wins_over_open: frozenset[str]
 
     @classmethod
     @lru_cache(maxsize=1)
@@ -54,7 +59,9 @@ class HostOps:
         doc = table_keys(path, "", load_toml(path), {"keep_first", "arithmetic"})
         keys = {"functions_any", "functions_float", "methods_any", "methods_float"}
         keep = table_keys(path, "[keep_first]", doc.get("keep_first", {}), keys)
-        arith = table_keys(path, "[arithmetic]", doc.get("arithmetic", {}), {"floats"})
+        arith = table_keys(
+            path, "[arithmetic]", doc.get("arithmetic", {}), {"floats", "wins_over_open"}
+        )
 
         def names(table: Mapping[str, Any], key: str) -> frozenset[str]:
             value = table.get(key)
@@ -62,7 +69,14 @@ class HostOps:
                 raise DataFileError(path, key, "a list of names", value)
             return frozenset(value)
 
-        return cls(*(names(keep, k) for k in sorted(keys)), names(arith, "floats"))
+        return cls(
+            functions_any=names(keep, "functions_any"),
+            functions_float=names(keep, "functions_float"),
+            methods_any=names(keep, "methods_any"),
+            methods_float=names(keep, "methods_float"),
+            floats=names(arith, "floats"),
+            wins_over_open=names(arith, "wins_over_open"),
+        )
 
 
 class HostReturns:
@@ -73,6 +87,7 @@ class HostReturns:
     modules: Sequence[tuple[str, Mapping[str, str]]]
     calls: Mapping[str, list[tuple[ast.Call, Function | None]]]
     method_of: dict[int, str]  # a class body's function -> its class's name
+    map: Any  # the usage map (``[open_types]``)
     _returns: dict[int, list[ast.expr | None]]
 
     def dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
@@ -100,6 +115,20 @@ class HostReturns:
             and root.id in self.modules[site][1]
         )  # fmt: skip
         return self.kept(call, name, isinstance(f, ast.Attribute) and not imported, scope, depth)
+
+    def keeps(self, rhs: ast.expr, name: str) -> bool:
+        """``x = rearrange(x, ...)``, ``x = torch.clamp(x, max=m)``, ``x = x.clamp_min(0)``: a
+        ``[keep_first]`` op for every dtype on ``name`` itself (the same dtype, as ``x =
+        x.contiguous()``); not where the read tree defines a function of that name."""
+        if not isinstance(rhs, ast.Call) or self._callees(rhs, self.file_of.get(id(rhs))):
+            return False
+        ops, f = HostOps.load(), rhs.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == name:
+            return f.attr in ops.methods_any
+        first = rhs.args[0] if rhs.args else None
+        called = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+        return (isinstance(first, ast.Name) and first.id == name
+                and called in ops.functions_any)  # fmt: skip
 
     def kept(self, call: ast.Call, name: str, method: bool, scope: Any, depth: int) -> str | None:
         """The dtype of ``call`` where it keeps its operand's (``[keep_first]``): the first
@@ -132,10 +161,20 @@ class HostReturns:
             None if _number(e) else self.dtype(e, scope, depth) for e in (expr.left, expr.right)
         ]
         known = [d for d, e in zip(sides, (expr.left, expr.right), strict=True) if not _number(e)]
+        ops = HostOps.load()
+        if len(known) == 2 and len(set(known)) == 2:  # one typed, one open (``[arithmetic]``)
+            wide = [d for d in known if d in ops.wins_over_open]
+            other = [d for d in known if d not in wide]
+            open_types = self.map.open_types
+            if open_types.floats is None or len(wide) != 1 or len(other) != 1:
+                return None
+            d = other[0]
+            ok = d is None or d.startswith(TOKEN) or d in {*open_types.floats, *open_types.ints}
+            return wide[0] if ok else None
         if not known or any(d is None for d in known) or len(set(known)) != 1:
             return None
         got = known[0]
-        return got if got in HostOps.load().floats else None
+        return got if got in ops.floats else None
 
     def returned(
         self, call: ast.Call, scope: Any, depth: int, index: int | None, value: bool
@@ -210,6 +249,58 @@ class HostReturns:
                 out.append(None)  # it may fall off its end: ``None``, no tensor
             self._returns[id(fn)] = out
         return self._returns[id(fn)]
+
+    def saved(self, scope: Any, depth: int, names: list[str | None], name: str) -> str | None:
+        """``a, b = ctx.saved_tensors`` in ``C.backward``: the dtype of what every
+        ``ctx.save_for_backward(x, y)`` of ``C.forward`` with as many tensors saved there."""
+        cls = self.method_of.get(id(scope))
+        if cls is None or None in names:
+            return None
+        index = names.index(name)
+        own = self.file_of.get(id(scope))
+        seen: list[str | None] = []
+        for call, fn in self.calls.get("save_for_backward", []):
+            if (fn is None or fn.name != "forward" or self.method_of.get(id(fn)) != cls
+                    or self.file_of.get(id(fn)) != own):  # fmt: skip
+                continue
+            if any(isinstance(a, ast.Starred) for a in call.args):
+                seen.append(None)
+            elif len(call.args) == len(names):  # another count cannot be this unpacking's
+                seen.append(self.dtype(call.args[index], fn, depth + 1))
+        got = join(seen)
+        return None if got is None or got.startswith(TOKEN) else got
+
+    def unpacked(self, rhs: ast.expr | None, scope: Any, depth: int, value: bool,
+                 target: ast.Tuple | ast.List, name: str) -> str | None:  # fmt: skip
+        """The dtype ``name`` gets from ``target = rhs`` (a tuple target): the same element
+        of a tuple of as many (``UNBOUND`` for ``None``: no tensor), what ``forward`` saved,
+        a call's returns, ``x.chunk(2)``'s pieces, ``x.shape``'s ints; None unknown."""
+        if rhs is None:
+            return None
+        names = [e.id if isinstance(e, ast.Name) else None for e in target.elts]
+        if (isinstance(rhs, ast.Tuple | ast.List) and None not in names
+                and len(rhs.elts) == len(names)
+                and not any(isinstance(e, ast.Starred) for e in rhs.elts)):  # fmt: skip
+            part = rhs.elts[names.index(name)]
+            if is_none(part):
+                return UNBOUND
+            return (self.dtype_value if value else self.dtype)(part, scope, depth + 1)
+        if isinstance(rhs, ast.Attribute) and rhs.attr == "saved_tensors" and not value:
+            return self.saved(scope, depth, names, name)  # what ``forward`` saved
+        if isinstance(rhs, ast.Call) and None not in names:  # ``a, b = f(...)``: its returns
+            got = self.returned(rhs, scope, depth + 1, names.index(name), value)
+            if got is not None or value:
+                return got
+        if value:
+            return None
+        if isinstance(rhs, ast.Attribute) and rhs.attr == "shape":
+            return INT_SIG
+        if isinstance(rhs, ast.Call) and isinstance(rhs.func, ast.Attribute):
+            if rhs.func.attr in HOST_PIECES:  # ``a, b = x.chunk(2)``: pieces of x
+                return self.dtype(rhs.func.value, scope, depth + 1)
+            if rhs.func.attr == "size" and not rhs.args:
+                return INT_SIG
+        return None
 
     def applied(self, scope: Any) -> Iterator[tuple[ast.Call, Function | None]]:
         """The ``C.apply(...)`` calls of autograd class ``C`` whose ``forward`` is ``scope``

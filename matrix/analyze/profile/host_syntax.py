@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+INT_SIG = "i32"  # what an int host value passes (a launch signature's scalar)
+
 
 def unguarded(body: Sequence[ast.stmt], name: str) -> list[ast.stmt]:
     """The statements of ``body`` that run whenever ``name`` is a tensor: the top level, and
