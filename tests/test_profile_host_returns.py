@@ -116,19 +116,23 @@ def repo(tmp_path: Path, outside: str) -> Path:
     write(tmp_path / "pyproject.toml", "[project]\nname = 'pkg'\n")
     write(tmp_path / "pkg" / "__init__.py", "")
     write(tmp_path / "pkg" / "kernels" / "__init__.py", "")
-    write(tmp_path / "pkg" / "kernels" / "k.py", HEAD + textwrap.dedent(KERNEL) + textwrap.dedent("""
+    wrapper = """
     def scaled(x, s):
         scale_kernel[(1,)](x, s, BLOCK=128)
-    """))  # fmt: skip
+    """
+    write(tmp_path / "pkg" / "kernels" / "k.py", HEAD + textwrap.dedent(KERNEL + wrapper))
     write(tmp_path / "pkg" / "model.py", "import torch\n" + textwrap.dedent(outside))
     # a test suite is not read for callers ([callers] skip_dirs): its tensors come from fixtures
-    write(tmp_path / "tests" / "test_k.py", """
+    write(
+        tmp_path / "tests" / "test_k.py",
+        """
     from pkg.kernels.k import scaled
 
 
     def test_scaled(x, s):
         scaled(x, s)
-    """)
+    """,
+    )
     return tmp_path / "pkg" / "kernels"
 
 
