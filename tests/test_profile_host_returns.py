@@ -120,7 +120,10 @@ def repo(tmp_path: Path, outside: str) -> Path:
     def scaled(x, s):
         scale_kernel[(1,)](x, s, BLOCK=128)
     """
-    write(tmp_path / "pkg" / "kernels" / "k.py", HEAD + textwrap.dedent(KERNEL + wrapper))
+    write(
+        tmp_path / "pkg" / "kernels" / "k.py",
+        HEAD + textwrap.dedent(KERNEL) + textwrap.dedent(wrapper),
+    )
     write(tmp_path / "pkg" / "model.py", "import torch\n" + textwrap.dedent(outside))
     # a test suite is not read for callers ([callers] skip_dirs): its tensors come from fixtures
     write(
