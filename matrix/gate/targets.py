@@ -116,11 +116,13 @@ def repository_root(path: str | Path, markers: Sequence[str]) -> Path:
     return folder
 
 
-def repository_python_files(paths: Sequence[str | Path], rule: Rule | None = None) -> list[Path]:
+def repository_python_files(
+    paths: Sequence[str | Path], rule: Rule | None = None
+) -> tuple[list[Path], bool]:
     """The Python files of the repositories above ``paths`` (``[root]`` markers), outside the
     ``[interpret] skip_dirs`` and the ``[callers]`` test suites, at most ``[callers]
     max_files`` of them walked: where a wrapper of the scanned files may be called from
-    (matrix/data/targets.toml [callers])."""
+    (matrix/data/targets.toml [callers]); and whether the walk stopped at that bound."""
     rule = rule or Rule.load()
     out: list[Path] = []
     seen = 0
@@ -135,9 +137,9 @@ def repository_python_files(paths: Sequence[str | Path], rule: Rule | None = Non
                     continue
                 seen += 1
                 if seen > rule.caller_files:
-                    return out
+                    return out, True
                 out.append(Path(folder) / name)
-    return out
+    return out, False
 
 
 def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str]:

@@ -152,7 +152,7 @@ def build_profile(
     project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
     # the repository's other files that call a scanned function: for host typing only
-    callers = _outside_callers(scan, {*files, *profile.imported}, parsed)
+    callers, outside_note = _outside_callers(scan, {*files, *profile.imported}, parsed)
     trees = [*((m.tree, kernels[m.path]) for m in parsed), *((m.tree, []) for m in callers)]
     host = HostTypes(trees, load_map(), [(m.name, m.bindings) for m in [*parsed, *callers]],
                      outside=len(callers))  # fmt: skip
@@ -201,8 +201,8 @@ def build_profile(
         profile.extend(_from_recorded_source(launch))
     # what the compiler says the captured kernels ran on types what the source could not
     ttir.refine(profile, ttir.compile_records(runs))
-    if callers:
-        profile.sources.insert(0, f"{len(callers)} file(s) outside --scan read for host calls")
+    if outside_note:
+        profile.sources.insert(0, outside_note)
     n = sum(len(v) for by in launches.values() for v in by.values())
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
@@ -284,13 +284,15 @@ def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceMod
 
 def _outside_callers(
     scan: Sequence[str], read: Iterable[str], parsed: Sequence[SourceModule]
-) -> list[SourceModule]:
+) -> tuple[list[SourceModule], str]:
     """The Python files of the repository around ``scan`` (targets.repository_python_files)
     not read already that name a module-level function or class of the ``parsed`` files: the
-    calls that type a wrapper's parameters from outside the scanned folder. One that cannot
-    be read is left out (its calls stay unknown: what it passes is not counted)."""
+    calls that type a wrapper's parameters from outside the scanned folder; and the line the
+    profile's sources show ("" for none). A wrapper is typed by the calls of the files read:
+    one that cannot be parsed, or past ``[callers] max_files``, is not among them (the
+    sources line says how many)."""
     if not scan:
-        return []
+        return [], ""
     names = {
         n.name.encode() for m in parsed for n in m.tree.body
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
@@ -298,7 +300,9 @@ def _outside_callers(
     }  # fmt: skip
     done = {str(resolved(p)) for p in read}
     out: list[SourceModule] = []
-    for file in repository_python_files(scan):
+    unread = 0
+    files, cut = repository_python_files(scan)
+    for file in files:
         if str(resolved(file)) in done:
             continue
         try:
@@ -307,8 +311,13 @@ def _outside_callers(
                 continue
             out.append(parse_module(file, read_source(file)[1]))
         except _READ_ERRORS:
-            continue
-    return out
+            unread += 1
+    note = f"{len(out)} file(s) outside --scan read for host calls" if out else ""
+    if unread:
+        note += f"{', ' if note else ''}{unread} outside file(s) not parsed"
+    if cut:
+        note += f"{', ' if note else ''}the walk for callers stopped at {len(files)} files"
+    return out, note
 
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
