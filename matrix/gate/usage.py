@@ -151,11 +151,7 @@ def build_profile(
     profile.imported = [m.path for m in imported]
     project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
-    # the repository's other files that call a scanned function: for host typing only
-    callers, outside_note = _outside_callers(scan, {*files, *profile.imported}, parsed)
-    trees = [*((m.tree, kernels[m.path]) for m in parsed), *((m.tree, []) for m in callers)]
-    host = HostTypes(trees, load_map(), [(m.name, m.bindings) for m in [*parsed, *callers]],
-                     outside=len(callers))  # fmt: skip
+    host = _host_types(scan, {*files, *profile.imported}, parsed, kernels, profile.sources)
     helpers, plain, aliases = _callables([*parsed, *imported], kernels, project, _show)
     ctx.functions = lambda q: _helper_named(plain, q)
     ctx.aliases = _Named(aliases)
@@ -201,8 +197,6 @@ def build_profile(
         profile.extend(_from_recorded_source(launch))
     # what the compiler says the captured kernels ran on types what the source could not
     ttir.refine(profile, ttir.compile_records(runs))
-    if outside_note:
-        profile.sources.insert(0, outside_note)
     n = sum(len(v) for by in launches.values() for v in by.values())
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
@@ -280,6 +274,24 @@ def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceMod
         except _READ_ERRORS as e:
             unread.append(f"{show(file)}: not read ({type(e).__name__}: {e})")
     return parsed
+
+
+def _host_types(
+    scan: Sequence[str],
+    read: Iterable[str],
+    parsed: Sequence[SourceModule],
+    kernels: Mapping[str, Any],
+    sources: list[str],
+) -> HostTypes:
+    """What the host code passes each kernel: the read files, and the repository's other
+    files that call a function of the scanned ones (for host typing only), named first in
+    ``sources``."""
+    callers, note = _outside_callers(scan, read, parsed)
+    trees = [*((m.tree, kernels[m.path]) for m in parsed), *((m.tree, []) for m in callers)]
+    if note:
+        sources.insert(0, note)
+    return HostTypes(trees, load_map(), [(m.name, m.bindings) for m in [*parsed, *callers]],
+                     outside=len(callers))  # fmt: skip
 
 
 def _outside_callers(
