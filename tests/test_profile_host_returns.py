@@ -108,6 +108,17 @@ def test_a_return_this_reading_cannot_follow_stays_open(tmp_path: Path) -> None:
         scale_kernel[(1,)](q, s, BLOCK=128)
     """
     assert scanned(tmp_path, held) == OPEN
+    # a function returning its own call's element: followed only as deep as the bound allows
+    recursive = """
+    def again(x):
+        return again(x)
+
+
+    def quant(x):
+        q, s = again(x)
+        scale_kernel[(1,)](q, s, BLOCK=128)
+    """
+    assert scanned(tmp_path, recursive) == OPEN
 
 
 def repo(tmp_path: Path, outside: str) -> Path:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.analyze.profile.host_branches import UNBOUND
+from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH
 from matrix.analyze.profile.host_syntax import INT_SIG, is_none
 from matrix.analyze.profile.host_tokens import TOKEN, join
 from matrix.core import MATRIX_DIR, DataFileError, load_toml, table_keys
@@ -182,9 +183,9 @@ class HostReturns:
         """The dtype of what ``call`` (in function ``scope``) returns (``value``: the dtype it
         returns is), or of its ``index``-th element where it returns a tuple; None unknown."""
         site = self.file_of.get(id(call))
-        callees = self._callees(call, site)
+        callees = self._callees(call, site) if depth <= MAX_HOST_DEPTH else []
         if not callees:
-            return None
+            return None  # none of the read tree's, or past the bound (``return f(...)`` in f)
         resolve = self.dtype_value if value else self.dtype
         seen: list[str | None] = []
         for fn in callees:
