@@ -114,8 +114,10 @@ def build_profile(
 ) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
     source, each kernel a captured launch ran typed by that launch (and tied to its test),
-    else by what the tree's host code passes, else by the team's ``declaration`` of its
-    pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
+    else by what the tree's host code passes (with the calls of the repository's files around
+    ``scan`` that name a scanned function: targets.toml [callers]), else by the team's
+    ``declaration`` of its pointers' dtypes, else left as type variables (the element type of
+    ``x_ptr``), each
     admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals) of
     those tensors carry in practice (``[open_types]``: fp16/bf16/fp32, one 16-bit format per
     launch; ``profile.assumption`` says so).

@@ -41,9 +41,11 @@ TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
 class HostTypes(HostInts, HostReturns):
     """The dtypes a host wrapper passes to a kernel, read from the scanned tree: a tensor made
     with ``dtype=torch.float16``, cast with ``.half()``/``.to(torch.bfloat16)``, checked with
-    ``assert x.dtype == torch.float16``, or a parameter of the wrapper typed by every call of
-    it in the tree. One launch site whose argument cannot be typed leaves that parameter to
-    the kernel's own reading (not inferable: fail closed)."""
+    ``assert x.dtype == torch.float16``, returned by a host function of the tree, or a
+    parameter of the wrapper typed by every call of it in the tree (``C.apply`` for
+    ``C.forward``; the read tree includes the repository's callers outside --scan: host_returns
+    .py). One launch site whose argument cannot be typed leaves that parameter to the kernel's
+    own reading (not inferable: fail closed)."""
 
     def __init__(
         self,
