@@ -44,11 +44,14 @@ class Rule:
     options: tuple[str, ...]
     # folders of code built by another Triton (a vendor's fork): fnmatch on the shown path
     vendor_paths: tuple[str, ...] = ()
+    caller_files: int = 0  # [callers] max_files: repository files walked for host callers
+    caller_skip_dirs: frozenset[str] = frozenset()  # [callers] skip_dirs (test suites)
+    caller_skip_files: tuple[str, ...] = ()  # [callers] skip_files (fnmatch on the name)
 
     @classmethod
     @lru_cache(maxsize=1)
     def load(cls, path: Path = RULE_PATH) -> Rule:
-        doc = table_keys(path, "", load_toml(path), {"root", "interpret", "vendor"})
+        doc = table_keys(path, "", load_toml(path), {"root", "callers", "interpret", "vendor"})
         root = table_keys(path, "[root]", doc.get("root", {}), {"markers"})
         keys = {"column", "patterns", "files", "skip_dirs", "max_files", "options"}
         interp = table_keys(path, "[interpret]", doc.get("interpret", {}), keys)
@@ -63,6 +66,11 @@ class Rule:
                 raise DataFileError(path, f"{where} {key}", "a non-empty list of strings", value)
             return tuple(value)
 
+        callers = table_keys(path, "[callers]", doc.get("callers", {}),
+                             {"max_files", "skip_dirs", "skip_files"})  # fmt: skip
+        caller_files = callers.get("max_files")
+        if not isinstance(caller_files, int) or caller_files < 0:
+            raise DataFileError(path, "[callers] max_files", "a non-negative integer", caller_files)
         max_files = interp.get("max_files")
         if not isinstance(max_files, int) or max_files < 1:
             raise DataFileError(path, "[interpret] max_files", "a positive integer", max_files)
@@ -80,6 +88,9 @@ class Rule:
             vendor_paths=strings(
                 table_keys(path, "[vendor]", doc.get("vendor", {}), {"paths"}), "paths", "[vendor]"
             ),
+            caller_files=caller_files,
+            caller_skip_dirs=frozenset(strings(callers, "skip_dirs", "[callers]")),
+            caller_skip_files=strings(callers, "skip_files", "[callers]"),
         )
 
 
@@ -103,6 +114,32 @@ def repository_root(path: str | Path, markers: Sequence[str]) -> Path:
     while (folder / "__init__.py").is_file() and folder.parent != folder:
         folder = folder.parent
     return folder
+
+
+def repository_python_files(
+    paths: Sequence[str | Path], rule: Rule | None = None
+) -> tuple[list[Path], bool]:
+    """The Python files of the repositories above ``paths`` (``[root]`` markers), outside the
+    ``[interpret] skip_dirs`` and the ``[callers]`` test suites, at most ``[callers]
+    max_files`` of them walked: where a wrapper of the scanned files may be called from
+    (matrix/data/targets.toml [callers]); and whether the walk stopped at that bound."""
+    rule = rule or Rule.load()
+    out: list[Path] = []
+    seen = 0
+    for root in dict.fromkeys(repository_root(p, rule.markers) for p in paths):
+        for folder, dirs, files in os.walk(root):
+            skip = rule.skip_dirs | rule.caller_skip_dirs
+            dirs[:] = sorted(d for d in dirs if d not in skip)
+            for name in sorted(files):
+                if not name.endswith(".py") or any(
+                    fnmatchcase(name, g) for g in rule.caller_skip_files
+                ):
+                    continue
+                seen += 1
+                if seen > rule.caller_files:
+                    return out, True
+                out.append(Path(folder) / name)
+    return out, False
 
 
 def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str]:

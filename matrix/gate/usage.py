@@ -10,6 +10,7 @@ or not used (listed apart, never blocking).
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -47,6 +48,7 @@ from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.gate.shapes import Sites, needed_shape
+from matrix.gate.targets import repository_python_files
 from matrix.results import Run
 from matrix.scan import (
     Imports,
@@ -112,8 +114,10 @@ def build_profile(
 ) -> Profile:
     """The usage profile of the team's code: every file under ``scan`` and ``tests`` read from
     source, each kernel a captured launch ran typed by that launch (and tied to its test),
-    else by what the tree's host code passes, else by the team's ``declaration`` of its
-    pointers' dtypes, else left as type variables (the element type of ``x_ptr``), each
+    else by what the tree's host code passes (with the calls of the repository's files around
+    ``scan`` that name a scanned function: targets.toml [callers]), else by the team's
+    ``declaration`` of its pointers' dtypes, else left as type variables (the element type of
+    ``x_ptr``), each
     admitting the dtypes its code does not rule out (on ``baseline``'s recorded refusals) of
     those tensors carry in practice (``[open_types]``: fp16/bf16/fp32, one 16-bit format per
     launch; ``profile.assumption`` says so).
@@ -149,8 +153,7 @@ def build_profile(
     profile.imported = [m.path for m in imported]
     project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
-    host = HostTypes([(m.tree, kernels[m.path]) for m in parsed], load_map(),
-                     [(m.name, m.bindings) for m in parsed])  # fmt: skip
+    host = _host_types(scan, {*files, *profile.imported}, parsed, kernels, profile.sources)
     helpers, plain, aliases = _callables([*parsed, *imported], kernels, project, _show)
     ctx.functions = lambda q: _helper_named(plain, q)
     ctx.aliases = _Named(aliases)
@@ -273,6 +276,65 @@ def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceMod
         except _READ_ERRORS as e:
             unread.append(f"{show(file)}: not read ({type(e).__name__}: {e})")
     return parsed
+
+
+def _host_types(
+    scan: Sequence[str],
+    read: Iterable[str],
+    parsed: Sequence[SourceModule],
+    kernels: Mapping[str, Any],
+    sources: list[str],
+) -> HostTypes:
+    """What the host code passes each kernel: the read files, and the repository's other
+    files that call a function of the scanned ones (for host typing only), named first in
+    ``sources``."""
+    callers, note = _outside_callers(scan, read, parsed)
+    trees = [*((m.tree, kernels[m.path]) for m in parsed), *((m.tree, []) for m in callers)]
+    if note:
+        sources.insert(0, note)
+    return HostTypes(trees, load_map(), [(m.name, m.bindings) for m in [*parsed, *callers]],
+                     outside=len(callers))  # fmt: skip
+
+
+def _outside_callers(
+    scan: Sequence[str], read: Iterable[str], parsed: Sequence[SourceModule]
+) -> tuple[list[SourceModule], str]:
+    """The Python files of the repository around ``scan`` (targets.repository_python_files)
+    not read already that name a module-level function or class of the ``parsed`` files: the
+    calls that type a wrapper's parameters from outside the scanned folder; and the line the
+    profile's sources show ("" for none). A wrapper is typed by the calls of the files read:
+    one that cannot be parsed, or past ``[callers] max_files``, is not among them (the
+    sources line says how many)."""
+    if not scan:
+        return [], ""
+    names = {
+        n.name.encode() for m in parsed for n in m.tree.body
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        and not n.name.startswith("__")
+    }  # fmt: skip
+    done = {str(resolved(p)) for p in read}
+    out: list[SourceModule] = []
+    unread = 0
+    files, cut = repository_python_files(scan)
+    for file in files:
+        if str(resolved(file)) in done:
+            continue
+        try:
+            data = file.read_bytes()
+            if names.isdisjoint(_WORD.findall(data)):
+                continue
+            out.append(parse_module(file, read_source(file)[1]))
+        except _READ_ERRORS:
+            unread += 1
+    note = f"{len(out)} file(s) outside --scan read for host calls" if out else ""
+    if unread:
+        note += f"{', ' if note else ''}{unread} outside file(s) not parsed"
+    if cut:
+        note += f"{', ' if note else ''}the walk for callers stopped at {len(files)} files"
+    return out, note
+
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _imported_helpers(parsed: Sequence[SourceModule]) -> list[SourceModule]:

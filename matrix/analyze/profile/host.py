@@ -9,6 +9,8 @@ from typing import Any
 
 from matrix.analyze.profile.host_branches import UNBOUND, branched
 from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH, HostInts, rebinds
+from matrix.analyze.profile.host_returns import HostReturns
+from matrix.analyze.profile.host_syntax import INT_SIG, callee, is_none, unguarded
 from matrix.analyze.profile.host_tokens import (
     TOKEN,
     Tested,
@@ -32,25 +34,25 @@ HOST_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "randn_like", "r
 HOST_INTS = frozenset({"stride", "numel", "size", "element_size", "cdiv", "next_power_of_2"})
 # names, assignments and callers followed from a launch argument: FlagGems cummax's parts
 # buffer takes 5 (argument, wrapper parameter, its caller's name, ``dtype=``, ``out.dtype``)
-INT_SIG = "i32"
 # ``x.to(...)`` keywords that keep the dtype
 TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
-# calls whose tuple result holds pieces of their base tensor (one dtype)
-HOST_PIECES = frozenset({"chunk", "split", "unbind", "tensor_split"})
 
 
-class HostTypes(HostInts):
+class HostTypes(HostInts, HostReturns):
     """The dtypes a host wrapper passes to a kernel, read from the scanned tree: a tensor made
     with ``dtype=torch.float16``, cast with ``.half()``/``.to(torch.bfloat16)``, checked with
-    ``assert x.dtype == torch.float16``, or a parameter of the wrapper typed by every call of
-    it in the tree. One launch site whose argument cannot be typed leaves that parameter to
-    the kernel's own reading (not inferable: fail closed)."""
+    ``assert x.dtype == torch.float16``, returned by a host function of the tree, or a
+    parameter of the wrapper typed by every call of it in the tree (``C.apply`` for
+    ``C.forward``; the read tree includes the repository's callers outside --scan: host_returns
+    .py). One launch site whose argument cannot be typed leaves that parameter to the kernel's
+    own reading (not inferable: fail closed)."""
 
     def __init__(
         self,
         trees: Sequence[tuple[ast.Module, Sequence[ast.FunctionDef | ast.AsyncFunctionDef]]],
         umap: UsageMap,
         modules: Sequence[tuple[str, Mapping[str, str]]] = (),
+        outside: int = 0,
     ) -> None:
         # per tree: its module's name and its module-level bindings (SourceModule.bindings):
         # which file's kernel a launch in another file reaches (``_imports``)
@@ -79,6 +81,11 @@ class HostTypes(HostInts):
         self.site_file: dict[int, int] = {}
         self.tables: dict[str, list[ast.Dict]] = {}  # module-level dicts by name
         self.sequences: dict[str, list[ast.Tuple | ast.List]] = {}  # module-level tuples
+        self.method_of: dict[int, str] = {}  # a class body's function -> its class
+        self._returns: dict[int, list[ast.expr | None]] = {}
+        # the last ``outside`` trees are the repository's callers of the scanned functions:
+        # read for their calls and functions only (no launch of theirs is typed or profiled)
+        callers_from = len(trees) - outside
         for index, (tree, kernels) in enumerate(trees):  # each tree with its @triton.jit functions
             self.kernel_names |= {f.name for f in kernels}
             for f in kernels:
@@ -92,6 +99,9 @@ class HostTypes(HostInts):
                 if id(node) in inside:
                     self.kernel_scope[id(node)] = id(fn) if fn is not None else 0
                     continue
+                if isinstance(node, ast.ClassDef):  # ``C.apply`` runs ``C.forward``
+                    for item in node.body:
+                        self.method_of[id(item)] = node.name
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
                     self.file_of[id(node)] = index
@@ -108,12 +118,12 @@ class HostTypes(HostInts):
                         if isinstance(t, ast.Name):
                             self.sequences.setdefault(t.id, []).append(node.value)
                 if isinstance(node, ast.Call):
-                    name = _callee(node.func)
+                    name = callee(node.func)
                     if name:
                         self.calls.setdefault(name, []).append((node, fn))
                         self.file_of[id(node)] = index
-                    if isinstance(node.func, ast.Subscript):
-                        k = _callee(node.func.value)
+                    if isinstance(node.func, ast.Subscript) and index < callers_from:
+                        k = callee(node.func.value)
                         if k:
                             self.launch_sites.append((k, node, fn))
                             if loop:
@@ -327,6 +337,8 @@ class HostTypes(HostInts):
             return self._lookup(expr.value.id, expr.slice, scope, depth)
         if isinstance(expr, ast.Name) and scope is not None:
             return self._name(expr.id, scope, depth, True)
+        if isinstance(expr, ast.Call):  # a function of the read tree returning a dtype
+            return self.returned(expr, scope, depth, None, True)
         return None
 
     def _lookup(self, table: str, key: ast.expr, scope: Any, depth: int) -> str | None:
@@ -362,6 +374,8 @@ class HostTypes(HostInts):
             if expr.attr in HOST_SAME:
                 return self.dtype(expr.value, scope, depth)
             return None
+        if isinstance(expr, ast.BinOp | ast.UnaryOp):  # ``-x``, ``x * 2.0`` (host_ops.toml)
+            return self.arithmetic(expr, scope, depth)
         if isinstance(expr, ast.IfExp):  # ``x if c else torch.empty_like(x)``
             return pick(self._tested(expr.test, "", None, scope, depth, False),
                         self.dtype(expr.body, scope, depth),
@@ -390,9 +404,10 @@ class HostTypes(HostInts):
         return None
 
     def _like(self, name: str, expr: ast.Call, scope: Any, depth: int) -> str | None:
-        """``torch.empty_like(x)``, ``x.new_empty(...)``: x's dtype."""
-        if name not in HOST_LIKE:
-            return None
+        """``torch.empty_like(x)``, ``x.new_empty(...)``: x's dtype; a call of a function of
+        the read tree: what it returns."""
+        if name not in HOST_LIKE:  # a function of the read tree, else a dtype-keeping one
+            return self.call_result(expr, name, scope, depth)
         f = expr.func
         base = (f.value if name.startswith("new_") and isinstance(f, ast.Attribute)
                 else (expr.args[0] if expr.args else None))  # fmt: skip
@@ -428,7 +443,7 @@ class HostTypes(HostInts):
             return arg.attr == "shape" or (self._torch_dtype(arg) is None and arg.attr != "dtype"
                                            and "dtype" not in arg.attr)  # fmt: skip
         if isinstance(arg, ast.Call):
-            return _callee(arg.func) in ("size", "Size")
+            return callee(arg.func) in ("size", "Size")
         if isinstance(arg, ast.Name):
             return "dtype" not in arg.id.lower() and "shape" in arg.id.lower()
         return False
@@ -458,16 +473,18 @@ class HostTypes(HostInts):
                 for target in targets:
                     if isinstance(target, ast.Name) and target.id == name:
                         plain.add(id(node))
-                        if rhs is None or _none(rhs):
+                        if rhs is None or is_none(rhs):
                             continue  # no value, or ``None`` (no tensor: no dtype to pass)
-                        if not value and _keeps(rhs, name):
+                        if not value and self._same(rhs, name):
                             continue  # ``x = x.contiguous()``: the same dtype
                         found.append(resolve(rhs, scope, depth + 1))
                         nested |= id(node) not in top
                     elif isinstance(target, ast.Tuple | ast.List) and any(
                         isinstance(e, ast.Name) and e.id == name for e in target.elts
                     ):
-                        found.append(self._unpacked(rhs, scope, depth, value))
+                        part = self.unpacked(rhs, scope, depth, value, target, name)
+                        if part != UNBOUND:  # ``a, b = None, None``: no tensor there
+                            found.append(part)
                         nested |= id(node) not in top
                         plain.add(0)  # not one the statement-order reading follows
             elif rebinds(node, name):  # a loop or ``with`` target, ``del``: not followed
@@ -477,8 +494,9 @@ class HostTypes(HostInts):
             start = self._passed(name, scope, depth, resolve) if name in params else UNBOUND
             got, covered, split = branched(
                 scope.body, name, start, until,
-                lambda s, cur: cur if s.value is None or _none(s.value) or (
-                    not value and _keeps(s.value, name)) else resolve(s.value, scope, depth + 1),
+                lambda s, cur: cur if s.value is None or is_none(s.value) or (
+                    not value and self._same(s.value, name)) else resolve(s.value, scope,
+                                                                            depth + 1),
                 lambda t, cur: self._tested(t, name, cur, scope, depth, value))  # fmt: skip
             if split and plain <= covered and got != UNBOUND:
                 return self._checked(got, name, scope, [])
@@ -489,6 +507,13 @@ class HostTypes(HostInts):
         return self._checked(join([*found, self._passed(name, scope, depth, resolve)]), name,
                              scope, [])  # fmt: skip
 
+    def _same(self, rhs: ast.expr, name: str) -> bool:
+        """``x = x.contiguous()``, ``x = rearrange(x, ...)``, ``x = x.contiguous() if c else
+        x``: the same dtype as before."""
+        if isinstance(rhs, ast.IfExp):
+            return self._same(rhs.body, name) and self._same(rhs.orelse, name)
+        return _keeps(rhs, name) or self.keeps(rhs, name)
+
     def _passed(self, name: str, scope: Any, depth: int, resolve: Any) -> str:
         """What every caller passes for parameter ``name``, else its own token."""
         params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
@@ -496,9 +521,13 @@ class HostTypes(HostInts):
         seen: list[str | None] = []
         own = self.file_of.get(id(scope))
         twins = {self.file_of.get(id(f)) for f in self.functions.get(scope.name, [])}
-        for call, caller in self.calls.get(scope.name, []):
+        # its calls by name, and ``C.apply(...)`` for ``C.forward(ctx, ...)`` (one place on)
+        calls = [(c, f, index, False) for c, f in self.calls.get(scope.name, [])]
+        calls += [(c, f, index - 1, True) for c, f in self.applied(scope) if index]
+        for call, caller, index, applied in calls:
             site = self.file_of.get(id(call))
-            if len(twins) > 1 and site != own and not self._imports(site, own, scope.name):
+            if len(twins) > 1 and site != own and not applied and not self._imports(
+                    site, own, scope.name):  # fmt: skip
                 continue  # a call of another file's function of the same name
             if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
                 seen.append(None)
@@ -543,31 +572,19 @@ class HostTypes(HostInts):
         admitted = self._admitted(name, scope)
         return restrict_token(got, admitted) if admitted is not None else got
 
-    def _unpacked(self, rhs: ast.expr | None, scope: Any, depth: int, value: bool) -> str | None:
-        if value or rhs is None:
-            return None
-        if isinstance(rhs, ast.Attribute) and rhs.attr == "shape":
-            return INT_SIG
-        if isinstance(rhs, ast.Call) and isinstance(rhs.func, ast.Attribute):
-            if rhs.func.attr in HOST_PIECES:  # ``a, b = x.chunk(2)``: pieces of x
-                return self.dtype(rhs.func.value, scope, depth + 1)
-            if rhs.func.attr == "size" and not rhs.args:
-                return INT_SIG
-        return None
-
     def _admitted(self, name: str, scope: Any) -> frozenset[str] | None:
         """The dtypes ``name`` may have after the scope's top-level checks: ``assert
         name.dtype in (...)``, ``torch._check(...)``, ``if name.dtype not in (...): raise``."""
         got: frozenset[str] | None = None
         until = self._site[1] if self._site[0] == id(scope) else 0
-        for s in _unguarded(scope.body, name):
+        for s in unguarded(scope.body, name):
             if until and s.lineno > until:
                 break  # a check after the launch says nothing of what it passed
             tests: list[tuple[ast.expr, bool]] = []
             if isinstance(s, ast.Assert):
                 tests.append((s.test, True))
             elif (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)
-                  and _callee(s.value.func) == "_check" and s.value.args):  # fmt: skip
+                  and callee(s.value.func) == "_check" and s.value.args):  # fmt: skip
                 tests.append((s.value.args[0], True))
             elif (
                 isinstance(s, ast.If)
@@ -647,27 +664,6 @@ BINDINGS = (ast.Assert, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.Wi
             ast.AsyncWith, ast.Delete, ast.NamedExpr)  # fmt: skip
 
 
-def _unguarded(body: Sequence[ast.stmt], name: str) -> list[ast.stmt]:
-    """The statements of ``body`` that run whenever ``name`` is a tensor: the top level, and
-    the body of ``if name is not None:`` (None has no dtype to check)."""
-    out: list[ast.stmt] = []
-    for s in body:
-        out.append(s)
-        if not isinstance(s, ast.If) or s.orelse:
-            continue
-        t = s.test
-        if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == name
-                and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
-                and isinstance(t.comparators[0], ast.Constant)
-                and t.comparators[0].value is None):  # fmt: skip
-            out += s.body
-    return out
-
-
-def _none(e: ast.expr) -> bool:
-    return isinstance(e, ast.Constant) and e.value is None
-
-
 def _keeps(rhs: ast.expr, name: str) -> bool:
     """``name = name.contiguous()`` (a chain of dtype-keeping calls on ``name`` itself)."""
     e = rhs
@@ -682,11 +678,3 @@ def _keeps(rhs: ast.expr, name: str) -> bool:
             e = e.func.value
         else:
             return False
-
-
-def _callee(func: ast.expr) -> str | None:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None

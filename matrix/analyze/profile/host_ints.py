@@ -10,7 +10,7 @@ import ast
 from collections.abc import Mapping
 from typing import Any
 
-MAX_HOST_DEPTH = 5  # host names and calls followed from one launch argument
+MAX_HOST_DEPTH = 10  # host names, calls and returns followed from one launch argument
 
 
 class HostInts:

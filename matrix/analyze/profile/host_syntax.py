@@ -1,0 +1,37 @@
+"""Small readings of host syntax that ``HostTypes`` and its parts share."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+INT_SIG = "i32"  # what an int host value passes (a launch signature's scalar)
+
+
+def unguarded(body: Sequence[ast.stmt], name: str) -> list[ast.stmt]:
+    """The statements of ``body`` that run whenever ``name`` is a tensor: the top level, and
+    the body of ``if name is not None:`` (None has no dtype to check)."""
+    out: list[ast.stmt] = []
+    for s in body:
+        out.append(s)
+        if not isinstance(s, ast.If) or s.orelse:
+            continue
+        t = s.test
+        if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == name
+                and len(t.ops) == 1 and isinstance(t.ops[0], ast.IsNot)
+                and isinstance(t.comparators[0], ast.Constant)
+                and t.comparators[0].value is None):  # fmt: skip
+            out += s.body
+    return out
+
+
+def is_none(e: ast.expr) -> bool:
+    return isinstance(e, ast.Constant) and e.value is None
+
+
+def callee(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
