@@ -127,7 +127,8 @@ def _profile_sections(report: GateReport) -> list[str]:
         lines += ["", f"### Fixed in the candidate, used by your code ({len(groups)})", ""]
         lines.append(
             "A value your code computes was wrong against its reference on the baseline and is "
-            "right on the candidate (never blocking):"
+            "right on the candidate, or refused instead of computed wrong (a GPU launch measured: "
+            "`matrix/data/gpu_launches.toml`); never blocking:"
         )
         for group, n in sorted(groups.items()):
             first = next(f for f in report.fixed if _split_cell(f.probe)[0] == group)

@@ -11,7 +11,7 @@ from matrix.analyze import fingerprint
 from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile, Use
 from matrix.core import Release
 from matrix.gate import compare as gc
-from matrix.gate import policy
+from matrix.gate import gpu_launches, policy
 from matrix.gate.config import AcceptedChange, matches_path
 from matrix.gate.gate_report import GateReport
 from matrix.gate.shapes import Sites
@@ -122,7 +122,8 @@ def apply_profile(
                 f"may affect your code: {m.why or 'an operand kind is not inferable'}; "
                 "type the value (e.g. `.to(tl.float16)`) or run the kernel through --tests"
             )
-        if _fixed(f):
+        # (or a silent wrong result on the baseline's GPU that the candidate refuses)
+        if _fixed(f) or gpu_launches.fixed_by_refusal(f, str(baseline)):
             report.fixed.append(f)
             continue
         if f.kind == gc.BEHAVIOUR:
