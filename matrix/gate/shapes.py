@@ -87,6 +87,10 @@ class Sites:
         self._modules: dict[str, SourceModule | None] = {}  # per shown path, parsed once
         self._guards: dict[str, list[Any]] = {}  # per shown path: its branch guards
         self._files: list[str] | None = None
+        # per shown path: its import lines; the scanned code's calls by the name called, each
+        # with its innermost function (built once: an alias's calls are looked up per use)
+        self._imports: dict[str, frozenset[int]] = {}
+        self._calls: dict[str, list[tuple[str, ast.FunctionDef, ast.Call]]] | None = None
 
     def _file(self, shown: str) -> Path | None:
         bases = [Path.cwd()]
@@ -166,10 +170,7 @@ class Sites:
         if shape in GLOBAL_SHAPES:
             name = use.attr("name")
             return None if tree is None or not name else _global_shape(tree, name, shape)
-        if tree is not None and any(
-            isinstance(n, (ast.Import, ast.ImportFrom)) and n.lineno == use.line
-            for n in ast.walk(tree)
-        ):
+        if tree is not None and use.line in self._import_lines(use.path, tree):
             return False  # importing a name does none of what a call of it does
         calls, fn = self.calls_at(use)
         if not calls:
@@ -197,23 +198,41 @@ class Sites:
         None."""
         verdicts: list[bool | None] = []
         sites: set[tuple[Path, int]] = set()
-        for shown in self._sources():
-            tree = self.tree(shown)
-            if tree is None:
-                continue
-            for fn in ast.walk(tree):
-                if not isinstance(fn, ast.FunctionDef):
-                    continue
-                for node in ast.walk(fn):
-                    if isinstance(node, ast.Call) and _tail(node.func) == alias:
-                        ints = self.values.get((shown, fn.name), {})
-                        verdicts.append(SHAPES[shape](node, fn, ints))
-                        sites.add((self._where(shown), node.lineno))
+        for shown, fn, node in self._calls_named().get(alias, []):
+            ints = self.values.get((shown, fn.name), {})
+            verdicts.append(SHAPES[shape](node, fn, ints))
+            sites.add((self._where(shown), node.lineno))
         if not verdicts:
             return None
         if sites <= {(self._where(u.path), u.line) for u in others}:
             return False
         return _fold(verdicts)
+
+    def _import_lines(self, shown: str, tree: ast.Module) -> frozenset[int]:
+        if shown not in self._imports:
+            self._imports[shown] = frozenset(
+                n.lineno for n in ast.walk(tree) if isinstance(n, ast.Import | ast.ImportFrom)
+            )
+        return self._imports[shown]
+
+    def _calls_named(self) -> dict[str, list[tuple[str, ast.FunctionDef, ast.Call]]]:
+        """Every call in a function of the scanned code, by the name it calls (its last
+        part), with the innermost function holding it: one walk of each file."""
+        if self._calls is None:
+            self._calls = {}
+            for shown in self._sources():
+                tree = self.tree(shown)
+                if tree is None:
+                    continue
+                stack: list[tuple[ast.AST, ast.FunctionDef | None]] = [(tree, None)]
+                while stack:
+                    node, fn = stack.pop()
+                    if isinstance(node, ast.FunctionDef):
+                        fn = node
+                    if fn is not None and isinstance(node, ast.Call):
+                        self._calls.setdefault(_tail(node.func), []).append((shown, fn, node))
+                    stack.extend((child, fn) for child in ast.iter_child_nodes(node))
+        return self._calls
 
     def _where(self, shown: str) -> Path:
         """The file a shown path names, as one key whatever folder it was shown from."""
