@@ -324,3 +324,31 @@ def test_an_attribute_launch_in_another_file_counts_only_through_the_kernels_mod
     )
     uses = build_profile([str(pkg)], [], []).uses
     assert [u.operands for u in uses if u.op == "reduce.cumsum"] == [(frozenset({"int64"}),)]
+
+
+def test_a_closure_launching_the_kernel_reads_its_enclosing_functions_tensors(tmp_path):
+    # mamba3_mimo_utils.py's benchmark: `def triton_impl(): return wrapper(da, ...)` inside the
+    # function that makes `da` float32; a name a nested function does not bind is the outer's
+    u = sub(uses(tmp_path, """
+        def bench():
+            x = torch.randn(64, dtype=torch.float32)
+            y = torch.empty(64, dtype=torch.float16)
+
+            def launch():
+                k[(1,)](x, y, x.numel(), BLOCK=128)
+
+            launch()
+        """))  # fmt: skip
+    assert u.operands == (frozenset({"float32"}), frozenset({"float16"}))
+    # bound in the nested function itself: its own value, not the outer one
+    u = sub(uses(tmp_path, """
+        def bench(z):
+            x = torch.randn(64, dtype=torch.float32)
+
+            def launch():
+                x = z
+                k[(1,)](x, x, x.numel(), BLOCK=128)
+
+            launch()
+        """))  # fmt: skip
+    assert u.operands[0] != frozenset({"float32"})

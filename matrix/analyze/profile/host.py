@@ -82,6 +82,7 @@ class HostTypes(HostInts, HostReturns):
         self.tables: dict[str, list[ast.Dict]] = {}  # module-level dicts by name
         self.sequences: dict[str, list[ast.Tuple | ast.List]] = {}  # module-level tuples
         self.method_of: dict[int, str] = {}  # a class body's function -> its class
+        self.enclosing: dict[int, Any] = {}  # a nested function -> the function around it
         self._returns: dict[int, list[ast.expr | None]] = {}
         # the last ``outside`` trees are the repository's callers of the scanned functions:
         # read for their calls and functions only (no launch of theirs is typed or profiled)
@@ -105,6 +106,8 @@ class HostTypes(HostInts, HostReturns):
                 if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                     self.functions.setdefault(node.name, []).append(node)
                     self.file_of[id(node)] = index
+                    if fn is not None:  # a nested function (a closure) reads fn's names
+                        self.enclosing[id(node)] = fn
                     fn, loop = node, False
                 if fn is not None and isinstance(node, BINDINGS):
                     self.statements.setdefault(id(fn), []).append(node)
@@ -503,6 +506,9 @@ class HostTypes(HostInts, HostReturns):
         if found and (not nested or name not in params):
             return self._checked(join(found, f"{id(scope)}:{name}"), name, scope, found)
         if name not in params:
+            outer = self.enclosing.get(id(scope))
+            if outer is not None and not found and not plain:  # a closure's free name
+                return self._name(name, outer, depth + 1, value)
             return None
         return self._checked(join([*found, self._passed(name, scope, depth, resolve)]), name,
                              scope, [])  # fmt: skip
