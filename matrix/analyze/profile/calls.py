@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from matrix.analyze.profile.compiled import BOUND_SCALARS
+from matrix.analyze.profile.compiled import BOUND_SCALARS, bound
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
 from matrix.analyze.profile.dtype_fns import Dtype, Unknown, evaluate
 from matrix.analyze.profile.dtypes import DtypeReader
@@ -513,8 +513,9 @@ class CallReader(DtypeReader):
             x = args[0] if args else UNKNOWN
             self.use(fam, node, (x,))
             if x.kinds and all(k in BOUND_SCALARS for k in x.kinds) and not x.cand:
-                # tl.log2(math.e): the function makes its Python number a 0-d tensor first
-                return Val(frozenset(BOUND_SCALARS[k] for k in x.kinds))
+                # tl.log2(math.e): the function makes its Python number a 0-d tensor first,
+                # as an assignment does when compiled (and it does so under the interpreter too)
+                return bound(x, interpret=False)
             return self._reduced(name, x, node)
         return self._tl_other(node, name, args, kw_vals)
 

@@ -21,7 +21,7 @@ import ast
 from collections.abc import Mapping
 
 from matrix.analyze.profile.host import HOST_CASTS, HOST_INTS, HOST_SAME
-from matrix.analyze.profile.open_types import RANGES, _called
+from matrix.analyze.profile.open_types import _ranged
 
 MAX_DEPTH = 12  # names and calls followed from one spelling (each name once: _seen)
 # attributes of a tensor that say nothing of its elements' dtype flowing on
@@ -100,7 +100,7 @@ class DtypeFlow:
                 return self.reaches(call, depth + 1)
             return self._argument(call, None, parent.arg, depth)
         if isinstance(parent, ast.Call) and node in parent.args:
-            if _called(parent) in RANGES:
+            if _ranged(node, parent):
                 return frozenset()  # torch.finfo(dtype).max: a range, not a tensor
             if isinstance(parent.func, ast.Attribute) and parent.func.attr in ("view", "to"):
                 if node is parent.args[0] and self._dtype_like(node):

@@ -537,21 +537,12 @@ class KernelReader(ParamTypes, CallReader):
             it = self.ev(s.iter)
             loop_var = _k("cx_int") if self._is_static(s.iter) else _k("arg_i32")
             self.bind(s.target, loop_var if it.items is None else UNKNOWN)
-            entry = dict(self.env)
-            self._settle(s.body)
-            for b in s.body:
-                self.stmt(b)
-            self._carried(entry)
+            self._loop(s.body)
             for b in s.orelse:
                 self.stmt(b)
         elif isinstance(s, ast.While):
             self.use("rule.while_loop", s)
-            entry = dict(self.env)
-            self._settle(s.body)
-            self.ev(s.test)
-            for b in s.body:
-                self.stmt(b)
-            self._carried(entry)
+            self._loop(s.body, s.test)
             for b in s.orelse:
                 self.stmt(b)
         elif (
@@ -605,9 +596,16 @@ class KernelReader(ParamTypes, CallReader):
     def _bound(self, v: Val) -> Val:
         return bound(v, self.ctx.declaration.runs_on("interpret"))
 
-    def _carried(self, entry: Mapping[str, Val]) -> None:
-        """A dtype under which a loop-carried value changes type is not one the code is
-        compiled with (compiled.py; the interpreter checks nothing: not where it may run)."""
+    def _loop(self, body: Sequence[ast.stmt], test: ast.expr | None = None) -> None:
+        """A loop's body (a ``while``'s test read after it settles), once settled; then a
+        dtype under which a value it carries changes type is not one the code is compiled
+        with (compiled.py; the interpreter checks nothing: not where it may run)."""
+        entry = dict(self.env)
+        self._settle(body)
+        if test is not None:
+            self.ev(test)
+        for b in body:
+            self.stmt(b)
         if not self.settling and not self.ctx.declaration.runs_on("interpret"):
             self._exclude(carried_mismatches(entry, self.env))
 
