@@ -255,12 +255,50 @@ def test_environment_hooks_and_warnings_map_to_the_code_that_names_them(tmp_path
     assert used.status == USED and used.uses[0].line == 4
     assert m.cell("env_values", "TRITON_FORCE_DISABLE_FP_FUSION=1").status == NOT_USED
     assert m.cell("warnings", "plain_kernel|none").status == NOT_USED
-    assert m.cell("warnings", "plain_kernel|TRITON_DEFAULT_FP_FUSION=1").status == USED
+    # the code sets it to "0": compiles under it with "1" are not what it runs
+    assert m.cell("warnings", "plain_kernel|TRITON_DEFAULT_FP_FUSION=0").status == USED
+    assert m.cell("warnings", "plain_kernel|TRITON_DEFAULT_FP_FUSION=1").status == NOT_USED
     assert m.cell("warnings", "plain_kernel|TRITON_DEBUG=1").status == NOT_USED
     assert m.cell("warnings", "block_ptr|TRITON_DEFAULT_FP_FUSION=1").status == NOT_USED
     assert m.cell("runtime_semantics", "allocator.other_thread").status == USED
     assert m.cell("runtime_semantics", "knobs.scope_restores").status == NOT_USED
     assert m.cell("runtime_semantics", "nothing.known").status == MAY_AFFECT
+
+
+def test_a_variable_the_code_sets_is_never_run_unset_there(tmp_path):
+    """A release's default for a variable (its ``(unset)`` cell) is not what code that sets
+    the variable runs with (tritonbench sets AMDGCN_USE_BUFFER_OPS around its matmul, whose
+    default 3.6.0 turned on); code that only reads it, or sets it to a value it does not spell,
+    may still run with any spelling, and a read may run with it unset."""
+    write(
+        tmp_path / "bench.py",
+        """\
+        import os
+        from contextlib import contextmanager
+
+        @contextmanager
+        def set_env_variable(name, value):
+            old = os.environ.get(name)
+            os.environ[name] = value
+            yield
+            if old is not None:
+                os.environ[name] = old
+
+        def run(fast, level):
+            with set_env_variable("AMDGCN_USE_BUFFER_OPS", "1" if fast else "0"):
+                pass
+            os.environ.setdefault("TRITON_DEBUG", level)
+            return os.environ.get("TRITON_ALWAYS_COMPILE")
+        """,
+    )
+    m = Matcher(build_profile([str(tmp_path)], [], []))
+    assert m.cell("env_values", "AMDGCN_USE_BUFFER_OPS=(unset)").status == NOT_USED
+    assert m.cell("env_values", "AMDGCN_USE_BUFFER_OPS=yes").status == NOT_USED
+    assert m.cell("env_values", "AMDGCN_USE_BUFFER_OPS=0").status == USED
+    assert m.cell("env_values", "AMDGCN_USE_BUFFER_OPS=1").status == USED
+    assert m.cell("env_values", "TRITON_DEBUG=(unset)").status == NOT_USED
+    assert m.cell("env_values", "TRITON_DEBUG=yes").status == USED
+    assert m.cell("env_values", "TRITON_ALWAYS_COMPILE=(unset)").status == USED
 
 
 def test_the_upgrade_page_shows_the_gates_verdict_on_the_team_code(tmp_path, monkeypatch):

@@ -266,3 +266,54 @@ def test_a_constexpr_stride_every_launch_makes_a_multiple_of_16_is_not_the_unali
         assert all(sites.has_shape(u, shape) is (not aligned) for u in calls), check
         if not aligned and "24" not in check:  # what the host passes for BT is not known
             assert not any("BT" in v for v in profile.int_constexprs.values())
+
+
+def test_tl_core_arithmetic_functions_are_their_operators(tmp_path):
+    # FastVideo's nvfp4 quantizer: `tl.core.sub(127, e + 1, sanitize_overflow=False)` of uint32
+    # exponents was left untyped, so `tl.minimum(adjusted, 31)` "may be" a bf16 minimum
+    found = _profile(
+        tmp_path / "pkg",
+        {
+            "k.py": """
+            @triton.jit
+            def k(x_ptr, y_ptr):
+                offs = tl.arange(0, 16)
+                bits = tl.load(x_ptr + offs).to(tl.uint32, bitcast=True)
+                e = (bits >> 23) & 0xFF
+                adjusted = tl.core.sub(127, e + 1, sanitize_overflow=False)
+                shift = tl.minimum(adjusted, 31)
+                tl.store(tl.core.add(y_ptr, offs), tl.core.mul(shift, 2))
+            """
+        },
+    )
+    sub = _one(found, "binary.sub", "tl.core.sub")
+    assert sub.operands == (frozenset({"lit_int"}), frozenset({"uint32"}))
+    assert _one(found, "binary_fn.minimum").operands[0] == frozenset({"uint32"})
+    assert _one(found, "binary.mul", "tl.core.mul").operands[0] == frozenset({"uint32"})
+    assert not [u for u in found if u.op == "binary.add" and "tl.core.add" in u.code]  # a pointer
+
+
+def test_a_values_compile_time_description_is_a_python_int(tmp_path):
+    # tritonbench's gluon epilogue: `smem.type.layout.swizzle_byte_width * 8 /
+    # smem.type.element_ty.primitive_bitwidth` is Python arithmetic at compile time, read as
+    # an fp8 division because the file names float8e5; a descriptor's `.shape` is run-time
+    found = _profile(
+        tmp_path / "pkg",
+        {
+            "k.py": """
+            @triton.jit
+            def k(x_ptr, y_ptr, desc):
+                x = tl.load(x_ptr + tl.arange(0, 16))
+                width: tl.constexpr = x.dtype.primitive_bitwidth * 8 / x.type.shape[0]
+                y = x * x.shape[0]
+                z = desc.shape[0] * desc.block_shape[1]
+                tl.store(y_ptr + tl.arange(0, 16), y + width + z)
+            """
+        },
+    )
+    cx = frozenset({"cx_int"})
+    assert _one(found, "binary.truediv").operands == (cx, cx)
+    assert {u.operands[1] for u in found if u.op == "binary.mul" and "x.shape" in u.code} == {cx}
+    assert _one(found, "binary.mul", "desc.shape").operands == (None, cx)
+    width = [u for u in found if u.op == "binary.add" and "width" in u.code]
+    assert {k for u in width for k in (u.operands[1] or ())} <= {"cx_float", "arg_f32"}

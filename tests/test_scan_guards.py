@@ -182,3 +182,28 @@ def test_callable_of_getattr_guards_like_getattr(recorded, tmp_path: Path) -> No
     found = effects(scan_for(recorded, [src], "3.9.0"))
     assert (4, "TRI011", "does-not-affect") in found
     assert (5, "TRI011", "breaks") in found
+
+
+def test_a_feature_test_kept_on_self_guards_like_one_spelt_out(recorded, tmp_path: Path) -> None:
+    # tritonbench's AsyncTaskContext: __init__ keeps hasattr(tl, "async_task") on self and
+    # __enter__ calls tl.async_task under it (removed in 3.6.0); an attribute the file
+    # assigns twice may hold anything, so its test guards nothing
+    src = tmp_path / "ctx.py"
+    src.write_text(
+        "import triton.language as tl\n\n\n"
+        "class AsyncTask:\n"
+        "    def __init__(self, ids):\n"
+        '        self._has = hasattr(tl, "async_task")\n'
+        "        self._twice = True\n"
+        "        self.ids = ids\n\n"
+        "    def enter(self):\n"
+        "        if self._has:\n"
+        "            return tl.async_task(self.ids)\n"  # line 12: guarded
+        "        if self._twice:\n"
+        "            return tl.async_task(self.ids)\n"  # line 14: not
+        "        return None\n\n"
+        "    def reset(self):\n"
+        '        self._twice = hasattr(tl, "async_task")\n'
+    )
+    found = effects(scan_for(recorded, [src], "3.6.0"))
+    assert found == {(12, "TRI100", "does-not-affect"), (14, "TRI100", "breaks")}

@@ -250,8 +250,8 @@ def version_test(
         if inner is None:
             return None
         return (inner[0], inner[1], not inner[2])
-    if isinstance(test, ast.Name) and test.id in names:  # IS_TRITON_3 = Version(...) >= ...
-        return version_test(names[test.id], imports, names, depth + 1)
+    if _bound_key(test) in names:  # IS_TRITON_3 = Version(...) >= ...
+        return version_test(names[_bound_key(test)], imports, names, depth + 1)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         op = COMPARE.get(type(test.ops[0]))
         left, right = test.left, test.comparators[0]
@@ -319,8 +319,8 @@ def feature_test(
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         inner = feature_test(test.operand, imports, names, depth + 1)
         return None if inner is None else (inner[0], inner[1], not inner[2])
-    if isinstance(test, ast.Name) and test.id in names:  # HAS_TMA = hasattr(tl, "...")
-        return feature_test(names[test.id], imports, names, depth + 1)
+    if _bound_key(test) in names:  # HAS_TMA = hasattr(tl, "..."); self._has_x = hasattr(...)
+        return feature_test(names[_bound_key(test)], imports, names, depth + 1)
     if (  # callable(getattr(X, "n", None)): callable(None) is False, as the getattr's truth
         isinstance(test, ast.Call)
         and isinstance(test.func, ast.Name)
@@ -348,13 +348,41 @@ def feature_test(
     return None
 
 
+def _bound_key(e: ast.expr) -> str:
+    """The key ``_module_names`` files a bound test under: ``X`` for a name, ``self.X`` for an
+    instance attribute ("" for anything else)."""
+    if isinstance(e, ast.Name):
+        return e.id
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "self":
+        return f"self.{e.attr}"
+    return ""
+
+
 def _module_names(tree: ast.Module) -> dict[str, ast.expr]:
+    """What a test may name instead of spelling itself out: a module-level name's value, and
+    an instance attribute's (``self._has_async_task = hasattr(tl, "async_task")`` in
+    ``__init__``) where the file assigns that attribute exactly once (two assignments, or two
+    classes with one attribute name, could hold different tests: neither is read)."""
     out: dict[str, ast.expr] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target = stmt.targets[0]
             if isinstance(target, ast.Name):
                 out[target.id] = stmt.value
+    attrs: dict[str, list[ast.expr | None]] = {}
+    for node in ast.walk(tree):
+        pairs: list[tuple[ast.expr, ast.expr | None]]
+        if isinstance(node, ast.Assign):
+            pairs = [(t, node.value) for t in node.targets]
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            pairs = [(node.target, node.value)]
+        else:
+            continue
+        for t, value in pairs:
+            key = _bound_key(t) if isinstance(t, ast.Attribute) else ""
+            if key:
+                attrs.setdefault(key, []).append(value)
+    out.update({k: v[0] for k, v in attrs.items() if len(v) == 1 and v[0] is not None})
     return out
 
 

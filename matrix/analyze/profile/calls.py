@@ -492,9 +492,11 @@ class CallReader(DtypeReader):
             return self._tl_dot(node, args, kws, kw_vals)
         if fam and fam.startswith("atomic."):
             return self._tl_atomic(node, fam, args[0] if args else UNKNOWN)
-        if fam and fam.startswith(("binary_fn.", "binary_int_fn.")):
+        if fam and fam.startswith(("binary_fn.", "binary_int_fn.", "binary.")):
             a = args[0] if args else UNKNOWN
             b = args[1] if len(args) > 1 else UNKNOWN
+            if fam.startswith("binary.") and (a.pointer or b.pointer):
+                return a if a.pointer else b  # tl.core.add(ptr, offs): pointer arithmetic
             nan = self.kw(node, "propagate_nan")
             attrs = {"propagate_nan": ast.unparse(nan)} if nan is not None else {}
             self.use(fam, node, (a, b), **attrs)

@@ -60,6 +60,16 @@ def _pointer_terms(e: ast.expr) -> set[str]:
     return set()
 
 
+def _of_type(e: ast.expr) -> bool:
+    """Whether ``e`` reads a value's compile-time type: ``x.type`` or something reached from
+    it (``smem.type.layout``)."""
+    while isinstance(e, ast.Attribute):
+        if e.attr == "type":
+            return True
+        e = e.value
+    return False
+
+
 def _binop_with(promote: Callable[[Kinds, Kinds], Kinds], a: Val, b: Val) -> Val:
     """The result of a binary op of ``a`` and ``b`` (``promote`` their kinds), with the type
     variables of both."""

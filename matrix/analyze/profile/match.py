@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from matrix.analyze.profile.host_uses import ANY
 from matrix.analyze.profile.model import (
     MAY_AFFECT,
     NOT_USED,
@@ -18,6 +19,7 @@ from matrix.analyze.profile.model import (
     Use,
     load_map,
 )
+from matrix.probes.fp.fp_env import UNSET
 
 
 @dataclass
@@ -212,7 +214,7 @@ class Matcher:
             found = self._name_list(names) if names is not None else None
             if not env or env == "none":
                 return found or Match(NOT_USED)
-            named = self._env(env.split("=", 1)[0])  # compiled with VAR set: the code must too
+            named = self._env(*env.split("=", 1))  # compiled with VAR set: the code must too
             if found is None or named.status == NOT_USED:
                 return named
             if found.status == NOT_USED:
@@ -224,7 +226,7 @@ class Matcher:
                 return Match(MAY_AFFECT, [], f"no mapping for layout case {case!r}")
             return self._name_list(names)
         if family == "env_values":  # VAR=spelling: used where the code names VAR
-            return self._env(case.split("=", 1)[0])
+            return self._env(*case.split("=", 1))
         if family == "runtime_semantics":  # allocator.other_thread, knobs.scope_restores, ...
             names = self.map.runtime.get(f"semantics_{case.split('.', 1)[0]}")
             if names is None:
@@ -232,8 +234,11 @@ class Matcher:
             return self._name_list(names)
         return Match(MAY_AFFECT, [], f"no mapping for fingerprint group fp.{group}")
 
-    def _env(self, var: str) -> Match:
-        hits = [u for u in self.uses_of("env") if u.attr("name") == var]
+    def _env(self, var: str, spelling: str = "") -> Match:
+        """Where the code names ``var``, less the places that set it to something other than
+        ``spelling`` (a site that sets it never runs with it ``(unset)``)."""
+        hits = [u for u in self.uses_of("env") if u.attr("name") == var
+                and _may_hold(u.attr("sets") or None, spelling)]  # fmt: skip
         return Match(USED, hits) if hits else Match(NOT_USED)
 
     def _name_list(self, names: Sequence[str]) -> Match:
@@ -298,3 +303,14 @@ class Matcher:
             and (not kernels or any(fnmatchcase(u.kernel, k) for k in kernels))
             for u in uses
         )
+
+
+def _may_hold(sets: str | None, spelling: str) -> bool:
+    """Whether a site that sets a variable to ``sets`` (host_uses: spellings joined by ``,``,
+    ``*`` for a value not spelt, None where the site does not set it) may run with
+    ``spelling`` (a cell's: ``1``, ``(empty)``, ``(unset)``)."""
+    if sets is None or not spelling:
+        return True
+    if sets == ANY:
+        return spelling != UNSET
+    return spelling in sets.split(",")

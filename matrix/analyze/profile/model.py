@@ -34,6 +34,8 @@ FLOAT_DTYPES = frozenset(
 SCALAR_KINDS = frozenset(
     {"lit_int", "lit_float", "lit_bool", "cx_int", "cx_float", "arg_i32", "arg_i64", "arg_f32"}
 )
+# what the code generator computes in Python, never in a tensor: literals and constexprs
+COMPILE_TIME_KINDS = frozenset({"lit_int", "lit_float", "lit_bool", "cx_int", "cx_float"})
 ELEM_DTYPES = INT_DTYPES | FLOAT_DTYPES | {"int1"}  # what a pointer may point to
 RUNTIME_INT = frozenset({"arg_i32", "arg_i64"})
 RUNTIME_ANY = frozenset({"arg_i32", "arg_i64", "arg_f32"})
@@ -86,6 +88,8 @@ class UsageMap:
     open_types: OpenTypes = field(default_factory=OpenTypes)
     # module constants a kernel may read (``math.e``) -> the scalar kind they are
     constants: Mapping[str, str] = field(default_factory=dict)
+    # attributes that are compile-time ints: "tensor" (of a typed tensor or a ``.type``), "any"
+    compile_time: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def values_operation(self, group: str, case: str) -> tuple[str, tuple[str, ...]] | None:
         """The operation a case of the values group ``group`` (``values.maximum``) exercises,
@@ -169,11 +173,20 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
     consts = results.get("constants", {})
     if not isinstance(consts, dict) or not all(v in SCALAR_KINDS for v in consts.values()):
         raise DataFileError(path, "result_types.constants", "name = a scalar kind", consts)
+    fixed = results.get("compile_time", {})
+    if (
+        not isinstance(fixed, dict)
+        or set(fixed) - {"tensor", "any"}
+        or not all(
+            isinstance(v, list) and all(isinstance(x, str) for x in v) for v in fixed.values()
+        )
+    ):
+        raise DataFileError(path, "result_types.compile_time", "tensor/any = [attributes]", fixed)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], probes, groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
                     {k: frozenset(v) for k, v in preds.items()}, shims, notes,
                     by_arg, OpenTypes.parse(doc["open_types"], d, ELEM_DTYPES, path),
-                    consts)  # fmt: skip
+                    consts, {k: frozenset(v) for k, v in fixed.items()})  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses
@@ -434,6 +447,8 @@ def fixed_result(op: str | None, a: Kinds, b: Kinds) -> Kinds:
         return a
     if a is None or b is None:
         return with_unknown(op, a if b is None else b)
+    if op == "binary.truediv" and a and b and (a | b) <= COMPILE_TIME_KINDS:
+        return frozenset({"cx_float"})  # constexpr / constexpr: Python's division, a float
     if op == "binary.truediv" and a and b and (a | b) <= (INT_DTYPES | SCALAR_KINDS):
         return frozenset({"float32"})
     return _promote(a, b)

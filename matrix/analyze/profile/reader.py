@@ -17,6 +17,7 @@ from matrix.analyze.profile.kinds import (
     _as_dtype,
     _binop_with,
     _merge,
+    _of_type,
     body_shape,
 )
 from matrix.analyze.profile.model import (
@@ -469,8 +470,13 @@ class KernelReader(ParamTypes, CallReader):
         base = self.ev(node.value)
         if node.attr == "T":
             return base
-        if node.attr == "numel" and base.kinds is not None and not base.pointer:
-            return _k("cx_int")  # a tensor's element count: a compile-time int
+        fixed = self.map.compile_time
+        if node.attr in fixed.get("any", ()) or (
+            node.attr in fixed.get("tensor", ())
+            and (bool(base.kinds and not base.kinds & SCALAR_KINDS and not base.pointer)
+                 or _of_type(node.value))
+        ):
+            return _k("cx_int")  # x.shape[0], x.dtype.primitive_bitwidth: a compile-time int
         if self.r.qualname(node):
             q = self.r.qualname(node) or ""
             if q.startswith("triton."):
