@@ -373,6 +373,8 @@ class CallReader(DtypeReader):
             return self._reduced(name, base, node)
         if name in PASS_THROUGH:
             return base
+        if name == "split" and base.kinds is not None and not base.pointer:
+            return Val(items=(base, base))  # x.split(): tl.split(x), two halves of x's dtype
         if name in self.map.same_dtype_names and args and base.kinds is None:
             return _elem(args[0])  # shim.exp2(x) of a module: libdevice math, input's dtype
         if name in self.map.shim_results and base.kinds is None and not base.pointer:
@@ -458,6 +460,9 @@ class CallReader(DtypeReader):
         self.use("name", node, name=q)
         for k in keywords:
             self.use("keyword", node, name=k, call=q)
+        if name == "dtype":  # tl.dtype("uint32"), tl.dtype(f"uint{bits}"): a dtype object
+            named = self._dtype_val(node)
+            return Val(dtype=named.kinds) if named.kinds else UNKNOWN
         if self._dtype_name(name) == name:  # tl.float32(-inf): a scalar of that dtype
             for arg in node.args:
                 self.ev(arg)

@@ -73,3 +73,20 @@ def carried_mismatches(entry: Mapping[str, Val], env: Mapping[str, Val]) -> dict
             if ks and ks <= ELEM_DTYPES and not ks & start:
                 out.setdefault(next(iter(after.vars)), set()).add(d)
     return out
+
+
+def carried_types(entry: Mapping[str, Val], env: Mapping[str, Val]) -> dict[str, Val]:
+    """The values a loop carries that its body leaves untyped (``out = out + tl.histogram(...)``
+    after ``out = tl.zeros(..., tl.int32)``), as they entered: compiled code whose carried
+    value changes type does not compile, so a tensor of known dtypes (no type variable) keeps
+    them round the loop."""
+    out: dict[str, Val] = {}
+    for name, before in entry.items():
+        after = env.get(name)
+        if after is None or after is before or after.kinds is not None or after.pointer:
+            continue
+        if before.vars or before.cand is not None or before.pointer or before.items is not None:
+            continue
+        if before.kinds and before.kinds <= ELEM_DTYPES:
+            out[name] = before
+    return out

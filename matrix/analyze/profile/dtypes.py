@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,9 @@ class DtypeReader:
             return UNKNOWN
         if isinstance(expr, ast.Call) and self.r.tl_name(expr.func) == "constexpr" and expr.args:
             return self._dtype_val(expr.args[0])  # tl.constexpr(x.dtype): the same dtype
+        if isinstance(expr, ast.Call) and self.r.tl_name(expr.func) == "dtype" and expr.args:
+            named = _spelt(expr.args[0], frozenset(self.map.dtypes.values()))
+            return Val(named) if named else UNKNOWN  # tl.dtype(f"uint{bits}"): one of those
         if isinstance(expr, ast.Attribute):
             base = expr.value
             if (
@@ -151,3 +155,20 @@ class DtypeReader:
             if isinstance(got.dtype, frozenset) or isinstance(base_of(got).dtype, frozenset):
                 return per_side(_dtype_names, got)
         return UNKNOWN
+
+
+def _spelt(arg: ast.expr, names: frozenset[str]) -> frozenset[str]:
+    """The dtype names a string expression may spell: a constant, or an f-string whose
+    constant parts fix the rest (aiter's ``tl.dtype(f"uint{x_nbits}")``: an unsigned integer
+    of some width); empty where nothing is fixed."""
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return frozenset({arg.value}) & names
+    if not isinstance(arg, ast.JoinedStr):
+        return frozenset()
+    parts = [re.escape(str(v.value)) if isinstance(v, ast.Constant) else "[0-9a-z]+"
+             for v in arg.values]  # fmt: skip
+    fixed = [v for v in arg.values if isinstance(v, ast.Constant) and str(v.value)]
+    if not fixed:
+        return frozenset()
+    pattern = re.compile("".join(parts))
+    return frozenset(n for n in names if pattern.fullmatch(n))

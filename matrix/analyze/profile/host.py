@@ -10,7 +10,8 @@ from typing import Any
 from matrix.analyze.profile.host_branches import UNBOUND, branched
 from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH, HostInts, rebinds
 from matrix.analyze.profile.host_returns import HostReturns
-from matrix.analyze.profile.host_syntax import INT_SIG, callee, is_none, unguarded
+from matrix.analyze.profile.host_syntax import INT_SIG, annotated, callee, is_none, unguarded
+from matrix.analyze.profile.host_tables import HostTables
 from matrix.analyze.profile.host_tokens import (
     TOKEN,
     Tested,
@@ -38,7 +39,7 @@ HOST_INTS = frozenset({"stride", "numel", "size", "element_size", "cdiv", "next_
 TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
 
 
-class HostTypes(HostInts, HostReturns):
+class HostTypes(HostInts, HostReturns, HostTables):
     """The dtypes a host wrapper passes to a kernel, read from the scanned tree: a tensor made
     with ``dtype=torch.float16``, cast with ``.half()``/``.to(torch.bfloat16)``, checked with
     ``assert x.dtype == torch.float16``, returned by a host function of the tree, or a
@@ -295,17 +296,6 @@ class HostTypes(HostInts, HostReturns):
             return None
         return f"*{dt}" if self.map.dtypes.get(dt) == dt else None
 
-    def _torch_dtype(self, expr: ast.expr | None) -> str | None:
-        """``torch.float16`` / ``tl.float16`` / ``triton.language.float16``: its dtype name."""
-        if not isinstance(expr, ast.Attribute):
-            return None
-        base = expr.value
-        if (isinstance(base, ast.Name) and base.id in ("torch", "tl")) or (
-            isinstance(base, ast.Attribute) and base.attr == "language"
-        ):
-            return self.map.dtypes.get(expr.attr)
-        return None
-
     def dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         """The dtype of the host tensor ``expr``: a dtype name, ``i32`` (an int), a token (one
         dtype the source does not name), None (unknown)."""
@@ -343,28 +333,6 @@ class HostTypes(HostInts, HostReturns):
         if isinstance(expr, ast.Call):  # a function of the read tree returning a dtype
             return self.returned(expr, scope, depth, None, True)
         return None
-
-    def _lookup(self, table: str, key: ast.expr, scope: Any, depth: int) -> str | None:
-        """``D[x.dtype]`` with ``D`` a module's dict of dtypes: the dtype it maps to; for a
-        token, the same token (where ``D`` maps every dtype to itself) admitting only ``D``'s
-        keys (any other raises ``KeyError``)."""
-        dicts = self.tables.get(table, [])
-        if len(dicts) != 1:
-            return None  # no table, or several of that name: not this reading's to pick
-        pairs = [(self._torch_dtype(k) if k is not None else None, self._torch_dtype(v))
-                 for k, v in zip(dicts[0].keys, dicts[0].values, strict=True)]  # fmt: skip
-        if not pairs or any(k is None or v is None for k, v in pairs):
-            return None
-        mapping = {k: v for k, v in pairs if k and v}
-        got = self.dtype_value(key, scope, depth)
-        if got is None:
-            return None
-        if not got.startswith(TOKEN):
-            return mapping.get(got)
-        if any(k != v for k, v in mapping.items()):
-            values = set(mapping.values())
-            return values.pop() if len(values) == 1 else None
-        return restrict_token(got, frozenset(mapping))
 
     def _dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         if isinstance(expr, ast.Constant) and isinstance(expr.value, int):
@@ -510,6 +478,8 @@ class HostTypes(HostInts, HostReturns):
             if outer is not None and not found and not plain:  # a closure's free name
                 return self._name(name, outer, depth + 1, value)
             return None
+        if not found and not value and annotated(scope, name) == "int":
+            return INT_SIG  # ``alignment: int = 1``: what the author says it holds
         return self._checked(join([*found, self._passed(name, scope, depth, resolve)]), name,
                              scope, [])  # fmt: skip
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from typing import Any
 
 INT_SIG = "i32"  # what an int host value passes (a launch signature's scalar)
 
@@ -35,3 +36,12 @@ def callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute):
         return func.attr
     return None
+
+
+def annotated(fn: Any, name: str) -> str:
+    """The plain annotation (``int``) of ``fn``'s parameter ``name``; "" where none."""
+    args = fn.args
+    for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        if a.arg == name and isinstance(a.annotation, ast.Name):
+            return str(a.annotation.id)
+    return ""

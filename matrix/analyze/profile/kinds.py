@@ -23,9 +23,9 @@ from matrix.analyze.profile.model import (
 PASS_THROUGH = frozenset(
     {"reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "ravel", "reverse",
      "flip", "advance", "multiple_of", "max_contiguous", "max_constancy", "static_assert",
-     "join", "interleave"}
+     "join", "interleave", "sort", "topk", "bitonic_merge"}
 )  # fmt: skip
-INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin"})
+INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin", "histogram"})
 INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
 POINTER_ARG = {"load": 0, "store": 0, "make_block_ptr": 0, "make_tensor_descriptor": 0}
 TL_SUBMODULES = ("triton.language.core.", "triton.language.standard.")  # tl's own, re-exported
@@ -191,13 +191,15 @@ def body_shape(
             continue
         callee = helpers.get(node.func.id) if helpers and isinstance(node.func, ast.Name) else None
         if callee is not None and callee is not fn and depth < MAX_INLINE:
-            held = body_shape(callee, resolver, helpers, depth + 1)[0]
+            held, _, held_dtypes = body_shape(callee, resolver, helpers, depth + 1)
             params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
             passed = [*zip(params, node.args, strict=False)]
             passed += [(k.arg, k.value) for k in node.keywords if k.arg]
             for param, arg in passed:
                 if param in held and not isinstance(arg, ast.Starred):
                     names |= _pointer_terms(arg)
+                if param in held_dtypes and isinstance(arg, ast.Name):
+                    dtypes.add(arg.id)  # a dtype the helper casts to (thunder's BUFFER_DTYPE)
         for k in node.keywords:
             if k.arg in ("dtype", "out_dtype") and isinstance(k.value, ast.Name):
                 dtypes.add(k.value.id)
@@ -242,5 +244,12 @@ def body_shape(
                 changed = True
             if targets & every and not all_names <= every:
                 every |= all_names
+                changed = True
+            if (
+                targets & dtypes
+                and len(all_names) == 1 == len(terms & all_names)
+                and not (all_names <= dtypes)
+            ):
+                dtypes |= all_names  # `buffer_dtype = BUFFER_DTYPE`, then x.to(buffer_dtype)
                 changed = True
     return names, ints | (every - names) | names, dtypes

@@ -117,7 +117,10 @@ class OpenTypes:
         flow: Flow | None = None
         for node, module, dtype in found:
             parent = parents.get(id(node))
-            if _ranged(node, parent) or (module != "torch" and _made(node, parent)):
+            if _ranged(node, parent) or (
+                module != "torch"
+                and (_made(node, parent) or _made_by_alias(parent, owner.get(id(node)), parents))
+            ):
                 continue  # what a value is made (or a range): not what a pointer holds
             fn = owner.get(id(node))
             subjects = _compared(node, parent, parents) if module != "torch" else None
@@ -237,6 +240,22 @@ def _made(node: ast.expr, parent: ast.AST | None) -> bool:
         return parent.arg in MAKES_KEYWORDS
     # x.to(T), tl.cast(x, T), tl.zeros(shape, T), tl.full(shape, v, T)
     return isinstance(parent, ast.Call) and node in parent.args and _called(parent) in MAKES
+
+
+def _made_by_alias(
+    parent: ast.AST | None, fn: ast.AST | None, parents: Mapping[int, ast.AST]
+) -> bool:
+    """Whether a dtype is bound to a local of function ``fn`` (``e4m3 = tl.float8e4nv``, the
+    assignment ``parent``) that the function reads only as what values are made
+    (``x.to(e4m3)``): aiter's fp8 block scales, not what its scale pointers hold."""
+    if not (isinstance(parent, ast.Assign) and fn is not None and len(parent.targets) == 1):
+        return False
+    target = parent.targets[0]
+    if not isinstance(target, ast.Name):
+        return False
+    reads = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id == target.id
+             and isinstance(n.ctx, ast.Load)]  # fmt: skip
+    return bool(reads) and all(_made(n, parents.get(id(n))) for n in reads)
 
 
 def _ranged(node: ast.expr, parent: ast.AST | None) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from matrix.analyze.profile.admits import OPS as ADMIT_OPS
 from matrix.analyze.profile.calls import CallReader
-from matrix.analyze.profile.compiled import bound, carried_mismatches
+from matrix.analyze.profile.compiled import bound, carried_mismatches, carried_types
 from matrix.analyze.profile.constexprs import static_truth
 from matrix.analyze.profile.context import Context, Helper, HelperLookup
 from matrix.analyze.profile.kinds import (
@@ -473,8 +473,10 @@ class KernelReader(ParamTypes, CallReader):
         fixed = self.map.compile_time
         if node.attr in fixed.get("any", ()) or (
             node.attr in fixed.get("tensor", ())
-            and (bool(base.kinds and not base.kinds & SCALAR_KINDS and not base.pointer)
-                 or _of_type(node.value))
+            and (
+                bool(base.kinds and not base.kinds & SCALAR_KINDS and not base.pointer)
+                or _of_type(node.value)
+            )
         ):
             return _k("cx_int")  # x.shape[0], x.dtype.primitive_bitwidth: a compile-time int
         if self.r.qualname(node):
@@ -607,17 +609,22 @@ class KernelReader(ParamTypes, CallReader):
         dtype under which a value it carries changes type is not one the code is compiled
         with (compiled.py; the interpreter checks nothing: not where it may run)."""
         entry = dict(self.env)
-        self._settle(body)
+        compiled = not self.ctx.declaration.runs_on("interpret")
+        self._settle(body, entry if compiled else None)
         if test is not None:
             self.ev(test)
         for b in body:
             self.stmt(b)
-        if not self.settling and not self.ctx.declaration.runs_on("interpret"):
-            self._exclude(carried_mismatches(entry, self.env))
+        if compiled:
+            if not self.settling:
+                self._exclude(carried_mismatches(entry, self.env))
+            self.env.update(carried_types(entry, self.env))
 
-    def _settle(self, body: Sequence[ast.stmt]) -> None:
+    def _settle(self, body: Sequence[ast.stmt], entry: Mapping[str, Val] | None = None) -> None:
         """Run a loop body once without recording, so that the values it carries round take
-        their loop type (what the body makes of them) before its uses are recorded."""
+        their loop type (what the body makes of them) before its uses are recorded; with the
+        values before the loop (``entry``: compiled code), a tensor the body makes untyped
+        keeps the type it entered with (compiled.carried_types)."""
         saved, settling = self.uses, self.settling
         self.uses, self.settling = [], True
         try:
@@ -627,6 +634,8 @@ class KernelReader(ParamTypes, CallReader):
                 before = dict(self.env)
                 for b in body:
                     self.stmt(b)
+                if entry is not None:
+                    self.env.update(carried_types(entry, self.env))
                 if self.env == before:
                     break
         finally:
