@@ -190,3 +190,56 @@ def test_a_dtype_bound_to_a_local_only_cast_to_is_no_evidence_for_inputs(tmp_pat
     (tmp_path / "again").mkdir()
     found = _uses(tmp_path / "again", named)  # read as something else too: evidence
     assert {k for k in _kinds(found, "binary.truediv", "cache", 1) if "float8" in k}
+
+
+ENTROPY = """
+@triton.jit
+def update(acc_ptr, ent_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.load(acc_ptr + offs, mask=offs < n)
+    ent = tl.load(ent_ptr + offs, mask=offs < n)
+    tl.store(ent_ptr + offs, tl.fdiv(ent, acc), mask=offs < n)
+
+
+@triton.jit
+def scale_grad(g_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    g = tl.load(g_ptr + offs, mask=offs < n)
+    tl.store(out_ptr + offs, tl.fdiv(g, 2.0), mask=offs < n)
+
+
+def forward_kernels(n):
+    both = torch.empty((n * 2,), dtype=torch.float32)
+    view = both.view(2, n)
+    acc, ent = view[0, :], view[1, :]
+    update[(1,)](acc, ent, n, BLOCK=128)
+    return ent, acc
+
+
+def backward_kernels(dent, n):
+    out = torch.empty_like(dent)
+    scale_grad[(1,)](dent, out, n, BLOCK=128)
+    return out
+
+
+class Entropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, n):
+        ent, acc = forward_kernels(n)
+        ctx.n = n
+        return ent, acc
+
+    @staticmethod
+    def backward(ctx, dent, dacc):
+        return backward_kernels(dent, ctx.n)
+"""
+
+
+def test_a_tensor_indexed_in_several_dimensions_and_a_backward_gradient_keep_dtypes(tmp_path):
+    # verl's linear cross entropy: `accumulate = buf.view(2, n)[0, :]` of an fp32 buffer, and
+    # `backward(ctx, dlogprobs, dentropy)` whose gradients autograd makes of forward's fp32
+    # outputs' dtype; open, their fdiv "may be" a bf16 one
+    found = _uses(tmp_path, ENTROPY)
+    assert _kinds(found, "binary_fn.fdiv", "update") == {"float32"}
+    assert _kinds(found, "binary_fn.fdiv", "update", 1) == {"float32"}
+    assert _kinds(found, "binary_fn.fdiv", "scale_grad") == {"float32"}

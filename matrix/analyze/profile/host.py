@@ -340,7 +340,12 @@ class HostTypes(HostInts, HostReturns, HostTables):
         if isinstance(expr, ast.Subscript):
             if isinstance(expr.value, ast.Attribute) and expr.value.attr == "shape":
                 return INT_SIG
-            return None
+            # a tensor indexed in several dimensions (``buf.view(2, n)[0, :]``): its dtype (a
+            # tuple's or a list's ``t[0]``, ``t[1:]`` is no tensor this reading types)
+            if not isinstance(expr.slice, ast.Tuple):
+                return None
+            of = self.dtype(expr.value, scope, depth + 1)
+            return None if of == INT_SIG else of
         if isinstance(expr, ast.Attribute):
             if expr.attr in HOST_SAME:
                 return self.dtype(expr.value, scope, depth)
@@ -494,6 +499,10 @@ class HostTypes(HostInts, HostReturns, HostTables):
         """What every caller passes for parameter ``name``, else its own token."""
         params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
         index = params.index(name)
+        # ``C.backward``'s gradients (tensors, no dtype objects): no call of its own passes them
+        grad = self.graded(scope, index, depth) if resolve == self.dtype else None
+        if grad is not None:
+            return grad
         seen: list[str | None] = []
         own = self.file_of.get(id(scope))
         twins = {self.file_of.get(id(f)) for f in self.functions.get(scope.name, [])}

@@ -303,6 +303,27 @@ class HostReturns:
                 return INT_SIG
         return None
 
+    def graded(self, scope: Any, index: int, depth: int) -> str | None:
+        """Parameter ``index`` of ``C.backward(ctx, *grads)``: the gradient of ``C.forward``'s
+        output ``index - 1``, of that output's dtype (autograd casts a gradient to its
+        output's dtype before ``backward`` sees it: verl's ``dlogprobs`` of fp32 logprobs)."""
+        cls = self.method_of.get(id(scope))
+        if cls is None or scope.name != "backward" or index < 1:
+            return None
+        own = self.file_of.get(id(scope))
+        seen: list[str | None] = []
+        for fn in self.functions.get("forward", []):
+            if self.method_of.get(id(fn)) != cls or self.file_of.get(id(fn)) != own:
+                continue
+            for value in self._returns_of(fn):
+                if isinstance(value, ast.Tuple) and index - 1 < len(value.elts):
+                    value = value.elts[index - 1]
+                elif isinstance(value, ast.Tuple) or index != 1:
+                    value = None
+                seen.append(self.dtype(value, fn, depth + 1) if value is not None else None)
+        got = join(seen) if seen else None
+        return None if got is None or got.startswith(TOKEN) else got
+
     def applied(self, scope: Any) -> Iterator[tuple[ast.Call, Function | None]]:
         """The ``C.apply(...)`` calls of autograd class ``C`` whose ``forward`` is ``scope``
         (their arguments are ``forward``'s after ``ctx``)."""
