@@ -24,7 +24,10 @@ KERNEL = Path("tests") / "fixtures" / "team_kernels" / "descriptor_stride"
 def test_a_measured_wrong_launch_makes_the_refusal_a_fix_only_where_measured() -> None:
     hit = gpu_launches.refused_wrong(CELL, "aot:cuda:90", "3.8.0", "accepted", "rejected")
     assert hit is not None and hit.status == "wrong" and "notes/gpu-logs" in hit.measured
-    assert gpu_launches.refused_wrong(CELL, "aot:cuda:90", "3.7.1", "accepted", "rejected") is None
+    for measured in ("3.4.0", "3.5.1", "3.6.0", "3.7.1"):  # session 18, H100
+        assert gpu_launches.refused_wrong(CELL, "aot:cuda:90", measured, "accepted", "rejected")
+    # 3.3.1's run did not finish (notes/gpu-logs/session18): not measured, decides nothing
+    assert gpu_launches.refused_wrong(CELL, "aot:cuda:90", "3.3.1", "accepted", "rejected") is None
     assert (
         gpu_launches.refused_wrong(CELL, "aot:hip:gfx942", "3.8.0", "accepted", "rejected") is None
     )
@@ -57,6 +60,7 @@ def test_the_unaligned_constexpr_stride_refusal_blocks_only_an_unmeasured_baseli
     (fixed,) = [f for f in doc["fixed_used"] if f["probe"] == CELL]
     assert any("computes it wrong" in e for e in fixed["evidence"]), fixed["evidence"]
     assert "Fixed in the candidate" in md
-    code, md, doc = _gate(tmp_path, "3.7.1")
+    assert "1 fixed in the candidate that your code uses" in md.splitlines()[2]  # first screen
+    code, md, doc = _gate(tmp_path, "3.3.1")
     assert code == 1, md
     assert any(CELL in f["findings"] for f in doc["blocking"]), md

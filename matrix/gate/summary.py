@@ -364,6 +364,7 @@ def counts(report: Any, blocking: Sequence[Entry]) -> dict[str, int]:
         "follows_from_dtype": _changes(f for f, _ in getattr(report, "folded_dtype", ())),
         "lowering_values_equal": _changes(f for f in c.findings if f.kind == gc.LOWERING_EQUAL),
         "new_warnings": _changes(getattr(report, "notices", ())),
+        "fixed_used": _changes(getattr(report, "fixed", ())),
         "changed_not_used": _changes(report.unused) + len(report.unused_undecidable),
         "undecidable": len(report.errors) + len(c.undecidable),
     }
@@ -402,7 +403,13 @@ def first_screen(report: Any, blocking: Sequence[Entry]) -> list[str]:
             if n["lowering_values_equal"]
             else ""
         )
-        + (f", {n['new_warnings']} new warning(s)" if n["new_warnings"] else ""),
+        + (f", {n['new_warnings']} new warning(s)" if n["new_warnings"] else "")
+        + (
+            f", {n['fixed_used']} fixed in the candidate that your code uses (a wrong value now "
+            "right or refused: see Fixed below)"
+            if n["fixed_used"]
+            else ""
+        ),
         "",
     ]
     said_targets = targets_line(getattr(report, "declaration", None))
