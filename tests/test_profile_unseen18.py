@@ -243,3 +243,18 @@ def test_a_tensor_indexed_in_several_dimensions_and_a_backward_gradient_keep_dty
     assert _kinds(found, "binary_fn.fdiv", "update") == {"float32"}
     assert _kinds(found, "binary_fn.fdiv", "update", 1) == {"float32"}
     assert _kinds(found, "binary_fn.fdiv", "scale_grad") == {"float32"}
+
+
+def test_gather_keeps_its_sources_dtype(tmp_path):
+    # FBGEMM's fp4 quantizer: offsets gathered from an int32 cumsum, then `offset % 4`; read
+    # as untyped, the mod "may be" an fp8 one (the file names fp8)
+    body = """
+    @triton.jit
+    def offsets(sizes_ptr, out_ptr, N: tl.constexpr):
+        r = tl.arange(0, N)
+        cumsum = tl.cumsum(tl.zeros((N,), dtype=tl.int32) + r, axis=0)
+        offset = tl.gather(cumsum, r, 0) * 4
+        tl.store(out_ptr + r, (offset % 4).to(tl.float8e4nv))
+    """
+    found = _uses(tmp_path, body)
+    assert _kinds(found, "binary.mod", "offsets") == {"int32"}

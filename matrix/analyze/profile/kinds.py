@@ -23,7 +23,7 @@ from matrix.analyze.profile.model import (
 PASS_THROUGH = frozenset(
     {"reshape", "view", "trans", "permute", "expand_dims", "broadcast_to", "ravel", "reverse",
      "flip", "advance", "multiple_of", "max_contiguous", "max_constancy", "static_assert",
-     "join", "interleave", "sort", "topk", "bitonic_merge"}
+     "join", "interleave", "sort", "topk", "bitonic_merge", "gather"}
 )  # fmt: skip
 INT32_RESULTS = frozenset({"arange", "program_id", "num_programs", "argmax", "argmin", "histogram"})
 INT_CONTEXT = frozenset({"arange", "zeros", "full", "reshape", "view", "static_range", "cdiv"})
