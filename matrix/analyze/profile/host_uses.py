@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from matrix.analyze.profile.host_syntax import callee
 from matrix.analyze.profile.model import Use
 from matrix.probes.fp.fp_env import EMPTY
 
@@ -57,7 +58,7 @@ def _sets(var: ast.Constant, parents: dict[int, ast.AST]) -> str | None:
             return None
         value = assign.value
     elif isinstance(p, ast.Call) and p.args[:1] == [var] and len(p.args) > 1:
-        name = _called(p.func)
+        name = callee(p.func) or ""
         if name == "setdefault":
             return ANY
         if not name.startswith(("set", "putenv")):
@@ -66,17 +67,13 @@ def _sets(var: ast.Constant, parents: dict[int, ast.AST]) -> str | None:
     elif isinstance(p, ast.Dict) and var in p.keys:
         holder = parents.get(id(p))
         as_env = isinstance(holder, ast.keyword) and holder.arg == "env"
-        if not (as_env or (isinstance(holder, ast.Call) and _called(holder.func) == "update")):
+        if not (as_env or (isinstance(holder, ast.Call) and callee(holder.func) == "update")):
             return None
         value = p.values[p.keys.index(var)]
     else:
         return None
     spelt = _spellings(value)
     return ",".join(sorted(spelt)) if spelt else ANY
-
-
-def _called(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _spellings(value: ast.expr) -> set[str] | None:
