@@ -372,6 +372,15 @@ def table_keys(path: str | Path, where: str, table: Any, keys: Collection[str]) 
     return table
 
 
+def tables_at(path: str | Path, key: str) -> list[Any]:
+    """The ``[[key]]`` tables of data file ``path`` (none: an empty list); anything else under
+    ``key`` is a DataFileError."""
+    rows = load_toml(path).get(key, [])
+    if not isinstance(rows, list):
+        raise DataFileError(path, key, f"[[{key}]] tables", rows)
+    return rows
+
+
 def text_at(
     path: str | Path, where: str, table: dict[str, Any], key: str, what: str = "a non-empty string"
 ) -> str:

@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 from matrix.analyze.profile import USED, Use, load_map
+from matrix.analyze.profile.host_syntax import callee
 from matrix.core import Release
 from matrix.gate import compare as gc
 from matrix.gate import roots, shapes, summary, targets
@@ -319,9 +320,7 @@ def plain(a, b):
     tree = ast.parse(src)
     fns = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     calls = {
-        n: next(
-            c for c in ast.walk(f) if isinstance(c, ast.Call) and shapes._tail(c.func) == "where"
-        )
+        n: next(c for c in ast.walk(f) if isinstance(c, ast.Call) and callee(c.func) == "where")
         for n, f in fns.items()
     }
     assert shapes._select_of_compare(calls["k"], fns["k"]) is False

@@ -31,7 +31,7 @@ from matrix.analyze.census import (
 from matrix.analyze.census_diff import diff
 from matrix.analyze.fingerprint import PREFIX, refused
 from matrix.analyze.profile.admits import release_cells
-from matrix.core import MATRIX_DIR, DataFileError, Release, load_toml, table_keys
+from matrix.core import MATRIX_DIR, DataFileError, Release, table_keys, tables_at, text_at
 from matrix.gate.compare import ACCEPTED, BEHAVIOUR, BREAKING, Comparison, GateFinding
 from matrix.gate.config import AcceptedChange
 from matrix.gate.targets import vendor_backend
@@ -219,17 +219,14 @@ class SameDefault:
 @lru_cache(maxsize=1)
 def same_defaults(path: Path = SAME_DEFAULTS_PATH) -> tuple[SameDefault, ...]:
     """matrix/data/same_defaults.toml's rules, checked (a wrong key or value names it)."""
-    rows = load_toml(path).get("same", [])
-    if not isinstance(rows, list):
-        raise DataFileError(path, "same", "[[same]] tables", rows)
+    rows = tables_at(path, "same")
     out = []
     keys = {"name", "param", "from", "to", "unless_passed", "why", "cells", "default_part",
             "spelled", "same_when"}  # fmt: skip
     for i, raw in enumerate(rows):
         row = table_keys(path, f"same[{i}]", raw, keys)
         for key in ("name", "param", "from", "to", "why"):
-            if not isinstance(row.get(key), str) or not row[key]:
-                raise DataFileError(path, f"same[{i}] {key}", "a non-empty string", row.get(key))
+            text_at(path, f"same[{i}]", row, key)
         unless = row.get("unless_passed")
         if not isinstance(unless, list) or not all(isinstance(u, str) for u in unless):
             raise DataFileError(path, f"same[{i}] unless_passed", "a list of names", unless)

@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from matrix.analyze.fingerprint import RIGHT_STATUSES, WRONG
-from matrix.core import DATA_DIR, REJECTED, DataFileError, load_toml, table_keys
+from matrix.core import DATA_DIR, REJECTED, DataFileError, table_keys, tables_at, text_at
 from matrix.gate.findings import GateFinding
 
 LAUNCHES_PATH = DATA_DIR / "gpu_launches.toml"
@@ -37,15 +37,12 @@ class Launch:
 @lru_cache(maxsize=1)
 def launches(path: Path = LAUNCHES_PATH) -> tuple[Launch, ...]:
     """The measured launches, checked (a wrong key or value names it)."""
-    rows = load_toml(path).get("launch", [])
-    if not isinstance(rows, list):
-        raise DataFileError(path, "launch", "[[launch]] tables", rows)
+    rows = tables_at(path, "launch")
     out = []
     for i, raw in enumerate(rows):
         row = table_keys(path, f"launch[{i}]", raw, set(KEYS))
         for key in KEYS:
-            if not isinstance(row.get(key), str) or not row[key]:
-                raise DataFileError(path, f"launch[{i}] {key}", "a non-empty string", row.get(key))
+            text_at(path, f"launch[{i}]", row, key)
         if row["status"] not in STATUSES:
             raise DataFileError(path, f"launch[{i}] status", " or ".join(STATUSES), row["status"])
         out.append(Launch(*(row[k] for k in KEYS)))

@@ -28,7 +28,7 @@ from typing import Any
 
 from matrix.analyze.profile.declaration import Declaration
 from matrix.catalog import PROBES_BY_NAME
-from matrix.core import MATRIX_DIR, Column, DataFileError, load_toml, table_keys
+from matrix.core import MATRIX_DIR, Column, DataFileError, table_keys, tables_at, text_at
 from matrix.gate import compare as gc
 
 NOTICES_PATH = MATRIX_DIR / "data" / "notices.toml"
@@ -113,9 +113,7 @@ class Notice:
 @lru_cache(maxsize=1)
 def notices(path: Path = NOTICES_PATH) -> tuple[Notice, ...]:
     """matrix/data/notices.toml's rules, checked (a wrong key or value names it)."""
-    rows = load_toml(path).get("notice", [])
-    if not isinstance(rows, list):
-        raise DataFileError(path, "notice", "[[notice]] tables", rows)
+    rows = tables_at(path, "notice")
     out = []
     for i, raw in enumerate(rows):
         row = table_keys(path, f"notice[{i}]", raw, {"group", "from", "to_suffix", "why"})
@@ -123,8 +121,7 @@ def notices(path: Path = NOTICES_PATH) -> tuple[Notice, ...]:
         if not isinstance(before, list) or not all(isinstance(b, str) for b in before):
             raise DataFileError(path, f"notice[{i}] from", "a list of statuses", before)
         for key in ("group", "to_suffix", "why"):
-            if not isinstance(row.get(key), str) or not row[key]:
-                raise DataFileError(path, f"notice[{i}] {key}", "a non-empty string", row.get(key))
+            text_at(path, f"notice[{i}]", row, key)
         out.append(Notice(row["group"], tuple(before), row["to_suffix"], row["why"]))
     return tuple(out)
 

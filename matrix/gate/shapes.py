@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from matrix.analyze.profile import Use
+from matrix.analyze.profile.host_syntax import callee
 from matrix.cli import resolved
 from matrix.core import MATRIX_DIR, Release, load_toml
 from matrix.scan import Project, SourceModule, parse_module, read_source
@@ -230,7 +231,9 @@ class Sites:
                     if isinstance(node, ast.FunctionDef):
                         fn = node
                     if fn is not None and isinstance(node, ast.Call):
-                        self._calls.setdefault(_tail(node.func), []).append((shown, fn, node))
+                        self._calls.setdefault(callee(node.func) or "", []).append(
+                            (shown, fn, node)
+                        )
                     stack.extend((child, fn) for child in ast.iter_child_nodes(node))
         return self._calls
 
@@ -265,12 +268,6 @@ def _alias_at(tree: ast.Module, line: int) -> str | None:
         ):
             return node.targets[0].id
     return None
-
-
-def _tail(func: ast.expr) -> str:
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return func.id if isinstance(func, ast.Name) else ""
 
 
 def _dotted(func: ast.expr) -> list[str]:

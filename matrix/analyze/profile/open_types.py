@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from matrix.analyze.profile.host_syntax import callee
 from matrix.core import DataFileError
 
 
@@ -229,17 +230,12 @@ def _dotted(e: ast.expr) -> str:
     return ""
 
 
-def _called(call: ast.Call) -> str:
-    f = call.func
-    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-
-
 def _made(node: ast.expr, parent: ast.AST | None) -> bool:
     """Whether ``node`` (a dtype) names what a value is made: a cast's target, a ``dtype=``."""
     if isinstance(parent, ast.keyword):
         return parent.arg in MAKES_KEYWORDS
     # x.to(T), tl.cast(x, T), tl.zeros(shape, T), tl.full(shape, v, T)
-    return isinstance(parent, ast.Call) and node in parent.args and _called(parent) in MAKES
+    return isinstance(parent, ast.Call) and node in parent.args and callee(parent.func) in MAKES
 
 
 def _made_by_alias(
@@ -259,7 +255,7 @@ def _made_by_alias(
 
 
 def _ranged(node: ast.expr, parent: ast.AST | None) -> bool:
-    return isinstance(parent, ast.Call) and node in parent.args and _called(parent) in RANGES
+    return isinstance(parent, ast.Call) and node in parent.args and callee(parent.func) in RANGES
 
 
 def _compared(
