@@ -236,8 +236,29 @@ def test_behaviour_change_lists_the_scanned_uses(tmp_path: Path, results: Path) 
     kernel = FIXTURES / "scan" / "tri004_dot_precision.py"
     code, md, _ = run_gate(tmp_path, results, "--scan", str(kernel))
     assert code == 1
-    assert f"used at `{kernel}:15:9 TRI004 tl.dot(...)`" in md
+    # the scanner found each dot by its spelling; the profile read each one's operands, whose
+    # element types are open (fp16, bf16 or fp32): each may use the float32 default
+    for line in (15, 16, 17):
+        assert f"tri004_dot_precision.py:{line} in default_precision: dot[float16|float32]" in md
+    assert "tri004_dot_precision.py:18" not in md  # input_precision="ieee": not the default
     assert 'fix: pass input_precision="ieee"' in md
+
+
+def test_a_dot_typed_narrow_has_no_float32_precision_to_change(
+    tmp_path: Path, results: Path
+) -> None:
+    """A ``tl.dot`` the scanner finds by its spelling (no input_precision) but whose operands
+    the profile types fp16 is not a use of the float32 default: the change does not concern
+    it (before, every such dot blocked)."""
+    mutate(results, "3.9.0", set_status("dot_f32_default_precision", "ieee", "", "aot", "cuda:90"))
+    team = tmp_path / "team"
+    team.mkdir()
+    source = (FIXTURES / "scan" / "tri004_dot_precision.py").read_text()
+    narrow = "    a = a.to(tl.float16)\n    b = b.to(tl.float16)\n    c = tl.dot(a, b)"
+    (team / "k.py").write_text(source.replace("    c = tl.dot(a, b)", narrow))
+    _, md, doc = run_gate(tmp_path, results, "--scan", str(team))
+    assert "dot_f32_default_precision" not in {f["probe"] for f in doc["findings"]}, md
+    assert any(f["probe"] == "dot_f32_default_precision" for f in doc["not_used"]), md
 
 
 def test_unsafe_wins_over_undecidable(tmp_path: Path, results: Path) -> None:

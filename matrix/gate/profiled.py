@@ -8,7 +8,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matrix.analyze import fingerprint
-from matrix.analyze.profile import MAY_AFFECT, NOT_USED, USED, Match, Matcher, Profile, Use
+from matrix.analyze.profile import (
+    MAY_AFFECT,
+    NOT_USED,
+    USED,
+    Match,
+    Matcher,
+    Profile,
+    Use,
+    parse_op_spec,
+)
 from matrix.core import Release
 from matrix.gate import compare as gc
 from matrix.gate import gpu_launches, policy
@@ -82,6 +91,7 @@ def apply_profile(
         if f.kind not in (*gc.UNSAFE_KINDS, gc.ACCEPTED, gc.MAY_SLOW, gc.LOWERING_EQUAL):
             kept.append(f)
             continue
+        _typed_by_profile(f, matcher, report.scanned)
         # (a finding the scanner or the census tied to the code's own sites is about them)
         project_row = own and bool(matcher.map.probes.get(f.probe, {}).get("project"))
         if (
@@ -143,6 +153,25 @@ def apply_profile(
         ):
             c.undecidable.remove(text)
             report.unused_undecidable.append(text)
+
+
+def _typed_by_profile(f: gc.GateFinding, matcher: Matcher, roots: Sequence[str]) -> None:
+    """Where the scanner tied ``f`` to lines by their spelling alone (TRI004: a ``tl.dot``
+    without ``input_precision``) and the probe's [usage] names typed ops
+    (``dot[float32,...]``), a line the profile read as that op is left to its types: the
+    profile's match decides it (used, may affect, or not used: an fp16 or fp8 dot has no
+    float32 precision to change). A line the profile did not read stays the scanner's (fail
+    closed)."""
+    specs = matcher.map.probes.get(f.probe, {}).get("ops", [])
+    if not f.uses or not specs:
+        return
+    ops = {parse_op_spec(s)[0] for s in specs}
+    read = {f"{u.path}:{u.line}" for u in matcher.profile.uses if u.op in ops}
+    # a scanner use reads `path:line:col RULE snippet`
+    f.uses = [
+        t for t in f.uses
+        if _shown_line(t.split(" ", 1)[0].rpartition(":")[0], roots) not in read
+    ]  # fmt: skip
 
 
 def _shown_line(text: str, roots: Sequence[str]) -> str:

@@ -342,7 +342,10 @@ class CallReader(DtypeReader):
         """The constexpr values this reading fixes (``self.fixed``) or the code spells (a
         literal) that ``call`` passes to helper ``h``, by its parameter names: FlagGems
         attention.py passes ``HAS_ATTN_MASK`` to ``_attn_fwd_inner``, whose
-        ``if HAS_ATTN_MASK:`` loads through ``mask_block_ptr = None`` otherwise."""
+        ``if HAS_ATTN_MASK:`` loads through ``mask_block_ptr = None`` otherwise. Triton makes
+        every literal argument of a jit-to-jit call a constexpr of the callee, so a string
+        (``ACTIVATION="tanh"``) or ``None`` (``C=None``, tested ``if C is not None:``) folds
+        the helper's branches on it as a number does."""
         params = [a.arg for a in (*h.args.posonlyargs, *h.args.args)]
         pairs = [*zip(params, call.args, strict=False)]
         pairs += [(k.arg, k.value) for k in call.keywords if k.arg]
@@ -352,7 +355,7 @@ class CallReader(DtypeReader):
                 break  # positions after it are not known
             if isinstance(arg, ast.Name) and arg.id in self.fixed:
                 out[param] = self.fixed[arg.id]
-            elif isinstance(arg, ast.Constant) and isinstance(arg.value, bool | int):
+            elif isinstance(arg, ast.Constant) and isinstance(arg.value, int | float | str | None):
                 out[param] = arg.value
         return out
 
@@ -477,6 +480,9 @@ class CallReader(DtypeReader):
         fam = self.map.functions.get(name)
         if name in INT32_RESULTS and name not in ("argmax", "argmin"):
             return _k("int32")
+        if name in self.map.tuple_of_args:  # `i, j = tl.swizzle2d(i, j, ...)`
+            return Val(items=tuple(args[i] if i < len(args) else UNKNOWN
+                                   for i in self.map.tuple_of_args[name]))  # fmt: skip
         if name in self.map.dtype_argument:  # tl.inline_asm_elementwise(..., dtype=tl.float32)
             i = self.map.dtype_argument[name]
             given = self.kw(node, "dtype") or (node.args[i] if len(node.args) > i else None)

@@ -12,7 +12,9 @@ Where it goes anywhere else (returned, stored, passed to a function of another f
 bound twice, a module's name, which other modules may import; names bound under
 ``if __name__ == "__main__":`` are followed), the answer is None: the caller keeps the
 dtype for the whole file (fail closed).
-A use that only reads a tensor's shape or converts it to a dtype the code names ends there.
+A use that only reads a tensor's shape or converts it to a dtype the code names ends there, as
+does a tensor passed to a PyTorch function (``torch._scaled_mm(x_f8, ...)``: PyTorch launches
+none of the file's kernels; ``torch.ops.*``, where a team's own registered op may, is not one).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import ast
 from collections.abc import Mapping
 
 from matrix.analyze.profile.host import HOST_CASTS, HOST_INTS, HOST_SAME
+from matrix.analyze.profile.host_syntax import callee
 from matrix.analyze.profile.open_types import _ranged
 
 MAX_DEPTH = 12  # names and calls followed from one spelling (each name once: _seen)
@@ -29,6 +32,10 @@ READS = frozenset(
     {*HOST_INTS, "shape", "device", "dim", "ndim", "is_contiguous", "data_ptr", "is_cuda",
      "is_cpu", "requires_grad", "nbytes", "itemsize", "get_device"}
 )  # fmt: skip
+# attributes of a tensor that are a view of the same elements (`w.T.contiguous()`)
+VIEWS = frozenset({"T", "mT", "H", "mH", "real"})
+# host constructors of a tensor descriptor: its element type is its first argument's dtype
+DESCRIPTORS = frozenset({"TensorDescriptor", "from_tensor"})
 Fn = ast.FunctionDef | ast.AsyncFunctionDef
 Reach = frozenset[tuple[int, str]]  # (kernel's def line, parameter)
 
@@ -46,6 +53,7 @@ class DtypeFlow:
         self.values: dict[tuple[int, str], list[ast.expr]] = {}  # what `name = value` binds
         self.calls: dict[str, list[ast.Call]] = {}  # `f(...)` calls by the name called
         self._seen: set[tuple[int, str]] = set()  # names followed in one ``reaches``
+        self.torch = _torch_names(tree)  # module-level names bound to PyTorch modules
         for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.defs.setdefault(node.name, []).append(node)
@@ -106,13 +114,15 @@ class DtypeFlow:
                 if node is parent.args[0] and self._dtype_like(node):
                     return self.reaches(parent, depth + 1)  # x.view(T): a tensor of T
                 return None
+            if node is parent.args[0] and callee(parent.func) in DESCRIPTORS:
+                return self.reaches(parent, depth + 1)  # a descriptor of x: x's dtype
             return self._argument(parent, parent.args.index(node), None, depth)
         if isinstance(parent, ast.Subscript) and parent.value is node:
             return self.reaches(parent, depth + 1)  # a slice keeps the dtype
         if isinstance(parent, ast.Attribute) and parent.value is node:
             if parent.attr in READS:
                 return frozenset()
-            if parent.attr == "dtype":  # the tensor's dtype, as a value: where it goes
+            if parent.attr == "dtype" or parent.attr in VIEWS:  # its dtype, or a view of it
                 return self.reaches(parent, depth + 1)
             call = self.parents.get(id(parent))
             if not isinstance(call, ast.Call) or call.func is not parent:
@@ -236,6 +246,8 @@ class DtypeFlow:
         """An argument of ``call``: a launch of a kernel of this file gives its parameter; a
         call of a function of this file follows its parameter there; anything else, None."""
         func = call.func
+        if _root(func) in self.torch and not _is_torch_ops(func):
+            return frozenset()  # a PyTorch function: it launches none of this file's kernels
         name: str | None = None
         launch = isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
@@ -256,3 +268,34 @@ class DtypeFlow:
         if launch:
             return frozenset({(fn.lineno, param)})
         return self._name(param, id(fn), depth)
+
+
+def _torch_names(tree: ast.Module) -> frozenset[str]:
+    """The module-level names ``tree`` binds to PyTorch's modules (``torch``, ``F`` of
+    ``import torch.nn.functional as F``, ``nn`` of ``from torch import nn``)."""
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "torch" or a.name.startswith("torch."):
+                    out.add(a.asname or a.name.split(".")[0])
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and (node.module == "torch" or node.module.startswith("torch."))
+        ):
+            out |= {a.asname or a.name for a in node.names if a.name != "*"}
+    return frozenset(out)
+
+
+def _root(func: ast.expr) -> str | None:
+    """The name an attribute chain starts from (``torch`` of ``torch.nn.functional.relu``)."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else None
+
+
+def _is_torch_ops(func: ast.expr) -> bool:
+    """``torch.ops.<ns>.<op>(...)``: an op a library registers, maybe the team's own."""
+    return "ops" in ast.unparse(func).split(".")

@@ -4,7 +4,7 @@ kinds, type variables, per release) and on syntax that need no reader."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from matrix.analyze.profile.model import (
     INT_DTYPES,
@@ -155,17 +155,30 @@ def _gives_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
+Shape = tuple[set[str], set[str], set[str]]  # body_shape: pointers, integers, dtypes
+# the @triton.jit definitions in other files that a call's function names (with the resolver
+# of each one's file), for body_shape to follow a pointer into a helper imported from there
+DefsElsewhere = Callable[
+    [ast.expr, Resolver], Sequence[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Resolver]]
+]
+
+
 def body_shape(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     resolver: Resolver,
     helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None = None,
     depth: int = 0,
-) -> tuple[set[str], set[str], set[str]]:
+    elsewhere: DefsElsewhere | None = None,
+    memo: dict[int, Shape] | None = None,
+) -> Shape:
     """What ``fn``'s body says of its names, in one walk: those that reach the pointer
     argument of a load/store/atomic/descriptor as its pointer (or a pointer parameter of a
-    jit ``helpers`` function it calls: FlagGems attention.py builds ``K + offsets`` and its
-    helper loads it), and the integers: every other name of those expressions (offsets),
-    and names inside masks, shapes, ranges and aranges (a float cannot index)."""
+    jit helper it calls, of its own file's ``helpers`` or imported from another (``elsewhere``):
+    FlagGems attention.py builds ``K + offsets`` and its helper loads it; cute-kernels' GRU
+    passes ``y_ptr + indices`` to the RNN file's ``_load_previous_output``), and the
+    integers: every other name of those expressions (offsets), and names inside masks,
+    shapes, ranges and aranges (a float cannot index). ``memo``: each helper's shape by id,
+    read once."""
     names: set[str] = set()
     every: set[str] = set()
     ints: set[str] = set()
@@ -190,8 +203,18 @@ def body_shape(
         if not isinstance(node, ast.Call):
             continue
         callee = helpers.get(node.func.id) if helpers and isinstance(node.func, ast.Name) else None
-        if callee is not None and callee is not fn and depth < MAX_INLINE:
-            held, _, held_dtypes = body_shape(callee, resolver, helpers, depth + 1)
+        callees = [(callee, resolver, helpers)] if callee is not None else [
+            (f, r, None) for f, r in (elsewhere(node.func, resolver) if elsewhere else ())
+        ]  # fmt: skip
+        for callee, r, hs in callees:
+            if callee is fn or depth >= MAX_INLINE:
+                continue
+            got = memo.get(id(callee)) if memo is not None else None
+            if got is None:
+                got = body_shape(callee, r, hs, depth + 1, elsewhere, memo)
+                if memo is not None:
+                    memo[id(callee)] = got
+            held, _, held_dtypes = got
             params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
             passed = [*zip(params, node.args, strict=False)]
             passed += [(k.arg, k.value) for k in node.keywords if k.arg]

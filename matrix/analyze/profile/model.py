@@ -90,6 +90,8 @@ class UsageMap:
     constants: Mapping[str, str] = field(default_factory=dict)
     # attributes that are compile-time ints: "tensor" (of a typed tensor or a ``.type``), "any"
     compile_time: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # tl functions returning a tuple of their arguments' types -> those arguments' positions
+    tuple_of_args: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     def values_operation(self, group: str, case: str) -> tuple[str, tuple[str, ...]] | None:
         """The operation a case of the values group ``group`` (``values.maximum``) exercises,
@@ -182,11 +184,17 @@ def load_map(path: str | Path = MAP_PATH, fingerprint: str | Path = FINGERPRINT_
         )
     ):
         raise DataFileError(path, "result_types.compile_time", "tensor/any = [attributes]", fixed)
+    tuples = results.get("tuple_of_args", {})
+    if not isinstance(tuples, dict) or not all(
+        isinstance(v, list) and all(isinstance(i, int) for i in v) for v in tuples.values()
+    ):
+        raise DataFileError(path, "result_types.tuple_of_args", "name = [positions]", tuples)
     return UsageMap(d, lo, op, fn, vo, ru, doc["runtime"], probes, groups, tuple(same),
                     dot, names, widen, calls, frozenset(same_names),
                     {k: frozenset(v) for k, v in preds.items()}, shims, notes,
                     by_arg, OpenTypes.parse(doc["open_types"], d, ELEM_DTYPES, path),
-                    consts, {k: frozenset(v) for k, v in fixed.items()})  # fmt: skip
+                    consts, {k: frozenset(v) for k, v in fixed.items()},
+                    {k: tuple(v) for k, v in tuples.items()})  # fmt: skip
 
 
 # -------------------------------------------------------------------------------------- uses

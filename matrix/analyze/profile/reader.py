@@ -150,7 +150,9 @@ class KernelReader(ParamTypes, CallReader):
                 defaults[p.arg] = kd
         known = self.ctx.shapes.get(id(self.fn))
         if known is None:  # what the body says of its parameters: once per function
-            known = self.ctx.shapes[id(self.fn)] = body_shape(self.fn, self.r, self.helpers)
+            known = self.ctx.shapes[id(self.fn)] = body_shape(
+                self.fn, self.r, self.helpers, elsewhere=self._defs_elsewhere, memo=self.ctx.shapes
+            )
         pointers, offsets, dtype_names = known
         sig = self.launch.signature if self.launch else {}
         cx = self.launch.constexprs if self.launch else {}
@@ -205,6 +207,13 @@ class KernelReader(ParamTypes, CallReader):
                 self.env[name] = Val(RUNTIME_INT)
             else:
                 self.env[name] = Val(RUNTIME_ANY)
+
+    def _defs_elsewhere(
+        self, func: ast.expr, resolver: Resolver
+    ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Resolver]]:
+        """The @triton.jit definitions of other files of the tree that ``func`` names."""
+        q = resolver.qualname(func) if self.lookup else None
+        return [(h.fn, h.resolver) for h in self.lookup(q)] if self.lookup and q else []
 
     # -- helpers
     def _site_reader(

@@ -1,0 +1,170 @@
+"""What the kernel reader and the host dtype flow read, modeled on false gate entries of
+libraries nobody here had tuned against (session 19: cute-kernels, modded-nanogpt); each test
+fails without its mechanism."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from matrix.analyze.profile.match import match_uses
+from matrix.analyze.profile.model import Use
+from matrix.gate.usage import build_profile
+
+HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+OPEN = {"float16", "bfloat16", "float32"}
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> list[Use]:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    for name, body in files.items():
+        (pkg / name).write_text(HEAD + textwrap.dedent(body))
+    return build_profile([str(pkg)], [], []).uses
+
+
+def _kinds(found: list[Use], op: str, code_has: str, operand: int = 0) -> set[str]:
+    """Every kind operand ``operand`` of ``op`` on the line holding ``code_has`` takes."""
+    hits = [u for u in found if u.op == op and code_has in u.code]
+    assert hits, sorted({(u.op, u.code) for u in found})
+    got: set[str] = set()
+    for u in hits:
+        got |= set(u.operands[operand] or {"?"})
+    return got
+
+
+HELPERS = """
+@triton.jit
+def activation(y, KIND):
+    if KIND == "relu":
+        y = tl.maximum(y, 0.0)
+    elif KIND == "to_int":
+        y = y.to(tl.int32)
+    return y
+
+
+@triton.jit
+def with_bias(x, bias):
+    y = x * 2.0
+    if bias is not None:
+        y += bias
+    return y
+
+
+@triton.jit
+def kern(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + r, mask=r < n).to(tl.float32)
+    a = activation(x, "relu")
+    b = with_bias(x, None)
+    tl.store(out_ptr + r, a / 3.0 + b / 5.0, mask=r < n)
+"""
+
+
+def test_a_literal_passed_to_a_helper_folds_its_branches(tmp_path):
+    # cute-kernels' _rnn_backward_update passes ACTIVATION_FUNCTION="tanh" and C=None on: Triton
+    # makes a literal argument a constexpr of the callee, so `if C is not None: x += C` is not
+    # compiled; read joined, `x += None` left the GRU's gradients (and its dots) untyped
+    found = _package(tmp_path, {"k.py": HELPERS})
+    assert _kinds(found, "binary.truediv", "a / 3.0") == {"float32"}  # never the int32 branch
+    assert _kinds(found, "binary.truediv", "b / 5.0") == {"float32"}  # never `+= None`
+
+
+LOADS = """
+@triton.jit
+def load_previous(y_ptrs, mask):
+    return tl.load(y_ptrs, mask=mask)
+"""
+GRU = """
+from .loads import load_previous
+
+
+@triton.jit
+def gru(y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    y = load_previous(y_ptr + r, r < n)
+    tl.store(out_ptr + r, y * 0.5, mask=r < n)
+"""
+
+
+def test_a_pointer_a_helper_of_another_file_loads_is_a_pointer(tmp_path):
+    # cute-kernels' GRU passes `y_ptr + indices` to the RNN file's _load_previous_output:
+    # body_shape followed only helpers of its own file, so y_ptr was read as a scalar
+    found = _package(tmp_path, {"loads.py": LOADS, "k.py": GRU})
+    assert _kinds(found, "binary.mul", "y * 0.5") == OPEN
+
+
+SWIZZLE = """
+@triton.jit
+def grouped(x_ptr, n, BLOCK: tl.constexpr):
+    pid0 = tl.program_id(axis=0)
+    pid1 = tl.program_id(axis=1)
+    pid1, pid0 = tl.swizzle2d(pid1, pid0, tl.num_programs(1), tl.num_programs(0), 128)
+    k = pid0 % n
+    tl.store(x_ptr + k * BLOCK + tl.arange(0, BLOCK), tl.zeros((BLOCK,), dtype=tl.float32))
+"""
+
+
+def test_swizzle2d_returns_its_program_ids_types(tmp_path):
+    # cute-kernels' scattermoe: `pid1, pid0 = tl.swizzle2d(...)` left pid0 untyped, and
+    # `pid0 % K_BLOCK_COUNT` "may be" the float32 remainder whose lowering 3.3.1 changed
+    found = _package(tmp_path, {"k.py": SWIZZLE})
+    assert _kinds(found, "binary.mod", "pid0 % n") == {"int32"}
+
+
+SCALED = """
+@triton.jit
+def relu_square(x_ptr, scale_ptr, out_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    inv = 1.0 / tl.load(scale_ptr)
+    tl.store(out_ptr + r, tl.load(x_ptr + r) * inv)
+
+
+def launch(x, scale, out):
+    relu_square[(1,)](x, scale, out, BLOCK=x.shape[0])
+
+
+def logits(x, w, x_s, w_s):
+    x_f8 = x.div(x_s).to(torch.float8_e4m3fn)
+    w_f8 = w.div(w_s).to(torch.float8_e4m3fn)
+    return torch._scaled_mm(x_f8, w_f8.T.contiguous().T, out_dtype=torch.bfloat16)
+"""
+
+
+def test_an_fp8_tensor_passed_to_a_pytorch_function_is_no_evidence_for_a_kernel(tmp_path):
+    # modded-nanogpt: x_f8 goes to torch._scaled_mm, never to a Triton kernel of the file; not
+    # followed, it made every pointer of the file "may be" fp8 (`1.0 / tl.load(scale_ptr)`)
+    fp8 = ["lit_float", "float8e4nv"]
+    found = _package(tmp_path, {"k.py": SCALED})
+    division = [u for u in found if u.op == "binary.truediv" and "1.0 /" in u.code]
+    assert match_uses(division, "binary.truediv", fp8).status == "not used"
+    # a tensor that goes to a function the flow does not follow stays the file's (fail closed)
+    kept = _package(tmp_path, {"k.py": SCALED.replace("torch._scaled_mm(", "stash(")})
+    division = [u for u in kept if u.op == "binary.truediv" and "1.0 /" in u.code]
+    assert match_uses(division, "binary.truediv", fp8).status == "may affect"
+
+
+DESCRIBED = """
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+
+@triton.jit
+def quantize(a_ptr, o_desc, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + r)
+    o_desc.store([0], (a / 3).to(tl.float8e4nv))
+
+
+def run(a):
+    o = torch.empty(a.shape, dtype=torch.float8_e4m3fn)
+    quantize[(1,)](a, TensorDescriptor.from_tensor(o, [a.shape[0]]), BLOCK=a.shape[0])
+"""
+
+
+def test_a_descriptor_of_an_fp8_tensor_is_evidence_for_its_parameter_only(tmp_path):
+    # modded-nanogpt builds post_fp8_desc = TensorDescriptor.from_tensor(post_fp8, ...): the
+    # descriptor holds the tensor's dtype, and goes to the kernel's post_fp8_desc alone
+    found = _package(tmp_path, {"k.py": DESCRIBED})
+    division = [u for u in found if u.op == "binary.truediv" and "a / 3" in u.code]
+    assert match_uses(division, "binary.truediv", ["float8e4nv", "lit_int"]).status == "not used"
