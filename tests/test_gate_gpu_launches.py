@@ -42,10 +42,10 @@ def test_the_data_file_names_a_bad_row(tmp_path: Path) -> None:
         gpu_launches.launches.__wrapped__(bad)
 
 
-def _gate(tmp_path: Path, baseline: str) -> tuple[int, str, dict]:
-    out = tmp_path / baseline
+def _gate(tmp_path: Path, baseline: str, scan: Path = KERNEL) -> tuple[int, str, dict]:
+    out = tmp_path / f"{baseline}-{scan.name}"
     cmd = [sys.executable, "-m", "matrix.gate", "--baseline", baseline, "--candidate", "3.9.0",
-           "--results", "reports/raw", "--scan", str(KERNEL), "--out", str(out)]  # fmt: skip
+           "--results", "reports/raw", "--scan", str(scan), "--out", str(out)]  # fmt: skip
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     return (
         proc.returncode,
@@ -61,6 +61,20 @@ def test_the_unaligned_constexpr_stride_refusal_blocks_only_an_unmeasured_baseli
     assert any("computes it wrong" in e for e in fixed["evidence"]), fixed["evidence"]
     assert "Fixed in the candidate" in md
     assert "1 fixed in the candidate that your code uses" in md.splitlines()[2]  # first screen
+    # 3.3.1 has no tl.make_tensor_descriptor (only the experimental spelling, census): code
+    # that runs there does not reach this kernel's descriptor, so nothing it does can break
     code, md, doc = _gate(tmp_path, "3.3.1")
+    assert code == 0, md
+    assert not any(CELL in f["findings"] for f in doc["blocking"]), md
+    # spelt as 3.3.1 spells it, the kernel runs there, and 3.9.0 removed that name: blocking on
+    # the removed API, the layout change following from it
+    exp = tmp_path / "experimental"
+    exp.mkdir()
+    source = next((ROOT / KERNEL).glob("*.py"))
+    spelt = source.read_text().replace(
+        "tl.make_tensor_descriptor", "tl._experimental_make_tensor_descriptor"
+    )
+    (exp / "k.py").write_text(spelt)
+    code, md, doc = _gate(tmp_path, "3.3.1", exp)
     assert code == 1, md
-    assert any(CELL in f["findings"] for f in doc["blocking"]), md
+    assert "_experimental_make_tensor_descriptor does not exist on 3.9.0" in md, md

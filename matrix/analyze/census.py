@@ -404,6 +404,13 @@ def censuses_from_runs(runs: Iterable[Run]) -> dict[str, Census]:
     return {v: c for v, c in sorted(found.items(), key=lambda kv: release_key(kv[0])) if c}
 
 
+def absent_on(censuses: Mapping[str, Any] | None, release: object, qualname: str) -> bool:
+    """Whether ``release``'s census (of ``censuses``, by release) says ``qualname`` does not
+    exist there (False where no census is recorded or the name is empty)."""
+    census = (censuses or {}).get(str(release))
+    return bool(qualname) and census is not None and census.status(qualname) == "absent"
+
+
 def load_censuses(path: str | Path) -> dict[str, Census]:
     """From a results file (``reports/matrix.json`` or one raw file) or a folder of raw files;
     a bare census document (a fixture) is accepted too."""

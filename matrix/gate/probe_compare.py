@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matrix.analyze import fingerprint
+from matrix.analyze.census import absent_on
 from matrix.catalog import PROBES_BY_NAME
 from matrix.core import FAILURE_STATUSES, NO_OBSERVATION_STATUSES, Release
 from matrix.gate import resource_changes as rc
@@ -99,6 +100,11 @@ def concerned_uses(
             continue
         if vendor_backend(str(u.path)):
             continue  # code a vendor's own Triton fork compiles (targets.toml [vendor])
+        if baseline is not None and absent_on(censuses, baseline, u.qualname):
+            # a name the baseline does not have (`tl.make_tensor_descriptor` where 3.3.1 has
+            # only the experimental spelling): code that runs there does not reach it, so the
+            # use is new on the candidate (the relaxation rule's reason, for one name)
+            continue
         fails = after is not None and after in u.rule.breaking
         if guarded_out(u, candidate, censuses, fails) is not None:
             continue
@@ -190,6 +196,10 @@ def compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     # Refused on the baseline: code that runs there cannot be using it, whatever the candidate
     # does (a scanned use of it is guarded or dead on the baseline).
     relaxed = b is not None and c is not None and fingerprint.relaxation(b.status, c.status)
+    if spec is not None and b is not None and c is not None and b.status in spec.breaking:
+        # the probe's own word that the feature is broken on the baseline (tensor_descriptor
+        # `broken` on cuda:80): code that works there does not use it, whatever follows
+        relaxed = relaxed or (c.status != b.status and c.status not in NO_OBSERVATION_STATUSES)
     if c is not None and not relaxed:
         _breaking_uses(out, upgrade, pair, c)
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from matrix.analyze import fingerprint
+from matrix.analyze.census import absent_on
 from matrix.analyze.profile import (
     MAY_AFFECT,
     NOT_USED,
@@ -119,6 +120,16 @@ def apply_profile(
         # change rather than a break, off the baseline: new code there) is not one
         sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]
         m = _only(m, [u for u in m.uses if all(sites.branch_runs(u, r, censuses) for r in sides)])
+        # a name the baseline does not have: code that runs there never reaches it (new on the
+        # candidate, as a relaxation is)
+        m = _only(
+            m,
+            [
+                u
+                for u in m.uses
+                if not (u.op == "name" and absent_on(censuses, baseline, u.attr("name")))
+            ],
+        )
         if m.status == NOT_USED:
             report.unused.append(f)
             continue

@@ -162,6 +162,8 @@ def scan_module(
     for rule in rules:
         for node, snippet in KINDS[rule.kind].matcher(rule, module):
             qualname = module.qualnames.get(id(node), "")
+            if not qualname and isinstance(node, ast.Call):  # the Triton function called
+                qualname = imports.qualname(node.func) or ""
             call = None
             if rule.census_decides and isinstance(node, ast.Call):
                 # a call rule the census decides: its signature per release, as called (a
