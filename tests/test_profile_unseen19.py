@@ -168,3 +168,45 @@ def test_a_descriptor_of_an_fp8_tensor_is_evidence_for_its_parameter_only(tmp_pa
     found = _package(tmp_path, {"k.py": DESCRIBED})
     division = [u for u in found if u.op == "binary.truediv" and "a / 3" in u.code]
     assert match_uses(division, "binary.truediv", ["float8e4nv", "lit_int"]).status == "not used"
+
+
+KEPT = """
+@triton.jit
+def scale_rows(x_ptr, s_ptr, o_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    tl.store(o_ptr + r, tl.load(x_ptr + r) / tl.load(s_ptr))
+
+
+cuda_kernel = torch.cuda._compile_kernel(SOURCE, "k")
+
+
+class Loss(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, s, out):
+        x_f8 = x.to(torch.float8_e4m3fn)
+        g = torch.empty(x.shape, dtype=torch.float8_e5m2)
+        cuda_kernel((1,), (32,), (x, g))
+        ctx.save_for_backward(x_f8, s)
+        scale_rows[(1,)](x, s, out, BLOCK=x.shape[0])
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x_f8, s = ctx.saved_tensors
+        return torch._scaled_mm(x_f8, x_f8.T, out_dtype=torch.bfloat16), None, None
+"""
+
+
+def test_a_tensor_kept_for_backward_or_given_a_compiled_cuda_kernel_is_followed(tmp_path):
+    # modded-nanogpt: x_f8 is saved for backward and read back from ctx.saved_tensors into
+    # torch._scaled_mm; the fp8e5 gradient goes to a kernel torch.cuda._compile_kernel built
+    # from CUDA source. Neither reaches a Triton kernel of the file: no pointer "may be" fp8
+    found = _package(tmp_path, {"k.py": KEPT})
+    division = [u for u in found if u.op == "binary.truediv" and "tl.load(s_ptr)" in u.code]
+    for fp8 in ("float8e4nv", "float8e5"):
+        assert match_uses(division, "binary.truediv", [fp8, fp8]).status == "not used", fp8
+    # torch.compile(f) runs f (which may launch a kernel of the file): not followed, fail closed
+    compiled = KEPT.replace('torch.cuda._compile_kernel(SOURCE, "k")', "torch.compile(scale_rows)")
+    found = _package(tmp_path, {"k.py": compiled})
+    division = [u for u in found if u.op == "binary.truediv" and "tl.load(s_ptr)" in u.code]
+    assert match_uses(division, "binary.truediv", ["float8e5", "float8e5"]).status == "may affect"

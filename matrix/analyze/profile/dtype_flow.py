@@ -14,7 +14,9 @@ bound twice, a module's name, which other modules may import; names bound under
 dtype for the whole file (fail closed).
 A use that only reads a tensor's shape or converts it to a dtype the code names ends there, as
 does a tensor passed to a PyTorch function (``torch._scaled_mm(x_f8, ...)``: PyTorch launches
-none of the file's kernels; ``torch.ops.*``, where a team's own registered op may, is not one).
+none of the file's kernels; ``torch.ops.*``, where a team's own registered op may, is not one)
+or to a kernel PyTorch compiled from CUDA source. A tensor an autograd function keeps
+(``ctx.save_for_backward``) goes where its ``backward`` takes it from ``ctx.saved_tensors``.
 """
 
 from __future__ import annotations
@@ -139,6 +141,56 @@ class DtypeFlow:
                 return self.reaches(call, depth + 1)
         return None
 
+    def _made_by_torch(self, name: str) -> bool:
+        """A module-level name bound once to what a PyTorch call made of no function of this
+        file (``k = torch.cuda._compile_kernel(SOURCE, "k")``: a CUDA kernel, launching no
+        Triton kernel here; ``torch.compile(f)`` runs ``f``, so it is not one)."""
+        values = self.values.get((0, name), [])
+        if self.binds.get((0, name)) != 1 or len(values) != 1:
+            return False
+        made = values[0]
+        if not (isinstance(made, ast.Call) and _root(made.func) in self.torch):
+            return False
+        names = {n.id for a in (*made.args, *(k.value for k in made.keywords))
+                 for n in ast.walk(a) if isinstance(n, ast.Name)}  # fmt: skip
+        return not (names & self.defs.keys()) and not any(
+            isinstance(n, ast.Lambda) for n in ast.walk(made)
+        )
+
+    def _saved(self, call: ast.Call, index: int, depth: int) -> Reach | None:
+        """A tensor ``ctx.save_for_backward(...)`` keeps (argument ``index``): where the name
+        its class's ``backward`` unpacks from ``ctx.saved_tensors`` at that place goes."""
+        if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
+            return None
+        cls = self.parents.get(id(call))
+        while cls is not None and not isinstance(cls, ast.ClassDef):
+            cls = self.parents.get(id(cls))
+        if cls is None:
+            return None
+        out: set[tuple[int, str]] = set()
+        found = False
+        for node in ast.walk(cls):
+            if not (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Attribute)
+                and node.value.attr == "saved_tensors"
+            ):
+                continue
+            target = node.targets[0] if len(node.targets) == 1 else None
+            if not isinstance(target, ast.Tuple | ast.List) or index >= len(target.elts):
+                return None
+            elt = target.elts[index]
+            if not isinstance(elt, ast.Name) or any(
+                isinstance(e, ast.Starred) for e in target.elts
+            ):
+                return None
+            got = self._name(elt.id, self._scope(elt), depth + 1)
+            if got is None:
+                return None
+            out |= got
+            found = True
+        return frozenset(out) if found else None
+
     def _dtype_like(self, e: ast.expr) -> bool:
         """A dtype the code spells: ``torch.X``/``tl.X``, ``x.dtype``, or a name bound once
         (in its scope, else the module's) to one of those."""
@@ -248,6 +300,10 @@ class DtypeFlow:
         func = call.func
         if _root(func) in self.torch and not _is_torch_ops(func):
             return frozenset()  # a PyTorch function: it launches none of this file's kernels
+        if isinstance(func, ast.Name) and self._made_by_torch(func.id):
+            return frozenset()  # a kernel PyTorch compiled from source (not a Triton one here)
+        if isinstance(func, ast.Attribute) and func.attr == "save_for_backward":
+            return self._saved(call, index, depth) if index is not None else None
         name: str | None = None
         launch = isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name):
