@@ -210,3 +210,93 @@ def test_a_tensor_kept_for_backward_or_given_a_compiled_cuda_kernel_is_followed(
     found = _package(tmp_path, {"k.py": compiled})
     division = [u for u in found if u.op == "binary.truediv" and "tl.load(s_ptr)" in u.code]
     assert match_uses(division, "binary.truediv", ["float8e5", "float8e5"]).status == "may affect"
+
+
+CONSTANTS = """
+MXFP_BLOCK_SIZE = tl.constexpr(32)
+"""
+ASSERTED = """
+from .consts import MXFP_BLOCK_SIZE
+
+
+@triton.jit
+def absmax(x, NUM_THREADS: tl.constexpr = None):
+    N: tl.constexpr = tl.extra.cuda.num_threads() if NUM_THREADS is None else NUM_THREADS
+    BS: tl.constexpr = x.numel
+    tl.static_assert(BS % N == 0, "BLOCK_SIZE must be divisible by NUM_THREADS")
+    return tl.max(tl.abs(x), axis=0)
+
+
+@triton.jit
+def upcast(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    tl.static_assert(BLOCK % MXFP_BLOCK_SIZE == 0, "BLOCK must be a multiple of 32")
+    r = tl.arange(0, BLOCK)
+    tl.store(out_ptr, absmax(tl.load(x_ptr + r).to(tl.float8e4nv)))
+"""
+
+
+def test_a_constexpr_local_and_an_imported_constexpr_are_compile_time_ints(tmp_path):
+    # Triton's triton_kernels: `N: tl.constexpr = tl.extra.cuda.num_threads()` and another
+    # module's `MXFP_BLOCK_SIZE = tl.constexpr(32)` were read as tensors of any dtype, so
+    # `tl.static_assert(BS % N == 0)` "may be" an fp8 remainder
+    found = _package(tmp_path, {"consts.py": CONSTANTS, "k.py": ASSERTED})
+    assert _kinds(found, "binary.mod", "BS % N", 1) == {"cx_int", "cx_float"}
+    assert _kinds(found, "binary.mod", "BLOCK % MXFP_BLOCK_SIZE", 1) == {"lit_int"}
+
+
+MAX_FINITE = """
+@triton.jit
+def max_finite(dtype):
+    if dtype == tl.constexpr(tl.float8e5):
+        return 57344.0
+    return 3.4e38
+
+
+@triton.jit
+def scaled(x_ptr, s_ptr, o_ptr, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    inv = 1.0 / tl.load(s_ptr)
+    tl.store(o_ptr + r, tl.minimum(tl.load(x_ptr + r) * inv, max_finite(o_ptr.dtype.element_ty)))
+"""
+
+
+def test_a_dtype_compared_through_tl_constexpr_is_evidence_for_that_dtype_only(tmp_path):
+    # triton_kernels' flexpoint.py: `dtype == tl.constexpr(tl.float8e5)` in max_finite made
+    # every pointer of the file "may be" fp8 (the scale too: `1.0 / tl.load(scale_ptr)`)
+    found = _package(tmp_path, {"k.py": MAX_FINITE})
+    division = [u for u in found if u.op == "binary.truediv" and "1.0 /" in u.code]
+    assert match_uses(division, "binary.truediv", ["lit_float", "float8e5"]).status == "not used"
+
+
+DTW = """
+import numpy as np
+
+
+@triton.jit
+def dtw(cost, x, n, BLOCK: tl.constexpr):
+    r = tl.arange(0, BLOCK)
+    c = tl.load(cost + r, mask=r < n)
+    tl.store(cost + r, tl.minimum(c, tl.load(x + r, mask=r < n)), mask=r < n)
+
+
+def run(x):
+    cost = torch.ones(x.shape[0] + 2) * np.inf
+    cost[0] = 0
+    cost = cost.to(x.device)
+    dtw[(1,)](cost, x.float(), x.shape[0], BLOCK=1024)
+"""
+
+
+def test_a_torch_factory_without_dtype_is_float32_moved_to_a_device(tmp_path):
+    # whisper's dtw: `cost = torch.ones(n, m) * np.inf`, then `cost = cost.to(x.device)`: a
+    # float32 tensor (torch's default dtype), never bf16
+    found = _package(tmp_path, {"k.py": DTW})
+    assert _kinds(found, "binary_fn.minimum", "tl.minimum(c,") == {"float32"}
+    # np.inf is a Python float: it keeps a narrow tensor's dtype as a literal does
+    half = DTW.replace("torch.ones(x.shape[0] + 2)", "torch.ones(x.shape[0] + 2, dtype=torch.half)")
+    found = _package(tmp_path, {"k.py": half})
+    assert _kinds(found, "binary_fn.minimum", "tl.minimum(c,") == {"float16"}
+    # code that changes the default dtype: no factory is taken to be float32
+    changed = DTW + "\n\ntorch.set_default_dtype(torch.float64)\n"
+    found = _package(tmp_path, {"k.py": changed})
+    assert _kinds(found, "binary_fn.minimum", "tl.minimum(c,") != {"float32"}

@@ -9,7 +9,7 @@ from typing import Any
 
 from matrix.analyze.profile.host_branches import UNBOUND, branched
 from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH, HostInts, rebinds
-from matrix.analyze.profile.host_returns import HostReturns
+from matrix.analyze.profile.host_returns import HostOps, HostReturns
 from matrix.analyze.profile.host_syntax import INT_SIG, annotated, callee, is_none, unguarded
 from matrix.analyze.profile.host_tables import HostTables
 from matrix.analyze.profile.host_tokens import (
@@ -135,6 +135,10 @@ class HostTypes(HostInts, HostReturns, HostTables):
                             self.site_file[id(node)] = index
                 loop = loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
                 stack.extend((child, fn, loop) for child in ast.iter_child_nodes(node))
+        # code that changes torch's default dtype: a factory without dtype= is not float32
+        self.default_set = bool(
+            {"set_default_dtype", "set_default_tensor_type"} & self.calls.keys()
+        )
         self._memo: dict[tuple[int, int, bool], str | None] = {}
         self._held: dict[tuple[str, int], frozenset[str]] = {}  # (local, scope) -> kernels
         # kernel[grid](...), and fn[grid](...) with fn a local bound to kernels (``merge_fn =
@@ -364,6 +368,8 @@ class HostTypes(HostInts, HostReturns, HostTables):
                 return INT_SIG
             if "dtype" in kw and name != "to":  # a tensor made with that dtype, or unknown
                 return self.dtype_value(kw["dtype"], scope, depth)
+            if name in HostOps.load().default_float and _on_torch(f) and not self.default_set:
+                return "float32"  # ``torch.ones(n, m)``: torch's default dtype
             if name in HOST_CASTS and isinstance(f, ast.Attribute) and not expr.args:
                 return HOST_CASTS[name]
             if not isinstance(f, ast.Attribute):
@@ -399,15 +405,11 @@ class HostTypes(HostInts, HostReturns, HostTables):
             named = self._torch_dtype(a)
             if named:
                 return named
-        keeps = all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in expr.args)
-        if keeps and set(kw) <= TO_KEEPS:
+        if _moves_device(expr):  # ``x.to("cuda")``, ``x.to(y.device)``, ``x.to(device)``
             return self.dtype(base, scope, depth)
         if len(expr.args) == 1 and isinstance(expr.args[0], ast.Attribute | ast.Name):
-            arg = expr.args[0]
-            text = arg.attr if isinstance(arg, ast.Attribute) else arg.id
-            if text == "device" or text.endswith("_device"):
-                return self.dtype(base, scope, depth)  # ``x.to(y.device)``, ``x.to(device)``
-            return self.dtype_value(arg, scope, depth)  # ``x.to(out_dtype)``, ``x.to(y.dtype)``
+            # ``x.to(out_dtype)``, ``x.to(y.dtype)``
+            return self.dtype_value(expr.args[0], scope, depth)
         return None
 
     def _is_shape(self, arg: ast.expr) -> bool:
@@ -649,6 +651,26 @@ BINDINGS = (ast.Assert, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.Wi
             ast.AsyncWith, ast.Delete, ast.NamedExpr)  # fmt: skip
 
 
+def _moves_device(e: ast.expr) -> bool:
+    """``x.to("cuda")``, ``x.to(y.device)``, ``x.to(device, non_blocking=True)``: a copy to a
+    device that keeps x's dtype (no dtype among its arguments)."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "to"):
+        return False
+    if not {k.arg for k in e.keywords} <= TO_KEEPS:
+        return False
+    if all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in e.args):
+        return True
+    if len(e.args) != 1 or not isinstance(e.args[0], ast.Attribute | ast.Name):
+        return False
+    text = e.args[0].attr if isinstance(e.args[0], ast.Attribute) else e.args[0].id
+    return text == "device" or text.endswith("_device")
+
+
+def _on_torch(f: ast.expr) -> bool:
+    """``torch.X``: a function of the torch module itself."""
+    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "torch"
+
+
 def _keeps(rhs: ast.expr, name: str) -> bool:
     """``name = name.contiguous()`` (a chain of dtype-keeping calls on ``name`` itself)."""
     e = rhs
@@ -660,6 +682,9 @@ def _keeps(rhs: ast.expr, name: str) -> bool:
         elif (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
               and e.func.attr in HOST_SAME and e.func.attr != "view"
               and not any(k.arg == "dtype" for k in e.keywords)):  # fmt: skip
+            e = e.func.value
+        elif _moves_device(e):  # ``cost = cost.to(x.device)``: the same dtype elsewhere
+            assert isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
             e = e.func.value
         else:
             return False

@@ -53,11 +53,12 @@ class HostOps:
     methods_float: frozenset[str]
     floats: frozenset[str]
     wins_over_open: frozenset[str]
+    default_float: frozenset[str] = frozenset()
 
     @classmethod
     @lru_cache(maxsize=1)
     def load(cls, path: Path = OPS_PATH) -> HostOps:
-        doc = table_keys(path, "", load_toml(path), {"keep_first", "arithmetic"})
+        doc = table_keys(path, "", load_toml(path), {"keep_first", "arithmetic", "factories"})
         keys = {"functions_any", "functions_float", "methods_any", "methods_float"}
         keep = table_keys(path, "[keep_first]", doc.get("keep_first", {}), keys)
         arith = table_keys(
@@ -77,6 +78,10 @@ class HostOps:
             methods_float=names(keep, "methods_float"),
             floats=names(arith, "floats"),
             wins_over_open=names(arith, "wins_over_open"),
+            default_float=names(
+                table_keys(path, "[factories]", doc.get("factories", {}), {"default_float"}),
+                "default_float",
+            ),
         )
 
 
@@ -343,7 +348,15 @@ class HostReturns:
 
 
 def _number(e: ast.expr) -> bool:
-    """A Python int or float literal (``-1.0`` too): it never promotes a float tensor."""
+    """A Python int or float (``-1.0``, ``float("inf")``, ``np.inf``, ``math.pi`` too): it
+    never promotes a float tensor."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
         e = e.operand
+    if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name):
+        return e.value.id in ("math", "np", "numpy") and e.attr in _FLOAT_CONSTANTS
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int"):
+        return not e.keywords and all(isinstance(a, ast.Constant) for a in e.args)
     return isinstance(e, ast.Constant) and type(e.value) in (int, float)
+
+
+_FLOAT_CONSTANTS = frozenset({"inf", "nan", "pi", "e", "tau"})  # math.X / np.X: Python floats

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable, Mapping, Sequence
 
 from matrix.analyze.profile.model import (
+    COMPILE_TIME_KINDS,
     INT_DTYPES,
     Kinds,
     Resolver,
@@ -161,6 +162,16 @@ Shape = tuple[set[str], set[str], set[str]]  # body_shape: pointers, integers, d
 DefsElsewhere = Callable[
     [ast.expr, Resolver], Sequence[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Resolver]]
 ]
+
+
+def compile_time(v: Val) -> Val:
+    """What ``X: tl.constexpr = expr`` binds: a value fixed when the kernel is compiled, never a
+    tensor (triton_kernels' ``N: tl.constexpr = tl.extra.cuda.num_threads()``, then
+    ``tl.static_assert(BS % N == 0)``: no fp8 remainder). A dtype, a tuple or a scalar kind
+    stays as read; anything else (unread, or read as a tensor) is a Python int or float."""
+    if v.dtype or v.items is not None or (v.kinds is not None and v.kinds <= COMPILE_TIME_KINDS):
+        return v
+    return Val(frozenset({"cx_int", "cx_float"}))
 
 
 def body_shape(

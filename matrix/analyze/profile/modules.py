@@ -43,7 +43,8 @@ def module_globals(tree: ast.Module, resolver: Resolver | None = None) -> dict[s
 
 
 def _imported_constants(tree: ast.Module, resolver: Resolver) -> Iterator[tuple[str, ast.Constant]]:
-    """The literal constants ``tree`` imports by name, through the scanner's own resolution
+    """The literal constants ``tree`` imports by name (bound there to a literal, or to
+    ``tl.constexpr(literal)``: its literal), through the scanner's own resolution
     (``resolver.qualname``) and the tree it parsed (``resolver.project``); a name it cannot
     resolve to a literal of a scanned module gives nothing (it stays unknown: fail closed)."""
     modules = getattr(getattr(resolver, "project", None), "modules", {})
@@ -56,6 +57,9 @@ def _imported_constants(tree: ast.Module, resolver: Resolver) -> Iterator[tuple[
             mod, _, name = (qual or "").rpartition(".")
             src = modules.get(mod)
             value = module_globals(src.tree).get(name) if src is not None else None
+            if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+                # `MXFP_BLOCK_SIZE = tl.constexpr(32)` there: the literal it wraps
+                value = value.args[0]
             if isinstance(value, ast.Constant):
                 yield local, value
 

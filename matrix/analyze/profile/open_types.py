@@ -262,7 +262,15 @@ def _compared(
     node: ast.expr, parent: ast.AST | None, parents: Mapping[int, ast.AST]
 ) -> frozenset[str] | None:
     """The names whose dtype ``node`` is compared with (``V.dtype.element_ty == T``,
-    ``x.dtype in (T, U)``, ``D is T``); None where ``node`` is not compared with one."""
+    ``x.dtype in (T, U)``, ``D is T``, ``D == tl.constexpr(T)``); None where ``node`` is not
+    compared with one."""
+    if (
+        isinstance(parent, ast.Call)
+        and parent.args == [node]
+        and not parent.keywords
+        and ast.unparse(parent.func).endswith("constexpr")
+    ):  # `dtype == tl.constexpr(tl.float8e5)` (triton_kernels' flexpoint.py)
+        parent = parents.get(id(parent))
     if isinstance(parent, ast.Tuple | ast.List | ast.Set):
         parent = parents.get(id(parent))
     if not isinstance(parent, ast.Compare):

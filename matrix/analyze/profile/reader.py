@@ -19,6 +19,7 @@ from matrix.analyze.profile.kinds import (
     _merge,
     _of_type,
     body_shape,
+    compile_time,
 )
 from matrix.analyze.profile.model import (
     ELEM_DTYPES,
@@ -538,7 +539,8 @@ class KernelReader(ParamTypes, CallReader):
         elif isinstance(s, ast.AnnAssign):
             if s.value is not None:
                 v = self.ev(s.value)
-                self.bind(s.target, v if self._is_constexpr(s.annotation) else self._bound(v))
+                constexpr = self._is_constexpr(s.annotation)
+                self.bind(s.target, compile_time(v) if constexpr else self._bound(v))
         elif isinstance(s, ast.AugAssign):
             cur, v = self.ev(s.target, record=False), self.ev(s.value)
             op = self.map.operators.get(type(s.op).__name__)
