@@ -350,16 +350,19 @@ def test_a_may_affect_entry_says_what_decides_it(tmp_path):
                        relevance=MAY_AFFECT)  # fmt: skip
     named = _use(10, "add_kernel", path=str(src), decides="declare `x_ptr` of `add_kernel`")
     report = _report_with([(f, [_use(10, "add_kernel", path=str(src))]), (g, [named])])
-    by_group = {e.before: e for e in report.blocking()}
-    [generated] = by_group["bf16"].decides
+    # one op whose cells change two ways in one kernel is one entry, naming both changes
+    [entry] = report.blocking()
+    assert entry.transitions == [("bf16", "fp32"), ("int16", "int32")]
+    generated, named = entry.decides
     assert generated == (
         "declare the element types of `x_ptr`, `y_ptr`, `out_ptr` of `add_kernel` in "
         f"[tool.triton-compat].dtypes, or run a test that launches `add_kernel` of {src} (--tests)"
     )
-    assert by_group["int16"].decides == ["declare `x_ptr` of `add_kernel`"]
+    assert named == "declare `x_ptr` of `add_kernel`"
     md = gv.render_markdown(report)
-    assert "**0** blocking, **2** may affect" in md
-    assert md.split("## Details")[0].count("  - decides: ") == 2
+    assert "**0** blocking, **1** may affect" in md
+    assert "**fp.binary.add** changed `bf16` → `fp32`; `int16` → `int32`" in md
+    assert md.split("## Details")[0].count("  - decides: ") == 1  # the first; gate.json: all
 
 
 def test_one_kernel_name_in_two_files_is_two_kernels(tmp_path):

@@ -53,6 +53,10 @@ class Entry:
     follows: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     # A lowering change the GPU's values could not decide: what would (its findings' texts)
     lowering: list[str] = field(default_factory=list)
+    # every (baseline, candidate) status pair its findings changed, ``before``/``after`` the
+    # first: one op whose cells change several ways in one kernel (tl.maximum of bf16 and of
+    # fp8 both no longer fp32) is one entry
+    transitions: list[tuple[str | None, str | None]] = field(default_factory=list)
 
     def follows_text(self) -> str:
         """``fp.layout `accepted` → `rejected` (9 cells, 47 kernels); ...``."""
@@ -77,7 +81,9 @@ class Entry:
 
     def line(self) -> str:
         """The entry as one Markdown list line."""
-        change = f"`{self.before}` → `{self.after}`" if self.before else f"`{self.after}`"
+        pairs = self.transitions or [(self.before, self.after)]
+        change = "; ".join(f"`{b}` → `{a}`" if b else f"`{a}`" for b, a in pairs[:CELLS_IN_LINE])
+        change += f" +{len(pairs) - CELLS_IN_LINE}" if len(pairs) > CELLS_IN_LINE else ""
         cells = ""
         if self.cells:
             shown = ", ".join(f"`{c}`" for c in self.cells[:CELLS_IN_LINE])
@@ -104,6 +110,7 @@ class Entry:
             "group": self.group,
             "baseline": self.before,
             "candidate": self.after,
+            "transitions": [list(t) for t in self.transitions],
             "relevance": self.relevance,
             "kernel": self.kernel,
             "kernel_file": self.kernel_path,
@@ -161,7 +168,11 @@ def entries(
         if f.kind not in gc.UNSAFE_KINDS:
             continue
         group, cell = _split_cell(f.probe)
-        change = (f.kind, group, f.baseline, f.candidate, f.fix, f.relevance)
+        # a fingerprint group's cells that change several ways are one change of that op; a
+        # probe row's statuses are the change itself
+        fp_group = f.probe.startswith("fp.")
+        change = (f.kind, group, *(() if fp_group else (f.baseline, f.candidate)), f.fix,
+                  f.relevance)  # fmt: skip
         uses = uses_of.get(id(f), [])
         # A kernel is its name in its file: a library defines one name in several files (one
         # per backend), and a test that launched one of them typed that one only.
@@ -189,6 +200,8 @@ def entries(
                     kernel_path,
                     fix=f.fix,
                 )
+            if (f.baseline, f.candidate) not in e.transitions:
+                e.transitions.append((f.baseline, f.candidate))
             if f.where not in e.columns:
                 e.columns.append(f.where)
             if cell is not None and cell not in e.cells:
@@ -232,7 +245,7 @@ def _attach_follows(
             change = f"{group} `{f.where}`: {(f.candidate or '').split(' (', 1)[0]}"
         kernels = [u.kernel for u in uses_of.get(id(f), ()) if u.kernel]
         for e in out:
-            if (e.kind, e.before, e.after) != (root.kind, root.baseline, root.candidate):
+            if e.kind != root.kind or (root.baseline, root.candidate) not in e.transitions:
                 continue
             if root.probe not in e.probes:
                 continue

@@ -356,7 +356,9 @@ def _imported_helpers(parsed: Sequence[SourceModule]) -> list[SourceModule]:
 def _helper_named(helpers: Mapping[str, Sequence[T]], q: str) -> list[T]:
     """The helpers a qualified name calls: by the whole name, else by its longest tail that
     names one (``pkg.utils.ext.program_id`` of a tree scanned from inside ``pkg``, whose
-    modules are named ``utils.ext``)."""
+    modules are named ``utils.ext``), else the one helper whose name ends with it (a relative
+    import resolved without the package's own name: triton_kernels' ``from
+    ..numerics_details.flexpoint import float_to_flex``)."""
     found = helpers.get(q)
     if found:
         return list(found)
@@ -365,7 +367,10 @@ def _helper_named(helpers: Mapping[str, Sequence[T]], q: str) -> list[T]:
         found = helpers.get(".".join(parts[i:]))
         if found:
             return list(found)
-    return []
+    if len(parts) < 3 or q.startswith("triton."):
+        return []  # (a module and a name at least: a bare `f` could end any other name)
+    ends = [k for k in helpers if k.endswith("." + q)]
+    return list(helpers[ends[0]]) if len(ends) == 1 else []
 
 
 class _Named(Mapping[str, Sequence[T]]):
