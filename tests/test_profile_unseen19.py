@@ -300,3 +300,38 @@ def test_a_torch_factory_without_dtype_is_float32_moved_to_a_device(tmp_path):
     changed = DTW + "\n\ntorch.set_default_dtype(torch.float64)\n"
     found = _package(tmp_path, {"k.py": changed})
     assert _kinds(found, "binary_fn.minimum", "tl.minimum(c,") != {"float32"}
+
+
+def test_a_helper_imported_relatively_from_a_sibling_package_is_followed(tmp_path):
+    # triton_kernels: `from ..numerics_details.flexpoint import float_to_flex` in
+    # matmul_ogs_details/_matmul_ogs.py (a folder with no __init__.py) resolved to
+    # `numerics_details.flexpoint.float_to_flex` while the tree named the module
+    # `triton_kernels.numerics_details.flexpoint`: the helper was never followed, only read
+    # alone with its parameters guessed
+    pkg = tmp_path / "pkg"
+    for sub in ("num", "mm"):
+        (pkg / sub).mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "num" / "__init__.py").write_text("")  # mm/ is a folder without one, as there
+    (pkg / "num" / "flex.py").write_text(
+        HEAD
+        + textwrap.dedent("""
+        @triton.jit
+        def to_flex(x, scale):
+            return x / scale
+    """)
+    )
+    (pkg / "mm" / "k.py").write_text(
+        HEAD
+        + textwrap.dedent("""
+        from ..num.flex import to_flex
+
+
+        @triton.jit
+        def kern(out_ptr, BLOCK: tl.constexpr):
+            acc = tl.zeros((BLOCK,), dtype=tl.float32)
+            tl.store(out_ptr + tl.arange(0, BLOCK), to_flex(acc, 2.0))
+    """)
+    )
+    found = build_profile([str(pkg)], [], []).uses
+    assert _kinds(found, "binary.truediv", "x / scale") == {"float32"}
