@@ -103,33 +103,7 @@ def apply_profile(
             report.unused.append(f)
             continue
         m = Match(USED, [], "measures this project's own kernels") if project_row else rel(f)
-        if f.ruled_out:
-            # lines whose own case did not change, or that a guard keeps off the candidate
-            # (the scanner's reading, matrix.gate.compare.concerned_uses), are not its uses
-            off = {_shown_line(t, report.scanned) for t in f.ruled_out}
-            m = _only(m, [u for u in m.uses if f"{u.path}:{u.line}" not in off])
-        # code a vendor's own Triton fork compiles (targets.toml [vendor]): not upstream's
-        vendor = [u for u in m.uses if vendor_backend(u.path)] if m.status != NOT_USED else []
-        if vendor:
-            report.comparison.notes.append(
-                f"not on your targets: {f.probe} on {f.where} at {len(vendor)} use(s) in "
-                f"vendor backend code ({vendor[0].path}:{vendor[0].line}, ...)"
-            )
-            m = _only(m, [u for u in m.uses if not vendor_backend(u.path)])
-        # a use in a branch that a version or feature guard keeps off the candidate (or, for a
-        # change rather than a break, off the baseline: new code there) is not one
-        sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]
-        m = _only(m, [u for u in m.uses if all(sites.branch_runs(u, r, censuses) for r in sides)])
-        # a name the baseline does not have: code that runs there never reaches it (new on the
-        # candidate, as a relaxation is)
-        m = _only(
-            m,
-            [
-                u
-                for u in m.uses
-                if not (u.op == "name" and absent_on(censuses, baseline, u.attr("name")))
-            ],
-        )
+        m = _where_it_runs(m, f, report, sites, (baseline, candidate), censuses)
         if m.status == NOT_USED:
             report.unused.append(f)
             continue
@@ -164,6 +138,47 @@ def apply_profile(
         ):
             c.undecidable.remove(text)
             report.unused_undecidable.append(text)
+
+
+def _where_it_runs(
+    m: Match,
+    f: gc.GateFinding,
+    report: GateReport,
+    sites: Sites,
+    upgrade: tuple[Release, Release],
+    censuses: Mapping[str, Any] | None,
+) -> Match:
+    """``m`` less the uses the code on the upgrade's releases never runs: lines the scanner
+    ruled out, vendor forks' code, branches a guard keeps off, names the baseline lacks."""
+    baseline, candidate = upgrade
+    if f.ruled_out:
+        # lines whose own case did not change, or that a guard keeps off the candidate
+        # (the scanner's reading, matrix.gate.compare.concerned_uses), are not its uses
+        off = {_shown_line(t, report.scanned) for t in f.ruled_out}
+        m = _only(m, [u for u in m.uses if f"{u.path}:{u.line}" not in off])
+    # code a vendor's own Triton fork compiles (targets.toml [vendor]): not upstream's
+    vendor = [u for u in m.uses if vendor_backend(u.path)] if m.status != NOT_USED else []
+    if vendor:
+        report.comparison.notes.append(
+            f"not on your targets: {f.probe} on {f.where} at {len(vendor)} use(s) in "
+            f"vendor backend code ({vendor[0].path}:{vendor[0].line}, ...)"
+        )
+        m = _only(m, [u for u in m.uses if not vendor_backend(u.path)])
+    # a use in a branch that a version or feature guard keeps off the candidate (or, for a
+    # change rather than a break, off the baseline: new code there) is not one
+    sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]
+    m = _only(m, [u for u in m.uses if all(sites.branch_runs(u, r, censuses) for r in sides)])
+    # a name the baseline does not have: code that runs there never reaches it (new on the
+    # candidate, as a relaxation is)
+    m = _only(
+        m,
+        [
+            u
+            for u in m.uses
+            if not (u.op == "name" and absent_on(censuses, baseline, u.attr("name")))
+        ],
+    )
+    return m
 
 
 def _typed_by_profile(f: gc.GateFinding, matcher: Matcher, roots: Sequence[str]) -> None:

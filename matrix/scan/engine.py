@@ -161,9 +161,7 @@ def scan_module(
     found: dict[tuple[int, int, str], Finding] = {}
     for rule in rules:
         for node, snippet in KINDS[rule.kind].matcher(rule, module):
-            qualname = module.qualnames.get(id(node), "")
-            if not qualname and isinstance(node, ast.Call):  # the Triton function called
-                qualname = imports.qualname(node.func) or ""
+            qualname = _matched_name(module, imports, node)
             call = None
             if rule.census_decides and isinstance(node, ast.Call):
                 # a call rule the census decides: its signature per release, as called (a
@@ -283,6 +281,15 @@ def _same_everywhere(censuses: Censuses, qualname: str | None) -> bool:
     if qualname is None:
         return False
     return len(works_on(censuses, qualname).ok) == len(censuses)
+
+
+def _matched_name(module: Module, imports: Imports, node: ast.AST) -> str:
+    """The dotted name a matched node stands for: the matcher's, else the function a call
+    calls (``triton.language.make_tensor_descriptor``: the census decides it per release)."""
+    qualname = module.qualnames.get(id(node), "")
+    if not qualname and isinstance(node, ast.Call):
+        qualname = imports.qualname(node.func) or ""
+    return str(qualname)
 
 
 def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:

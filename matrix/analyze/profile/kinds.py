@@ -174,6 +174,44 @@ def compile_time(v: Val) -> Val:
     return Val(frozenset({"cx_int", "cx_float"}))
 
 
+def _through_helpers(
+    node: ast.Call,
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    resolver: Resolver,
+    helpers: Mapping[str, ast.FunctionDef | ast.AsyncFunctionDef] | None,
+    depth: int,
+    elsewhere: DefsElsewhere | None,
+    memo: dict[int, Shape] | None,
+) -> tuple[set[str], set[str]]:
+    """What ``body_shape`` learns from a call of a jit helper (of ``fn``'s file, else
+    ``elsewhere``): the names of the arguments it passes to the helper's pointer parameters,
+    and the names passed where it takes a dtype it casts to (thunder's BUFFER_DTYPE)."""
+    callee = helpers.get(node.func.id) if helpers and isinstance(node.func, ast.Name) else None
+    callees = [(callee, resolver, helpers)] if callee is not None else [
+        (f, r, None) for f, r in (elsewhere(node.func, resolver) if elsewhere else ())
+    ]  # fmt: skip
+    names: set[str] = set()
+    dtypes: set[str] = set()
+    for callee, r, hs in callees:
+        if callee is fn:
+            continue
+        got = memo.get(id(callee)) if memo is not None else None
+        if got is None:
+            got = body_shape(callee, r, hs, depth + 1, elsewhere, memo)
+            if memo is not None:
+                memo[id(callee)] = got
+        held, _, held_dtypes = got
+        params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
+        passed = [*zip(params, node.args, strict=False)]
+        passed += [(k.arg, k.value) for k in node.keywords if k.arg]
+        for param, arg in passed:
+            if param in held and not isinstance(arg, ast.Starred):
+                names |= _pointer_terms(arg)
+            if param in held_dtypes and isinstance(arg, ast.Name):
+                dtypes.add(arg.id)
+    return names, dtypes
+
+
 def body_shape(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     resolver: Resolver,
@@ -213,27 +251,10 @@ def body_shape(
             continue
         if not isinstance(node, ast.Call):
             continue
-        callee = helpers.get(node.func.id) if helpers and isinstance(node.func, ast.Name) else None
-        callees = [(callee, resolver, helpers)] if callee is not None else [
-            (f, r, None) for f, r in (elsewhere(node.func, resolver) if elsewhere else ())
-        ]  # fmt: skip
-        for callee, r, hs in callees:
-            if callee is fn or depth >= MAX_INLINE:
-                continue
-            got = memo.get(id(callee)) if memo is not None else None
-            if got is None:
-                got = body_shape(callee, r, hs, depth + 1, elsewhere, memo)
-                if memo is not None:
-                    memo[id(callee)] = got
-            held, _, held_dtypes = got
-            params = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)]
-            passed = [*zip(params, node.args, strict=False)]
-            passed += [(k.arg, k.value) for k in node.keywords if k.arg]
-            for param, arg in passed:
-                if param in held and not isinstance(arg, ast.Starred):
-                    names |= _pointer_terms(arg)
-                if param in held_dtypes and isinstance(arg, ast.Name):
-                    dtypes.add(arg.id)  # a dtype the helper casts to (thunder's BUFFER_DTYPE)
+        if depth < MAX_INLINE:
+            into, typed = _through_helpers(node, fn, resolver, helpers, depth, elsewhere, memo)
+            names |= into
+            dtypes |= typed
         for k in node.keywords:
             if k.arg in ("dtype", "out_dtype") and isinstance(k.value, ast.Name):
                 dtypes.add(k.value.id)
