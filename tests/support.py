@@ -32,3 +32,14 @@ def committed_raw(run_id: str, raw_dir: Path = REPO / "reports" / "raw") -> Path
         if (raw_dir / f"{run_id}{suffix}").exists():
             return raw_dir / f"{run_id}{suffix}"
     raise AssertionError(f"{raw_dir}: no raw file for {run_id} (*{RAW_SUFFIX} or *{LEGACY_SUFFIX})")
+
+
+def operand_kinds(found: Any, op: str, where: Any, operand: int = 0) -> set[str]:
+    """Every kind operand ``operand`` of the profile's ``op`` uses for which ``where(use)``
+    holds takes ("?" for an unknown one); fails, listing what was found, where none is."""
+    hits = [u for u in found if u.op == op and where(u)]
+    assert hits, sorted({(u.op, u.kernel, u.code) for u in found})
+    got: set[str] = set()
+    for u in hits:
+        got |= set(u.operands[operand] or {"?"})
+    return got

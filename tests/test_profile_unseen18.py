@@ -10,6 +10,7 @@ from pathlib import Path
 from matrix.analyze.profile.declaration import Declaration
 from matrix.analyze.profile.model import Use
 from matrix.gate.usage import build_profile
+from tests.support import operand_kinds
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 COMPILED = Declaration.parse({"targets": ["cuda:90"]}, "test")
@@ -26,12 +27,7 @@ def _uses(tmp_path: Path, body: str, declaration: Declaration | None = None) -> 
 
 def _kinds(found: list[Use], op: str, kernel: str, operand: int = 0) -> set[str]:
     """Every kind operand ``operand`` of ``op`` in ``kernel`` takes, over its readings."""
-    hits = [u for u in found if u.op == op and u.kernel == kernel]
-    assert hits, sorted({(u.op, u.kernel) for u in found})
-    got: set[str] = set()
-    for u in hits:
-        got |= set(u.operands[operand] or {"?"})
-    return got
+    return operand_kinds(found, op, lambda u: u.kernel == kernel, operand)
 
 
 PREFIX_SUM = """

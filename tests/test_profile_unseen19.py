@@ -10,6 +10,7 @@ from pathlib import Path
 from matrix.analyze.profile.match import match_uses
 from matrix.analyze.profile.model import Use
 from matrix.gate.usage import build_profile
+from tests.support import operand_kinds
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 OPEN = {"float16", "bfloat16", "float32"}
@@ -26,12 +27,13 @@ def _package(tmp_path: Path, files: dict[str, str]) -> list[Use]:
 
 def _kinds(found: list[Use], op: str, code_has: str, operand: int = 0) -> set[str]:
     """Every kind operand ``operand`` of ``op`` on the line holding ``code_has`` takes."""
-    hits = [u for u in found if u.op == op and code_has in u.code]
-    assert hits, sorted({(u.op, u.code) for u in found})
-    got: set[str] = set()
-    for u in hits:
-        got |= set(u.operands[operand] or {"?"})
-    return got
+    return operand_kinds(found, op, lambda u: code_has in u.code, operand)
+
+
+def _division(found: list[Use], code_has: str, cell: list[str]) -> str:
+    """What the fingerprint cell ``cell`` of ``/`` is to the divisions on that line."""
+    division = [u for u in found if u.op == "binary.truediv" and code_has in u.code]
+    return match_uses(division, "binary.truediv", cell).status
 
 
 HELPERS = """
@@ -137,12 +139,10 @@ def test_an_fp8_tensor_passed_to_a_pytorch_function_is_no_evidence_for_a_kernel(
     # followed, it made every pointer of the file "may be" fp8 (`1.0 / tl.load(scale_ptr)`)
     fp8 = ["lit_float", "float8e4nv"]
     found = _package(tmp_path, {"k.py": SCALED})
-    division = [u for u in found if u.op == "binary.truediv" and "1.0 /" in u.code]
-    assert match_uses(division, "binary.truediv", fp8).status == "not used"
+    assert _division(found, "1.0 /", fp8) == "not used"
     # a tensor that goes to a function the flow does not follow stays the file's (fail closed)
     kept = _package(tmp_path, {"k.py": SCALED.replace("torch._scaled_mm(", "stash(")})
-    division = [u for u in kept if u.op == "binary.truediv" and "1.0 /" in u.code]
-    assert match_uses(division, "binary.truediv", fp8).status == "may affect"
+    assert _division(kept, "1.0 /", fp8) == "may affect"
 
 
 DESCRIBED = """
@@ -166,8 +166,7 @@ def test_a_descriptor_of_an_fp8_tensor_is_evidence_for_its_parameter_only(tmp_pa
     # modded-nanogpt builds post_fp8_desc = TensorDescriptor.from_tensor(post_fp8, ...): the
     # descriptor holds the tensor's dtype, and goes to the kernel's post_fp8_desc alone
     found = _package(tmp_path, {"k.py": DESCRIBED})
-    division = [u for u in found if u.op == "binary.truediv" and "a / 3" in u.code]
-    assert match_uses(division, "binary.truediv", ["float8e4nv", "lit_int"]).status == "not used"
+    assert _division(found, "a / 3", ["float8e4nv", "lit_int"]) == "not used"
 
 
 KEPT = """
@@ -202,14 +201,12 @@ def test_a_tensor_kept_for_backward_or_given_a_compiled_cuda_kernel_is_followed(
     # torch._scaled_mm; the fp8e5 gradient goes to a kernel torch.cuda._compile_kernel built
     # from CUDA source. Neither reaches a Triton kernel of the file: no pointer "may be" fp8
     found = _package(tmp_path, {"k.py": KEPT})
-    division = [u for u in found if u.op == "binary.truediv" and "tl.load(s_ptr)" in u.code]
     for fp8 in ("float8e4nv", "float8e5"):
-        assert match_uses(division, "binary.truediv", [fp8, fp8]).status == "not used", fp8
+        assert _division(found, "tl.load(s_ptr)", [fp8, fp8]) == "not used", fp8
     # torch.compile(f) runs f (which may launch a kernel of the file): not followed, fail closed
     compiled = KEPT.replace('torch.cuda._compile_kernel(SOURCE, "k")', "torch.compile(scale_rows)")
     found = _package(tmp_path, {"k.py": compiled})
-    division = [u for u in found if u.op == "binary.truediv" and "tl.load(s_ptr)" in u.code]
-    assert match_uses(division, "binary.truediv", ["float8e5", "float8e5"]).status == "may affect"
+    assert _division(found, "tl.load(s_ptr)", ["float8e5", "float8e5"]) == "may affect"
 
 
 CONSTANTS = """
@@ -264,8 +261,7 @@ def test_a_dtype_compared_through_tl_constexpr_is_evidence_for_that_dtype_only(t
     # triton_kernels' flexpoint.py: `dtype == tl.constexpr(tl.float8e5)` in max_finite made
     # every pointer of the file "may be" fp8 (the scale too: `1.0 / tl.load(scale_ptr)`)
     found = _package(tmp_path, {"k.py": MAX_FINITE})
-    division = [u for u in found if u.op == "binary.truediv" and "1.0 /" in u.code]
-    assert match_uses(division, "binary.truediv", ["lit_float", "float8e5"]).status == "not used"
+    assert _division(found, "1.0 /", ["lit_float", "float8e5"]) == "not used"
 
 
 DTW = """
