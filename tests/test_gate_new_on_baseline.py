@@ -70,6 +70,12 @@ def test_a_status_the_probe_calls_breaking_on_the_baseline_is_a_relaxation():
                      _row("supported"), uses)  # fmt: skip
     compare_probe(out, UPGRADE, pair)
     assert [f.kind for f in out.findings] == [RELAXATION]
+    # broken, then absent: not a fix, so not a relaxation (the use may have got by before)
+    out = Comparison()
+    pair = ProbePair("tensor_descriptor", "aot:cuda:90", "aot:cuda:90", _row("broken"),
+                     _row("absent"), uses)  # fmt: skip
+    compare_probe(out, UPGRADE, pair)
+    assert RELAXATION not in [f.kind for f in out.findings]
     # the other way is a change
     out = Comparison()
     pair = ProbePair("tensor_descriptor", "aot:cuda:90", "aot:cuda:90", _row("supported"),

@@ -197,9 +197,11 @@ def compare_probe(out: Comparison, upgrade: Upgrade, pair: ProbePair) -> None:
     # does (a scanned use of it is guarded or dead on the baseline).
     relaxed = b is not None and c is not None and fingerprint.relaxation(b.status, c.status)
     if spec is not None and b is not None and c is not None and b.status in spec.breaking:
-        # the probe's own word that the feature is broken on the baseline (tensor_descriptor
-        # `broken` on cuda:80): code that works there does not use it, whatever follows
-        relaxed = relaxed or (c.status != b.status and c.status not in NO_OBSERVATION_STATUSES)
+        # the probe's own word that the feature is broken on the baseline and good on the
+        # candidate (tensor_descriptor `broken` -> `supported` on cuda:80): code that works
+        # there does not use it. (Broken one way, then another, stays a change: a use that got
+        # by on the baseline's wrong answer may fail on the candidate's.)
+        relaxed = relaxed or c.status in spec.good
     if c is not None and not relaxed:
         _breaking_uses(out, upgrade, pair, c)
 
