@@ -24,6 +24,7 @@ from matrix.gate import compare as gc
 from matrix.gate import gpu_launches, policy
 from matrix.gate.config import AcceptedChange, matches_path
 from matrix.gate.gate_report import GateReport
+from matrix.gate.roots import shown_sites
 from matrix.gate.shapes import Sites
 from matrix.gate.targets import vendor_backend
 from matrix.gate.usage import relevance, shown_path
@@ -192,12 +193,8 @@ def _typed_by_profile(f: gc.GateFinding, matcher: Matcher, roots: Sequence[str])
     if not f.uses or not specs:
         return
     ops = {parse_op_spec(s)[0] for s in specs}
-    read = {f"{u.path}:{u.line}" for u in matcher.profile.uses if u.op in ops}
-    # a scanner use reads `path:line:col RULE snippet`
-    f.uses = [
-        t for t in f.uses
-        if _shown_line(t.split(" ", 1)[0].rpartition(":")[0], roots) not in read
-    ]  # fmt: skip
+    read = {(u.path, u.line) for u in matcher.profile.uses if u.op in ops}
+    f.uses = [t for t in f.uses if not shown_sites([t], roots) & read]
 
 
 def _shown_line(text: str, roots: Sequence[str]) -> str:

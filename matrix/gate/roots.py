@@ -56,7 +56,9 @@ class Root:
         return self.columns is None or column is None or column in self.columns
 
 
-def _sites(texts: Sequence[str], roots: Sequence[str]) -> set[tuple[str, int]]:
+def shown_sites(texts: Sequence[str], roots: Sequence[str]) -> set[tuple[str, int]]:
+    """``(path as the profile shows it, line)`` of each use text that starts with one
+    (``path:line[:col] ...``, the scanner's and the census's)."""
     out = set()
     for text in texts:
         m = _SITE.match(text)
@@ -106,7 +108,7 @@ def find_roots(
                 root.columns = None  # a member about every column
             else:
                 root.columns.add(column)
-        root.sites |= _sites(f.uses, roots)
+        root.sites |= shown_sites(f.uses, roots)
         root.sites |= {(u.path, u.line) for u in tied.get(id(f), ())}
     return list(table.values())
 
@@ -127,7 +129,7 @@ def root_of(
         if not root.on_column(f.where) or not root.sites:
             continue
         if no_keyword is not None or _census_gone(f):
-            sites = _sites(f.uses, roots)
+            sites = shown_sites(f.uses, roots)
             named = (
                 no_keyword[1] in root.keywords
                 if no_keyword is not None

@@ -25,7 +25,7 @@ import ast
 from collections.abc import Mapping
 
 from matrix.analyze.profile.host import HOST_CASTS, HOST_INTS, HOST_SAME
-from matrix.analyze.profile.host_syntax import callee
+from matrix.analyze.profile.host_syntax import callee, root_name
 from matrix.analyze.profile.open_types import _ranged
 
 MAX_DEPTH = 12  # names and calls followed from one spelling (each name once: _seen)
@@ -149,7 +149,7 @@ class DtypeFlow:
         if self.binds.get((0, name)) != 1 or len(values) != 1:
             return False
         made = values[0]
-        if not (isinstance(made, ast.Call) and _root(made.func) in self.torch):
+        if not (isinstance(made, ast.Call) and root_name(made.func) in self.torch):
             return False
         names = {n.id for a in (*made.args, *(k.value for k in made.keywords))
                  for n in ast.walk(a) if isinstance(n, ast.Name)}  # fmt: skip
@@ -298,7 +298,7 @@ class DtypeFlow:
         """An argument of ``call``: a launch of a kernel of this file gives its parameter; a
         call of a function of this file follows its parameter there; anything else, None."""
         func = call.func
-        if _root(func) in self.torch and not _is_torch_ops(func):
+        if root_name(func) in self.torch and not _is_torch_ops(func):
             return frozenset()  # a PyTorch function: it launches none of this file's kernels
         if isinstance(func, ast.Name) and self._made_by_torch(func.id):
             return frozenset()  # a kernel PyTorch compiled from source (not a Triton one here)
@@ -343,13 +343,6 @@ def _torch_names(tree: ast.Module) -> frozenset[str]:
         ):
             out |= {a.asname or a.name for a in node.names if a.name != "*"}
     return frozenset(out)
-
-
-def _root(func: ast.expr) -> str | None:
-    """The name an attribute chain starts from (``torch`` of ``torch.nn.functional.relu``)."""
-    while isinstance(func, ast.Attribute):
-        func = func.value
-    return func.id if isinstance(func, ast.Name) else None
 
 
 def _is_torch_ops(func: ast.expr) -> bool:

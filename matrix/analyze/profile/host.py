@@ -10,7 +10,14 @@ from typing import Any
 from matrix.analyze.profile.host_branches import UNBOUND, branched
 from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH, HostInts, rebinds
 from matrix.analyze.profile.host_returns import HostOps, HostReturns
-from matrix.analyze.profile.host_syntax import INT_SIG, annotated, callee, is_none, unguarded
+from matrix.analyze.profile.host_syntax import (
+    INT_SIG,
+    annotated,
+    callee,
+    is_none,
+    root_name,
+    unguarded,
+)
 from matrix.analyze.profile.host_tables import HostTables
 from matrix.analyze.profile.host_tokens import (
     TOKEN,
@@ -211,13 +218,11 @@ class HostTypes(HostInts, HostReturns, HostTables):
             return True
         if site is None or own is None or max(site, own) >= len(self.modules):
             return True
-        root = func.value
-        while isinstance(root, ast.Attribute):
-            root = root.value
-        if not isinstance(root, ast.Name):
+        root = root_name(func.value)
+        if root is None:
             return False
         module, _ = self.modules[own]
-        bound = self.modules[site][1].get(root.id, "")
+        bound = self.modules[site][1].get(root, "")
         return bool(bound) and (module == bound or module.startswith(bound + "."))
 
     def _binds(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,

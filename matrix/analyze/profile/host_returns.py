@@ -32,7 +32,7 @@ from typing import Any
 
 from matrix.analyze.profile.host_branches import UNBOUND
 from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH
-from matrix.analyze.profile.host_syntax import INT_SIG, is_none
+from matrix.analyze.profile.host_syntax import INT_SIG, is_none, root_name
 from matrix.analyze.profile.host_tokens import TOKEN, join
 from matrix.core import MATRIX_DIR, DataFileError, load_toml, table_keys
 
@@ -113,12 +113,10 @@ class HostReturns:
         if self._callees(call, site):
             return self.returned(call, scope, depth, None, False)
         f = call.func
-        root = f
-        while isinstance(root, ast.Attribute):
-            root = root.value
+        root = root_name(f)
         imported = (
-            isinstance(root, ast.Name) and site is not None and site < len(self.modules)
-            and root.id in self.modules[site][1]
+            root is not None and site is not None and site < len(self.modules)
+            and root in self.modules[site][1]
         )  # fmt: skip
         return self.kept(call, name, isinstance(f, ast.Attribute) and not imported, scope, depth)
 
@@ -163,10 +161,14 @@ class HostReturns:
             return self.dtype(expr.operand, scope, depth) if ok else None
         if not isinstance(expr.op, ARITHMETIC):
             return None
+        consts = self.map.constants
         sides = [
-            None if _number(e) else self.dtype(e, scope, depth) for e in (expr.left, expr.right)
+            None if _number(e, consts) else self.dtype(e, scope, depth)
+            for e in (expr.left, expr.right)
         ]
-        known = [d for d, e in zip(sides, (expr.left, expr.right), strict=True) if not _number(e)]
+        known = [
+            d for d, e in zip(sides, (expr.left, expr.right), strict=True) if not _number(e, consts)
+        ]
         ops = HostOps.load()
         if len(known) == 2 and len(set(known)) == 2:  # one typed, one open (``[arithmetic]``)
             wide = [d for d in known if d in ops.wins_over_open]
@@ -347,16 +349,14 @@ class HostReturns:
                 yield call, caller
 
 
-def _number(e: ast.expr) -> bool:
-    """A Python int or float (``-1.0``, ``float("inf")``, ``np.inf``, ``math.pi`` too): it
-    never promotes a float tensor."""
+def _number(e: ast.expr, constants: Mapping[str, str]) -> bool:
+    """A Python int or float (``-1.0``, ``float("inf")``, ``math.pi`` too, and numpy's
+    ``np.inf`` of the same name): it never promotes a float tensor. ``constants``: the usage
+    map's module constants (``[result_types.constants]``, ``math.e`` -> ``lit_float``)."""
     if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
         e = e.operand
     if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name):
-        return e.value.id in ("math", "np", "numpy") and e.attr in _FLOAT_CONSTANTS
+        return e.value.id in ("math", "np", "numpy") and f"math.{e.attr}" in constants
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int"):
         return not e.keywords and all(isinstance(a, ast.Constant) for a in e.args)
     return isinstance(e, ast.Constant) and type(e.value) in (int, float)
-
-
-_FLOAT_CONSTANTS = frozenset({"inf", "nan", "pi", "e", "tau"})  # math.X / np.X: Python floats

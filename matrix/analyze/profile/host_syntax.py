@@ -30,6 +30,13 @@ def is_none(e: ast.expr) -> bool:
     return isinstance(e, ast.Constant) and e.value is None
 
 
+def root_name(e: ast.expr) -> str | None:
+    """The name an attribute chain starts from (``torch`` of ``torch.nn.functional.relu``)."""
+    while isinstance(e, ast.Attribute):
+        e = e.value
+    return e.id if isinstance(e, ast.Name) else None
+
+
 def callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Name):
         return func.id

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import product
+from typing import TypeGuard
 
 from matrix.analyze.profile.constexprs import constexpr_cases
 from matrix.analyze.profile.context import Context, HelperLookup
@@ -33,13 +34,16 @@ def module_globals(tree: ast.Module, resolver: Resolver | None = None) -> dict[s
     out: dict[str, ast.expr] = dict(_imported_constants(tree, resolver)) if resolver else {}
     for s in tree.body:
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
-            if isinstance(s.value, ast.Constant) or (
-                isinstance(s.value, ast.Call) and "constexpr" in ast.unparse(s.value.func)
-            ):
+            if isinstance(s.value, ast.Constant) or _constexpr_call(s.value):
                 out[s.targets[0].id] = s.value
         elif isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value:
             out[s.target.id] = s.value
     return out
+
+
+def _constexpr_call(e: ast.expr | None) -> TypeGuard[ast.Call]:
+    """``tl.constexpr(...)`` (any spelling of it): a global a kernel may read."""
+    return isinstance(e, ast.Call) and "constexpr" in ast.unparse(e.func)
 
 
 def _imported_constants(tree: ast.Module, resolver: Resolver) -> Iterator[tuple[str, ast.Constant]]:
@@ -57,7 +61,7 @@ def _imported_constants(tree: ast.Module, resolver: Resolver) -> Iterator[tuple[
             mod, _, name = (qual or "").rpartition(".")
             src = modules.get(mod)
             value = module_globals(src.tree).get(name) if src is not None else None
-            if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+            if _constexpr_call(value) and len(value.args) == 1 and not value.keywords:
                 # `MXFP_BLOCK_SIZE = tl.constexpr(32)` there: the literal it wraps
                 value = value.args[0]
             if isinstance(value, ast.Constant):

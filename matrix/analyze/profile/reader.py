@@ -213,8 +213,10 @@ class KernelReader(ParamTypes, CallReader):
         self, func: ast.expr, resolver: Resolver
     ) -> list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, Resolver]]:
         """The @triton.jit definitions of other files of the tree that ``func`` names."""
-        q = resolver.qualname(func) if self.lookup else None
-        return [(h.fn, h.resolver) for h in self.lookup(q)] if self.lookup and q else []
+        if self.lookup is None:
+            return []
+        q = resolver.qualname(func)
+        return [(h.fn, h.resolver) for h in self.lookup(q)] if q else []
 
     # -- helpers
     def _site_reader(
