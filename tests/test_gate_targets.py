@@ -338,3 +338,25 @@ def test_code_a_vendor_fork_compiles_is_not_on_the_targets() -> None:
     assert vendor_backend("liger_kernel/ops/backends/_ascend/ops/rms_norm.py")
     assert vendor_backend("attorch/act_kernels.py") is None
     assert vendor_backend("pkg/ascending_sort.py") is None
+
+
+def test_a_comment_that_mentions_the_interpreter_is_no_evidence(tmp_path):
+    """gpu-mode lectures (``# os.environ["TRITON_INTERPRET"] = "1"``, commented out) and ROCm's
+    aiter ("# Requires TRITON_INTERPRET=1 to actually print inside kernels"): a comment runs
+    nothing. A Markdown heading is not a comment, and code on the next line still counts."""
+    team = _team(tmp_path)
+    (team / "pkg" / "debug.py").write_text('# os.environ["TRITON_INTERPRET"] = "1"\nimport os\n')
+    (team / "ci.yml").write_text("jobs:\n  # TRITON_INTERPRET=1 pytest is too slow\n")
+    got = targets.infer([team / "pkg" / "ops"], {})
+    assert got is not None and got.not_run == ("interpret",), got
+    (team / "pkg" / "debug.py").write_text(
+        '# run on CPU:\nimport os\nos.environ["TRITON_INTERPRET"] = "1"  # CPU\n'
+    )
+    got = targets.infer([team / "pkg" / "ops"], {})
+    assert (
+        got is not None and got.not_run == () and got.evidence[0].startswith("team/pkg/debug.py:3")
+    )
+    (team / "pkg" / "debug.py").unlink()
+    (team / "README.md").write_text("# TRITON_INTERPRET=1 runs the kernels on CPU\n")
+    got = targets.infer([team / "pkg" / "ops"], {})
+    assert got is not None and got.not_run == ()

@@ -420,3 +420,33 @@ def test_rules_without_recorded_data_say_unknown_and_fail(recorded, tmp_path: Pa
     assert got == {("TRI015", "unknown", True), ("TRI017", "unknown", True)}
     proc = run_cli(str(src), "--results", str(RAW), "--candidate", "3.9.0")
     assert proc.returncode == 1 and "nothing in the matrix measures this" in proc.stdout
+
+
+def test_star_imports_between_many_modules_resolve_once(recorded, tmp_path: Path, monkeypatch):
+    """ROCm's aiter: its files star-import each other (``from .utils import *`` both ways).
+    The resolution of a name through star imports followed every path to a depth of 12, and
+    one folder took over 15 minutes; each module's stars are searched once per name now. The
+    name still resolves through the chain: ``tl`` bound in ``m0`` reaches the kernel file."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "m0.py").write_text("import triton\nimport triton.language as tl\n")
+    n = 12
+    for i in range(1, n):
+        stars = "import triton\n" + "".join(f"from .m{j} import *\n" for j in range(n) if j != i)
+        (pkg / f"m{i}.py").write_text(stars)
+    (pkg / "m5.py").write_text((pkg / "m5.py").read_text() + "\n\ndef helper():\n    pass\n")
+    # ``helper`` is a function of m5, no import's binding: the search for it visits every star
+    head = "import triton\nfrom .m11 import tl, helper\n\n\n"
+    kernel(pkg, "    b = tl.make_block_ptr(p, (n,), (1,), (0,), (BLOCK,), (0,))\n", head)
+    calls = 0
+    resolve = scan.Project.resolve
+
+    def counted(self, qualname, depth=0):
+        nonlocal calls
+        calls += 1
+        assert calls < 100_000, "star imports followed path by path"
+        return resolve(self, qualname, depth)
+
+    monkeypatch.setattr(scan.Project, "resolve", counted)
+    assert (7, "TRI001", "breaks") in effects(scan_for(recorded, [pkg], "3.9.0"))

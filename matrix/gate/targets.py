@@ -4,10 +4,10 @@ A change seen only under Triton's interpreter cannot break a library whose kerne
 on a GPU. Without ``[tool.triton-compat] targets`` the gate looks for evidence that the team
 runs the interpreter: ``TRITON_INTERPRET`` (or an interpreter import) in any file of its
 repository (the nearest folder above each ``--scan``/``--tests`` path with ``.git`` or
-``pyproject.toml``), or the gate's own ``--tests-device`` option. Evidence found: the
-interpreter counts. None found: interpreter-only changes go to "not on your targets". Compiled
-columns always count. A declared target list always wins (``infer`` is not called then), and
-a search cut short keeps the interpreter (fail closed).
+``pyproject.toml``), outside comments, or the gate's own ``--tests-device`` option. Evidence
+found: the interpreter counts. None found: interpreter-only changes go to "not on your
+targets". Compiled columns always count. A declared target list always wins (``infer`` is
+not called then), and a search cut short keeps the interpreter (fail closed).
 
 >>> rule = Rule.load()
 >>> rule.column, "TRITON_INTERPRET" in rule.patterns
@@ -44,6 +44,7 @@ class Rule:
     options: tuple[str, ...]
     # folders of code built by another Triton (a vendor's fork): fnmatch on the shown path
     vendor_paths: tuple[str, ...] = ()
+    comment_files: tuple[str, ...] = ()  # [interpret] comment_files: `#` lines say nothing
     caller_files: int = 0  # [callers] max_files: repository files walked for host callers
     caller_skip_dirs: frozenset[str] = frozenset()  # [callers] skip_dirs (test suites)
     caller_skip_files: tuple[str, ...] = ()  # [callers] skip_files (fnmatch on the name)
@@ -53,7 +54,8 @@ class Rule:
     def load(cls, path: Path = RULE_PATH) -> Rule:
         doc = table_keys(path, "", load_toml(path), {"root", "callers", "interpret", "vendor"})
         root = table_keys(path, "[root]", doc.get("root", {}), {"markers"})
-        keys = {"column", "patterns", "files", "skip_dirs", "max_files", "options"}
+        keys = {"column", "patterns", "files", "comment_files", "skip_dirs", "max_files",
+                "options"}  # fmt: skip
         interp = table_keys(path, "[interpret]", doc.get("interpret", {}), keys)
 
         def strings(table: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -82,6 +84,7 @@ class Rule:
             column=column,
             patterns=strings(interp, "patterns", "[interpret]"),
             files=strings(interp, "files", "[interpret]"),
+            comment_files=strings(interp, "comment_files", "[interpret]"),
             skip_dirs=frozenset(strings(interp, "skip_dirs", "[interpret]")),
             max_files=max_files,
             options=strings(interp, "options", "[interpret]"),
@@ -164,7 +167,10 @@ def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str]:
                 return found, f"{path} could not be read ({e.strerror or e})"
             if not any(n in data for n in needles):
                 continue
+            commented = any(fnmatchcase(name, g) for g in rule.comment_files)
             for i, line in enumerate(data.splitlines(), 1):
+                if commented and line.lstrip().startswith(b"#"):
+                    continue  # a comment runs nothing
                 if any(n in line for n in needles):
                     text = line.decode("utf-8", "replace").strip()[:100]
                     found.append(f"{path.relative_to(root.parent)}:{i}: {text}")

@@ -211,6 +211,8 @@ class Project:
         self.tl_names = frozenset(tl_names)
         self.modules: dict[str, SourceModule] = {}
         self._imports: dict[str, Imports] = {}
+        self._resolved: dict[str, str] = {}  # resolve()'s answers, per scan
+        self._starred: dict[tuple[str, str], str | None] = {}  # _through_stars()'s
         for m in modules:
             self.modules.setdefault(m.name, m)
 
@@ -223,23 +225,52 @@ class Project:
     def resolve(self, qualname: str, depth: int = 0) -> str:
         if depth > MAX_RESOLVE_DEPTH or qualname == "triton" or qualname.startswith("triton."):
             return qualname
+        if qualname in self._resolved:  # (a chain past MAX_RESOLVE_DEPTH: cut where first met)
+            return self._resolved[qualname]
+        got = qualname
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             mod = self.modules.get(".".join(parts[:cut]))
             if mod is None:
                 continue
             first, rest = parts[cut], parts[cut + 1 :]
-            target = mod.bindings.get(first)
-            if target is None:
-                for star in mod.stars:
-                    resolved = self.resolve(f"{star}.{first}", depth + 1)
-                    if resolved != f"{star}.{first}" or star.split(".")[0] == "triton":
-                        target = resolved
-                        break
-            if target is None or target == qualname:
-                return qualname
-            return self.resolve(".".join([target, *rest]), depth + 1)
-        return qualname
+            target = mod.bindings.get(first) or self._through_stars(mod, first, depth)
+            if target is not None and target != qualname:
+                got = self.resolve(".".join([target, *rest]), depth + 1)
+            break
+        self._resolved[qualname] = got
+        return got
+
+    def _through_stars(self, mod: SourceModule, first: str, depth: int) -> str | None:
+        """What ``first`` is where ``mod`` has it only from a ``from X import *``: the first of
+        its star modules, depth first, that binds it (or a Triton module's name). Each module
+        is searched once: a package whose files star-import each other (ROCm's aiter) made
+        the old recursion over every path exponential (minutes on one folder)."""
+        key = (mod.name, first)
+        if key not in self._starred:
+            self._starred[key] = None  # a star cycle back here binds nothing new
+            self._starred[key] = self._search_stars(mod, first, depth)
+        return self._starred[key]
+
+    def _search_stars(self, mod: SourceModule, first: str, depth: int) -> str | None:
+        stack, seen = list(reversed(mod.stars)), {mod.name}
+        while stack:
+            star = stack.pop()
+            if star in seen:
+                continue
+            seen.add(star)
+            if star.split(".")[0] == "triton":
+                return f"{star}.{first}"
+            src = self.modules.get(star)
+            if src is None:  # not a module of the tree: perhaps a name one of them binds
+                resolved = self.resolve(f"{star}.{first}", depth + 1)
+                if resolved != f"{star}.{first}":
+                    return resolved
+                continue
+            if first in src.bindings:
+                return self.resolve(src.bindings[first], depth + 1)
+            stack.extend(reversed(src.stars))
+        return None
 
 
 class Imports:

@@ -15,6 +15,9 @@ from matrix.analyze.profile.host_syntax import (
     annotated,
     callee,
     is_none,
+    module_scope,
+    moves_device,
+    on_torch,
     root_name,
     unguarded,
 )
@@ -42,8 +45,6 @@ HOST_LIKE = frozenset({"empty_like", "zeros_like", "ones_like", "randn_like", "r
 HOST_INTS = frozenset({"stride", "numel", "size", "element_size", "cdiv", "next_power_of_2"})
 # names, assignments and callers followed from a launch argument: FlagGems cummax's parts
 # buffer takes 5 (argument, wrapper parameter, its caller's name, ``dtype=``, ``out.dtype``)
-# ``x.to(...)`` keywords that keep the dtype
-TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
 
 
 class HostTypes(HostInts, HostReturns, HostTables):
@@ -91,57 +92,13 @@ class HostTypes(HostInts, HostReturns, HostTables):
         self.sequences: dict[str, list[ast.Tuple | ast.List]] = {}  # module-level tuples
         self.method_of: dict[int, str] = {}  # a class body's function -> its class
         self.enclosing: dict[int, Any] = {}  # a nested function -> the function around it
+        self.module_scopes: set[int] = set()  # each tree's module_scope
         self._returns: dict[int, list[ast.expr | None]] = {}
         # the last ``outside`` trees are the repository's callers of the scanned functions:
         # read for their calls and functions only (no launch of theirs is typed or profiled)
         callers_from = len(trees) - outside
         for index, (tree, kernels) in enumerate(trees):  # each tree with its @triton.jit functions
-            self.kernel_names |= {f.name for f in kernels}
-            for f in kernels:
-                self.kernel_file[id(f)] = index
-                self.defined_in.setdefault(f.name, set()).add(index)
-                self.kernels_named.setdefault(f.name, []).append(f)
-            inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
-            stack: list[tuple[ast.AST, Any, bool]] = [(tree, None, False)]
-            while stack:
-                node, fn, loop = stack.pop()
-                if id(node) in inside:
-                    self.kernel_scope[id(node)] = id(fn) if fn is not None else 0
-                    continue
-                if isinstance(node, ast.ClassDef):  # ``C.apply`` runs ``C.forward``
-                    for item in node.body:
-                        self.method_of[id(item)] = node.name
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                    self.functions.setdefault(node.name, []).append(node)
-                    self.file_of[id(node)] = index
-                    if fn is not None:  # a nested function (a closure) reads fn's names
-                        self.enclosing[id(node)] = fn
-                    fn, loop = node, False
-                if fn is not None and isinstance(node, BINDINGS):
-                    self.statements.setdefault(id(fn), []).append(node)
-                if fn is None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
-                    for t in node.targets:  # a module's dtype table: ``D = {torch.float16: ...}``
-                        if isinstance(t, ast.Name):
-                            self.tables.setdefault(t.id, []).append(node.value)
-                if (fn is None and isinstance(node, ast.Assign)
-                        and isinstance(node.value, ast.Tuple | ast.List)):  # fmt: skip
-                    for t in node.targets:  # ``SUPPORTED = (torch.float16, ...)``
-                        if isinstance(t, ast.Name):
-                            self.sequences.setdefault(t.id, []).append(node.value)
-                if isinstance(node, ast.Call):
-                    name = callee(node.func)
-                    if name:
-                        self.calls.setdefault(name, []).append((node, fn))
-                        self.file_of[id(node)] = index
-                    if isinstance(node.func, ast.Subscript) and index < callers_from:
-                        k = callee(node.func.value)
-                        if k:
-                            self.launch_sites.append((k, node, fn))
-                            if loop:
-                                self.in_loop.add(id(node))
-                            self.site_file[id(node)] = index
-                loop = loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
-                stack.extend((child, fn, loop) for child in ast.iter_child_nodes(node))
+            self._read_tree(index, tree, kernels, index >= callers_from)
         # code that changes torch's default dtype: a factory without dtype= is not float32
         self.default_set = bool(
             {"set_default_dtype", "set_default_tensor_type"} & self.calls.keys()
@@ -153,6 +110,61 @@ class HostTypes(HostInts, HostReturns, HostTables):
         self.launched = frozenset(
             k for name, _, scope in self.launch_sites for k in self._kernels_held(name, scope)
         )
+
+    def _read_tree(self, index: int, tree: ast.Module,
+                   kernels: Sequence[ast.FunctionDef | ast.AsyncFunctionDef],
+                   caller_only: bool) -> None:  # fmt: skip
+        """One walk of tree ``index``: its functions, calls, launches and bindings (a tree
+        of the repository's callers, ``caller_only``, has no launch of its own typed)."""
+        self.kernel_names |= {f.name for f in kernels}
+        for f in kernels:
+            self.kernel_file[id(f)] = index
+            self.defined_in.setdefault(f.name, set()).add(index)
+            self.kernels_named.setdefault(f.name, []).append(f)
+        inside = {id(f) for f in kernels}  # device code: no launch, no host call in it
+        top = module_scope(tree)  # module code (``__main__``) is a scope of its own
+        self.file_of[id(top)] = index
+        self.module_scopes.add(id(top))
+        stack: list[tuple[ast.AST, Any, bool]] = [(tree, top, False)]
+        while stack:
+            node, fn, loop = stack.pop()
+            if id(node) in inside:
+                self.kernel_scope[id(node)] = 0 if fn is top else id(fn)
+                continue
+            if isinstance(node, ast.ClassDef):  # ``C.apply`` runs ``C.forward``
+                for item in node.body:
+                    self.method_of[id(item)] = node.name
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.functions.setdefault(node.name, []).append(node)
+                self.file_of[id(node)] = index
+                if fn is not top:  # a nested function (a closure) reads fn's names
+                    self.enclosing[id(node)] = fn
+                fn, loop = node, False
+            if isinstance(node, BINDINGS):
+                self.statements.setdefault(id(fn), []).append(node)
+            if fn is top and isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                for t in node.targets:  # a module's dtype table: ``D = {torch.float16: ...}``
+                    if isinstance(t, ast.Name):
+                        self.tables.setdefault(t.id, []).append(node.value)
+            if (fn is top and isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Tuple | ast.List)):  # fmt: skip
+                for t in node.targets:  # ``SUPPORTED = (torch.float16, ...)``
+                    if isinstance(t, ast.Name):
+                        self.sequences.setdefault(t.id, []).append(node.value)
+            if isinstance(node, ast.Call):
+                name = callee(node.func)
+                if name:
+                    self.calls.setdefault(name, []).append((node, fn))
+                    self.file_of[id(node)] = index
+                if isinstance(node.func, ast.Subscript) and not caller_only:
+                    k = callee(node.func.value)
+                    if k:
+                        self.launch_sites.append((k, node, fn))
+                        if loop:
+                            self.in_loop.add(id(node))
+                        self.site_file[id(node)] = index
+            loop = loop or isinstance(node, ast.For | ast.AsyncFor | ast.While)
+            stack.extend((child, fn, loop) for child in ast.iter_child_nodes(node))
 
     def launches(self, kernel: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Launch]:
         """One ``Launch`` per launch site of ``kernel`` in the tree (what each passes)."""
@@ -238,7 +250,7 @@ class HostTypes(HostInts, HostReturns, HostTables):
         if len(twins) < 2:
             return True
         line = getattr(call, "lineno", 0)
-        here = id(scope) if scope is not None else 0
+        here = 0 if scope is None or id(scope) in self.module_scopes else id(scope)
         local = [f for f in twins if self.kernel_scope[id(f)] == here]
         pool = local or [f for f in twins if self.kernel_scope[id(f)] == 0]
         above = [f for f in pool if f.lineno <= line] or pool
@@ -373,7 +385,7 @@ class HostTypes(HostInts, HostReturns, HostTables):
                 return INT_SIG
             if "dtype" in kw and name != "to":  # a tensor made with that dtype, or unknown
                 return self.dtype_value(kw["dtype"], scope, depth)
-            if name in HostOps.load().default_float and _on_torch(f) and not self.default_set:
+            if name in HostOps.load().default_float and on_torch(f) and not self.default_set:
                 return "float32"  # ``torch.ones(n, m)``: torch's default dtype
             if name in HOST_CASTS and isinstance(f, ast.Attribute) and not expr.args:
                 return HOST_CASTS[name]
@@ -410,7 +422,7 @@ class HostTypes(HostInts, HostReturns, HostTables):
             named = self._torch_dtype(a)
             if named:
                 return named
-        if _moves_device(expr):  # ``x.to("cuda")``, ``x.to(y.device)``, ``x.to(device)``
+        if moves_device(expr):  # ``x.to("cuda")``, ``x.to(y.device)``, ``x.to(device)``
             return self.dtype(base, scope, depth)
         if len(expr.args) == 1 and isinstance(expr.args[0], ast.Attribute | ast.Name):
             # ``x.to(out_dtype)``, ``x.to(y.dtype)``
@@ -656,26 +668,6 @@ BINDINGS = (ast.Assert, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.Wi
             ast.AsyncWith, ast.Delete, ast.NamedExpr)  # fmt: skip
 
 
-def _moves_device(e: ast.expr) -> bool:
-    """``x.to("cuda")``, ``x.to(y.device)``, ``x.to(device, non_blocking=True)``: a copy to a
-    device that keeps x's dtype (no dtype among its arguments)."""
-    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "to"):
-        return False
-    if not {k.arg for k in e.keywords} <= TO_KEEPS:
-        return False
-    if all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in e.args):
-        return True
-    if len(e.args) != 1 or not isinstance(e.args[0], ast.Attribute | ast.Name):
-        return False
-    text = e.args[0].attr if isinstance(e.args[0], ast.Attribute) else e.args[0].id
-    return text == "device" or text.endswith("_device")
-
-
-def _on_torch(f: ast.expr) -> bool:
-    """``torch.X``: a function of the torch module itself."""
-    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "torch"
-
-
 def _keeps(rhs: ast.expr, name: str) -> bool:
     """``name = name.contiguous()`` (a chain of dtype-keeping calls on ``name`` itself)."""
     e = rhs
@@ -688,7 +680,7 @@ def _keeps(rhs: ast.expr, name: str) -> bool:
               and e.func.attr in HOST_SAME and e.func.attr != "view"
               and not any(k.arg == "dtype" for k in e.keywords)):  # fmt: skip
             e = e.func.value
-        elif _moves_device(e):  # ``cost = cost.to(x.device)``: the same dtype elsewhere
+        elif moves_device(e):  # ``cost = cost.to(x.device)``: the same dtype elsewhere
             assert isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
             e = e.func.value
         else:

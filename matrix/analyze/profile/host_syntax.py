@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 INT_SIG = "i32"  # what an int host value passes (a launch signature's scalar)
+# ``x.to(...)`` keywords that keep the dtype
+TO_KEEPS = frozenset({"device", "non_blocking", "copy", "memory_format"})
 
 
 def unguarded(body: Sequence[ast.stmt], name: str) -> list[ast.stmt]:
@@ -52,3 +54,34 @@ def annotated(fn: Any, name: str) -> str:
         if a.arg == name and isinstance(a.annotation, ast.Name):
             return str(a.annotation.id)
     return ""
+
+
+def module_scope(tree: ast.Module) -> ast.FunctionDef:
+    """A module's own statements as a function without parameters, named ``<module>`` (no
+    call can name it): the host reading types a launch or a call at module level (a script's
+    ``x = torch.randn(..., dtype=torch.float32)`` then ``k[grid](x)``) as it does one in a
+    function. Functions of the module do not read its names through it (no closure)."""
+    none = ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[],
+                         kwarg=None, defaults=[])  # fmt: skip
+    return ast.FunctionDef(name="<module>", args=none, body=tree.body, decorator_list=[],
+                           returns=None, lineno=1, col_offset=0)  # fmt: skip
+
+
+def moves_device(e: ast.expr) -> bool:
+    """``x.to("cuda")``, ``x.to(y.device)``, ``x.to(device, non_blocking=True)``: a copy to a
+    device that keeps x's dtype (no dtype among its arguments)."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "to"):
+        return False
+    if not {k.arg for k in e.keywords} <= TO_KEEPS:
+        return False
+    if all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in e.args):
+        return True
+    if len(e.args) != 1 or not isinstance(e.args[0], ast.Attribute | ast.Name):
+        return False
+    text = e.args[0].attr if isinstance(e.args[0], ast.Attribute) else e.args[0].id
+    return text == "device" or text.endswith("_device")
+
+
+def on_torch(f: ast.expr) -> bool:
+    """``torch.X``: a function of the torch module itself."""
+    return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "torch"
