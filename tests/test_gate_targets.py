@@ -360,3 +360,47 @@ def test_a_comment_that_mentions_the_interpreter_is_no_evidence(tmp_path):
     (team / "README.md").write_text("# TRITON_INTERPRET=1 runs the kernels on CPU\n")
     got = targets.infer([team / "pkg" / "ops"], {})
     assert got is not None and got.not_run == ()
+
+
+GLUON = """import triton
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+
+
+@gluon.jit
+def add_gluon(x_ptr, y_ptr, out_ptr, n, BLOCK: gl.constexpr):
+    layout: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
+    offs = gl.program_id(0) * BLOCK + gl.arange(0, BLOCK, layout=layout)
+    x = gl.load(x_ptr + offs)
+    y = gl.load(y_ptr + offs)
+    gl.store(out_ptr + offs, x + y)
+    {tail}
+"""
+
+
+def test_a_gluon_kernel_is_never_interpreted_and_a_vendor_namespace_holds_it(tmp_path):
+    """ROCm's aiter: its gluon kernels (``@gluon.jit``, for gfx950 and gfx1250) were tied to
+    interpreter-only changes and to cuda:90 cells. Gluon's jit never reads TRITON_INTERPRET
+    (targets.toml [namespaces] says what was measured), and a kernel naming ``gl.amd.cdna4``
+    compiles only for gfx950: a change on another column is not one of that kernel. The
+    plain @triton.jit kernel beside it is still tied."""
+    team = _team(tmp_path)
+    (team / "tests").mkdir()
+    (team / "tests" / "conftest.py").write_text('import os\nos.environ["TRITON_INTERPRET"] = "1"\n')
+    ops = team / "pkg" / "ops"
+    (ops / "g.py").write_text(GLUON.replace("{tail}", ""))
+
+    def tied(raw: Path) -> tuple[set[str], str]:
+        _code, md, doc = _cli(tmp_path, raw, "--scan", str(ops))
+        found = [f for f in doc["findings"] if f["probe"] == "fp.binary.add[float16,float32]"]
+        return {u.split(" in ")[0].split(":")[0].rsplit("/", 1)[-1] for f in found
+                for u in f["uses"]}, md  # fmt: skip
+
+    files, md = tied(_raw(tmp_path / "a", interp_changes=True, aot_changes=False))
+    assert files == {"k.py"}, md
+    assert "kernels that cannot run there (ops/g.py:" in md and " in add_gluon, ..." in md
+    files, md = tied(_raw(tmp_path / "b", interp_changes=False, aot_changes=True))
+    assert files == {"k.py", "g.py"}, md  # a gluon kernel compiles for cuda:90
+    (ops / "g.py").write_text(GLUON.replace("{tail}", "gl.amd.cdna4.async_copy.commit_group()"))
+    files, md = tied(_raw(tmp_path / "c", interp_changes=False, aot_changes=True))
+    assert files == {"k.py"}, md

@@ -26,7 +26,7 @@ from matrix.gate.config import AcceptedChange, matches_path
 from matrix.gate.gate_report import GateReport
 from matrix.gate.roots import shown_sites
 from matrix.gate.shapes import Sites
-from matrix.gate.targets import vendor_backend
+from matrix.gate.targets import kernel_columns, runs_in, vendor_backend
 from matrix.gate.usage import relevance, shown_path
 
 
@@ -77,6 +77,7 @@ def apply_profile(
     report.profile = profile
     matcher = Matcher(profile)
     sites = Sites(report.scanned, profile.int_constexprs)
+    sites.held = _held_kernels(profile)
     memo: dict[str, Any] = {}
 
     def rel(f: gc.GateFinding) -> Any:
@@ -141,6 +142,38 @@ def apply_profile(
             report.unused_undecidable.append(text)
 
 
+def _held_kernels(profile: Profile) -> dict[tuple[str, str], list[tuple[str, ...]]]:
+    """Per kernel (its file and name), the columns its names hold it to (``kernel_columns``);
+    kernels that name no such namespace are left out (every column)."""
+    names: dict[tuple[str, str], set[str]] = {}
+    for u in profile.uses:
+        if u.op == "name" and u.kernel:
+            names.setdefault((u.path, u.kernel), set()).add(u.attr("name"))
+    held = {k: kernel_columns(v) for k, v in names.items()}
+    return {k: v for k, v in held.items() if v}
+
+
+def _in_its_columns(m: Match, f: gc.GateFinding, report: GateReport, sites: Sites) -> Match:
+    """``m`` less the uses in kernels that cannot run in ``f``'s column: a kernel naming a
+    namespace of one vendor or compiler (a gluon kernel is never interpreted; targets.toml
+    [namespaces]); a note counts what was set aside."""
+    column = policy.column_of(f.where)
+    if column is None or m.status == NOT_USED:
+        return m
+    elsewhere = {
+        id(u) for u in m.uses if not runs_in(column, sites.held.get((u.path, u.kernel), ()))
+    }
+    if not elsewhere:
+        return m
+    first = next(u for u in m.uses if id(u) in elsewhere)
+    report.comparison.notes.append(
+        f"not on your targets: {f.probe} on {column} at {len(elsewhere)} use(s) in kernels "
+        f"that cannot run there ({first.path}:{first.line} in {first.kernel}, ...; "
+        "matrix/data/targets.toml [namespaces])"
+    )
+    return _only(m, [u for u in m.uses if id(u) not in elsewhere])
+
+
 def _where_it_runs(
     m: Match,
     f: gc.GateFinding,
@@ -165,6 +198,7 @@ def _where_it_runs(
             f"vendor backend code ({vendor[0].path}:{vendor[0].line}, ...)"
         )
         m = _only(m, [u for u in m.uses if not vendor_backend(u.path)])
+    m = _in_its_columns(m, f, report, sites)
     # a use in a branch that a version or feature guard keeps off the candidate (or, for a
     # change rather than a break, off the baseline: new code there) is not one
     sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]

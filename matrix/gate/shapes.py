@@ -85,6 +85,9 @@ class Sites:
         # (file, kernel) -> the integers its constexpr parameters take where every launch
         # says (Profile.int_constexprs): ``H * BT`` with every BT a multiple of 16 is aligned
         self.values = values or {}
+        # (file, kernel) -> the column patterns the namespaces it names hold it to (a gluon
+        # kernel is never interpreted: targets.kernel_columns); absent: every column
+        self.held: dict[tuple[str, str], list[tuple[str, ...]]] = {}
         self._modules: dict[str, SourceModule | None] = {}  # per shown path, parsed once
         self._guards: dict[str, list[Any]] = {}  # per shown path: its branch guards
         self._files: list[str] | None = None

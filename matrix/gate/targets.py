@@ -17,8 +17,8 @@ not called then), and a search cut short keeps the interpreter (fail closed).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
@@ -48,11 +48,14 @@ class Rule:
     caller_files: int = 0  # [callers] max_files: repository files walked for host callers
     caller_skip_dirs: frozenset[str] = frozenset()  # [callers] skip_dirs (test suites)
     caller_skip_files: tuple[str, ...] = ()  # [callers] skip_files (fnmatch on the name)
+    # [namespaces]: a qualname prefix -> the columns (fnmatch) a kernel naming it can run on
+    namespaces: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     @lru_cache(maxsize=1)
     def load(cls, path: Path = RULE_PATH) -> Rule:
-        doc = table_keys(path, "", load_toml(path), {"root", "callers", "interpret", "vendor"})
+        doc = table_keys(path, "", load_toml(path),
+                         {"root", "callers", "interpret", "vendor", "namespaces"})  # fmt: skip
         root = table_keys(path, "[root]", doc.get("root", {}), {"markers"})
         keys = {"column", "patterns", "files", "comment_files", "skip_dirs", "max_files",
                 "options"}  # fmt: skip
@@ -94,6 +97,11 @@ class Rule:
             caller_files=caller_files,
             caller_skip_dirs=frozenset(strings(callers, "skip_dirs", "[callers]")),
             caller_skip_files=strings(callers, "skip_files", "[callers]"),
+            namespaces={
+                prefix: strings(spaces, prefix, "[namespaces]")
+                for spaces in [doc.get("namespaces", {})]
+                for prefix in spaces
+            },
         )
 
 
@@ -103,6 +111,22 @@ def vendor_backend(shown_path: str, rule: Rule | None = None) -> str | None:
     rule = rule or Rule.load()
     path = "/" + shown_path.replace("\\", "/").lstrip("/")
     return next((p for p in rule.vendor_paths if fnmatchcase(path, p)), None)
+
+
+def kernel_columns(names: Iterable[str], rule: Rule | None = None) -> list[tuple[str, ...]]:
+    """The column patterns (``[namespaces]``) a kernel naming ``names`` (qualnames) is held
+    to, one tuple per namespace it names; empty: every column."""
+    rule = rule or Rule.load()
+    return [
+        columns
+        for prefix, columns in rule.namespaces.items()
+        if any(n == prefix or n.startswith(prefix + ".") for n in names)
+    ]
+
+
+def runs_in(column: str, held: Sequence[tuple[str, ...]]) -> bool:
+    """Whether a kernel held to ``held`` (``kernel_columns``) can run in ``column``."""
+    return all(any(fnmatchcase(column, p) for p in columns) for columns in held)
 
 
 def repository_root(path: str | Path, markers: Sequence[str]) -> Path:
