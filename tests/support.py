@@ -43,3 +43,21 @@ def operand_kinds(found: Any, op: str, where: Any, operand: int = 0) -> set[str]
     for u in hits:
         got |= set(u.operands[operand] or {"?"})
     return got
+
+
+PROFILE_HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+
+
+def profiled_package(tmp_path: Path, files: dict[str, str]) -> Any:
+    """The profile's uses of a package ``pkg`` of ``files`` (name -> body, dedented, under
+    ``PROFILE_HEAD``'s imports), read with no launches captured."""
+    import textwrap
+
+    from matrix.gate.usage import build_profile
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir(exist_ok=True)
+    (pkg / "__init__.py").write_text("")
+    for name, body in files.items():
+        (pkg / name).write_text(PROFILE_HEAD + textwrap.dedent(body))
+    return build_profile([str(pkg)], [], []).uses

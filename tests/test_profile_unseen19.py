@@ -10,19 +10,14 @@ from pathlib import Path
 from matrix.analyze.profile.match import match_uses
 from matrix.analyze.profile.model import Use
 from matrix.gate.usage import build_profile
-from tests.support import operand_kinds
+from tests.support import operand_kinds, profiled_package
 
 HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
 OPEN = {"float16", "bfloat16", "float32"}
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> list[Use]:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    for name, body in files.items():
-        (pkg / name).write_text(HEAD + textwrap.dedent(body))
-    return build_profile([str(pkg)], [], []).uses
+    return profiled_package(tmp_path, files)
 
 
 def _kinds(found: list[Use], op: str, code_has: str, operand: int = 0) -> set[str]:

@@ -3,23 +3,14 @@ tuned against (session 20); each test fails without its mechanism."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from matrix.analyze.profile.model import Use
-from matrix.gate.usage import build_profile
-from tests.support import operand_kinds
-
-HEAD = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+from tests.support import operand_kinds, profiled_package
 
 
 def _package(tmp_path: Path, files: dict[str, str]) -> list[Use]:
-    pkg = tmp_path / "pkg"
-    pkg.mkdir(exist_ok=True)
-    (pkg / "__init__.py").write_text("")
-    for name, body in files.items():
-        (pkg / name).write_text(HEAD + textwrap.dedent(body))
-    return build_profile([str(pkg)], [], []).uses
+    return profiled_package(tmp_path, files)
 
 
 SCRIPT = """
