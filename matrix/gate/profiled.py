@@ -174,6 +174,25 @@ def _in_its_columns(m: Match, f: gc.GateFinding, report: GateReport, sites: Site
     return _only(m, [u for u in m.uses if id(u) not in elsewhere])
 
 
+def _reached(m: Match, f: gc.GateFinding, report: GateReport) -> Match:
+    """``m`` less the "may affect" uses in kernels nothing in the repository reaches (no launch,
+    no mention outside functions nothing calls: matrix/gate/reach.py): no launch of theirs can
+    give the dtype the entry waits on; a note counts what was set aside."""
+    reach = report.profile.reach if report.profile is not None else None
+    if reach is None or m.status != MAY_AFFECT:
+        return m
+    away = {id(u) for u in m.uses if u.kernel and reach.unreached(u.path, u.kernel)}
+    if not away:
+        return m
+    first = next(u for u in m.uses if id(u) in away)
+    report.comparison.notes.append(
+        f"not reached: {f.probe} on {f.where} at {len(away)} may-affect use(s) in kernels that "
+        f"nothing in your repository launches or names ({first.path}:{first.line} in "
+        f"{first.kernel}, ...; launch it, or run a test that does, to have it gated)"
+    )
+    return _only(m, [u for u in m.uses if id(u) not in away])
+
+
 def _where_it_runs(
     m: Match,
     f: gc.GateFinding,
@@ -199,6 +218,7 @@ def _where_it_runs(
         )
         m = _only(m, [u for u in m.uses if not vendor_backend(u.path)])
     m = _in_its_columns(m, f, report, sites)
+    m = _reached(m, f, report)
     # a use in a branch that a version or feature guard keeps off the candidate (or, for a
     # change rather than a break, off the baseline: new code there) is not one
     sides = [candidate] if f.kind == gc.BREAKING else [baseline, candidate]

@@ -47,6 +47,7 @@ from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
+from matrix.gate.reach import Reach
 from matrix.gate.shapes import Sites, needed_shape
 from matrix.gate.targets import repository_python_files
 from matrix.results import Run
@@ -184,6 +185,8 @@ def build_profile(
                 launched=host.launched,
             )
         )
+    profile.reach = Reach(scan, {m.path: m.tree for m in parsed}, kernels,
+                          {m.path: _show(m.path) for m in parsed})  # fmt: skip
     # helpers typed per call site replace their own readings (parameters guessed)
     profile.uses = ctx.uses(profile.uses)
     profile.assumed = sorted(ctx.assumed)

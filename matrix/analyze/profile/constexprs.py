@@ -79,6 +79,7 @@ def constexpr_cases(
     fn: ast.FunctionDef | ast.AsyncFunctionDef,
     glob: Mapping[str, ast.expr],
     given: Iterable[str] = (),
+    known: Mapping[str, frozenset[int]] | None = None,
 ) -> list[dict[str, object]]:
     """The readings a kernel's branches on its constexpr parameters ask for: one per
     combination of each parameter's values (the constants it is compared with, plus one
@@ -86,7 +87,9 @@ def constexpr_cases(
     value apart, so values from different branches never meet; reading all branches joined
     pairs them (an fp32 accumulator of one mode with the narrow input of another). A parameter
     the launch fixes (``given``) or the body rebinds is not enumerated; more than
-    ``MAX_CONSTEXPR_CASES`` combinations: one joined reading, as before."""
+    ``MAX_CONSTEXPR_CASES`` combinations: one joined reading, as before. A parameter whose
+    values the host launch tells (``known``: ``ROUND=True``, a wrapper's ``fp32_scale: bool =
+    True`` no caller changes) takes only those."""
     params = [a for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]
               if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)]  # fmt: skip
     names = {a.arg for a in params} - set(given)
@@ -116,6 +119,9 @@ def constexpr_cases(
             for t in ast.walk(node.test):
                 if isinstance(t, ast.Name) and t.id in names and t.id not in values:
                     values[t.id] = [True, False]
+    for name, told in (known or {}).items():
+        if name in values:
+            values[name] = [*sorted(told)]
     cases: list[dict[str, object]] = [{}]
     for name, vals in sorted(values.items()):
         cases = [{**c, name: v} for c in cases for v in vals]

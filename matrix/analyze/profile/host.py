@@ -18,6 +18,7 @@ from matrix.analyze.profile.host_syntax import (
     module_scope,
     moves_device,
     on_torch,
+    parameter_default,
     root_name,
     unguarded,
 )
@@ -93,6 +94,7 @@ class HostTypes(HostInts, HostReturns, HostTables):
         self.method_of: dict[int, str] = {}  # a class body's function -> its class
         self.enclosing: dict[int, Any] = {}  # a nested function -> the function around it
         self.module_scopes: set[int] = set()  # each tree's module_scope
+        self.aliases: dict[str, set[str]] = {}  # a function -> module names bound to it
         self._returns: dict[int, list[ast.expr | None]] = {}
         # the last ``outside`` trees are the repository's callers of the scanned functions:
         # read for their calls and functions only (no launch of theirs is typed or profiled)
@@ -146,6 +148,15 @@ class HostTypes(HostInts, HostReturns, HostTables):
                 for t in node.targets:  # a module's dtype table: ``D = {torch.float16: ...}``
                     if isinstance(t, ast.Name):
                         self.tables.setdefault(t.id, []).append(node.value)
+            if (
+                fn is top
+                and isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Name)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+            ):
+                # ``scale_activations_per_token = scale_activations_per_token_triton``
+                self.aliases.setdefault(node.value.id, set()).add(node.targets[0].id)
             if (fn is top and isinstance(node, ast.Assign)
                     and isinstance(node.value, ast.Tuple | ast.List)):  # fmt: skip
                 for t in node.targets:  # ``SUPPORTED = (torch.float16, ...)``
@@ -349,6 +360,10 @@ class HostTypes(HostInts, HostReturns, HostTables):
                         self.dtype_value(expr.orelse, scope, depth), str(id(expr)))  # fmt: skip
         if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name):
             return self._lookup(expr.value.id, expr.slice, scope, depth)
+        if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+            # ``output_dtype or x.dtype``: a dtype object is true, so a named first one wins
+            first = self.dtype_value(expr.values[0], scope, depth)
+            return first if first and not first.startswith(TOKEN) else None
         if isinstance(expr, ast.Name) and scope is not None:
             return self._name(expr.id, scope, depth, True)
         if isinstance(expr, ast.Call):  # a function of the read tree returning a dtype
@@ -517,35 +532,52 @@ class HostTypes(HostInts, HostReturns, HostTables):
     def _passed(self, name: str, scope: Any, depth: int, resolve: Any) -> str:
         """What every caller passes for parameter ``name``, else its own token."""
         params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
-        index = params.index(name)
         # ``C.backward``'s gradients (tensors, no dtype objects): no call of its own passes them
-        grad = self.graded(scope, index, depth) if resolve == self.dtype else None
+        grad = self.graded(scope, params.index(name), depth) if resolve == self.dtype else None
         if grad is not None:
             return grad
-        seen: list[str | None] = []
+        seen = [resolve(arg, caller, depth + 1) if arg is not None else None
+                for arg, caller in self.arguments(name, scope)]  # fmt: skip
+        # what every caller passes, else the parameter's own token (one value per call)
+        return join(seen) or f"{TOKEN}{id(scope)}:{name}"
+
+    def arguments(self, name: str, scope: Any) -> list[tuple[ast.expr | None, Any]]:
+        """What each call of function ``scope`` (by its name or a module-level alias of it,
+        ``f = f_triton``) passes for its positional parameter ``name``, with the scope to read
+        it in: the argument; where the call leaves it out, the parameter's default (read where
+        the function is defined: ``output_dtype=torch.float``, ``fp32_scale: bool = True``);
+        None where it cannot be told (``*args``, ``**kw``)."""
+        params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
+        index = params.index(name)
+        out: list[tuple[ast.expr | None, Any]] = []
         own = self.file_of.get(id(scope))
         twins = {self.file_of.get(id(f)) for f in self.functions.get(scope.name, [])}
         # its calls by name, and ``C.apply(...)`` for ``C.forward(ctx, ...)`` (one place on)
-        calls = [(c, f, index, False) for c, f in self.calls.get(scope.name, [])]
+        names = [scope.name, *sorted(self.aliases.get(scope.name, ()))]
+        calls = [(c, f, index, False) for n in names for c, f in self.calls.get(n, [])]
         calls += [(c, f, index - 1, True) for c, f in self.applied(scope) if index]
-        for call, caller, index, applied in calls:
+        for call, caller, at, applied in calls:
             site = self.file_of.get(id(call))
             if len(twins) > 1 and site != own and not applied and not self._imports(
                     site, own, scope.name):  # fmt: skip
                 continue  # a call of another file's function of the same name
-            if any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
-                seen.append(None)
+            if any(isinstance(a, ast.Starred) for a in call.args[: at + 1]):
+                out.append((None, caller))
                 continue
             arg = (
-                call.args[index]
-                if index < len(call.args)
+                call.args[at]
+                if at < len(call.args)
                 else next((k.value for k in call.keywords if k.arg == name), None)
             )
             if caller is scope and isinstance(arg, ast.Name) and arg.id == name:
                 continue  # a recursive call passing it on: no value of its own
-            seen.append(resolve(arg, caller, depth + 1) if arg is not None else None)
-        # what every caller passes, else the parameter's own token (one value per call)
-        return join(seen) or f"{TOKEN}{id(scope)}:{name}"
+            if arg is None and not any(k.arg is None for k in call.keywords):
+                default = parameter_default(scope, index)
+                if default is not None:
+                    out.append((default, self.enclosing.get(id(scope))))
+                    continue
+            out.append((arg, caller))
+        return out
 
     def _tested(self, test: ast.expr, name: str, cur: str | None, scope: Any, depth: int,
                 value: bool) -> Tested | bool | None:  # fmt: skip

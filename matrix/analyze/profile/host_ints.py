@@ -18,6 +18,7 @@ class HostInts:
 
     statements: Mapping[int, list[ast.AST]]
     _site: tuple[int, int]
+    arguments: Any  # HostTypes.arguments: what each call passes for a parameter
 
     def int_values(self, expr: ast.expr, scope: Any, depth: int = 0) -> frozenset[int] | None:
         """The integers host expression ``expr`` may be: a literal, a local assigned literals
@@ -26,8 +27,8 @@ class HostInts:
         in (...)``); None where any assignment (a parameter: its callers) is not known."""
         if depth > MAX_HOST_DEPTH:
             return None
-        if isinstance(expr, ast.Constant) and type(expr.value) is int:
-            return frozenset({expr.value})
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, int):
+            return frozenset({expr.value})  # a flag (``ROUND=True``) is a constexpr value too
         if not isinstance(expr, ast.Name) or scope is None:
             return None
         name = expr.id
@@ -50,7 +51,9 @@ class HostInts:
                 found.append(None)
         params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args,
                                   *scope.args.kwonlyargs]]  # fmt: skip
-        if name in params or not found or any(f is None for f in found):
+        if name in params and not found:  # a parameter: what every call of it passes
+            got = self._passed_ints(name, scope, depth)
+        elif name in params or not found or any(f is None for f in found):
             got = None
         else:
             got = frozenset().union(*(f for f in found if f is not None))
@@ -59,6 +62,20 @@ class HostInts:
         if asserted is None:
             return got
         return asserted if got is None else got & asserted
+
+    def _passed_ints(self, name: str, scope: Any, depth: int) -> frozenset[int] | None:
+        """The integers every call of ``scope`` passes for its positional parameter ``name``
+        (a left-out one: its default); None where one is not known, or nothing calls it."""
+        if name not in [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]:
+            return None
+        got: set[int] = set()
+        passed = self.arguments(name, scope)
+        for arg, caller in passed:
+            one = self.int_values(arg, caller, depth + 1) if arg is not None else None
+            if one is None:
+                return None
+            got |= one
+        return frozenset(got) if passed else None
 
     def _dim_values(
         self, target: ast.Tuple | ast.List, name: str, rhs: ast.expr | None, scope: Any

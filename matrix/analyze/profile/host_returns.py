@@ -253,7 +253,7 @@ class HostReturns:
                 if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
                                   | ast.ClassDef):  # fmt: skip
                     stack.extend(ast.iter_child_nodes(node))
-            if not fn.body or not isinstance(fn.body[-1], ast.Return | ast.Raise):
+            if not _ends(fn.body):
                 out.append(None)  # it may fall off its end: ``None``, no tensor
             self._returns[id(fn)] = out
         return self._returns[id(fn)]
@@ -360,3 +360,15 @@ def _number(e: ast.expr, constants: Mapping[str, str]) -> bool:
     if isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id in ("float", "int"):
         return not e.keywords and all(isinstance(a, ast.Constant) for a in e.args)
     return isinstance(e, ast.Constant) and type(e.value) in (int, float)
+
+
+def _ends(body: list[ast.stmt]) -> bool:
+    """Whether ``body`` always ends in a ``return`` or ``raise``: its last statement does, or
+    is an ``if``/``elif``/``else`` (a ``with``) every branch of which does (fla's ``if ...:
+    return f(...) elif ...: return g(...) else: raise ValueError``)."""
+    last = body[-1] if body else None
+    if isinstance(last, ast.If):
+        return _ends(last.body) and _ends(last.orelse)
+    if isinstance(last, ast.With | ast.AsyncWith):
+        return _ends(last.body)
+    return isinstance(last, ast.Return | ast.Raise)

@@ -47,6 +47,13 @@ def callee(func: ast.expr) -> str | None:
     return None
 
 
+def parameter_default(fn: Any, index: int) -> ast.expr | None:
+    """The default of ``fn``'s positional parameter ``index`` (None: it has none)."""
+    params = [*fn.args.posonlyargs, *fn.args.args]
+    first = len(params) - len(fn.args.defaults)
+    return fn.args.defaults[index - first] if first <= index < len(params) else None
+
+
 def annotated(fn: Any, name: str) -> str:
     """The plain annotation (``int``) of ``fn``'s parameter ``name``; "" where none."""
     args = fn.args

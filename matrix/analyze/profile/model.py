@@ -292,6 +292,9 @@ class Profile:
     # The two releases' recorded result types the profile was typed with (promotion.py's
     # SidedTypes), for a matcher that asks what an op computes in; None: not read
     types: Any = field(default=None, compare=False, repr=False)
+    # Which kernels nothing in the repository reaches (matrix.gate.reach.Reach: asked for a
+    # "may affect" use only); None: not known (every kernel reached)
+    reach: Any = field(default=None, compare=False, repr=False)
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses

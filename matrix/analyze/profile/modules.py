@@ -186,7 +186,8 @@ def profile_module(
             launches.get(launch_key(fn)) or launches.get(fn.name) or [None]
         )
         for launch in typed:
-            cases = constexpr_cases(fn, glob, set(launch.constexprs) if launch else set())
+            cases = constexpr_cases(fn, glob, set(launch.constexprs) if launch else set(),
+                                    launch.values if launch else None)  # fmt: skip
             seen: set[Use] = set()
             for variant, fixed in product(range(_variants(fn, shared.declaration)), cases):
                 alone = launch is None and fn.name not in host_launched

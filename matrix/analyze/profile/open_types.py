@@ -243,7 +243,11 @@ def _made_by_alias(
 ) -> bool:
     """Whether a dtype is bound to a local of function ``fn`` (``e4m3 = tl.float8e4nv``, the
     assignment ``parent``) that the function reads only as what values are made
-    (``x.to(e4m3)``): aiter's fp8 block scales, not what its scale pointers hold."""
+    (``x.to(e4m3)``): aiter's fp8 block scales, not what its scale pointers hold. A choice
+    between dtypes (``fp8 = tl.float8e4b8 if IS_HIP else tl.float8e4nv``, conch) is bound the
+    same way."""
+    while isinstance(parent, ast.IfExp):
+        parent = parents.get(id(parent))
     if not (isinstance(parent, ast.Assign) and fn is not None and len(parent.targets) == 1):
         return False
     target = parent.targets[0]

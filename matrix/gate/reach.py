@@ -1,0 +1,139 @@
+"""Kernels nothing in the team's repository reaches: where a "may affect" finding has nothing
+to be decided by.
+
+A "may affect" use waits on a launch to say its dtype. A kernel that no code of the repository
+names, or names only inside functions that nothing names in turn (a vendored ``chunk_bwd_dv``
+no module calls or imports, a backward kernel no wrapper launches), has no launch to wait on:
+the upgrade cannot change what the team runs through it. Its "may affect" uses are set aside
+with a note, never blocking; what its code does by itself (a removed API, a typed op) is judged
+as before.
+
+What counts as naming: the name as a word in any file of the repositories above ``--scan``
+that targets.toml ``[interpret] files`` lists (tests, notebooks, docs, CI files included), at
+module level, in a class (a method: run by a framework), inside a decorated function
+(registered: ``@torch.library.custom_op``) or a ``test*`` function (pytest runs it), or in any
+file outside the scanned ones. Only a
+mention inside an undecorated function of the scanned files that is itself unreached (its own
+name is mentioned only inside itself or other unreached functions) does not count. Fail
+closed: a walk cut short at ``[interpret] max_files``, or a file that cannot be read, leaves
+every kernel reached.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from matrix.gate.targets import Rule, repository_root
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+class Reach:
+    """Which kernels of the scanned files nothing reaches, computed once, on first ask."""
+
+    def __init__(
+        self,
+        scan: Sequence[str],
+        trees: Mapping[str, ast.Module],
+        kernels: Mapping[str, Iterable[Function]],
+        shown: Mapping[str, str],
+    ) -> None:
+        self._scan = list(scan)
+        self._trees = dict(trees)  # resolved path -> parsed tree (the scanned files)
+        self._kernels = {p: {id(f) for f in fs} for p, fs in kernels.items()}
+        self._shown = dict(shown)  # resolved path -> the path uses show
+        self._unreached: frozenset[tuple[str, str]] | None = None
+
+    def unreached(self, path: str, kernel: str) -> bool:
+        """Whether kernel ``kernel`` of the file shown as ``path`` is reached by nothing."""
+        if self._unreached is None:
+            self._unreached = self._compute()
+        return (path, kernel) in self._unreached
+
+    def _compute(self) -> frozenset[tuple[str, str]]:
+        # candidates: each file's module-level undecorated functions and its kernels, with the
+        # lines each spans (a mention inside one counts only while that one is reached)
+        spans: dict[str, list[tuple[str, int, int]]] = {}
+        for path, tree in self._trees.items():
+            jit = self._kernels.get(path, set())
+            for node in tree.body:
+                if not isinstance(node, Function) or node.name.startswith("test"):
+                    continue  # (pytest runs test functions by their names' prefix)
+                if id(node) in jit or not node.decorator_list:
+                    spans.setdefault(node.name, []).append((path, node.lineno, _end(node)))
+        if not spans or not self._scan:
+            return frozenset()
+        mentions = _mentions(self._scan, set(spans))
+        if mentions is None:
+            return frozenset()  # fail closed: the walk was cut short or a file was unreadable
+        by_path: dict[str, list[tuple[int, int]]] = {}
+        for defs in spans.values():
+            for path, start, end in defs:
+                by_path.setdefault(path, []).append((start, end))
+        dead: set[tuple[str, int]] = set()  # (path, first line) of unreached definitions
+
+        def inside_dead(path: str, line: int) -> bool:
+            return any(a <= line <= b and (path, a) in dead for a, b in by_path.get(path, ()))
+
+        changed = True
+        while changed:
+            changed = False
+            for name, defs in spans.items():
+                for path, start, end in defs:
+                    if (path, start) in dead:
+                        continue
+                    outside = [
+                        (p, line)
+                        for p, line in mentions.get(name, [])
+                        if not (p == path and start <= line <= end)
+                    ]
+                    if all(inside_dead(p, line) for p, line in outside):
+                        dead.add((path, start))
+                        changed = True
+        out = set()
+        for path, start in dead:
+            jit = self._kernels.get(path, set())
+            for node in self._trees[path].body:
+                if isinstance(node, Function) and node.lineno == start and id(node) in jit:
+                    out.add((self._shown.get(path, path), node.name))
+        return frozenset(out)
+
+
+def _end(node: Function) -> int:
+    return node.end_lineno or node.lineno
+
+
+def _mentions(scan: Sequence[str], names: set[str]) -> dict[str, list[tuple[str, int]]] | None:
+    """Every ``(resolved file, line)`` where one of ``names`` appears as a word, in the files
+    of the repositories above ``scan``; None where the walk stops short or a file fails."""
+    rule = Rule.load()
+    wanted = {n.encode() for n in names}
+    found: dict[str, list[tuple[str, int]]] = {}
+    seen = 0
+    for root in dict.fromkeys(repository_root(p, rule.markers) for p in scan):
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d not in rule.skip_dirs)
+            for name in sorted(files):
+                if not any(fnmatchcase(name, g) for g in rule.files):
+                    continue
+                seen += 1
+                if seen > rule.max_files:
+                    return None
+                file = Path(folder) / name
+                try:
+                    data = file.read_bytes()
+                except OSError:
+                    return None
+                if wanted.isdisjoint(_WORD.findall(data)):
+                    continue
+                resolved = str(file.resolve())
+                for number, text in enumerate(data.splitlines(), 1):
+                    for word in wanted.intersection(_WORD.findall(text)):
+                        found.setdefault(word.decode(), []).append((resolved, number))
+    return found
