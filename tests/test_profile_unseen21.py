@@ -180,8 +180,11 @@ def _raw(tmp_path: Path) -> Path:
         run = Run(
             id=f"triton-{release}-numpy-2.4.6",
             env={"triton": release, "numpy": "2.4.6"},
-            results=[Result("fp.binary_fn.maximum", "aot", "cuda:90", "observed", "", 0.0,
-                            {"cells": cells})],  # fmt: skip
+            results=[
+                Result(
+                    "fp.binary_fn.maximum", "aot", "cuda:90", "observed", "", 0.0, {"cells": cells}
+                )
+            ],
         )
         write_raw(run, raw / f"{run.id}.json")
     return raw
@@ -221,6 +224,10 @@ def test_may_affect_in_a_kernel_nothing_reaches_does_not_block(tmp_path):
     chain = RELU + "\n\ndef relu_twice(x):\n    return relu(relu(x))\n"
     code, md, doc = _gate(tmp_path / "b", {"pkg/ops.py": chain})
     assert code == gv.EXIT_UNDECIDABLE and _blocking(doc) == [], md
+    # commented-out code calls nothing (aiter: ``#  mla_decode_ref.decode_attention_fwd,``)
+    commented = {"pkg/ops.py": RELU, "tests/test_ops.py": "def test_it():\n    # relu(x)\n"}
+    code, md, doc = _gate(tmp_path / "c", commented)
+    assert code == gv.EXIT_UNDECIDABLE and _blocking(doc) == [], md
     for where, more in (
         ("a test", {"tests/test_ops.py": "from pkg.ops import relu\n\ndef test_it():\n    relu\n"}),
         ("an import", {"pkg/__init__.py": "from .ops import relu\n"}),
@@ -233,3 +240,28 @@ def test_may_affect_in_a_kernel_nothing_reaches_does_not_block(tmp_path):
         assert code == gv.EXIT_UNSAFE, (where, md)
         assert _blocking(doc) == ["fp.binary_fn.maximum[bfloat16,lit_float]"], (where, md)
         assert "not reached" not in md, where
+
+
+def test_the_type_of_a_scalar_is_its_dtype_as_a_tensor(tmp_path):
+    """aiter's ``remap_xcd``: ``tall_xcds = GRID_MN % NUM_XCDS`` then ``tl.cast(NUM_XCDS,
+    tall_xcds.type)``. ``.type`` of a scalar was unknown, so the remapped program id, and every
+    offset and bound computed from it, was left open (``tl.minimum(split_k_start + ..., K)``
+    tied to bf16 changes). A run-time int's ``.type`` is its int dtype, a constexpr int's
+    int32."""
+    src = """
+@triton.jit
+def remap(pid, GRID_MN, NUM_XCDS: tl.constexpr = 8):
+    tall = GRID_MN % NUM_XCDS
+    if tall == 0:
+        tall = tl.cast(NUM_XCDS, tall.type)
+    return pid + tall
+
+
+@triton.jit
+def k(x_ptr, K: int, GRID_MN: int, BT: tl.constexpr):
+    pid = remap(tl.program_id(0), GRID_MN)
+    end = tl.minimum(pid * BT + BT, K)
+    tl.store(x_ptr + tl.arange(0, BT), end)
+"""
+    found = profiled_package(tmp_path, {"k.py": src})
+    assert operand_kinds(found, "binary_fn.minimum", lambda u: True) == {"int32", "int64"}

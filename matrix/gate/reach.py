@@ -9,7 +9,8 @@ with a note, never blocking; what its code does by itself (a removed API, a type
 as before.
 
 What counts as naming: the name as a word in any file of the repositories above ``--scan``
-that targets.toml ``[interpret] files`` lists (tests, notebooks, docs, CI files included), at
+that targets.toml ``[interpret] files`` lists (tests, notebooks, docs, CI files included; not
+in a ``#`` comment of the ``[interpret] comment_files``: commented-out code calls nothing), at
 module level, in a class (a method: run by a framework), inside a decorated function
 (registered: ``@torch.library.custom_op``) or a ``test*`` function (pytest runs it), or in any
 file outside the scanned ones. Only a
@@ -133,7 +134,10 @@ def _mentions(scan: Sequence[str], names: set[str]) -> dict[str, list[tuple[str,
                 if wanted.isdisjoint(_WORD.findall(data)):
                     continue
                 resolved = str(file.resolve())
+                commented = any(fnmatchcase(name, g) for g in rule.comment_files)
                 for number, text in enumerate(data.splitlines(), 1):
+                    if commented:  # ``#    mla_decode_ref.decode_attention_fwd,``: no call
+                        text = text.split(b"#", 1)[0]
                     for word in wanted.intersection(_WORD.findall(text)):
                         found.setdefault(word.decode(), []).append((resolved, number))
     return found

@@ -130,9 +130,15 @@ class DtypeReader:
                 # ptr.dtype.element_ty (ptr.type.element_ty): what the pointer points to
                 v = self.ev(base.value, record=False)
                 return _elem(v) if v.pointer and v.kinds else UNKNOWN
-            if expr.attr == "dtype":
+            if expr.attr in ("dtype", "type"):
+                # x.dtype (x.type: a block's element type, a scalar's own): of a scalar, the
+                # dtype Triton gives it as a tensor (aiter's ``tl.cast(NUM_XCDS,
+                # tall_xcds.type)`` with ``tall_xcds = GRID_MN % NUM_XCDS``)
                 v = self.ev(expr.value, record=False)
+                if v.kinds and v.kinds <= SCALAR_DTYPES.keys():
+                    return Val(frozenset(SCALAR_DTYPES[k] for k in v.kinds))
                 ok = v.kinds and not (v.kinds & SCALAR_KINDS)
+                ok = ok and not (expr.attr == "type" and v.pointer)  # (a pointer type)
                 return _elem(v) if ok else UNKNOWN
             name = self._dtype_name(expr.attr)
             q = self.r.qualname(expr) or ""
@@ -155,6 +161,13 @@ class DtypeReader:
             if isinstance(got.dtype, frozenset) or isinstance(base_of(got).dtype, frozenset):
                 return per_side(_dtype_names, got)
         return UNKNOWN
+
+
+# the dtype of a scalar's kind as a tensor (what ``.type`` / ``.dtype`` of it is): an int that
+# fits is int32 (one that does not would not compile as a constexpr index either)
+SCALAR_DTYPES = {"arg_i32": "int32", "arg_i64": "int64", "arg_f32": "float32",
+                 "cx_int": "int32", "lit_int": "int32", "cx_float": "float32",
+                 "lit_float": "float32", "lit_bool": "int1"}  # fmt: skip
 
 
 def _spelt(arg: ast.expr, names: frozenset[str]) -> frozenset[str]:
