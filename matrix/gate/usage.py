@@ -26,6 +26,7 @@ from matrix.analyze.profile import (
     Match,
     Matcher,
     Profile,
+    Use,
     jit_functions,
     load_map,
     profile_module,
@@ -193,11 +194,7 @@ def build_profile(
     profile.assumption = load_map().open_types.note(len(profile.assumed))
     if types is not None and types.note():
         profile.notes.append(types.note())
-    for m in parsed:  # what host code names: variables (fp.env_values) and Triton's hooks
-        lines = m.source.splitlines()
-        profile.uses += env_uses(m.tree, _show(m.path), lines)
-        profile.uses += host_name_uses(m.tree, project.imports(m).qualname, _show(m.path), lines,
-                                       kernels[m.path])  # fmt: skip
+    profile.uses += _host_names(parsed, project, kernels, _show)
     for launch in elsewhere:
         profile.extend(_from_recorded_source(launch))
     # what the compiler says the captured kernels ran on types what the source could not
@@ -206,6 +203,22 @@ def build_profile(
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
     return profile
+
+
+def _host_names(
+    parsed: Sequence[SourceModule],
+    project: Project,
+    kernels: Mapping[str, Any],
+    show: Callable[[str], str],
+) -> list[Use]:
+    """What host code names: variables (fp.env_values) and Triton's hooks."""
+    out: list[Use] = []
+    for m in parsed:
+        lines = m.source.splitlines()
+        out += env_uses(m.tree, show(m.path), lines)
+        out += host_name_uses(m.tree, project.imports(m).qualname, show(m.path), lines,
+                              kernels[m.path])  # fmt: skip
+    return out
 
 
 def _callables(

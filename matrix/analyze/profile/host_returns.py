@@ -32,7 +32,7 @@ from typing import Any
 
 from matrix.analyze.profile.host_branches import UNBOUND
 from matrix.analyze.profile.host_ints import MAX_HOST_DEPTH
-from matrix.analyze.profile.host_syntax import INT_SIG, is_none, root_name
+from matrix.analyze.profile.host_syntax import INT_SIG, is_none, parameter_default, root_name
 from matrix.analyze.profile.host_tokens import TOKEN, join
 from matrix.core import MATRIX_DIR, DataFileError, load_toml, table_keys
 
@@ -95,6 +95,8 @@ class HostReturns:
     method_of: dict[int, str]  # a class body's function -> its class's name
     map: Any  # the usage map (``[open_types]``)
     _returns: dict[int, list[ast.expr | None]]
+    aliases: Mapping[str, set[str]]  # a function -> module-level names bound to it
+    enclosing: Mapping[int, Any]  # a nested function -> the function around it
 
     def dtype(self, expr: ast.expr, scope: Any, depth: int) -> str | None:
         raise NotImplementedError
@@ -309,6 +311,44 @@ class HostReturns:
             if rhs.func.attr == "size" and not rhs.args:
                 return INT_SIG
         return None
+
+    def arguments(self, name: str, scope: Any) -> list[tuple[ast.expr | None, Any]]:
+        """What each call of function ``scope`` (by its name or a module-level alias of it,
+        ``f = f_triton``) passes for its positional parameter ``name``, with the scope to read
+        it in: the argument; where the call leaves it out, the parameter's default (read where
+        the function is defined: ``output_dtype=torch.float``, ``fp32_scale: bool = True``);
+        None where it cannot be told (``*args``, ``**kw``)."""
+        params = [a.arg for a in [*scope.args.posonlyargs, *scope.args.args]]
+        index = params.index(name)
+        out: list[tuple[ast.expr | None, Any]] = []
+        own = self.file_of.get(id(scope))
+        twins = {self.file_of.get(id(f)) for f in self.functions.get(scope.name, [])}
+        # its calls by name, and ``C.apply(...)`` for ``C.forward(ctx, ...)`` (one place on)
+        names = [scope.name, *sorted(self.aliases.get(scope.name, ()))]
+        calls = [(c, f, index, False) for n in names for c, f in self.calls.get(n, [])]
+        calls += [(c, f, index - 1, True) for c, f in self.applied(scope) if index]
+        for call, caller, at, applied in calls:
+            site = self.file_of.get(id(call))
+            if len(twins) > 1 and site != own and not applied and not self._imports(
+                    site, own, scope.name):  # fmt: skip
+                continue  # a call of another file's function of the same name
+            if any(isinstance(a, ast.Starred) for a in call.args[: at + 1]):
+                out.append((None, caller))
+                continue
+            arg = (
+                call.args[at]
+                if at < len(call.args)
+                else next((k.value for k in call.keywords if k.arg == name), None)
+            )
+            if caller is scope and isinstance(arg, ast.Name) and arg.id == name:
+                continue  # a recursive call passing it on: no value of its own
+            if arg is None and not any(k.arg is None for k in call.keywords):
+                default = parameter_default(scope, index)
+                if default is not None:
+                    out.append((default, self.enclosing.get(id(scope))))
+                    continue
+            out.append((arg, caller))
+        return out
 
     def graded(self, scope: Any, index: int, depth: int) -> str | None:
         """Parameter ``index`` of ``C.backward(ctx, *grads)``: the gradient of ``C.forward``'s
