@@ -416,3 +416,47 @@ def test_a_gluon_kernel_is_never_interpreted_and_a_vendor_namespace_holds_it(tmp
     (ops / "g.py").write_text(GLUON.replace("{tail}", "gl.amd.cdna4.async_copy.commit_group()"))
     files, md = tied(_raw(tmp_path / "c", interp_changes=False, aot_changes=True))
     assert files == {"k.py"}, md
+
+
+def test_interpreter_evidence_in_one_folder_holds_for_that_folder_only(tmp_path):
+    """gpu-mode/lectures: lecture_014's helper reads TRITON_INTERPRET, and lecture_018's
+    kernel was tied to 3.9.0's interpreter-only bf16 ``maximum`` regression. A module that sets
+    or reads the variable says how the code around it runs: its top folder of the repository.
+    A test suite, a CI or config file, docs, or a module at the root hold for everything."""
+    team = _team(tmp_path)
+    scan = str(team / "pkg" / "ops")
+    (team / "lecture_014").mkdir()
+    (team / "lecture_014" / "util.py").write_text(
+        'import os\nif os.environ.get("TRITON_INTERPRET") == "1":\n    pass\n'
+    )
+    got = targets.infer([scan], {})
+    assert got is not None and got.not_run == ()
+    assert got.scopes == (str(team.resolve() / "lecture_014"),), got
+    raw = _raw(tmp_path, interp_changes=True, aot_changes=False)
+    code, md, doc = _cli(tmp_path, raw, "--scan", scan)
+    assert _blocking(doc) == [], md
+    assert "in code outside the folders where the repository runs the interpreter" in md, md
+    assert doc["targets_inferred"]["scopes"] == [str(team.resolve() / "lecture_014")]
+    # the same module beside the kernels: they run under it
+    (team / "pkg" / "debug.py").write_text((team / "lecture_014" / "util.py").read_text())
+    code, md, doc = _cli(tmp_path, raw, "--scan", scan)
+    assert _blocking(doc) == [("fp.binary.add[float16,float32]", "interpret")], md
+    (team / "pkg" / "debug.py").unlink()
+    # a test suite holds for the whole repository
+    (team / "tests").mkdir()
+    (team / "tests" / "conftest.py").write_text('import os\nos.environ["TRITON_INTERPRET"] = "1"\n')
+    got = targets.infer([scan], {})
+    assert got is not None and got.scopes == (), got
+
+
+def test_turning_the_interpreter_off_is_no_evidence_of_running_it(tmp_path):
+    """unsloth-zoo sets ``os.environ["TRITON_INTERPRET"] = "0"``: the interpreter off."""
+    team = _team(tmp_path)
+    for line in ('os.environ["TRITON_INTERPRET"] = "0"', "env = {'TRITON_INTERPRET': '0'}"):
+        (team / "pkg" / "setup_env.py").write_text(f"import os\n{line}\n")
+        (team / "ci.sh").write_text("TRITON_INTERPRET=0 pytest tests\n")
+        got = targets.infer([team / "pkg" / "ops"], {})
+        assert got is not None and got.not_run == ("interpret",), (line, got)
+    (team / "ci.sh").write_text("TRITON_INTERPRET=1 pytest tests\n")
+    got = targets.infer([team / "pkg" / "ops"], {})
+    assert got is not None and got.not_run == () and got.scopes == (), got

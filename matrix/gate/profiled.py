@@ -26,7 +26,7 @@ from matrix.gate.config import AcceptedChange, matches_path
 from matrix.gate.gate_report import GateReport
 from matrix.gate.roots import shown_sites
 from matrix.gate.shapes import Sites
-from matrix.gate.targets import kernel_columns, runs_in, vendor_backend
+from matrix.gate.targets import Rule, kernel_columns, runs_in, vendor_backend
 from matrix.gate.usage import relevance, shown_path
 
 
@@ -174,6 +174,24 @@ def _in_its_columns(m: Match, f: gc.GateFinding, report: GateReport, sites: Site
     return _only(m, [u for u in m.uses if id(u) not in elsewhere])
 
 
+def _interpreted_where_found(m: Match, f: gc.GateFinding, report: GateReport) -> Match:
+    """``m`` less its interpreter-column uses in files outside the folders where the repository
+    shows interpreter runs, where it shows them only in some (a collection of independent
+    folders: gpu-mode/lectures); a note counts what was set aside."""
+    elsewhere = report.profile.interpreted_elsewhere if report.profile is not None else set()
+    if not elsewhere or m.status == NOT_USED or policy.column_of(f.where) != Rule.load().column:
+        return m
+    away = [u for u in m.uses if u.path in elsewhere]
+    if not away:
+        return m
+    report.comparison.notes.append(
+        f"not on your targets: {f.probe} on {f.where} at {len(away)} use(s) in code outside "
+        f"the folders where the repository runs the interpreter ({away[0].path}:{away[0].line}"
+        f" in {away[0].kernel}, ...)"
+    )
+    return _only(m, [u for u in m.uses if u.path not in elsewhere])
+
+
 def _reached(m: Match, f: gc.GateFinding, report: GateReport) -> Match:
     """``m`` less the "may affect" uses in kernels nothing in the repository reaches (no launch,
     no mention outside functions nothing calls: matrix/gate/reach.py): no launch of theirs can
@@ -218,6 +236,7 @@ def _where_it_runs(
         )
         m = _only(m, [u for u in m.uses if not vendor_backend(u.path)])
     m = _in_its_columns(m, f, report, sites)
+    m = _interpreted_where_found(m, f, report)
     m = _reached(m, f, report)
     # a use in a branch that a version or feature guard keeps off the candidate (or, for a
     # change rather than a break, off the baseline: new code there) is not one

@@ -4,9 +4,10 @@ A change seen only under Triton's interpreter cannot break a library whose kerne
 on a GPU. Without ``[tool.triton-compat] targets`` the gate looks for evidence that the team
 runs the interpreter: ``TRITON_INTERPRET`` (or an interpreter import) in any file of its
 repository (the nearest folder above each ``--scan``/``--tests`` path with ``.git`` or
-``pyproject.toml``), outside comments, or the gate's own ``--tests-device`` option. Evidence
-found: the interpreter counts. None found: interpreter-only changes go to "not on your
-targets". Compiled columns always count. A declared target list always wins (``infer`` is
+``pyproject.toml``), outside comments and not turning it off (``TRITON_INTERPRET=0``), or the
+gate's own ``--tests-device`` option. Evidence found: the interpreter counts (only for the top
+folders of the repository holding it, where it is only in modules: ``_scope_of``). None found:
+interpreter-only changes go to "not on your targets". Compiled columns always count. A declared target list always wins (``infer`` is
 not called then), and a search cut short keeps the interpreter (fail closed).
 
 >>> rule = Rule.load()
@@ -17,6 +18,7 @@ not called then), and a search cut short keeps the interpreter (fail closed).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -169,11 +171,31 @@ def repository_python_files(
     return out, False
 
 
-def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str]:
+# ``TRITON_INTERPRET=0``, ``os.environ["TRITON_INTERPRET"] = "0"``: the interpreter turned off
+_OFF = re.compile(rb"""TRITON_INTERPRET['"]?\]?\s*[:=,]\s*['"]?(0|false|False)\b""")
+
+
+def _scope_of(path: Path, root: Path, rule: Rule) -> Path | None:
+    """Where interpreter evidence in ``path`` applies: the whole repository (None) for a test
+    suite, a CI, build or config file, docs, or a module at the root; else the top folder of
+    the repository that holds the module (gpu-mode/lectures: lecture_014's helper reading
+    TRITON_INTERPRET says nothing of how lecture_018's kernels run)."""
+    parts = path.relative_to(root).parts
+    if len(parts) < 2 or not path.name.endswith((".py", ".pyi")):
+        return None
+    if any(p in rule.caller_skip_dirs for p in parts[:-1]) or any(
+        fnmatchcase(path.name, g) for g in rule.caller_skip_files
+    ):
+        return None
+    return root / parts[0]
+
+
+def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str, set[Path | None]]:
     """``path:line: text`` of the lines under ``root`` that show interpreter runs (at most
-    ``EVIDENCE_SHOWN``; the search stops at the first ones), and why the search was cut short
-    ("" when it read everything it should)."""
+    ``EVIDENCE_SHOWN``), why the search was cut short ("" when it read everything it should),
+    and where the evidence applies (``_scope_of`` of every file holding some)."""
     found: list[str] = []
+    scopes: set[Path | None] = set()
     needles = [p.encode() for p in rule.patterns]
     seen = 0
     for folder, dirs, files in os.walk(root):
@@ -183,25 +205,27 @@ def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str]:
                 continue
             seen += 1
             if seen > rule.max_files:
-                return found, f"more than {rule.max_files} files under {root}"
+                return found, f"more than {rule.max_files} files under {root}", {None}
             path = Path(folder) / name
             try:
                 data = path.read_bytes()
             except OSError as e:
-                return found, f"{path} could not be read ({e.strerror or e})"
+                return found, f"{path} could not be read ({e.strerror or e})", {None}
             if not any(n in data for n in needles):
                 continue
             commented = any(fnmatchcase(name, g) for g in rule.comment_files)
             for i, line in enumerate(data.splitlines(), 1):
                 if commented and line.lstrip().startswith(b"#"):
                     continue  # a comment runs nothing
-                if any(n in line for n in needles):
+                if any(n in line for n in needles) and not _OFF.search(line):
                     text = line.decode("utf-8", "replace").strip()[:100]
-                    found.append(f"{path.relative_to(root.parent)}:{i}: {text}")
+                    if len(found) < EVIDENCE_SHOWN:
+                        found.append(f"{path.relative_to(root.parent)}:{i}: {text}")
+                    scopes.add(_scope_of(path, root, rule))
                     break
-            if len(found) >= EVIDENCE_SHOWN:
-                return found, ""
-    return found, ""
+            if None in scopes and len(found) >= EVIDENCE_SHOWN:
+                return found, "", scopes  # (the whole repository: nothing more to learn)
+    return found, "", scopes
 
 
 def infer(
@@ -219,14 +243,20 @@ def infer(
         why = f"{given[0]}: the team's tests run on CPU, under the interpreter"
         return InferredTargets(shown, (), why, tuple(given))
     evidence: list[str] = []
+    scopes: set[Path | None] = set()
     for root in roots:
-        found, cut = _evidence_in(root, rule)
+        found, cut, where = _evidence_in(root, rule)
         if cut:
             why = f"the search for interpreter use stopped ({cut}): the interpreter counts"
             return InferredTargets(shown, (), why, tuple(found))
         evidence += found
+        scopes |= where
     if evidence:
         why = f"{rule.patterns[0]} found in the repository: the interpreter counts"
-        return InferredTargets(shown, (), why, tuple(evidence[:EVIDENCE_SHOWN]))
+        if None in scopes:
+            return InferredTargets(shown, (), why, tuple(evidence[:EVIDENCE_SHOWN]))
+        folders = tuple(sorted(str(s) for s in scopes if s is not None))
+        why += " for the code under " + ", ".join(f"{Path(f).name}/" for f in folders)
+        return InferredTargets(shown, (), why, tuple(evidence[:EVIDENCE_SHOWN]), folders)
     why = f"inferred: no {rule.patterns[0]} in the repository ({shown}); declare targets to change"
     return InferredTargets(shown, (rule.column,), why, ())

@@ -188,6 +188,7 @@ def build_profile(
         )
     profile.reach = Reach(scan, {m.path: m.tree for m in parsed}, kernels,
                           {m.path: _show(m.path) for m in parsed})  # fmt: skip
+    profile.interpreted_elsewhere = _interpreted_elsewhere(parsed, declaration, _show)
     # helpers typed per call site replace their own readings (parameters guessed)
     profile.uses = ctx.uses(profile.uses)
     profile.assumed = sorted(ctx.assumed)
@@ -203,6 +204,19 @@ def build_profile(
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
     return profile
+
+
+def _interpreted_elsewhere(
+    parsed: Sequence[SourceModule], declaration: Declaration, show: Callable[[str], str]
+) -> set[str]:
+    """The files (as shown) outside the folders where the repository shows interpreter runs,
+    where it shows them only in some (``InferredTargets.scopes``); none where it shows them
+    everywhere, or shows none."""
+    scopes = [Path(f) for f in (declaration.inferred.scopes if declaration.inferred else ())]
+    if not scopes:
+        return set()
+    return {show(m.path) for m in parsed
+            if not any(Path(m.path).is_relative_to(f) for f in scopes)}  # fmt: skip
 
 
 def _host_names(

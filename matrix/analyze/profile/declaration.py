@@ -153,6 +153,9 @@ class InferredTargets:
     not_run: tuple[str, ...] = ()  # columns inferred as not run on (``interpret``)
     why: str = ""  # one line: what was (not) found, for gate.md's first screen
     evidence: tuple[str, ...] = ()  # ``path:line: text`` of each finding that kept a column
+    # The folders the interpreter evidence applies to (each top folder of the repository that
+    # holds a module setting or reading the variable); empty: the whole repository
+    scopes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -160,6 +163,7 @@ class InferredTargets:
             "not_run": list(self.not_run),
             "why": self.why,
             "evidence": list(self.evidence),
+            "scopes": list(self.scopes),
         }
 
 

@@ -295,6 +295,9 @@ class Profile:
     # Which kernels nothing in the repository reaches (matrix.gate.reach.Reach: asked for a
     # "may affect" use only); None: not known (every kernel reached)
     reach: Any = field(default=None, compare=False, repr=False)
+    # Files (as shown) outside the folders where the repository shows interpreter runs, where
+    # it shows them only in some (matrix.gate.targets: InferredTargets.scopes)
+    interpreted_elsewhere: set[str] = field(default_factory=set)
 
     def extend(self, other: Profile) -> None:
         self.uses += other.uses
