@@ -433,13 +433,13 @@ def test_interpreter_evidence_in_one_folder_holds_for_that_folder_only(tmp_path)
     assert got is not None and got.not_run == ()
     assert got.scopes == (str(team.resolve() / "lecture_014"),), got
     raw = _raw(tmp_path, interp_changes=True, aot_changes=False)
-    code, md, doc = _cli(tmp_path, raw, "--scan", scan)
+    _code, md, doc = _cli(tmp_path, raw, "--scan", scan)
     assert _blocking(doc) == [], md
     assert "in code outside the folders where the repository runs the interpreter" in md, md
     assert doc["targets_inferred"]["scopes"] == [str(team.resolve() / "lecture_014")]
     # the same module beside the kernels: they run under it
     (team / "pkg" / "debug.py").write_text((team / "lecture_014" / "util.py").read_text())
-    code, md, doc = _cli(tmp_path, raw, "--scan", scan)
+    _code, md, doc = _cli(tmp_path, raw, "--scan", scan)
     assert _blocking(doc) == [("fp.binary.add[float16,float32]", "interpret")], md
     (team / "pkg" / "debug.py").unlink()
     # a test suite holds for the whole repository

@@ -4,7 +4,7 @@ nothing."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from matrix.analyze import fingerprint
@@ -153,62 +153,61 @@ def _held_kernels(profile: Profile) -> dict[tuple[str, str], list[tuple[str, ...
     return {k: v for k, v in held.items() if v}
 
 
+def _set_aside(
+    m: Match, report: GateReport, away: Callable[[Use], bool], why: Callable[[int, Use], str]
+) -> Match:
+    """``m`` less the uses ``away`` selects, with a note (``why(how many, the first)``) in
+    gate.md's details counting what was set aside."""
+    gone = [u for u in m.uses if away(u)] if m.status != NOT_USED else []
+    if not gone:
+        return m
+    report.comparison.notes.append(why(len(gone), gone[0]))
+    return _only(m, [u for u in m.uses if not away(u)])
+
+
 def _in_its_columns(m: Match, f: gc.GateFinding, report: GateReport, sites: Sites) -> Match:
     """``m`` less the uses in kernels that cannot run in ``f``'s column: a kernel naming a
     namespace of one vendor or compiler (a gluon kernel is never interpreted; targets.toml
-    [namespaces]); a note counts what was set aside."""
+    [namespaces])."""
     column = policy.column_of(f.where)
-    if column is None or m.status == NOT_USED:
+    if column is None:
         return m
-    elsewhere = {
-        id(u) for u in m.uses if not runs_in(column, sites.held.get((u.path, u.kernel), ()))
-    }
-    if not elsewhere:
-        return m
-    first = next(u for u in m.uses if id(u) in elsewhere)
-    report.comparison.notes.append(
-        f"not on your targets: {f.probe} on {column} at {len(elsewhere)} use(s) in kernels "
-        f"that cannot run there ({first.path}:{first.line} in {first.kernel}, ...; "
-        "matrix/data/targets.toml [namespaces])"
-    )
-    return _only(m, [u for u in m.uses if id(u) not in elsewhere])
+    return _set_aside(
+        m, report, lambda u: not runs_in(column, sites.held.get((u.path, u.kernel), ())),
+        lambda n, u: f"not on your targets: {f.probe} on {column} at {n} use(s) in kernels "
+        f"that cannot run there ({u.path}:{u.line} in {u.kernel}, ...; "
+        "matrix/data/targets.toml [namespaces])",
+    )  # fmt: skip
 
 
 def _interpreted_where_found(m: Match, f: gc.GateFinding, report: GateReport) -> Match:
     """``m`` less its interpreter-column uses in files outside the folders where the repository
     shows interpreter runs, where it shows them only in some (a collection of independent
-    folders: gpu-mode/lectures); a note counts what was set aside."""
+    folders: gpu-mode/lectures)."""
     elsewhere = report.profile.interpreted_elsewhere if report.profile is not None else set()
-    if not elsewhere or m.status == NOT_USED or policy.column_of(f.where) != Rule.load().column:
+    if not elsewhere or policy.column_of(f.where) != Rule.load().column:
         return m
-    away = [u for u in m.uses if u.path in elsewhere]
-    if not away:
-        return m
-    report.comparison.notes.append(
-        f"not on your targets: {f.probe} on {f.where} at {len(away)} use(s) in code outside "
-        f"the folders where the repository runs the interpreter ({away[0].path}:{away[0].line}"
-        f" in {away[0].kernel}, ...)"
-    )
-    return _only(m, [u for u in m.uses if u.path not in elsewhere])
+    return _set_aside(
+        m, report, lambda u: u.path in elsewhere,
+        lambda n, u: f"not on your targets: {f.probe} on {f.where} at {n} use(s) in code "
+        f"outside the folders where the repository runs the interpreter ({u.path}:{u.line} in "
+        f"{u.kernel}, ...)",
+    )  # fmt: skip
 
 
 def _reached(m: Match, f: gc.GateFinding, report: GateReport) -> Match:
     """``m`` less the "may affect" uses in kernels nothing in the repository reaches (no launch,
     no mention outside functions nothing calls: matrix/gate/reach.py): no launch of theirs can
-    give the dtype the entry waits on; a note counts what was set aside."""
+    give the dtype the entry waits on."""
     reach = report.profile.reach if report.profile is not None else None
     if reach is None or m.status != MAY_AFFECT:
         return m
-    away = {id(u) for u in m.uses if u.kernel and reach.unreached(u.path, u.kernel)}
-    if not away:
-        return m
-    first = next(u for u in m.uses if id(u) in away)
-    report.comparison.notes.append(
-        f"not reached: {f.probe} on {f.where} at {len(away)} may-affect use(s) in kernels that "
-        f"nothing in your repository launches or names ({first.path}:{first.line} in "
-        f"{first.kernel}, ...; launch it, or run a test that does, to have it gated)"
-    )
-    return _only(m, [u for u in m.uses if id(u) not in away])
+    return _set_aside(
+        m, report, lambda u: bool(u.kernel) and reach.unreached(u.path, u.kernel),
+        lambda n, u: f"not reached: {f.probe} on {f.where} at {n} may-affect use(s) in kernels "
+        f"that nothing in your repository launches or names ({u.path}:{u.line} in {u.kernel}, "
+        "...; launch it, or run a test that does, to have it gated)",
+    )  # fmt: skip
 
 
 def _where_it_runs(
@@ -228,13 +227,11 @@ def _where_it_runs(
         off = {_shown_line(t, report.scanned) for t in f.ruled_out}
         m = _only(m, [u for u in m.uses if f"{u.path}:{u.line}" not in off])
     # code a vendor's own Triton fork compiles (targets.toml [vendor]): not upstream's
-    vendor = [u for u in m.uses if vendor_backend(u.path)] if m.status != NOT_USED else []
-    if vendor:
-        report.comparison.notes.append(
-            f"not on your targets: {f.probe} on {f.where} at {len(vendor)} use(s) in "
-            f"vendor backend code ({vendor[0].path}:{vendor[0].line}, ...)"
-        )
-        m = _only(m, [u for u in m.uses if not vendor_backend(u.path)])
+    m = _set_aside(
+        m, report, lambda u: bool(vendor_backend(u.path)),
+        lambda n, u: f"not on your targets: {f.probe} on {f.where} at {n} use(s) in vendor "
+        f"backend code ({u.path}:{u.line}, ...)",
+    )  # fmt: skip
     m = _in_its_columns(m, f, report, sites)
     m = _interpreted_where_found(m, f, report)
     m = _reached(m, f, report)

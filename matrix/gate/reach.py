@@ -23,13 +23,11 @@ every kernel reached.
 from __future__ import annotations
 
 import ast
-import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from fnmatch import fnmatchcase
-from pathlib import Path
 
-from matrix.gate.targets import Rule, repository_root
+from matrix.gate.targets import Rule, repository_root, searched_files
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -116,28 +114,22 @@ def _mentions(scan: Sequence[str], names: set[str]) -> dict[str, list[tuple[str,
     rule = Rule.load()
     wanted = {n.encode() for n in names}
     found: dict[str, list[tuple[str, int]]] = {}
-    seen = 0
     for root in dict.fromkeys(repository_root(p, rule.markers) for p in scan):
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d not in rule.skip_dirs)
-            for name in sorted(files):
-                if not any(fnmatchcase(name, g) for g in rule.files):
-                    continue
-                seen += 1
-                if seen > rule.max_files:
-                    return None
-                file = Path(folder) / name
-                try:
-                    data = file.read_bytes()
-                except OSError:
-                    return None
-                if wanted.isdisjoint(_WORD.findall(data)):
-                    continue
-                resolved = str(file.resolve())
-                commented = any(fnmatchcase(name, g) for g in rule.comment_files)
-                for number, text in enumerate(data.splitlines(), 1):
-                    if commented:  # ``#    mla_decode_ref.decode_attention_fwd,``: no call
-                        text = text.split(b"#", 1)[0]
-                    for word in wanted.intersection(_WORD.findall(text)):
-                        found.setdefault(word.decode(), []).append((resolved, number))
+        files, cut = searched_files(root, rule)
+        if cut:
+            return None
+        for file in files:
+            try:
+                data = file.read_bytes()
+            except OSError:
+                return None
+            if wanted.isdisjoint(_WORD.findall(data)):
+                continue
+            resolved = str(file.resolve())
+            commented = any(fnmatchcase(file.name, g) for g in rule.comment_files)
+            for number, text in enumerate(data.splitlines(), 1):
+                if commented:  # ``#    mla_decode_ref.decode_attention_fwd,``: no call
+                    text = text.split(b"#", 1)[0]
+                for word in wanted.intersection(_WORD.findall(text)):
+                    found.setdefault(word.decode(), []).append((resolved, number))
     return found

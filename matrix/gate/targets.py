@@ -7,8 +7,9 @@ repository (the nearest folder above each ``--scan``/``--tests`` path with ``.gi
 ``pyproject.toml``), outside comments and not turning it off (``TRITON_INTERPRET=0``), or the
 gate's own ``--tests-device`` option. Evidence found: the interpreter counts (only for the top
 folders of the repository holding it, where it is only in modules: ``_scope_of``). None found:
-interpreter-only changes go to "not on your targets". Compiled columns always count. A declared target list always wins (``infer`` is
-not called then), and a search cut short keeps the interpreter (fail closed).
+interpreter-only changes go to "not on your targets". Compiled columns always count. A
+declared target list always wins (``infer`` is not called then), and a search cut short keeps
+the interpreter (fail closed).
 
 >>> rule = Rule.load()
 >>> rule.column, "TRITON_INTERPRET" in rule.patterns
@@ -190,6 +191,21 @@ def _scope_of(path: Path, root: Path, rule: Rule) -> Path | None:
     return root / parts[0]
 
 
+def searched_files(root: Path, rule: Rule) -> tuple[list[Path], bool]:
+    """The files under ``root`` that ``[interpret] files`` names, outside its ``skip_dirs``, in
+    a stable order, at most ``max_files`` of them; and whether the walk stopped at that bound
+    (what reads the repository's text: the interpreter search, matrix.gate.reach)."""
+    out: list[Path] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in rule.skip_dirs)
+        for name in sorted(files):
+            if any(fnmatchcase(name, g) for g in rule.files):
+                if len(out) >= rule.max_files:
+                    return out, True
+                out.append(Path(folder) / name)
+    return out, False
+
+
 def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str, set[Path | None]]:
     """``path:line: text`` of the lines under ``root`` that show interpreter runs (at most
     ``EVIDENCE_SHOWN``), why the search was cut short ("" when it read everything it should),
@@ -197,34 +213,28 @@ def _evidence_in(root: Path, rule: Rule) -> tuple[list[str], str, set[Path | Non
     found: list[str] = []
     scopes: set[Path | None] = set()
     needles = [p.encode() for p in rule.patterns]
-    seen = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in rule.skip_dirs)
-        for name in sorted(files):
-            if not any(fnmatchcase(name, g) for g in rule.files):
-                continue
-            seen += 1
-            if seen > rule.max_files:
-                return found, f"more than {rule.max_files} files under {root}", {None}
-            path = Path(folder) / name
-            try:
-                data = path.read_bytes()
-            except OSError as e:
-                return found, f"{path} could not be read ({e.strerror or e})", {None}
-            if not any(n in data for n in needles):
-                continue
-            commented = any(fnmatchcase(name, g) for g in rule.comment_files)
-            for i, line in enumerate(data.splitlines(), 1):
-                if commented and line.lstrip().startswith(b"#"):
-                    continue  # a comment runs nothing
-                if any(n in line for n in needles) and not _OFF.search(line):
-                    text = line.decode("utf-8", "replace").strip()[:100]
-                    if len(found) < EVIDENCE_SHOWN:
-                        found.append(f"{path.relative_to(root.parent)}:{i}: {text}")
-                    scopes.add(_scope_of(path, root, rule))
-                    break
-            if None in scopes and len(found) >= EVIDENCE_SHOWN:
-                return found, "", scopes  # (the whole repository: nothing more to learn)
+    paths, cut = searched_files(root, rule)
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            return found, f"{path} could not be read ({e.strerror or e})", {None}
+        if not any(n in data for n in needles):
+            continue
+        commented = any(fnmatchcase(path.name, g) for g in rule.comment_files)
+        for i, line in enumerate(data.splitlines(), 1):
+            if commented and line.lstrip().startswith(b"#"):
+                continue  # a comment runs nothing
+            if any(n in line for n in needles) and not _OFF.search(line):
+                text = line.decode("utf-8", "replace").strip()[:100]
+                if len(found) < EVIDENCE_SHOWN:
+                    found.append(f"{path.relative_to(root.parent)}:{i}: {text}")
+                scopes.add(_scope_of(path, root, rule))
+                break
+        if None in scopes and len(found) >= EVIDENCE_SHOWN:
+            return found, "", scopes  # (the whole repository: nothing more to learn)
+    if cut:
+        return found, f"more than {rule.max_files} files under {root}", {None}
     return found, "", scopes
 
 
