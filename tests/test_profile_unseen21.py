@@ -265,3 +265,51 @@ def k(x_ptr, K: int, GRID_MN: int, BT: tl.constexpr):
 """
     found = profiled_package(tmp_path, {"k.py": src})
     assert operand_kinds(found, "binary_fn.minimum", lambda u: True) == {"int32", "int64"}
+
+
+def test_a_script_style_import_of_a_sibling_module_finds_its_helper(tmp_path):
+    """triton-gym's ``6_gemm_fp8/quantize_fp8.py`` does ``from utils import bf16_maxexp``: the
+    folder is run as scripts, so ``utils`` is the sibling ``utils.py`` (the folder has an
+    ``__init__.py`` but a name no package import can spell). The helper was not found, its
+    int exponent unknown, and ``tl.where(e < m - 127, m - 127, e)`` tied to 3.9.0's uint32
+    select change. A top-level module of that name would win, as Python's package import."""
+    helper = """
+@triton.jit
+def maxexp(x):
+    x_i16 = tl.cast(x, dtype=tl.int16, bitcast=True)
+    return tl.max((x_i16 & 0x7F80) >> 7, axis=0) - 127
+"""
+    kernel = """
+from utils import maxexp
+
+
+@triton.jit
+def quant(x_ptr, o_ptr, BT: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BT)).to(tl.bfloat16)
+    e = maxexp(x)
+    tl.store(o_ptr, tl.where(e < 8 - 127, 8 - 127, e))
+"""
+    found = profiled_package(tmp_path, {"utils.py": helper, "k.py": kernel})
+    kinds = operand_kinds(found, "where", lambda u: "tl.where" in u.code, 1)
+    assert "?" not in kinds and not kinds & {"uint32", "uint16"}, kinds
+
+
+def test_a_chained_dtype_equality_types_every_member(tmp_path):
+    """triton-gym's ``assert lhs.dtype == rhs.dtype == torch.float32``: a chain of ``==`` says
+    each member is float32. Only single comparisons were read, and the public ``relu(lhs +
+    rhs)`` op stayed open to bf16."""
+    src = """
+@triton.jit
+def add_relu(a_ptr, b_ptr, o_ptr, BT: tl.constexpr):
+    r = tl.arange(0, BT)
+    tl.store(o_ptr + r, tl.maximum(tl.load(a_ptr + r) + tl.load(b_ptr + r), 0))
+
+
+def add_relu_fwd(lhs, rhs):
+    assert lhs.dtype == rhs.dtype == torch.float32
+    out = torch.empty_like(lhs)
+    add_relu[(1,)](lhs, rhs, out, BT=128)
+    return out
+"""
+    found = profiled_package(tmp_path, {"k.py": src})
+    assert operand_kinds(found, "binary_fn.maximum", lambda u: True) == {"float32"}

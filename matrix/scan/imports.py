@@ -215,6 +215,32 @@ class Project:
         self._starred: dict[tuple[str, str], str | None] = {}  # _through_stars()'s
         for m in modules:
             self.modules.setdefault(m.name, m)
+        self._script_style_imports()
+
+    def _script_style_imports(self) -> None:
+        """``from utils import f`` in ``6_gemm_fp8/quantize_fp8.py`` beside ``utils.py``: where
+        no module of the tree is named ``utils`` at the top but the importing module's own
+        package has one, the import is of that sibling, as Python finds it when the folder is
+        run as scripts (its folder first on ``sys.path``; triton-gym, lecture code). A top-level
+        module of that name wins, as Python's package import would."""
+        tops = {n.split(".")[0] for n in self.modules}
+        for m in self.modules.values():
+            package = m.name if m.is_package else m.name.rpartition(".")[0]
+            if not package:
+                continue
+
+            def sibling(target: str, package: str = package) -> str:
+                first = target.split(".")[0]
+                if (
+                    first in tops
+                    or first in ("", "triton")
+                    or f"{package}.{first}" not in self.modules
+                ):
+                    return target
+                return f"{package}.{target}"
+
+            m.bindings = {k: sibling(v) for k, v in m.bindings.items()}
+            m.stars = [sibling(v) for v in m.stars]
 
     def imports(self, module: SourceModule) -> Imports:
         """The module's resolved imports, built once per scan."""

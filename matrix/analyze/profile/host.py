@@ -612,8 +612,11 @@ class HostTypes(HostInts, HostReturns, HostTables):
             if every:
                 return frozenset.intersection(*known) if known else None
             return None if len(known) < len(parts) else frozenset().union(*known)
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        if not isinstance(test, ast.Compare):
             return None
+        if len(test.ops) > 1:  # ``a.dtype == b.dtype == torch.float32``: each member that dtype
+            one = self._chained(test, subject)
+            return frozenset({one}) if one and holds else None
         left, op, right = test.left, test.ops[0], test.comparators[0]
         if ast.unparse(left) != subject:
             return None
@@ -640,10 +643,25 @@ class HostTypes(HostInts, HostReturns, HostTables):
         seqs = self.sequences.get(name, [])
         return list(seqs[0].elts) if len(seqs) == 1 else None
 
+    def _chained(self, test: ast.Compare, subject: str) -> str | None:
+        """The torch dtype a chain of ``==`` (``lhs.dtype == rhs.dtype == torch.float32``, as
+        triton-gym asserts) gives ``subject`` where it is one of its members; None otherwise."""
+        if not all(isinstance(op, ast.Eq | ast.Is) for op in test.ops):
+            return None
+        members = [test.left, *test.comparators]
+        if subject not in {ast.unparse(m) for m in members}:
+            return None
+        named = {d for d in (self._torch_dtype(m) for m in members) if d}
+        return named.pop() if len(named) == 1 else None
+
     def _asserted(self, test: ast.expr, name: str) -> str | None:
         is_and = isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)
         parts = test.values if isinstance(test, ast.BoolOp) and is_and else [test]
         for p in parts:
+            if isinstance(p, ast.Compare) and len(p.ops) > 1:
+                chained = self._chained(p, f"{name}.dtype")
+                if chained:
+                    return chained
             if (
                 isinstance(p, ast.Compare)
                 and len(p.ops) == 1
