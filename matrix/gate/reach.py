@@ -29,7 +29,7 @@ from fnmatch import fnmatchcase
 
 from matrix.gate.targets import Rule, repository_root, searched_files
 
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")  # an identifier, in a file's bytes
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -56,56 +56,50 @@ class Reach:
         return (path, kernel) in self._unreached
 
     def _compute(self) -> frozenset[tuple[str, str]]:
-        # candidates: each file's module-level undecorated functions and its kernels, with the
-        # lines each spans (a mention inside one counts only while that one is reached)
-        spans: dict[str, list[tuple[str, int, int]]] = {}
-        for path, tree in self._trees.items():
-            jit = self._kernels.get(path, set())
-            for node in tree.body:
-                if not isinstance(node, Function) or node.name.startswith("test"):
-                    continue  # (pytest runs test functions by their names' prefix)
-                if id(node) in jit or not node.decorator_list:
-                    spans.setdefault(node.name, []).append((path, node.lineno, _end(node)))
-        if not spans or not self._scan:
+        # candidates, per file: its module-level undecorated functions and its kernels (a
+        # mention inside one counts only while that one is reached)
+        by_path = {
+            path: [
+                node for node in tree.body
+                if isinstance(node, Function) and not node.name.startswith("test")  # (pytest's)
+                and (id(node) in self._kernels.get(path, set()) or not node.decorator_list)
+            ]
+            for path, tree in self._trees.items()
+        }  # fmt: skip
+        names = {node.name for nodes in by_path.values() for node in nodes}
+        if not names or not self._scan:
             return frozenset()
-        mentions = _mentions(self._scan, set(spans))
+        mentions = _mentions(self._scan, names)
         if mentions is None:
             return frozenset()  # fail closed: the walk was cut short or a file was unreadable
-        by_path: dict[str, list[tuple[int, int]]] = {}
-        for defs in spans.values():
-            for path, start, end in defs:
-                by_path.setdefault(path, []).append((start, end))
-        dead: set[tuple[str, int]] = set()  # (path, first line) of unreached definitions
+        dead: set[int] = set()  # ids of unreached definitions
 
         def inside_dead(path: str, line: int) -> bool:
-            return any(a <= line <= b and (path, a) in dead for a, b in by_path.get(path, ()))
+            return any(id(d) in dead and _spans(d, line) for d in by_path.get(path, ()))
 
         changed = True
         while changed:
             changed = False
-            for name, defs in spans.items():
-                for path, start, end in defs:
-                    if (path, start) in dead:
+            for path, nodes in by_path.items():
+                for node in nodes:
+                    if id(node) in dead:
                         continue
-                    outside = [
-                        (p, line)
-                        for p, line in mentions.get(name, [])
-                        if not (p == path and start <= line <= end)
-                    ]
-                    if all(inside_dead(p, line) for p, line in outside):
-                        dead.add((path, start))
+                    outside = [(p, n) for p, n in mentions.get(node.name, [])
+                               if not (p == path and _spans(node, n))]  # fmt: skip
+                    if all(inside_dead(p, n) for p, n in outside):
+                        dead.add(id(node))
                         changed = True
-        out = set()
-        for path, start in dead:
-            jit = self._kernels.get(path, set())
-            for node in self._trees[path].body:
-                if isinstance(node, Function) and node.lineno == start and id(node) in jit:
-                    out.add((self._shown.get(path, path), node.name))
-        return frozenset(out)
+        return frozenset(
+            (self._shown.get(path, path), node.name)
+            for path, nodes in by_path.items()
+            for node in nodes
+            if id(node) in dead and id(node) in self._kernels.get(path, set())
+        )
 
 
-def _end(node: Function) -> int:
-    return node.end_lineno or node.lineno
+def _spans(node: Function, line: int) -> bool:
+    """Whether ``line`` lies in ``node``'s definition."""
+    return node.lineno <= line <= (node.end_lineno or node.lineno)
 
 
 def _mentions(scan: Sequence[str], names: set[str]) -> dict[str, list[tuple[str, int]]] | None:
@@ -123,13 +117,13 @@ def _mentions(scan: Sequence[str], names: set[str]) -> dict[str, list[tuple[str,
                 data = file.read_bytes()
             except OSError:
                 return None
-            if wanted.isdisjoint(_WORD.findall(data)):
+            if wanted.isdisjoint(WORD.findall(data)):
                 continue
             resolved = str(file.resolve())
             commented = any(fnmatchcase(file.name, g) for g in rule.comment_files)
             for number, text in enumerate(data.splitlines(), 1):
                 if commented:  # ``#    mla_decode_ref.decode_attention_fwd,``: no call
                     text = text.split(b"#", 1)[0]
-                for word in wanted.intersection(_WORD.findall(text)):
+                for word in wanted.intersection(WORD.findall(text)):
                     found.setdefault(word.decode(), []).append((resolved, number))
     return found

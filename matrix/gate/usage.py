@@ -10,7 +10,6 @@ or not used (listed apart, never blocking).
 from __future__ import annotations
 
 import ast
-import re
 import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -48,7 +47,7 @@ from matrix.gate import timing
 from matrix.gate.compare import GateFinding, Sides, test_finding_name
 from matrix.gate.kernel_compiles import coverage_line
 from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
-from matrix.gate.reach import Reach
+from matrix.gate.reach import WORD, Reach
 from matrix.gate.shapes import Sites, needed_shape
 from matrix.gate.targets import repository_python_files
 from matrix.results import Run
@@ -351,7 +350,7 @@ def _outside_callers(
             continue
         try:
             data = file.read_bytes()
-            if names.isdisjoint(_WORD.findall(data)):
+            if names.isdisjoint(WORD.findall(data)):
                 continue
             out.append(parse_module(file, read_source(file)[1]))
         except _READ_ERRORS:
@@ -362,9 +361,6 @@ def _outside_callers(
     if cut:
         note += f"{', ' if note else ''}the walk for callers stopped at {len(files)} files"
     return out, note
-
-
-_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _imported_helpers(parsed: Sequence[SourceModule]) -> list[SourceModule]:

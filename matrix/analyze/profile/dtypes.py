@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from matrix.analyze.profile.compiled import BOUND_SCALARS, RUNTIME_DTYPE
 from matrix.analyze.profile.kinds import _dtype_names, _elem
 from matrix.analyze.profile.model import (
     SCALAR_KINDS,
@@ -163,11 +164,11 @@ class DtypeReader:
         return UNKNOWN
 
 
-# the dtype of a scalar's kind as a tensor (what ``.type`` / ``.dtype`` of it is): an int that
-# fits is int32 (one that does not would not compile as a constexpr index either)
-SCALAR_DTYPES = {"arg_i32": "int32", "arg_i64": "int64", "arg_f32": "float32",
-                 "cx_int": "int32", "lit_int": "int32", "cx_float": "float32",
-                 "lit_float": "float32", "lit_bool": "int1"}  # fmt: skip
+# the dtype of a scalar's kind as a tensor (what ``.type`` / ``.dtype`` of it is): the dtype a
+# Python scalar takes when bound (compiled.BOUND_SCALARS), a run-time argument's own
+SCALAR_DTYPES = {
+    k: RUNTIME_DTYPE.get(BOUND_SCALARS.get(k, k), BOUND_SCALARS.get(k, k)) for k in SCALAR_KINDS
+}
 
 
 def _spelt(arg: ast.expr, names: frozenset[str]) -> frozenset[str]:
