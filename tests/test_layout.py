@@ -129,6 +129,7 @@ LAYER_OF = (
     ("matrix.cli", "core"),
     ("matrix.exitcodes", "core"),
     ("matrix.release_range", "core"),
+    ("matrix.newer_syntax", "core"),
     ("matrix.results", "results"),
     ("compat", "compat"),
     ("kernels", "kernels"),

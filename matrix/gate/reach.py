@@ -97,6 +97,12 @@ class Reach:
         )
 
 
+def uncommented(line: bytes) -> bytes:
+    """A Python line without its ``#`` comment (read without a tokenizer, which a file that
+    does not parse defeats: a ``#`` inside a string cuts the line there too)."""
+    return line.split(b"#", 1)[0]
+
+
 def _spans(node: Function, line: int) -> bool:
     """Whether ``line`` lies in ``node``'s definition."""
     return node.lineno <= line <= (node.end_lineno or node.lineno)
@@ -123,7 +129,7 @@ def _mentions(scan: Sequence[str], names: set[str]) -> dict[str, list[tuple[str,
             commented = any(fnmatchcase(file.name, g) for g in rule.comment_files)
             for number, text in enumerate(data.splitlines(), 1):
                 if commented:  # ``#    mla_decode_ref.decode_attention_fwd,``: no call
-                    text = text.split(b"#", 1)[0]
+                    text = uncommented(text)
                 for word in wanted.intersection(WORD.findall(text)):
                     found.setdefault(word.decode(), []).append((resolved, number))
     return found

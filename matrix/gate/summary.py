@@ -22,6 +22,7 @@ from typing import Any
 
 from matrix.analyze.profile import MAY_AFFECT
 from matrix.gate import compare as gc
+from matrix.newer_syntax import parse_python
 
 KIND_ORDER = (gc.BREAKING, gc.REGRESSION, gc.BEHAVIOUR)
 KIND_WORDS = {gc.BREAKING: "breaks", gc.REGRESSION: "regression", gc.BEHAVIOUR: "changed"}
@@ -282,7 +283,7 @@ def _decides(uses: Sequence[Any], kernel: str, why: str) -> list[str]:
 @lru_cache(maxsize=256)
 def _tree(path: str) -> ast.Module | None:
     try:
-        return ast.parse(Path(path).read_text(encoding="utf-8"))
+        return parse_python(Path(path).read_text(encoding="utf-8"), path)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
         return None
 

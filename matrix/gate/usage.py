@@ -50,6 +50,7 @@ from matrix.gate.kernel_compiles import finding_name as kernel_finding_name
 from matrix.gate.reach import WORD, Reach
 from matrix.gate.shapes import Sites, needed_shape
 from matrix.gate.targets import repository_python_files
+from matrix.gate.unread import names_into_kernels, names_none, unrecognized_kernels
 from matrix.results import Run
 from matrix.scan import (
     Imports,
@@ -149,11 +150,11 @@ def build_profile(
         return shown_path(path, roots)
 
     profile = Profile(types=types)
-    parsed = _parse(files, profile.unread, _show)
+    parsed = _parse(files, profile, _show)
     imported = _imported_helpers(parsed)
     profile.imported = [m.path for m in imported]
     project = Project([*parsed, *imported])
-    kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
+    kernels = _kernels(parsed, imported, project, profile, _show)
     host = _host_types(scan, {*files, *profile.imported}, parsed, kernels, profile.sources)
     helpers, plain, aliases = _callables([*parsed, *imported], kernels, project, _show)
     ctx.functions = lambda q: _helper_named(plain, q)
@@ -203,6 +204,24 @@ def build_profile(
     if n or elsewhere:
         profile.sources.append(f"{n + len(elsewhere)} captured launch(es)")
     return profile
+
+
+def _kernels(
+    parsed: Sequence[SourceModule],
+    imported: Sequence[SourceModule],
+    project: Project,
+    profile: Profile,
+    show: Callable[[str], str],
+) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """Each file's ``@triton.jit`` functions (its wrappers' too); a read file's function that
+    looks like a kernel the gate does not recognise is named in ``profile.unread``."""
+    kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
+    for m in parsed:
+        profile.unread += [
+            f"{show(m.path)}: {u}"
+            for u in unrecognized_kernels(m.tree, project.imports(m), kernels[m.path])
+        ]
+    return kernels
 
 
 def _interpreted_elsewhere(
@@ -294,16 +313,26 @@ def _int_constexprs(launches: Sequence[Launch]) -> dict[str, frozenset[int]]:
     return out or {}
 
 
-def _parse(files: Sequence[str], unread: list[str], show: Any) -> list[SourceModule]:
+def _parse(files: Sequence[str], profile: Profile, show: Any) -> list[SourceModule]:
     """Every file parsed as Python reads it (PEP 263 coding line, BOM: the scanner's own
-    reader); one that cannot be is named in ``unread`` (its kernels' uses are unknown: the
-    gate cannot say SAFE)."""
-    parsed = []
+    reader). One that cannot be is named in ``profile.unread`` (its kernels' uses are
+    unknown: the gate cannot say SAFE), unless it names nothing a use could reach a kernel
+    through (``unread.names_into_kernels``): then in a note."""
+    parsed, failed = [], []
     for file in files:
         try:
             parsed.append(parse_module(Path(file), read_source(Path(file))[1]))
         except _READ_ERRORS as e:
-            unread.append(f"{show(file)}: not read ({type(e).__name__}: {e})")
+            failed.append((file, f"{show(file)}: not read ({type(e).__name__}: {e})"))
+    names = names_into_kernels(parsed) if failed else set()
+    for file, why in failed:
+        if names_none(file, names):
+            profile.notes.append(
+                f"{why}; it names neither Triton nor anything the read files define or import "
+                "from this repository, so nothing in it reaches a kernel"
+            )
+        else:
+            profile.unread.append(why)
     return parsed
 
 

@@ -393,9 +393,10 @@ def decide_runs(
     # a change that only adds a warning: after the profile, so that only used ones are listed
     report.notices += policy.split_notices(report.comparison)
     if profile is not None:
-        # a file of the team's code that could not be read may use anything that changed
+        # a file of the team's code that could not be read, or a kernel the gate does not
+        # recognise as one, may use anything that changed
         report.comparison.undecidable += [
-            f"your code: a file was not read, so its uses are unknown: {u}" for u in profile.unread
+            f"your code: not read, so its uses are unknown: {u}" for u in profile.unread
         ]
     return report
 

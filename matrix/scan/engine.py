@@ -15,6 +15,7 @@ from typing import Any
 from matrix.analyze.census import (
     works_on,
 )
+from matrix.newer_syntax import parse_python
 from matrix.scan.census_checks import Censuses, api_uses, census_findings, name_index
 from matrix.scan.findings import ApiUse, Finding, ScanReport
 from matrix.scan.guards import Guard, branch_guards, branch_test, try_imports
@@ -80,7 +81,7 @@ def parse_module(path: Path, source: str) -> SourceModule:
             "the scanner parses in one file"
         )
     try:
-        tree = ast.parse(source, filename=str(path))
+        tree = parse_python(source, filename=str(path))
     except RecursionError:
         raise ValueError("nested too deeply for Python's own parser") from None
     if nested_deeper(tree, MAX_AST_DEPTH):
@@ -294,7 +295,7 @@ def _matched_name(module: Module, imports: Imports, node: ast.AST) -> str:
 
 def scan_source(source: str, path: str, rules: Sequence[Rule]) -> list[Finding]:
     """Findings in one file's source, on its own. Raises SyntaxError if it does not parse."""
-    m = SourceModule(path, Path(path).stem, False, source, ast.parse(source, filename=path))
+    m = SourceModule(path, Path(path).stem, False, source, parse_python(source, path))
     project = Project([m])
     return scan_module(m, project, rules, derive_carriers(project, rules))[0]
 

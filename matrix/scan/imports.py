@@ -92,9 +92,15 @@ class SourceModule:
     # the same, bound in a branch: (first line, last line, value) per branch, so that a use in
     # the branch gets that branch's alias (``triton_tanh = tl.math.tanh`` under ``else:``)
     alias_branches: dict[str, list[tuple[int, int, ast.expr]]] = field(default_factory=dict)
+    # module-level names bound to something computed (``triton_jit = try_decorate(lambda:
+    # triton.jit)``) and module-level functions: what may wrap ``triton.jit`` (Project.jit_wrappers)
+    made: dict[str, ast.AST] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.nodes = list(ast.walk(self.tree))
+        for stmt in self.tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
+                self.made.setdefault(stmt.name, stmt)
         unconditional: set[str] = set()
         for node, span in _binding_statements(self.tree.body, None):
             if span is not None and isinstance(node, ast.Assign) and len(node.targets) == 1:
@@ -142,7 +148,22 @@ class SourceModule:
                 return [(target.id, module)]
             if isinstance(node.value, (ast.Attribute, ast.Name)):
                 self.aliases.setdefault(target.id, node.value)
+            else:
+                self.made.setdefault(target.id, node.value)
         return []
+
+
+def _names_jit(node: ast.AST, imports: Imports, wrappers: set[str]) -> bool:
+    """Whether ``node`` (a function's body, an assigned value) names ``triton.jit`` or one of
+    ``wrappers``."""
+    body = node.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else [node]
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Name | ast.Attribute):
+                q = imports.qualname(n) or imports.own(n)
+                if q in wrappers or (q.startswith("triton.") and q.rsplit(".", 1)[-1] == "jit"):
+                    return True
+    return False
 
 
 def _import_module_literal(expr: ast.expr) -> str | None:
@@ -213,6 +234,7 @@ class Project:
         self._imports: dict[str, Imports] = {}
         self._resolved: dict[str, str] = {}  # resolve()'s answers, per scan
         self._starred: dict[tuple[str, str], str | None] = {}  # _through_stars()'s
+        self._jit_wrappers: frozenset[str] | None = None
         for m in modules:
             self.modules.setdefault(m.name, m)
         self._script_style_imports()
@@ -241,6 +263,30 @@ class Project:
 
             m.bindings = {k: sibling(v) for k, v in m.bindings.items()}
             m.stars = [sibling(v) for v in m.stars]
+
+    def jit_wrappers(self) -> frozenset[str]:
+        """The qualnames of the tree's own ``triton.jit`` wrappers: a module-level name bound to
+        an expression that names ``triton.jit`` or another wrapper (Fast-LLM's ``triton_jit =
+        try_decorate(lambda: triton.jit)``, ``jit = partial(triton.jit, debug=True)``), or a
+        module-level function whose body does (``def my_jit(fn): return triton.jit(fn)``). A
+        function they decorate, called or not (``@triton_jit()``), is a kernel."""
+        if self._jit_wrappers is None:
+            self._jit_wrappers = frozenset()  # (asked again while computing: none yet)
+            candidates = [
+                (f"{m.name}.{name}", m, node)
+                for m in self.modules.values()
+                for name, node in m.made.items()
+            ]
+            found: set[str] = set()
+            changed = True
+            while changed:
+                changed = False
+                for qualname, m, node in candidates:
+                    if qualname not in found and _names_jit(node, self.imports(m), found):
+                        found.add(qualname)
+                        changed = True
+            self._jit_wrappers = frozenset(found)
+        return self._jit_wrappers
 
     def imports(self, module: SourceModule) -> Imports:
         """The module's resolved imports, built once per scan."""
@@ -312,6 +358,8 @@ class Imports:
         if not isinstance(module, SourceModule):  # a bare tree (tests, the gate's old callers)
             module = SourceModule("<ast>", "__scan__", False, "", module)  # type: ignore[arg-type]
         self.project = project or Project([module])
+        self.module_name = module.name
+        self.made = module.made
         self._memo: dict[int, tuple[str | None, ast.expr]] = {}
         self.names: dict[str, str] = {}
         for star in module.stars:
@@ -399,9 +447,20 @@ class Imports:
         return None
 
     def is_jit(self, decorator: ast.expr) -> bool:
+        """``@triton.jit`` in any spelling, or a wrapper of it (``Project.jit_wrappers``),
+        called or not."""
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        q = self.qualname(target) or ""
-        return q.startswith("triton.") and q.rsplit(".", 1)[-1] == "jit"
+        q = self.qualname(target) or self.own(target)
+        if q.startswith("triton.") and q.rsplit(".", 1)[-1] == "jit":
+            return True
+        return bool(q) and q in self.project.jit_wrappers()
+
+    def own(self, expr: ast.expr) -> str:
+        """``module.name`` for a bare name the file binds to something computed (``made``),
+        which ``qualname`` leaves unknown; "" otherwise."""
+        if isinstance(expr, ast.Name) and expr.id in self.made:
+            return f"{self.module_name}.{expr.id}"
+        return ""
 
 
 # ------------------------------------------------------------------------------------ matchers

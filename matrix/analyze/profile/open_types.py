@@ -41,6 +41,7 @@ from typing import Any, Protocol
 
 from matrix.analyze.profile.host_syntax import callee
 from matrix.core import DataFileError
+from matrix.newer_syntax import parse_python
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ class OpenTypes:
         pointer of the file (``Evidence.file``) or for one function's parameters
         (``Evidence.ties``); a file that does not parse names every dtype for the file."""
         try:
-            tree = ast.parse(source)
+            tree = parse_python(source)
         except (SyntaxError, ValueError):
             return Evidence(self.mentioned(source), {})
         parents: dict[int, ast.AST] = {}
