@@ -253,3 +253,69 @@ def test_a_kernel_under_a_decorator_the_gate_cannot_see_into_is_undecidable(tmp_
     # autotune sits on a kernel's own: the decorator named is the one the gate cannot read
     assert "k2 (line 21) calls tl.store (line 22) under @compile_kernel()" in unknown[1]
     assert "@compile_kernel(debug=False)" in unknown[0]
+
+
+def test_a_kernel_defined_inside_a_test_or_a_cached_factory_is_judged_on_its_own(tmp_path):
+    """jax-triton's tests and whisper's ``@lru_cache def median_kernel(w)`` define their
+    kernels inside a decorated function: the outer function is not a kernel the gate cannot
+    see into (the kernel inside is read)."""
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "ops.py").write_text(
+        textwrap.dedent("""\
+        import functools
+        import pytest
+        import triton
+        import triton.language as tl
+
+        @functools.lru_cache(maxsize=None)
+        def make(width):
+            @triton.jit
+            def k(x, BT: tl.constexpr):
+                tl.store(x + tl.arange(0, BT), tl.load(x + tl.arange(0, BT)))
+            return k
+
+        @pytest.mark.parametrize("n", [1])
+        def test_k(n):
+            @triton.jit
+            def inner(x):
+                tl.store(x, tl.load(x))
+            inner[(1,)](n)
+        """)
+    )
+    code, md, doc = run_gate(tmp_path, REPO / "reports" / "raw", "--scan", str(team))
+    assert code == 0 and not doc["undecidable"], doc["undecidable"]
+    assert "2 kernel(s) read" in md
+
+
+def test_a_jit_wrapper_of_the_package_above_a_scanned_folder_is_found(tmp_path):
+    """Triton-distributed scanned at ``python/triton_dist/kernels`` (no ``__init__.py``):
+    ``import triton_dist`` is the package beside it, whose ``jit`` (re-exported from
+    ``jit.py``) wraps ``triton.jit``. Its 235 kernels were read as functions under a decorator
+    the gate cannot see into."""
+    pkg = tmp_path / "python" / "dist"
+    (pkg / "kernels" / "amd").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import triton\nfrom .jit import jit\n")
+    (pkg / "jit.py").write_text(
+        textwrap.dedent("""\
+        import triton
+
+        def jit(fn=None, **kwargs):
+            def decorator(fn):
+                return triton.jit(fn, **kwargs)
+            return decorator if fn is None else decorator(fn)
+        """)
+    )
+    (pkg / "kernels" / "amd" / "ops.py").write_text(
+        textwrap.dedent("""\
+        import triton.language as tl
+        import dist
+
+        @dist.jit(do_not_specialize=["n"])
+        def k(x, n, BT: tl.constexpr):
+            tl.store(x + tl.arange(0, BT), tl.load(x + tl.arange(0, BT)) + n)
+        """)
+    )
+    code, md, doc = run_gate(tmp_path, REPO / "reports" / "raw", "--scan", str(pkg / "kernels"))
+    assert code == 0 and not doc["undecidable"], doc["undecidable"]
+    assert "1 kernel(s) read" in md and "`k` at `kernels/amd/ops.py:5`" in md, md

@@ -111,7 +111,7 @@ def unrecognized_kernels(
             continue
         if not fn.decorator_list or any(_tritons_own(d, imports) for d in fn.decorator_list):
             continue  # no decorator (dead or host code), or Triton's own (extern, builtin)
-        for node in ast.walk(fn):
+        for node in _own_nodes(fn):
             if isinstance(node, ast.Call):
                 name = imports.tl_name(node.func)
                 if name is not None and name not in _HOST_TL:
@@ -128,6 +128,17 @@ def unrecognized_kernels(
                     )
                     break
     return out
+
+
+def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of ``fn``'s body, not those of functions it defines (a test or a cached
+    factory that defines a kernel is not one: the kernel is judged on its own)."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            todo.extend(ast.iter_child_nodes(node))
 
 
 def _tritons_own(decorator: ast.expr, imports: Imports) -> bool:

@@ -153,8 +153,7 @@ def build_profile(
     parsed = _parse(files, profile, _show)
     imported = _imported_helpers(parsed)
     profile.imported = [m.path for m in imported]
-    project = Project([*parsed, *imported])
-    kernels = _kernels(parsed, imported, project, profile, _show)
+    project, kernels = _kernels(parsed, imported, profile, _show)
     host = _host_types(scan, {*files, *profile.imported}, parsed, kernels, profile.sources)
     helpers, plain, aliases = _callables([*parsed, *imported], kernels, project, _show)
     ctx.functions = lambda q: _helper_named(plain, q)
@@ -209,19 +208,40 @@ def build_profile(
 def _kernels(
     parsed: Sequence[SourceModule],
     imported: Sequence[SourceModule],
-    project: Project,
     profile: Profile,
     show: Callable[[str], str],
-) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
-    """Each file's ``@triton.jit`` functions (its wrappers' too); a read file's function that
-    looks like a kernel the gate does not recognise is named in ``profile.unread``."""
+) -> tuple[Project, dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]]:
+    """The project of the read files and each file's ``@triton.jit`` functions (under a jit
+    wrapper of the tree's too). Where a read file has a function that looks like a kernel the
+    gate does not recognise, the team's modules the imported ones import are read as well (a
+    wrapper defined beside the package: Triton-distributed's ``triton_dist.jit``, re-exported
+    by ``triton_dist/__init__.py``); one still unrecognised is named in ``profile.unread``."""
+    project = Project([*parsed, *imported])
     kernels = {m.path: jit_functions(m.tree, project.imports(m)) for m in [*parsed, *imported]}
-    for m in parsed:
-        profile.unread += [
-            f"{show(m.path)}: {u}"
-            for u in unrecognized_kernels(m.tree, project.imports(m), kernels[m.path])
-        ]
-    return kernels
+    unknown = _unrecognized(parsed, project, kernels, show)
+    if unknown:
+        have = {Path(m.path).resolve() for m in parsed}
+        more = [m for m in _imported_helpers(imported) if Path(m.path).resolve() not in have]
+        if more:
+            project = Project([*parsed, *imported, *more])
+            kernels = {m.path: jit_functions(m.tree, project.imports(m))
+                       for m in [*parsed, *imported]}  # fmt: skip
+            unknown = _unrecognized(parsed, project, kernels, show)
+    profile.unread += unknown
+    return project, kernels
+
+
+def _unrecognized(
+    parsed: Sequence[SourceModule],
+    project: Project,
+    kernels: Mapping[str, Sequence[ast.AST]],
+    show: Callable[[str], str],
+) -> list[str]:
+    return [
+        f"{show(m.path)}: {u}"
+        for m in parsed
+        for u in unrecognized_kernels(m.tree, project.imports(m), kernels[m.path])
+    ]
 
 
 def _interpreted_elsewhere(

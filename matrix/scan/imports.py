@@ -25,14 +25,20 @@ def module_name(path: Path) -> tuple[str, bool]:
     return ".".join(reversed(parts)) or path.stem, is_package
 
 
+ABOVE = 3  # folders above a module's own root searched for the package an import names
+
+
 def imported_files(modules: Iterable[SourceModule], limit: int = 200) -> list[Path]:
     """Files of the team's own code that ``modules`` import but that are not among them: for
     each module, the folder its top package sits in (``kernels/splitk.py`` is
     ``kernels.splitk``: two folders up) is where its absolute imports are looked for, as
     Python would find them with that folder on ``sys.path`` (``compat.descriptors`` ->
-    ``compat/descriptors.py`` or ``compat/descriptors/__init__.py``). Triton's names and files
-    outside that folder are never followed; at most ``limit`` files, one level deep (the
-    imports of the given modules only)."""
+    ``compat/descriptors.py`` or ``compat/descriptors/__init__.py``), else in the first of the
+    ``ABOVE`` folders above it that holds that package (a folder scanned inside its package
+    without an ``__init__.py`` of its own: Triton-distributed's ``kernels/`` importing
+    ``triton_dist`` from ``python/``, as the installed package resolves). Triton's names are
+    never followed; at most ``limit`` files, one level deep (the imports of the given modules
+    only)."""
     modules = list(modules)
     have = {Path(m.path).resolve() for m in modules}
     found: list[Path] = []
@@ -41,11 +47,16 @@ def imported_files(modules: Iterable[SourceModule], limit: int = 200) -> list[Pa
         path = Path(m.path).resolve()
         if depth >= len(path.parents):
             continue
-        root = path.parents[depth]
+        roots = path.parents[depth : depth + 1 + ABOVE]
         for target in [*m.bindings.values(), *m.stars]:
             parts = target.split(".")
-            if parts[0] in ("triton", "") or not (root / parts[0]).is_dir():
+            if parts[0] in ("triton", ""):
                 continue
+            root = next((r for r in roots if (r / parts[0] / "__init__.py").is_file()), None)
+            if root is None:
+                root = roots[0]
+                if not (root / parts[0]).is_dir():
+                    continue
             for cut in range(len(parts), 0, -1):  # the longest prefix that is a module
                 base = root.joinpath(*parts[:cut])
                 # a package before a module of the same name, as Python's finder looks
