@@ -172,9 +172,14 @@ def _names_jit(node: ast.AST, imports: Imports, wrappers: set[str]) -> bool:
         for n in ast.walk(stmt):
             if isinstance(n, ast.Name | ast.Attribute):
                 q = imports.qualname(n) or imports.own(n)
-                if q in wrappers or (q.startswith("triton.") and q.rsplit(".", 1)[-1] == "jit"):
+                if q in wrappers or is_triton_jit(q):
                     return True
     return False
+
+
+def is_triton_jit(qualname: str) -> bool:
+    """``triton.jit`` in any of its homes (``triton.runtime.jit.jit``, gluon's ``jit``)."""
+    return qualname.startswith("triton.") and qualname.rsplit(".", 1)[-1] == "jit"
 
 
 def _import_module_literal(expr: ast.expr) -> str | None:
@@ -462,9 +467,7 @@ class Imports:
         called or not."""
         target = decorator.func if isinstance(decorator, ast.Call) else decorator
         q = self.qualname(target) or self.own(target)
-        if q.startswith("triton.") and q.rsplit(".", 1)[-1] == "jit":
-            return True
-        return bool(q) and q in self.project.jit_wrappers()
+        return is_triton_jit(q) or (bool(q) and q in self.project.jit_wrappers())
 
     def own(self, expr: ast.expr) -> str:
         """``module.name`` for a bare name the file binds to something computed (``made``),
