@@ -284,7 +284,7 @@ def test_a_kernel_defined_inside_a_test_or_a_cached_factory_is_judged_on_its_own
         """)
     )
     code, md, doc = run_gate(tmp_path, REPO / "reports" / "raw", "--scan", str(team))
-    assert code == 0 and not doc["undecidable"], doc["undecidable"]
+    assert code == 0 and not doc["undecidable"], (doc["undecidable"], md)
     assert "2 kernel(s) read" in md
 
 
@@ -317,5 +317,29 @@ def test_a_jit_wrapper_of_the_package_above_a_scanned_folder_is_found(tmp_path):
         """)
     )
     code, md, doc = run_gate(tmp_path, REPO / "reports" / "raw", "--scan", str(pkg / "kernels"))
-    assert code == 0 and not doc["undecidable"], doc["undecidable"]
+    assert code == 0 and not doc["undecidable"], (doc["undecidable"], md)
     assert "1 kernel(s) read" in md and "`k` at `kernels/amd/ops.py:5`" in md, md
+
+
+def test_a_kernel_under_a_wrapper_local_to_its_factory_is_a_kernel(tmp_path):
+    """triton-viz's ``examples/multithread.py``: ``def make_kernels(): def wrap(fn): fn =
+    triton.jit(fn) ...`` then ``@wrap def producer_consumer(...)``. Its kernels were read as
+    functions under a decorator the gate cannot see into (undecidable)."""
+    body = """
+    def make_kernels(trace=None):
+        def wrap(fn):
+            fn = triton.jit(fn)
+            return trace(fn) if trace else fn
+
+        @wrap
+        def producer(x, out, N: tl.constexpr):
+            tl.atomic_add(out, tl.sum(tl.load(x + tl.arange(0, N))))
+
+        return producer
+    """
+    found = profiled_package(tmp_path, {"k.py": body})
+    assert {u.kernel for u in found} - {""} == {"producer"}, sorted(
+        {(u.kernel, u.op) for u in found}
+    )
+    code, md, doc = run_gate(tmp_path, REPO / "reports" / "raw", "--scan", str(tmp_path / "pkg"))
+    assert code == 0 and not doc["undecidable"], (doc["undecidable"], md)

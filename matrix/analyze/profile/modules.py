@@ -115,13 +115,39 @@ def module_aliases(tree: ast.Module, resolver: Resolver) -> dict[str, list[tuple
 def jit_functions(
     tree: ast.AST, resolver: Resolver
 ) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Every ``@triton.jit`` function of ``tree`` (nested ones, in test functions, too)."""
+    """Every ``@triton.jit`` function of ``tree`` (nested ones, in test functions, too), and
+    every function under a wrapper of it (``resolver.is_jit``; a local one: ``_local_jits``)."""
+    statements = _statements(tree)
+    local = _local_jits(statements, resolver)
     return [
         n
-        for n in _statements(tree)
+        for n in statements
         if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-        and any(resolver.is_jit(d) for d in n.decorator_list)
+        and any(
+            resolver.is_jit(d) or (isinstance(d, ast.Name) and d.id in local)
+            for d in n.decorator_list
+        )
     ]
+
+
+def _local_jits(statements: Sequence[ast.stmt], resolver: Resolver) -> set[str]:
+    """The names of functions defined inside a function whose body names ``triton.jit``: a
+    wrapper local to a kernel factory (triton-viz's ``def wrap(fn): fn = triton.jit(fn)``,
+    then ``@wrap`` on the kernels beside it)."""
+    out = set()
+    for outer in statements:
+        if not isinstance(outer, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for inner in outer.body:
+            if isinstance(inner, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+                isinstance(n, ast.Name | ast.Attribute)
+                and (n.id if isinstance(n, ast.Name) else n.attr) == "jit"
+                and (resolver.qualname(n) or "").startswith("triton.")
+                for stmt in inner.body
+                for n in ast.walk(stmt)
+            ):
+                out.add(inner.name)
+    return out
 
 
 def _statements(tree: ast.AST) -> list[ast.stmt]:
