@@ -191,6 +191,18 @@ def test_same_defaults_data_is_checked(tmp_path: Path) -> None:
     assert same_defaults(), "the shipped rules load"
 
 
+def test_every_same_default_names_a_measurement_that_exists() -> None:
+    """Each row was measured on both releases: the script and outputs it cites are committed."""
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    rows = tomllib.loads((root / "matrix/data/same_defaults.toml").read_text())["same"]
+    cited = [p for row in rows for p in re.findall(r"notes/[\w./-]+\.(?:py|md|txt)", row["why"])]
+    assert cited, "no row cites its measurement"
+    assert [p for p in cited if not (root / p).is_file()] == []
+
+
 def test_no_census_is_undecidable_only_with_uses() -> None:
     out = Comparison()
     check_uses(runs("3.8.0"), [], "3.8.0", "3.9.0", [], out)
