@@ -7,7 +7,9 @@ every other token on its own line and column (a finding's ``file:line:col`` stay
 
 - PEP 701: an f-string whose replacement field nests a string in the f-string's own quote
   (``f"ranks_{"_".join(r)}"``): the nested string's quotes become the other quote
-  (``'_'``), the same width; where its text holds the other quote too, nothing is lowered.
+  (``'_'``), the same width; one holding a backslash (3.11 refuses one inside a field:
+  ``"\\n".join(e)``) has its text blanked (the scan reads that a string is there, not its
+  value); where its text holds the other quote too, nothing is lowered.
 - PEP 695 type parameters, which only name types for checkers (nothing a kernel or its
   launch does depends on them): ``def f[T, **P](...)`` and ``class C[T: X = Y](...)`` lose
   the bracket group (blanked); ``type Alias[T] = value`` becomes ``Alias = value``, the name
