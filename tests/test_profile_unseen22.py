@@ -343,3 +343,43 @@ def test_a_kernel_under_a_wrapper_local_to_its_factory_is_a_kernel(tmp_path):
     )
     code, md, doc = run_gate(tmp_path, REPO / "reports" / "raw", "--scan", str(tmp_path / "pkg"))
     assert code == 0 and not doc["undecidable"], (doc["undecidable"], md)
+
+
+def test_triton_handed_out_by_a_shim_outside_the_tree_is_triton(tmp_path):
+    """NeMo-RL's fp8 kernels: ``from vllm.triton_utils import tl, triton`` then
+    ``@triton.jit``. A module outside the tree that hands out ``triton`` and ``tl`` under those
+    names re-exports Triton: its kernels were read as none (SAFE on 0 kernels)."""
+    from matrix.scan import scan_paths
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "fp8.py").write_text(
+        textwrap.dedent("""\
+        from vllm.triton_utils import tl, triton
+
+        @triton.jit
+        def k(x, BT: tl.constexpr):
+            p = tl.make_block_ptr(x, (BT,), (1,), (0,), (BT,), (0,))
+            tl.store(p, tl.maximum(tl.load(p), 0.0))
+        """)
+    )
+    report = scan_paths([pkg])
+    assert {f.line for f in report.findings if f.rule.id == "TRI001"} == {5}
+    code, md, doc = run_gate(tmp_path, REPO / "reports" / "raw", "--scan", str(pkg))
+    assert code == 1 and "1 kernel(s) read" in md and not doc["undecidable"], md
+    assert "**block_ptr** breaks" in md
+
+
+def test_a_tl_or_triton_of_a_module_not_named_for_triton_is_not_triton(tmp_path):
+    """BitBLAS's ``from tvm import tl`` is TileLang, and Pallas's ``triton`` module is a JAX
+    backend: neither is read as Triton (no kernel, no Triton use)."""
+    from matrix.scan import Project, SourceModule
+
+    src = "from tvm import tl\nfrom jax.experimental.pallas import triton\n"
+    src += "x = tl.load\ny = triton.jit\n"
+    m = SourceModule("m.py", "m", False, src, ast.parse(src))
+    imports = Project([m]).imports(m)
+    x, y = (stmt.value for stmt in m.tree.body[2:])  # type: ignore[attr-defined]
+    assert imports.qualname(x) == "tvm.tl.load"
+    assert imports.qualname(y) == "jax.experimental.pallas.triton.jit"

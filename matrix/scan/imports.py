@@ -26,6 +26,8 @@ def module_name(path: Path) -> tuple[str, bool]:
 
 
 ABOVE = 3  # folders above a module's own root searched for the package an import names
+# Triton's names that a shim outside the tree hands out under the same name (Imports._reexported)
+REEXPORTED = {"triton": "triton", "tl": "triton.language"}
 
 
 def imported_files(modules: Iterable[SourceModule], limit: int = 200) -> list[Path]:
@@ -251,6 +253,7 @@ class Project:
         self._resolved: dict[str, str] = {}  # resolve()'s answers, per scan
         self._starred: dict[tuple[str, str], str | None] = {}  # _through_stars()'s
         self._jit_wrappers: frozenset[str] | None = None
+        self._tops: frozenset[str] | None = None
         for m in modules:
             self.modules.setdefault(m.name, m)
         self._script_style_imports()
@@ -303,6 +306,12 @@ class Project:
                         changed = True
             self._jit_wrappers = frozenset(found)
         return self._jit_wrappers
+
+    def tops(self) -> frozenset[str]:
+        """The top-level package names of the tree's modules."""
+        if self._tops is None:
+            self._tops = frozenset(n.split(".")[0] for n in self.modules)
+        return self._tops
 
     def imports(self, module: SourceModule) -> Imports:
         """The module's resolved imports, built once per scan."""
@@ -391,7 +400,7 @@ class Imports:
             if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.names[stmt.name] = f"{module.name}.{stmt.name}"
         for name, target in module.bindings.items():
-            self.names[name] = self.project.resolve(target)
+            self.names[name] = self._reexported(name, self.project.resolve(target))
         self.branches = {
             name: [(a, b, self.project.resolve(t)) for a, b, t in spans]
             for name, spans in module.branches.items()
@@ -416,6 +425,23 @@ class Imports:
         self.imports_triton = any(
             q == "triton" or q.startswith("triton.") for q in self.names.values()
         ) or bool(self.star_tl)
+
+    def _reexported(self, name: str, target: str) -> str:
+        """``from vllm.triton_utils import tl, triton``: a module outside the tree, named for
+        Triton (a path part holding ``triton``), that hands out ``triton`` or ``tl`` under those
+        very names re-exports Triton (a shim that makes Triton optional), by the same
+        convention that reads an unbound ``tl`` as ``triton.language``; its kernels are
+        ``@triton.jit`` kernels (NeMo-RL's fp8 kernels were read as none: SAFE on 0 kernels).
+        Not ``from tvm import tl`` (TileLang) nor ``from jax.experimental.pallas import
+        triton`` (a Pallas backend): their modules are not named for Triton."""
+        module, _, last = target.rpartition(".")
+        if last != name or not module or module.split(".")[0] == "triton":
+            return target
+        if not any("triton" in part for part in module.split(".")):
+            return target  # `from tvm import tl` (TileLang), `from jax...pallas import triton`
+        if module in self.project.modules or module.split(".")[0] in self.project.tops():
+            return target  # the tree's own module: resolved through its bindings, or not
+        return REEXPORTED.get(name, target)
 
     def qualname(self, expr: ast.expr) -> str | None:
         """The dotted name ``expr`` refers to (``tl.dot`` -> ``triton.language.dot``), if known."""
