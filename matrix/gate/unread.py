@@ -5,10 +5,10 @@ of Hadamard matrices past the parser's limit, syntax newer than the lowering kno
 it does, so the gate cannot say SAFE. But a file's uses reach a kernel only through a name:
 ``triton`` itself, a Triton name the read files bind (``tl``, ``jit``), or something the read
 files define or import from the repository (a kernel, the wrapper that launches it, the alias
-it goes by). A file whose text names none of them as a word, anywhere (code, strings,
-comments), can neither launch a kernel nor call into one nor use a Triton API: it is named in
-a note and the verdict is left to the rest. One that names any of them stays unread, and the
-verdict undecidable (fail closed).
+it goes by). A file whose text names none of them as a word outside its ``#`` comments (in
+code or in strings) can neither launch a kernel nor call into one nor use a Triton API: it is
+named in a note and the verdict is left to the rest. One that names any of them stays unread,
+and the verdict undecidable (fail closed).
 
 A kernel the gate does not recognise is as unread as a file that does not parse: a function
 whose decorator is neither ``triton.jit`` nor a wrapper the tree shows (``Project.jit_wrappers``)
@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from matrix.analyze.profile.modules import module_level
 from matrix.gate.reach import WORD, uncommented
 from matrix.scan import Imports, SourceModule
 
@@ -52,7 +53,7 @@ def names_into_kernels(parsed: Sequence[SourceModule]) -> set[bytes]:
     for m in parsed:
         lines = m.source.encode().splitlines()
         module_binds: set[bytes] = set()
-        for node in _module_level(m.tree.body):
+        for node in module_level(m.tree.body):
             for bound, words in _bindings(node, lines):
                 bindings.append((bound, words))
                 module_binds |= bound
@@ -167,15 +168,3 @@ def names_none(path: str, names: set[bytes]) -> bool:
     imported = {w for line in _IMPORT_LINE.findall(code) for w in WORD.findall(line)}
     own = {w for pair in _DEFINES.findall(code) for w in pair if w} - imported
     return names.isdisjoint(set(WORD.findall(code)) - own)
-
-
-def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements run at import: ``body`` and the bodies of its ``if``/``try``/``with``
-    blocks (a guarded import), not the bodies of functions or classes."""
-    for node in body:
-        yield node
-        if isinstance(node, ast.If | ast.For | ast.While | ast.With | ast.AsyncWith):
-            yield from _module_level([*node.body, *getattr(node, "orelse", [])])
-        elif isinstance(node, ast.Try | ast.TryStar):
-            handlers = [s for h in node.handlers for s in h.body]
-            yield from _module_level([*node.body, *handlers, *node.orelse, *node.finalbody])

@@ -68,16 +68,18 @@ def _imported_constants(tree: ast.Module, resolver: Resolver) -> Iterator[tuple[
                 yield local, value
 
 
-def _module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements a module runs at import, through its ``if``/``try``/``with`` blocks
-    (each branch: which one runs is decided by the machine that imports it)."""
+def module_level(body: Sequence[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements a module runs at import, through its ``if``/``try``/``with``/loop
+    blocks (each branch: which one runs is decided by the machine that imports it), not the
+    bodies of functions or classes."""
     for s in body:
         yield s
-        if isinstance(s, ast.If | ast.With):
-            yield from _module_level([*s.body, *getattr(s, "orelse", [])])
-        elif isinstance(s, ast.Try):
-            parts = [*s.body, *(x for h in s.handlers for x in h.body), *s.orelse, *s.finalbody]
-            yield from _module_level(parts)
+        if isinstance(s, ast.If | ast.For | ast.While | ast.With | ast.AsyncWith):
+            yield from module_level([*s.body, *getattr(s, "orelse", [])])
+        elif isinstance(s, ast.Try | ast.TryStar):
+            yield from module_level(
+                [*s.body, *(x for h in s.handlers for x in h.body), *s.orelse, *s.finalbody]
+            )
 
 
 def plain_functions(
@@ -88,7 +90,7 @@ def plain_functions(
     (dtype_fns.py)."""
     return [
         s
-        for s in _module_level(tree.body)
+        for s in module_level(tree.body)
         if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) and is_plain(s, resolver)
     ]
 
@@ -99,7 +101,7 @@ def module_aliases(tree: ast.Module, resolver: Resolver) -> dict[str, list[tuple
     = softplus_nv else: softplus = softplus_triton``: the name may hold either, so a call of
     it is a call of each; a binding under a feature guard holds only where the guard does)."""
     out: dict[str, list[tuple[str, int]]] = {}
-    for s in _module_level(tree.body):
+    for s in module_level(tree.body):
         if (
             isinstance(s, ast.Assign)
             and len(s.targets) == 1
